@@ -1,0 +1,199 @@
+/* libclustersim: a deterministic discrete-event simulator of ML inference
+ * serving on GPU clusters.
+ *
+ * A simulation is described by a scenario (a JSON document, see the README):
+ * clients with arrival processes, a cluster of GPUs, profiles, a network
+ * curve, a placement policy and the router's batching. cs_run() simulates it
+ * and returns results: per-model rates, goodput, latency percentiles, the
+ * stage breakdown and batch sizes, per-GPU busy time and the engine's cost.
+ *
+ * Guarantees:
+ * - Determinism: the same scenario, seed and library build give identical
+ *   results, and an identical cs_results_to_json() document.
+ * - No global state: any number of scenarios and runs can coexist in one
+ *   process (one thread per run at a time).
+ * - Errors: every fallible call takes GError ** last. Bad input is reported in
+ *   domain CS_ERROR with a message naming the file, the JSON path and what was
+ *   expected; nothing is written to the outputs of a run that fails.
+ *
+ * Ownership: objects returned by *_new / *_load / cs_run belong to the caller
+ * and are released with the matching *_free (which accept NULL). Strings
+ * passed in are copied. Pointers returned by accessors stay owned by the
+ * object they came from.
+ */
+#ifndef CLUSTERSIM_H
+#define CLUSTERSIM_H
+
+#include <glib.h>
+#include <stdint.h>
+#include <stdio.h>
+
+G_BEGIN_DECLS
+
+#if defined(__GNUC__)
+#define CS_API __attribute__((visibility("default")))
+#else
+#define CS_API
+#endif
+
+/* Error domain of every error this library reports. */
+#define CS_ERROR (cs_error_quark())
+CS_API GQuark cs_error_quark(void);
+
+typedef enum {
+  CS_ERROR_IO,      /* a file cannot be read or written */
+  CS_ERROR_PARSE,   /* a file is not valid JSON / CSV */
+  CS_ERROR_INVALID, /* valid syntax, invalid content */
+  CS_ERROR_POLICY,  /* a policy cannot produce a placement */
+} CsErrorCode;
+
+/* Returns the library version, e.g. "0.1.0". */
+CS_API const char *cs_version(void);
+
+/* ---- Scenarios ------------------------------------------------------------ */
+
+typedef struct CsScenario CsScenario;
+
+/* Loads a scenario file. Relative file names inside it (profiles, network
+ * curve) are resolved against the file's directory. Returns NULL with error
+ * set when the file cannot be read or is not JSON; the content is checked by
+ * cs_scenario_validate() and cs_run(). */
+CS_API CsScenario *cs_scenario_load(const char *path, GError **error);
+
+/* Parses a scenario from JSON text; name is used in messages and base_dir
+ * resolves relative file names (NULL: the current directory). */
+CS_API CsScenario *cs_scenario_new_from_json(const char *json, const char *name,
+                                             const char *base_dir, GError **error);
+
+/* Returns an empty scenario to build in code with cs_scenario_set(). */
+CS_API CsScenario *cs_scenario_new(const char *name, const char *base_dir);
+
+CS_API void cs_scenario_free(CsScenario *sc);
+
+/* Sets one field by JSON path, as the CLI's --set does: path like "seed",
+ * "router.max_wait_ms" or "clients[0].rate"; value is JSON text ("200",
+ * "\"poisson\"", "{\"process\": \"gamma\", \"cv\": 2}"), or a bare word taken
+ * as a string. Missing objects along the path are created; an array index may
+ * be at most the array's length (appending). Returns FALSE with error set on a
+ * malformed path or an index past the end. Validation happens later. */
+CS_API gboolean cs_scenario_set(CsScenario *sc, const char *path, const char *value,
+                                GError **error);
+
+/* Checks the whole scenario (fields, ranges, referenced files, profiles,
+ * placement). Returns FALSE with error set describing the first problem. */
+CS_API gboolean cs_scenario_validate(CsScenario *sc, GError **error);
+
+/* TRUE when the scenario's "outputs" object asks for the per-request CSV
+ * ("requests_csv": true); the caller chooses where it goes (CsRunOptions). */
+CS_API gboolean cs_scenario_requests_csv_wanted(const CsScenario *sc);
+
+/* Returns the scenario as JSON text (newly allocated; g_free it). */
+CS_API char *cs_scenario_to_json(const CsScenario *sc);
+
+/* ---- Running ---------------------------------------------------------------- */
+
+/* One request as it leaves the simulation (completed or failed). Times are
+ * simulated ns since the start of the run. */
+typedef struct {
+  uint64_t id;              /* global request id, in generation order */
+  const char *model;        /* model name */
+  int client;               /* client index in the scenario */
+  gboolean measured;        /* FALSE for warm-up requests (excluded from metrics) */
+  gboolean served;          /* FALSE if the model had no replica (failed request) */
+  int64_t send_ns;          /* client sends */
+  int64_t dispatch_ns;      /* router sends the batch */
+  int64_t node_ns;          /* batch arrives at the node, enters the worker queue */
+  int64_t exec_start_ns;    /* GPU starts the batch */
+  int64_t exec_end_ns;      /* GPU finishes the batch */
+  int64_t receive_ns;       /* client receives the result */
+  int batch_size;           /* size of the batch it ran in; 0 if not served */
+  int gpu;                  /* GPU index; -1 if not served */
+  gboolean slo_met;         /* end-to-end latency <= SLO */
+} CsRequestRecord;
+
+typedef void (*CsRequestObserver)(const CsRequestRecord *rec, void *user_data);
+/* fraction in [0, 1] of the requests to generate that have been generated. */
+typedef void (*CsProgressCallback)(double fraction, int64_t sim_time_ns, void *user_data);
+
+typedef struct {
+  const char *requests_csv;      /* if set, every request is streamed to this CSV file */
+  CsRequestObserver on_request;  /* optional, called for every request that leaves */
+  CsProgressCallback on_progress; /* optional, called now and then during the run */
+  void *user_data;               /* passed to both callbacks */
+  int64_t seed_override;         /* >= 0 replaces the scenario seed; -1 keeps it */
+} CsRunOptions;
+
+/* Initialises options to "no outputs, no callbacks, scenario seed". */
+CS_API void cs_run_options_init(CsRunOptions *opt);
+
+typedef struct CsResults CsResults;
+
+/* Validates and simulates the scenario. Returns results, or NULL with error
+ * set when the scenario is invalid or an output file cannot be written (a
+ * partial requests CSV is removed). opt may be NULL. */
+CS_API CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error);
+
+CS_API void cs_results_free(CsResults *r);
+
+/* ---- Results ---------------------------------------------------------------- */
+
+typedef struct {
+  double p50, p90, p95, p99, max, mean; /* ms; NAN when no request completed */
+} CsLatencyStats;
+
+typedef enum {
+  CS_STAGE_ROUTER_WAIT = 0, /* send -> batch dispatched by the router */
+  CS_STAGE_TO_NODE,         /* router -> node transfer */
+  CS_STAGE_QUEUE_WAIT,      /* wait in the worker queue */
+  CS_STAGE_GPU,             /* batch execution on the GPU */
+  CS_STAGE_RESULT_RETURN,   /* result transfer back to the client */
+  CS_N_STAGES
+} CsStage;
+
+/* Returns the stage's name as used in outputs ("router_wait", ...). */
+CS_API const char *cs_stage_name(CsStage s);
+
+typedef struct {
+  const char *model;
+  double slo_ms;
+  double offered_rps;      /* the client's configured rate */
+  double submitted_rps;    /* measured requests / measurement window */
+  double throughput_rps;   /* completed measured requests / window */
+  double goodput_rps;      /* measured requests within SLO / window */
+  double bad_rate;         /* 1 - good / measured */
+  double expected_goodput_rps; /* the placement policy's prediction */
+  double window_s;         /* measurement window (after warm-up) */
+  int64_t generated, warmup, measured, completed, good, failed, dropped;
+  CsLatencyStats latency;            /* end to end, measured requests */
+  CsLatencyStats stage[CS_N_STAGES]; /* breakdown, measured requests */
+  int64_t batches;                   /* batches dispatched holding measured requests */
+  double mean_batch;
+} CsModelResult;
+
+/* Number of models (one per client), and the i-th model's results. */
+CS_API int cs_results_n_models(const CsResults *r);
+CS_API const CsModelResult *cs_results_model(const CsResults *r, int i);
+/* Totals over all models (model = "total"; rates summed, latency pooled). */
+CS_API const CsModelResult *cs_results_total(const CsResults *r);
+
+/* GPUs: number, and the busy fraction of GPU i over the simulated time. */
+CS_API int cs_results_n_gpus(const CsResults *r);
+CS_API double cs_results_gpu_busy_fraction(const CsResults *r, int gpu);
+
+/* Engine cost: events processed (deterministic), wall time of the run in
+ * seconds and simulated requests per wall second (not deterministic). */
+CS_API uint64_t cs_results_events(const CsResults *r);
+CS_API double cs_results_wall_seconds(const CsResults *r);
+CS_API int64_t cs_results_sim_time_ns(const CsResults *r);
+
+/* The full summary as JSON text (newly allocated; g_free it). It holds only
+ * deterministic values, so two runs of one scenario and seed give identical
+ * text. */
+CS_API char *cs_results_to_json(const CsResults *r);
+
+/* Prints the per-model table to out. */
+CS_API void cs_results_print_table(const CsResults *r, FILE *out);
+
+G_END_DECLS
+
+#endif

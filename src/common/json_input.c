@@ -1,0 +1,295 @@
+/* Path-aware JSON readers; see json_input.h. */
+#include "json_input.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+/* One error domain for the whole library: the public CS_ERROR (clustersim.h)
+ * is this quark, and CS_INPUT_ERROR_* codes equal CS_ERROR_* codes. */
+GQuark cs_input_error_quark(void)
+{
+  return g_quark_from_static_string("cs-error-quark");
+}
+
+cJSON *cs_json_parse(const char *text, const char *name, GError **error)
+{
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithOpts(text, &end, TRUE);
+  if (root)
+    return root;
+  /* cJSON reports where parsing stopped; turn it into line and column. */
+  int line = 1, col = 1;
+  const char *stop = end ? end : text;
+  for (const char *c = text; *c && c < stop; c++) {
+    if (*c == '\n') {
+      line++;
+      col = 1;
+    } else {
+      col++;
+    }
+  }
+  g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_PARSE,
+              "%s: line %d, column %d: not valid JSON", name, line, col);
+  return NULL;
+}
+
+cJSON *cs_json_load_file(const char *path, GError **error)
+{
+  char *text = NULL;
+  GError *io = NULL;
+  if (!g_file_get_contents(path, &text, NULL, &io)) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO, "%s: cannot read: %s", path,
+                io->message);
+    g_error_free(io);
+    return NULL;
+  }
+  cJSON *root = cs_json_parse(text, path, error);
+  g_free(text);
+  return root;
+}
+
+char *cs_json_path_key(const char *path, const char *key)
+{
+  return (path && *path) ? g_strdup_printf("%s.%s", path, key) : g_strdup(key);
+}
+
+char *cs_json_path_index(const char *path, int index)
+{
+  return g_strdup_printf("%s[%d]", path ? path : "", index);
+}
+
+gboolean cs_json_fail(GError **error, const char *file, const char *path, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  if (path && *path)
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, "%s: %s: %s", file, path, msg);
+  else
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, "%s: %s", file, msg);
+  g_free(msg);
+  return FALSE;
+}
+
+const char *cs_json_type_name(const cJSON *node)
+{
+  if (!node)
+    return "nothing";
+  if (cJSON_IsNull(node))
+    return "null";
+  if (cJSON_IsBool(node))
+    return "a boolean";
+  if (cJSON_IsNumber(node))
+    return "a number";
+  if (cJSON_IsString(node))
+    return "a string";
+  if (cJSON_IsArray(node))
+    return "an array";
+  if (cJSON_IsObject(node))
+    return "an object";
+  return "an unknown value";
+}
+
+gboolean cs_json_expect_object(const cJSON *node, const char *file, const char *path,
+                               GError **error)
+{
+  if (cJSON_IsObject(node))
+    return TRUE;
+  return cs_json_fail(error, file, path, "expected an object, got %s", cs_json_type_name(node));
+}
+
+/* Levenshtein distance, for "did you mean" suggestions on short field names. */
+static int edit_distance(const char *a, const char *b)
+{
+  size_t la = strlen(a), lb = strlen(b);
+  int *row = g_new(int, lb + 1);
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = (int)j;
+  for (size_t i = 1; i <= la; i++) {
+    int diag = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= lb; j++) {
+      int up = row[j];
+      int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      int best = MIN(row[j] + 1, row[j - 1] + 1);
+      row[j] = MIN(best, diag + cost);
+      diag = up;
+    }
+  }
+  int d = row[lb];
+  g_free(row);
+  return d;
+}
+
+gboolean cs_json_check_keys(const cJSON *obj, const char *const *known, const char *file,
+                            const char *path, GError **error)
+{
+  const cJSON *field;
+  cJSON_ArrayForEach(field, obj)
+  {
+    gboolean ok = FALSE;
+    for (int i = 0; known[i] && !ok; i++)
+      ok = strcmp(field->string, known[i]) == 0;
+    if (ok)
+      continue;
+    const char *best = NULL;
+    int best_d = G_MAXINT;
+    for (int i = 0; known[i]; i++) {
+      int d = edit_distance(field->string, known[i]);
+      if (d < best_d) {
+        best_d = d;
+        best = known[i];
+      }
+    }
+    /* Close means at most a third of the name differs (and at least one edit allowed). */
+    int limit = MAX(1, (int)strlen(field->string) / 3);
+    if (best && best_d <= limit)
+      return cs_json_fail(error, file, path, "unknown field \"%s\" (did you mean \"%s\"?)",
+                          field->string, best);
+    GString *list = g_string_new(NULL);
+    for (int i = 0; known[i]; i++)
+      g_string_append_printf(list, "%s%s", i ? ", " : "", known[i]);
+    cs_json_fail(error, file, path, "unknown field \"%s\" (known fields: %s)", field->string,
+                 list->str);
+    g_string_free(list, TRUE);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static const cJSON *get_field(const cJSON *obj, const char *key, gboolean required,
+                              const char *file, const char *path, GError **error,
+                              gboolean *failed)
+{
+  *failed = FALSE;
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v && required) {
+    char *p = cs_json_path_key(path, key);
+    cs_json_fail(error, file, p, "required field is missing");
+    g_free(p);
+    *failed = TRUE;
+  }
+  return v;
+}
+
+static void format_bound(char *buf, size_t n, double v)
+{
+  g_snprintf(buf, n, "%g", v);
+}
+
+gboolean cs_json_read_double(const cJSON *obj, const char *key, gboolean required, double min,
+                             double max, double *out, const char *file, const char *path,
+                             GError **error)
+{
+  gboolean failed;
+  const cJSON *v = get_field(obj, key, required, file, path, error, &failed);
+  if (failed)
+    return FALSE;
+  if (!v)
+    return TRUE;
+  char *p = cs_json_path_key(path, key);
+  gboolean ok = TRUE;
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
+    ok = cs_json_fail(error, file, p, "expected a number, got %s", cs_json_type_name(v));
+  } else if (v->valuedouble < min || v->valuedouble > max) {
+    char lo[32], hi[32], got[32];
+    format_bound(lo, sizeof lo, min);
+    format_bound(hi, sizeof hi, max);
+    format_bound(got, sizeof got, v->valuedouble);
+    if (min > 0.0 && min <= 1e-6 && max >= 1e9)
+      /* A tiny positive minimum stands for "strictly positive". */
+      ok = cs_json_fail(error, file, p, "expected a number > 0, got %s", got);
+    else if (max >= 1e9)
+      ok = cs_json_fail(error, file, p, "expected a number >= %s, got %s", lo, got);
+    else
+      ok = cs_json_fail(error, file, p, "expected a number in [%s, %s], got %s", lo, hi, got);
+  } else {
+    *out = v->valuedouble;
+  }
+  g_free(p);
+  return ok;
+}
+
+gboolean cs_json_read_int64(const cJSON *obj, const char *key, gboolean required, int64_t min,
+                            int64_t max, int64_t *out, const char *file, const char *path,
+                            GError **error)
+{
+  gboolean failed;
+  const cJSON *v = get_field(obj, key, required, file, path, error, &failed);
+  if (failed)
+    return FALSE;
+  if (!v)
+    return TRUE;
+  char *p = cs_json_path_key(path, key);
+  gboolean ok = TRUE;
+  /* 2^53: beyond it a JSON number no longer holds every integer exactly. */
+  double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+  if (!cJSON_IsNumber(v) || !isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0) {
+    ok = cs_json_fail(error, file, p, "expected an integer, got %s",
+                      cJSON_IsNumber(v) ? "a fractional number" : cs_json_type_name(v));
+  } else if ((int64_t)d < min || (int64_t)d > max) {
+    if (max == INT64_MAX)
+      ok = cs_json_fail(error, file, p, "expected an integer >= %" G_GINT64_FORMAT
+                        ", got %" G_GINT64_FORMAT, (gint64)min, (gint64)d);
+    else
+      ok = cs_json_fail(error, file, p, "expected an integer in [%" G_GINT64_FORMAT
+                        ", %" G_GINT64_FORMAT "], got %" G_GINT64_FORMAT,
+                        (gint64)min, (gint64)max, (gint64)d);
+  } else {
+    *out = (int64_t)d;
+  }
+  g_free(p);
+  return ok;
+}
+
+gboolean cs_json_read_int(const cJSON *obj, const char *key, gboolean required, int min, int max,
+                          int *out, const char *file, const char *path, GError **error)
+{
+  int64_t v = *out;
+  if (!cs_json_read_int64(obj, key, required, min, max, &v, file, path, error))
+    return FALSE;
+  *out = (int)v;
+  return TRUE;
+}
+
+gboolean cs_json_read_string(const cJSON *obj, const char *key, gboolean required,
+                             const char **out, const char *file, const char *path,
+                             GError **error)
+{
+  gboolean failed;
+  const cJSON *v = get_field(obj, key, required, file, path, error, &failed);
+  if (failed)
+    return FALSE;
+  if (!v)
+    return TRUE;
+  if (!cJSON_IsString(v) || !v->valuestring[0]) {
+    char *p = cs_json_path_key(path, key);
+    cs_json_fail(error, file, p, "expected a non-empty string, got %s",
+                 cJSON_IsString(v) ? "an empty string" : cs_json_type_name(v));
+    g_free(p);
+    return FALSE;
+  }
+  *out = v->valuestring;
+  return TRUE;
+}
+
+gboolean cs_json_read_bool(const cJSON *obj, const char *key, gboolean required, gboolean *out,
+                           const char *file, const char *path, GError **error)
+{
+  gboolean failed;
+  const cJSON *v = get_field(obj, key, required, file, path, error, &failed);
+  if (failed)
+    return FALSE;
+  if (!v)
+    return TRUE;
+  if (!cJSON_IsBool(v)) {
+    char *p = cs_json_path_key(path, key);
+    cs_json_fail(error, file, p, "expected true or false, got %s", cs_json_type_name(v));
+    g_free(p);
+    return FALSE;
+  }
+  *out = cJSON_IsTrue(v);
+  return TRUE;
+}

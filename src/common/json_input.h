@@ -1,0 +1,78 @@
+/* Reading user-written JSON (scenarios, profiles, policy parameters) with
+ * errors a user can act on: every message names the file, the JSON path and
+ * what was expected, e.g.
+ *   quickstart.json: clients[0].rate: expected a number > 0, got -3
+ *   quickstart.json: clients[0]: unknown field "rat" (did you mean "rate"?)
+ *
+ * Conventions for the readers below: obj is a JSON object, key the field to
+ * read, file the name used in messages, path the JSON path of obj ("" for the
+ * root). An absent optional field leaves *out unchanged (the caller's
+ * default). Each returns FALSE with error set (domain CS_INPUT_ERROR) when the
+ * field is required and absent, has the wrong type or is out of range.
+ */
+#ifndef CS_JSON_INPUT_H
+#define CS_JSON_INPUT_H
+
+#include <cjson/cJSON.h>
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+#define CS_INPUT_ERROR (cs_input_error_quark())
+GQuark cs_input_error_quark(void);
+
+typedef enum {
+  CS_INPUT_ERROR_IO,      /* file cannot be read */
+  CS_INPUT_ERROR_PARSE,   /* not valid JSON (message gives line and column) */
+  CS_INPUT_ERROR_INVALID, /* valid JSON, wrong content */
+} CsInputErrorCode;
+
+/* Parses a JSON file. Returns the tree (caller frees with cJSON_Delete) or NULL
+ * with error set when the file cannot be read or is not JSON. */
+cJSON *cs_json_load_file(const char *path, GError **error);
+
+/* Parses JSON text; name is the file name used in messages. */
+cJSON *cs_json_parse(const char *text, const char *name, GError **error);
+
+/* Returns a newly allocated path: "path.key" (or "key" at the root). */
+char *cs_json_path_key(const char *path, const char *key);
+/* Returns a newly allocated path: "path[index]". */
+char *cs_json_path_index(const char *path, int index);
+
+/* Sets error: "file: path: message" (printf-style message). Returns FALSE. */
+gboolean cs_json_fail(GError **error, const char *file, const char *path, const char *fmt, ...)
+  G_GNUC_PRINTF(4, 5);
+
+/* Checks that node is an object. */
+gboolean cs_json_expect_object(const cJSON *node, const char *file, const char *path,
+                               GError **error);
+
+/* Checks that every field of obj is in known (NULL-terminated); an unknown
+ * field is an error that suggests the closest known name when one is close. */
+gboolean cs_json_check_keys(const cJSON *obj, const char *const *known, const char *file,
+                            const char *path, GError **error);
+
+/* Number in [min, max]. */
+gboolean cs_json_read_double(const cJSON *obj, const char *key, gboolean required, double min,
+                             double max, double *out, const char *file, const char *path,
+                             GError **error);
+/* Integer (a JSON number without fraction) in [min, max]. */
+gboolean cs_json_read_int64(const cJSON *obj, const char *key, gboolean required, int64_t min,
+                            int64_t max, int64_t *out, const char *file, const char *path,
+                            GError **error);
+gboolean cs_json_read_int(const cJSON *obj, const char *key, gboolean required, int min, int max,
+                          int *out, const char *file, const char *path, GError **error);
+/* Non-empty string; *out points into obj (valid while obj lives). */
+gboolean cs_json_read_string(const cJSON *obj, const char *key, gboolean required,
+                             const char **out, const char *file, const char *path,
+                             GError **error);
+gboolean cs_json_read_bool(const cJSON *obj, const char *key, gboolean required, gboolean *out,
+                           const char *file, const char *path, GError **error);
+
+/* Short description of a JSON value's type for messages ("a string", "null", ...). */
+const char *cs_json_type_name(const cJSON *node);
+
+G_END_DECLS
+
+#endif

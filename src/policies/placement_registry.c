@@ -1,0 +1,24 @@
+/* The one table of placement policies, looked up by name. */
+#include <string.h>
+
+#include "placement.h"
+#include "placement_policies.h"
+
+static const CsPlacementPolicy *const registry[] = {
+  &cs_place_manual,
+  &cs_place_dedicated,
+  NULL,
+};
+
+const CsPlacementPolicy *cs_placement_policy_lookup(const char *name)
+{
+  for (int i = 0; registry[i]; i++)
+    if (strcmp(registry[i]->name, name) == 0)
+      return registry[i];
+  return NULL;
+}
+
+const CsPlacementPolicy *const *cs_placement_policy_list(void)
+{
+  return registry;
+}

@@ -1,0 +1,61 @@
+/* The validated, compiled form of a scenario that the engine runs.
+ *
+ * scenario.c turns the JSON document into this; after that nothing in the
+ * engine looks at JSON again. Times are ns, rates req/s. */
+#ifndef CS_CONFIG_H
+#define CS_CONFIG_H
+
+#include <cjson/cJSON.h>
+#include <glib.h>
+#include <stdint.h>
+
+#include "policies/placement.h"
+#include "profiles/network.h"
+#include "profiles/profile.h"
+
+typedef enum {
+  CS_ARRIVAL_POISSON,  /* exponential gaps */
+  CS_ARRIVAL_GAMMA,    /* gamma gaps with shape k (CV = 1/sqrt(k)) */
+  CS_ARRIVAL_CONSTANT, /* fixed gaps: the i-th request at start + i / rate */
+} CsArrivalKind;
+
+typedef struct {
+  char *model;            /* model name; one client per model */
+  double rate_rps;        /* > 0 */
+  double slo_ms;          /* > 0 */
+  int64_t slo_ns;
+  CsArrivalKind arrival;
+  double gamma_shape;     /* k, for CS_ARRIVAL_GAMMA */
+  int64_t requests;       /* measured requests to send; 0 when duration bounds the client */
+  int64_t duration_ns;    /* measured phase length; 0 when requests bound the client */
+  int64_t warmup_ns;      /* warm-up phase before the measured one (not in metrics) */
+  int64_t start_ns;       /* when the client starts sending */
+  int64_t input_bytes;    /* request payload per request */
+  int64_t output_bytes;   /* result payload per request */
+} CsClientConfig;
+
+typedef struct {
+  int node;               /* node index */
+  char *gpu_type;
+} CsGpuConfig;
+
+typedef struct {
+  uint64_t seed;
+  CsClientConfig *clients;
+  int n_clients;
+  CsGpuConfig *gpus;
+  int n_gpus;
+  int n_nodes;
+  CsProfileSet *profiles;
+  CsNetworkCurve *network;
+  int64_t max_wait_ns;    /* router: MAX_WAIT_TIME */
+  const CsPlacementPolicy *placement_policy;
+  CsPlacement *placement; /* computed at validation */
+  char *network_desc;     /* what curve is used, for the summary */
+  gboolean network_is_zero; /* payload sizes are not needed */
+  char **profile_files;   /* resolved profile paths, NULL-terminated */
+} CsConfig;
+
+void cs_config_free(CsConfig *c);
+
+#endif

@@ -1,0 +1,559 @@
+/* The core loop and the entities of the simulated pipeline; see engine.h.
+ *
+ * Hot-path notes: one event per arrival, then a constant number of events per
+ * batch (timeout, node arrival, execution end, result arrival), so the cost per
+ * request falls with the batch size. Requests travel inside their batch as
+ * small records; batches come from a free list; latencies per batch size are
+ * looked up in per-replica tables built before the run. */
+#include "engine.h"
+
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <string.h>
+
+#include "event_queue.h"
+#include "rng.h"
+#include "stats.h"
+
+enum {
+  EV_ARRIVAL,       /* arg: client */
+  EV_BATCH_TIMEOUT, /* arg: model (= client) */
+  EV_BATCH_AT_NODE, /* ptr: batch */
+  EV_EXEC_DONE,     /* arg: gpu, ptr: batch */
+  EV_RESULT,        /* ptr: batch */
+};
+
+typedef struct {
+  uint64_t id;
+  int64_t send_ns;
+  gboolean measured;
+} Req;
+
+typedef struct Batch {
+  int model;
+  int replica;          /* index into the engine's replica array */
+  int n, cap;
+  Req *reqs;
+  int64_t dispatch_ns, node_ns, start_ns, end_ns;
+  struct Batch *next;   /* free list, or the GPU's FIFO */
+} Batch;
+
+typedef struct {
+  int model, gpu, batch;
+  int64_t *latency_ns;  /* [1..batch]: isolated latency of a batch of that size */
+} Replica;
+
+typedef struct {
+  const CsClientConfig *cfg;
+  gsl_rng *rng;
+  int64_t index;          /* requests generated so far, warm-up included */
+  int64_t last_ns;        /* time of the last arrival (random processes) */
+  int64_t window_start_ns, window_end_ns;
+  gboolean done;
+  /* router state of this client's model */
+  int *replicas;          /* indices into the engine's replica array */
+  int n_replicas;
+  int cur;                /* round-robin position */
+  Batch *open;
+  CsEventHandle timeout;
+  /* metrics */
+  int64_t generated, warmup, measured, completed, good, failed;
+  GArray *e2e;            /* int64 ns per completed measured request */
+  GArray *stage[CS_N_STAGES];
+  GArray *batch_sizes;    /* int64 count per size */
+  int64_t batches, batched_requests;
+} Client;
+
+typedef struct {
+  Batch *head, *tail;     /* FIFO of batches waiting at this GPU */
+  gboolean busy;
+  int64_t busy_ns;
+  int64_t batches;
+} Gpu;
+
+typedef struct {
+  const CsConfig *cfg;
+  const CsRunOptions *opt;
+  CsEventQueue *q;
+  int64_t now;
+  uint64_t next_id;
+  Client *clients;
+  Replica *replicas;
+  int n_replicas;
+  Gpu *gpus;
+  Batch *free_batches;
+  FILE *csv;
+  uint64_t events;
+  double expected_requests; /* for progress */
+} Engine;
+
+/* ---- arrivals ----------------------------------------------------------- */
+
+static int64_t gap_ns(Client *c)
+{
+  const CsClientConfig *cfg = c->cfg;
+  double mean_s = 1.0 / cfg->rate_rps;
+  double g;
+  if (cfg->arrival == CS_ARRIVAL_POISSON)
+    g = gsl_ran_exponential(c->rng, mean_s);
+  else
+    g = gsl_ran_gamma(c->rng, cfg->gamma_shape, mean_s / cfg->gamma_shape);
+  return llround(g * 1e9);
+}
+
+/* Time of the client's arrival number index (0-based), drawing a gap for random
+ * processes. Constant arrivals are computed from the index, not summed, so
+ * rounding never drifts. */
+static int64_t arrival_time(Client *c, int64_t index)
+{
+  const CsClientConfig *cfg = c->cfg;
+  if (cfg->arrival == CS_ARRIVAL_CONSTANT)
+    return cfg->start_ns + llround((double)index * 1e9 / cfg->rate_rps);
+  int64_t base = index == 0 ? cfg->start_ns : c->last_ns;
+  c->last_ns = base + gap_ns(c);
+  return c->last_ns;
+}
+
+/* Decides whether arrival at time t is generated; sets the window end when the
+ * client stops. */
+static gboolean client_accepts(Client *c, int64_t t)
+{
+  const CsClientConfig *cfg = c->cfg;
+  if (t < c->window_start_ns)
+    return TRUE; /* warm-up */
+  if (cfg->duration_ns > 0)
+    return t < c->window_end_ns;
+  if (c->measured < cfg->requests)
+    return TRUE;
+  /* Count-bounded: the window ends where the next arrival would have been. */
+  c->window_end_ns = t;
+  return FALSE;
+}
+
+static void schedule_next_arrival(Engine *e, int ci)
+{
+  Client *c = &e->clients[ci];
+  int64_t t = arrival_time(c, c->index);
+  if (client_accepts(c, t))
+    cs_eq_push(e->q, t, EV_ARRIVAL, (uint32_t)ci, NULL);
+  else
+    c->done = TRUE;
+}
+
+/* ---- outputs per request -------------------------------------------------- */
+
+static void emit(Engine *e, const CsRequestRecord *r)
+{
+  if (e->csv)
+    fprintf(e->csv,
+            "%" G_GUINT64_FORMAT ",%s,%d,%d,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+            ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+            ",%" G_GINT64_FORMAT ",%d,%d,%d\n",
+            (guint64)r->id, r->model, r->measured ? 1 : 0, r->served ? 1 : 0,
+            (gint64)r->send_ns, (gint64)r->dispatch_ns, (gint64)r->node_ns,
+            (gint64)r->exec_start_ns, (gint64)r->exec_end_ns, (gint64)r->receive_ns,
+            (gint64)(r->receive_ns - r->send_ns), r->slo_met ? 1 : 0, r->batch_size, r->gpu);
+  if (e->opt && e->opt->on_request)
+    e->opt->on_request(r, e->opt->user_data);
+}
+
+static gboolean wants_records(const Engine *e)
+{
+  return e->csv || (e->opt && e->opt->on_request);
+}
+
+/* ---- router --------------------------------------------------------------- */
+
+static Batch *batch_new(Engine *e, int model, int replica, int cap)
+{
+  Batch *b = e->free_batches;
+  if (b) {
+    e->free_batches = b->next;
+    if (b->cap < cap) {
+      b->reqs = g_renew(Req, b->reqs, cap);
+      b->cap = cap;
+    }
+  } else {
+    b = g_new0(Batch, 1);
+    b->reqs = g_new(Req, cap);
+    b->cap = cap;
+  }
+  b->model = model;
+  b->replica = replica;
+  b->n = 0;
+  b->next = NULL;
+  return b;
+}
+
+static void batch_release(Engine *e, Batch *b)
+{
+  b->next = e->free_batches;
+  e->free_batches = b;
+}
+
+static void dispatch(Engine *e, int ci)
+{
+  Client *c = &e->clients[ci];
+  Batch *b = c->open;
+  c->open = NULL;
+  cs_eq_cancel(e->q, c->timeout);
+  c->timeout = CS_EVENT_HANDLE_NONE;
+  b->dispatch_ns = e->now;
+  int64_t bytes = (int64_t)b->n * c->cfg->input_bytes;
+  cs_eq_push(e->q, e->now + cs_network_curve_latency_ns(e->cfg->network, bytes), EV_BATCH_AT_NODE,
+             0, b);
+  c->cur = (c->cur + 1) % c->n_replicas;
+}
+
+static void fail_unserved(Engine *e, Client *c, const Req *r)
+{
+  c->failed += r->measured;
+  if (!wants_records(e))
+    return;
+  CsRequestRecord rec = {
+    .id = r->id, .model = c->cfg->model, .client = (int)(c - e->clients),
+    .measured = r->measured, .served = FALSE, .send_ns = r->send_ns,
+    .dispatch_ns = r->send_ns, .node_ns = r->send_ns, .exec_start_ns = r->send_ns,
+    .exec_end_ns = r->send_ns, .receive_ns = r->send_ns, .batch_size = 0, .gpu = -1,
+    .slo_met = FALSE,
+  };
+  emit(e, &rec);
+}
+
+static void on_arrival(Engine *e, int ci)
+{
+  Client *c = &e->clients[ci];
+  Req r = { .id = e->next_id++, .send_ns = e->now, .measured = e->now >= c->window_start_ns };
+  c->index++;
+  c->generated++;
+  if (r.measured)
+    c->measured++;
+  else
+    c->warmup++;
+  schedule_next_arrival(e, ci);
+
+  if (c->n_replicas == 0) {
+    fail_unserved(e, c, &r);
+    return;
+  }
+  if (!c->open) {
+    int rep = c->replicas[c->cur];
+    c->open = batch_new(e, ci, rep, e->replicas[rep].batch);
+    if (e->cfg->max_wait_ns > 0)
+      c->timeout = cs_eq_push(e->q, e->now + e->cfg->max_wait_ns, EV_BATCH_TIMEOUT,
+                              (uint32_t)ci, NULL);
+  }
+  Batch *b = c->open;
+  b->reqs[b->n++] = r;
+  if (b->n >= e->replicas[b->replica].batch || e->cfg->max_wait_ns == 0)
+    dispatch(e, ci);
+}
+
+/* ---- node, worker, GPU ------------------------------------------------------ */
+
+static void gpu_start_next(Engine *e, int g)
+{
+  Gpu *gpu = &e->gpus[g];
+  Batch *b = gpu->head;
+  if (!b) {
+    gpu->busy = FALSE;
+    return;
+  }
+  gpu->head = b->next;
+  if (!gpu->head)
+    gpu->tail = NULL;
+  b->next = NULL;
+  gpu->busy = TRUE;
+  b->start_ns = e->now;
+  int64_t lat = e->replicas[b->replica].latency_ns[b->n];
+  cs_eq_push(e->q, e->now + lat, EV_EXEC_DONE, (uint32_t)g, b);
+}
+
+static void on_batch_at_node(Engine *e, Batch *b)
+{
+  b->node_ns = e->now;
+  int g = e->replicas[b->replica].gpu;
+  Gpu *gpu = &e->gpus[g];
+  if (gpu->tail)
+    gpu->tail->next = b;
+  else
+    gpu->head = b;
+  gpu->tail = b;
+  if (!gpu->busy)
+    gpu_start_next(e, g);
+}
+
+static void on_exec_done(Engine *e, int g, Batch *b)
+{
+  b->end_ns = e->now;
+  Gpu *gpu = &e->gpus[g];
+  gpu->busy_ns += b->end_ns - b->start_ns;
+  gpu->batches++;
+  const Client *c = &e->clients[b->model];
+  int64_t bytes = (int64_t)b->n * c->cfg->output_bytes;
+  cs_eq_push(e->q, e->now + cs_network_curve_latency_ns(e->cfg->network, bytes), EV_RESULT, 0, b);
+  gpu_start_next(e, g);
+}
+
+static inline void push64(GArray *a, int64_t v)
+{
+  g_array_append_val(a, v);
+}
+
+static void on_result(Engine *e, Batch *b)
+{
+  Client *c = &e->clients[b->model];
+  int64_t slo = c->cfg->slo_ns;
+  int measured_in_batch = 0;
+  for (int i = 0; i < b->n; i++) {
+    const Req *r = &b->reqs[i];
+    int64_t lat = e->now - r->send_ns;
+    if (r->measured) {
+      measured_in_batch++;
+      c->completed++;
+      c->good += lat <= slo;
+      push64(c->e2e, lat);
+      push64(c->stage[CS_STAGE_ROUTER_WAIT], b->dispatch_ns - r->send_ns);
+      push64(c->stage[CS_STAGE_TO_NODE], b->node_ns - b->dispatch_ns);
+      push64(c->stage[CS_STAGE_QUEUE_WAIT], b->start_ns - b->node_ns);
+      push64(c->stage[CS_STAGE_GPU], b->end_ns - b->start_ns);
+      push64(c->stage[CS_STAGE_RESULT_RETURN], e->now - b->end_ns);
+    }
+    if (wants_records(e)) {
+      CsRequestRecord rec = {
+        .id = r->id, .model = c->cfg->model, .client = b->model, .measured = r->measured,
+        .served = TRUE, .send_ns = r->send_ns, .dispatch_ns = b->dispatch_ns,
+        .node_ns = b->node_ns, .exec_start_ns = b->start_ns, .exec_end_ns = b->end_ns,
+        .receive_ns = e->now, .batch_size = b->n, .gpu = e->replicas[b->replica].gpu,
+        .slo_met = lat <= slo,
+      };
+      emit(e, &rec);
+    }
+  }
+  if (measured_in_batch > 0) {
+    c->batches++;
+    c->batched_requests += b->n;
+    if ((guint)b->n >= c->batch_sizes->len)
+      g_array_set_size(c->batch_sizes, b->n + 1);
+    g_array_index(c->batch_sizes, int64_t, b->n)++;
+  }
+  batch_release(e, b);
+}
+
+/* ---- setup, loop, teardown -------------------------------------------------- */
+
+static void setup(Engine *e)
+{
+  const CsConfig *cfg = e->cfg;
+  e->q = cs_eq_new();
+  e->gpus = g_new0(Gpu, cfg->n_gpus);
+  GArray *reps = cfg->placement->replicas;
+  e->n_replicas = (int)reps->len;
+  e->replicas = g_new0(Replica, MAX(e->n_replicas, 1));
+  for (int r = 0; r < e->n_replicas; r++) {
+    const CsReplica *pr = &g_array_index(reps, CsReplica, r);
+    Replica *rep = &e->replicas[r];
+    rep->model = pr->model;
+    rep->gpu = pr->gpu;
+    rep->batch = pr->batch;
+    const CsModelProfile *prof = cs_profile_set_lookup(
+      cfg->profiles, cfg->gpus[pr->gpu].gpu_type, cfg->clients[pr->model].model);
+    rep->latency_ns = g_new0(int64_t, pr->batch + 1);
+    for (int s = 1; s <= pr->batch; s++)
+      rep->latency_ns[s] = cs_model_profile_latency_ns(prof, s);
+  }
+  e->clients = g_new0(Client, cfg->n_clients);
+  for (int i = 0; i < cfg->n_clients; i++) {
+    Client *c = &e->clients[i];
+    c->cfg = &cfg->clients[i];
+    char *stream = g_strdup_printf("client/%s/arrivals", c->cfg->model);
+    c->rng = cs_rng_stream_new(cfg->seed, stream);
+    g_free(stream);
+    c->window_start_ns = c->cfg->start_ns + c->cfg->warmup_ns;
+    c->window_end_ns = c->cfg->duration_ns > 0 ? c->window_start_ns + c->cfg->duration_ns : 0;
+    c->replicas = g_new0(int, MAX(e->n_replicas, 1));
+    for (int r = 0; r < e->n_replicas; r++)
+      if (e->replicas[r].model == i)
+        c->replicas[c->n_replicas++] = r;
+    c->e2e = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    for (int s = 0; s < CS_N_STAGES; s++)
+      c->stage[s] = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    c->batch_sizes = g_array_new(FALSE, TRUE, sizeof(int64_t));
+    double warm = c->cfg->rate_rps * c->cfg->warmup_ns * 1e-9;
+    e->expected_requests += warm + (c->cfg->requests > 0
+                                      ? (double)c->cfg->requests
+                                      : c->cfg->rate_rps * c->cfg->duration_ns * 1e-9);
+  }
+  /* First arrivals in client order, so equal first-arrival times keep it. */
+  for (int i = 0; i < cfg->n_clients; i++)
+    schedule_next_arrival(e, i);
+}
+
+static void run_loop(Engine *e)
+{
+  CsEvent ev;
+  const uint64_t progress_every = 1u << 16;
+  while (cs_eq_pop(e->q, &ev)) {
+    g_assert(ev.time >= e->now); /* time never runs backwards */
+    e->now = ev.time;
+    e->events++;
+    switch (ev.kind) {
+    case EV_ARRIVAL:
+      on_arrival(e, (int)ev.arg);
+      break;
+    case EV_BATCH_TIMEOUT:
+      e->clients[ev.arg].timeout = CS_EVENT_HANDLE_NONE;
+      dispatch(e, (int)ev.arg);
+      break;
+    case EV_BATCH_AT_NODE:
+      on_batch_at_node(e, ev.ptr);
+      break;
+    case EV_EXEC_DONE:
+      on_exec_done(e, (int)ev.arg, ev.ptr);
+      break;
+    case EV_RESULT:
+      on_result(e, ev.ptr);
+      break;
+    default:
+      g_assert_not_reached();
+    }
+    if (G_UNLIKELY(e->events % progress_every == 0) && e->opt && e->opt->on_progress) {
+      double generated = (double)e->next_id;
+      double f = e->expected_requests > 0 ? generated / e->expected_requests : 1.0;
+      e->opt->on_progress(MIN(f, 1.0), e->now, e->opt->user_data);
+    }
+  }
+}
+
+static void fill_model_result(CsModelResult *m, Client *c)
+{
+  const CsClientConfig *cfg = c->cfg;
+  m->slo_ms = cfg->slo_ms;
+  m->offered_rps = cfg->rate_rps;
+  int64_t window = c->window_end_ns - c->window_start_ns;
+  m->window_s = window > 0 ? window * 1e-9 : 0.0;
+  m->generated = c->generated;
+  m->warmup = c->warmup;
+  m->measured = c->measured;
+  m->completed = c->completed;
+  m->good = c->good;
+  m->failed = c->failed;
+  m->dropped = 0;
+  m->submitted_rps = m->window_s > 0 ? c->measured / m->window_s : 0.0;
+  m->throughput_rps = m->window_s > 0 ? c->completed / m->window_s : 0.0;
+  m->goodput_rps = m->window_s > 0 ? c->good / m->window_s : 0.0;
+  m->bad_rate = c->measured > 0 ? 1.0 - (double)c->good / (double)c->measured : 0.0;
+  cs_latency_stats((int64_t *)c->e2e->data, c->e2e->len, &m->latency);
+  for (int s = 0; s < CS_N_STAGES; s++)
+    cs_latency_stats((int64_t *)c->stage[s]->data, c->stage[s]->len, &m->stage[s]);
+  m->batches = c->batches;
+  m->mean_batch = c->batches > 0 ? (double)c->batched_requests / c->batches : NAN;
+}
+
+static void fill_total(CsResults *res, Engine *e)
+{
+  CsModelResult *t = &res->total;
+  t->model = "total";
+  t->slo_ms = NAN;
+  GArray *pool = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  int64_t batched = 0;
+  for (int i = 0; i < res->n_models; i++) {
+    const CsModelResult *m = &res->models[i];
+    t->offered_rps += m->offered_rps;
+    t->submitted_rps += m->submitted_rps;
+    t->throughput_rps += m->throughput_rps;
+    t->goodput_rps += m->goodput_rps;
+    t->expected_goodput_rps += m->expected_goodput_rps;
+    t->generated += m->generated;
+    t->warmup += m->warmup;
+    t->measured += m->measured;
+    t->completed += m->completed;
+    t->good += m->good;
+    t->failed += m->failed;
+    t->dropped += m->dropped;
+    t->batches += m->batches;
+    batched += e->clients[i].batched_requests;
+    t->window_s = MAX(t->window_s, m->window_s);
+  }
+  t->bad_rate = t->measured > 0 ? 1.0 - (double)t->good / (double)t->measured : 0.0;
+  t->mean_batch = t->batches > 0 ? (double)batched / t->batches : NAN;
+  for (int s = -1; s < CS_N_STAGES; s++) {
+    g_array_set_size(pool, 0);
+    for (int i = 0; i < res->n_models; i++) {
+      GArray *src = s < 0 ? e->clients[i].e2e : e->clients[i].stage[s];
+      g_array_append_vals(pool, src->data, src->len);
+    }
+    cs_latency_stats((int64_t *)pool->data, pool->len, s < 0 ? &t->latency : &t->stage[s]);
+  }
+  g_array_unref(pool);
+}
+
+CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOptions *opt)
+{
+  Engine e = { .cfg = cfg, .opt = opt, .csv = requests_csv };
+  gint64 t0 = g_get_monotonic_time();
+  if (e.csv)
+    fputs("id,model,measured,served,send_ns,dispatch_ns,node_ns,exec_start_ns,exec_end_ns,"
+          "receive_ns,latency_ns,slo_met,batch_size,gpu\n",
+          e.csv);
+  setup(&e);
+  run_loop(&e);
+
+  CsResults *res = cs_results_alloc(cfg->n_clients, cfg->n_gpus);
+  for (int i = 0; i < cfg->n_clients; i++) {
+    Client *c = &e.clients[i];
+    res->model_names[i] = g_strdup(c->cfg->model);
+    res->models[i].model = res->model_names[i];
+    fill_model_result(&res->models[i], c);
+    res->models[i].expected_goodput_rps = cfg->placement->expected_goodput[i];
+    g_array_append_vals(res->batch_sizes[i], c->batch_sizes->data, c->batch_sizes->len);
+    for (int r = 0; r < c->n_replicas; r++) {
+      CsResultReplica rr = { .gpu = e.replicas[c->replicas[r]].gpu,
+                             .batch = e.replicas[c->replicas[r]].batch };
+      g_array_append_val(res->replicas[i], rr);
+    }
+  }
+  fill_total(res, &e);
+  for (int g = 0; g < cfg->n_gpus; g++) {
+    res->gpus[g].node = cfg->gpus[g].node;
+    res->gpus[g].gpu_type = g_strdup(cfg->gpus[g].gpu_type);
+    res->gpus[g].busy_ns = e.gpus[g].busy_ns;
+    res->gpus[g].batches = e.gpus[g].batches;
+    res->gpus[g].busy_fraction = e.now > 0 ? (double)e.gpus[g].busy_ns / (double)e.now : 0.0;
+  }
+  res->seed = cfg->seed;
+  res->sim_time_ns = e.now;
+  res->events = e.events;
+  res->placement_policy = g_strdup(cfg->placement_policy->name);
+  res->placement_log = g_strdup(cfg->placement->log->str);
+  res->expected_total = cfg->placement->expected_total;
+  res->network = g_strdup(cfg->network_desc);
+  res->profiles = g_strdupv(cfg->profile_files);
+  res->max_wait_ms = cfg->max_wait_ns / 1e6;
+
+  /* teardown */
+  for (int i = 0; i < cfg->n_clients; i++) {
+    Client *c = &e.clients[i];
+    gsl_rng_free(c->rng);
+    g_free(c->replicas);
+    g_array_unref(c->e2e);
+    for (int s = 0; s < CS_N_STAGES; s++)
+      g_array_unref(c->stage[s]);
+    g_array_unref(c->batch_sizes);
+    g_assert(c->open == NULL); /* every open batch was flushed by its timeout */
+  }
+  g_free(e.clients);
+  for (int r = 0; r < e.n_replicas; r++)
+    g_free(e.replicas[r].latency_ns);
+  g_free(e.replicas);
+  g_free(e.gpus);
+  while (e.free_batches) {
+    Batch *b = e.free_batches;
+    e.free_batches = b->next;
+    g_free(b->reqs);
+    g_free(b);
+  }
+  cs_eq_free(e.q);
+  res->wall_s = (g_get_monotonic_time() - t0) * 1e-6;
+  return res;
+}

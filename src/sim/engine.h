@@ -1,0 +1,24 @@
+/* The simulation engine: runs a compiled scenario (config.h) to completion.
+ *
+ * Pipeline of one request (MODEL.md section 2): client -> router (timeout
+ * batching, one open batch per model bound to the model's current replica,
+ * round-robin over replicas) -> network (request payload) -> node -> worker
+ * FIFO queue -> GPU -> network (result payload) -> client.
+ *
+ * GPU execution in this version: a GPU runs one batch at a time for the
+ * batch's profiled isolated latency; batches of several replicas on one GPU
+ * take turns in arrival order (time-slicing, no MPS). */
+#ifndef CS_ENGINE_H
+#define CS_ENGINE_H
+
+#include <stdio.h>
+
+#include "clustersim/clustersim.h"
+#include "config.h"
+#include "results.h"
+
+/* Runs the simulation. requests_csv, if not NULL, receives one row per request.
+ * Returns the results (never NULL; the configuration was validated). */
+CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOptions *opt);
+
+#endif

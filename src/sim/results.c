@@ -1,0 +1,255 @@
+/* Results: accessors, the summary JSON and the per-model table. */
+#include <math.h>
+#include <string.h>
+
+#include "cs_config.h"
+#include "results.h"
+
+CsResults *cs_results_alloc(int n_models, int n_gpus)
+{
+  CsResults *r = g_new0(CsResults, 1);
+  r->n_models = n_models;
+  r->models = g_new0(CsModelResult, MAX(n_models, 1));
+  r->model_names = g_new0(char *, MAX(n_models, 1));
+  r->batch_sizes = g_new0(GArray *, MAX(n_models, 1));
+  r->replicas = g_new0(GArray *, MAX(n_models, 1));
+  for (int i = 0; i < n_models; i++) {
+    r->batch_sizes[i] = g_array_new(FALSE, TRUE, sizeof(int64_t));
+    r->replicas[i] = g_array_new(FALSE, TRUE, sizeof(CsResultReplica));
+  }
+  r->n_gpus = n_gpus;
+  r->gpus = g_new0(CsGpuResult, MAX(n_gpus, 1));
+  return r;
+}
+
+void cs_results_free(CsResults *r)
+{
+  if (!r)
+    return;
+  for (int i = 0; i < r->n_models; i++) {
+    g_free(r->model_names[i]);
+    g_array_unref(r->batch_sizes[i]);
+    g_array_unref(r->replicas[i]);
+  }
+  g_free(r->model_names);
+  g_free(r->models);
+  g_free(r->batch_sizes);
+  g_free(r->replicas);
+  for (int g = 0; g < r->n_gpus; g++)
+    g_free(r->gpus[g].gpu_type);
+  g_free(r->gpus);
+  g_free(r->placement_policy);
+  g_free(r->placement_log);
+  g_free(r->network);
+  g_strfreev(r->profiles);
+  g_free(r);
+}
+
+int cs_results_n_models(const CsResults *r)
+{
+  return r->n_models;
+}
+
+const CsModelResult *cs_results_model(const CsResults *r, int i)
+{
+  g_return_val_if_fail(i >= 0 && i < r->n_models, NULL);
+  return &r->models[i];
+}
+
+const CsModelResult *cs_results_total(const CsResults *r)
+{
+  return &r->total;
+}
+
+int cs_results_n_gpus(const CsResults *r)
+{
+  return r->n_gpus;
+}
+
+double cs_results_gpu_busy_fraction(const CsResults *r, int gpu)
+{
+  g_return_val_if_fail(gpu >= 0 && gpu < r->n_gpus, NAN);
+  return r->gpus[gpu].busy_fraction;
+}
+
+uint64_t cs_results_events(const CsResults *r)
+{
+  return r->events;
+}
+
+double cs_results_wall_seconds(const CsResults *r)
+{
+  return r->wall_s;
+}
+
+int64_t cs_results_sim_time_ns(const CsResults *r)
+{
+  return r->sim_time_ns;
+}
+
+const char *cs_stage_name(CsStage s)
+{
+  static const char *const names[CS_N_STAGES] = { "router_wait", "to_node", "queue_wait", "gpu",
+                                                  "result_return" };
+  return (s >= 0 && s < CS_N_STAGES) ? names[s] : "unknown";
+}
+
+/* JSON has no NaN: an undefined statistic is null. */
+static void add_num(cJSON *o, const char *k, double v)
+{
+  if (isfinite(v))
+    cJSON_AddNumberToObject(o, k, v);
+  else
+    cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *latency_json(const CsLatencyStats *l, gboolean full)
+{
+  cJSON *o = cJSON_CreateObject();
+  add_num(o, "p50", l->p50);
+  if (full)
+    add_num(o, "p90", l->p90);
+  add_num(o, "p95", l->p95);
+  if (full) {
+    add_num(o, "p99", l->p99);
+    add_num(o, "max", l->max);
+    add_num(o, "mean", l->mean);
+  }
+  return o;
+}
+
+static cJSON *model_json(const CsResults *r, const CsModelResult *m, int index)
+{
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "model", m->model);
+  add_num(o, "slo_ms", m->slo_ms);
+  add_num(o, "offered_rps", m->offered_rps);
+  add_num(o, "submitted_rps", m->submitted_rps);
+  add_num(o, "throughput_rps", m->throughput_rps);
+  add_num(o, "goodput_rps", m->goodput_rps);
+  add_num(o, "expected_goodput_rps", m->expected_goodput_rps);
+  add_num(o, "bad_rate", m->bad_rate);
+  add_num(o, "window_s", m->window_s);
+  cJSON *req = cJSON_AddObjectToObject(o, "requests");
+  cJSON_AddNumberToObject(req, "generated", (double)m->generated);
+  cJSON_AddNumberToObject(req, "warmup", (double)m->warmup);
+  cJSON_AddNumberToObject(req, "measured", (double)m->measured);
+  cJSON_AddNumberToObject(req, "completed", (double)m->completed);
+  cJSON_AddNumberToObject(req, "good", (double)m->good);
+  cJSON_AddNumberToObject(req, "failed", (double)m->failed);
+  cJSON_AddNumberToObject(req, "dropped", (double)m->dropped);
+  cJSON_AddItemToObject(o, "latency_ms", latency_json(&m->latency, TRUE));
+  cJSON *st = cJSON_AddObjectToObject(o, "stages_ms");
+  for (int s = 0; s < CS_N_STAGES; s++)
+    cJSON_AddItemToObject(st, cs_stage_name(s), latency_json(&m->stage[s], FALSE));
+  cJSON *b = cJSON_AddObjectToObject(o, "batches");
+  cJSON_AddNumberToObject(b, "count", (double)m->batches);
+  add_num(b, "mean_size", m->mean_batch);
+  if (index >= 0) {
+    cJSON *sizes = cJSON_AddObjectToObject(b, "sizes");
+    GArray *bs = r->batch_sizes[index];
+    for (guint s = 1; s < bs->len; s++) {
+      int64_t n = g_array_index(bs, int64_t, s);
+      if (n > 0) {
+        char key[16];
+        g_snprintf(key, sizeof key, "%u", s);
+        cJSON_AddNumberToObject(sizes, key, (double)n);
+      }
+    }
+    cJSON *reps = cJSON_AddArrayToObject(o, "replicas");
+    for (guint i = 0; i < r->replicas[index]->len; i++) {
+      const CsResultReplica *rr = &g_array_index(r->replicas[index], CsResultReplica, i);
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddNumberToObject(x, "gpu", rr->gpu);
+      cJSON_AddNumberToObject(x, "batch", rr->batch);
+      cJSON_AddItemToArray(reps, x);
+    }
+  }
+  return o;
+}
+
+char *cs_results_to_json(const CsResults *r)
+{
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "clustersim_version", CS_VERSION);
+  cJSON_AddNumberToObject(root, "seed", (double)r->seed);
+  add_num(root, "simulated_time_s", r->sim_time_ns * 1e-9);
+  cJSON *setup = cJSON_AddObjectToObject(root, "setup");
+  cJSON *prof = cJSON_AddArrayToObject(setup, "profiles");
+  for (int i = 0; r->profiles && r->profiles[i]; i++)
+    cJSON_AddItemToArray(prof, cJSON_CreateString(r->profiles[i]));
+  cJSON_AddStringToObject(setup, "network", r->network);
+  add_num(setup, "router_max_wait_ms", r->max_wait_ms);
+  cJSON *pl = cJSON_AddObjectToObject(root, "placement");
+  cJSON_AddStringToObject(pl, "policy", r->placement_policy);
+  add_num(pl, "expected_goodput_rps", r->expected_total);
+  cJSON_AddStringToObject(pl, "log", r->placement_log);
+  cJSON *models = cJSON_AddArrayToObject(root, "models");
+  for (int i = 0; i < r->n_models; i++)
+    cJSON_AddItemToArray(models, model_json(r, &r->models[i], i));
+  cJSON_AddItemToObject(root, "total", model_json(r, &r->total, -1));
+  cJSON *gpus = cJSON_AddArrayToObject(root, "gpus");
+  for (int g = 0; g < r->n_gpus; g++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", g);
+    cJSON_AddNumberToObject(o, "node", r->gpus[g].node);
+    cJSON_AddStringToObject(o, "gpu_type", r->gpus[g].gpu_type);
+    add_num(o, "busy_fraction", r->gpus[g].busy_fraction);
+    cJSON_AddNumberToObject(o, "batches", (double)r->gpus[g].batches);
+    cJSON_AddItemToArray(gpus, o);
+  }
+  cJSON *eng = cJSON_AddObjectToObject(root, "engine");
+  cJSON_AddNumberToObject(eng, "events", (double)r->events);
+  char *s = cJSON_Print(root);
+  cJSON_Delete(root);
+  char *out = g_strconcat(s, "\n", NULL);
+  cJSON_free(s);
+  return out;
+}
+
+static void fmt_num(char *buf, size_t n, double v, int prec)
+{
+  if (isfinite(v))
+    g_snprintf(buf, n, "%.*f", prec, v);
+  else
+    g_strlcpy(buf, "-", n);
+}
+
+static void print_row(FILE *out, const CsModelResult *m)
+{
+  char slo[32], off[32], sub[32], thr[32], good[32], exp[32], bad[32], p50[32], p99[32], mb[32];
+  fmt_num(slo, sizeof slo, m->slo_ms, 1);
+  fmt_num(off, sizeof off, m->offered_rps, 1);
+  fmt_num(sub, sizeof sub, m->submitted_rps, 1);
+  fmt_num(thr, sizeof thr, m->throughput_rps, 1);
+  fmt_num(good, sizeof good, m->goodput_rps, 1);
+  fmt_num(exp, sizeof exp, m->expected_goodput_rps, 1);
+  fmt_num(bad, sizeof bad, 100.0 * m->bad_rate, 2);
+  fmt_num(p50, sizeof p50, m->latency.p50, 2);
+  fmt_num(p99, sizeof p99, m->latency.p99, 2);
+  fmt_num(mb, sizeof mb, m->mean_batch, 1);
+  fprintf(out, "%-16s %8s %9s %9s %10s %9s %9s %7s %9s %9s %6s %9" G_GINT64_FORMAT "\n",
+          m->model, slo, off, sub, thr, good, exp, bad, p50, p99, mb, (gint64)m->failed);
+}
+
+void cs_results_print_table(const CsResults *r, FILE *out)
+{
+  fprintf(out, "%-16s %8s %9s %9s %10s %9s %9s %7s %9s %9s %6s %9s\n", "model", "slo_ms",
+          "offered", "submitted", "throughput", "goodput", "expected", "bad_%", "p50_ms",
+          "p99_ms", "batch", "failed");
+  for (int i = 0; i < r->n_models; i++)
+    print_row(out, &r->models[i]);
+  print_row(out, &r->total);
+  fprintf(out, "\nrates in req/s; expected = goodput the placement policy (%s) predicts\n",
+          r->placement_policy);
+  fprintf(out, "gpu busy:");
+  for (int g = 0; g < r->n_gpus; g++)
+    fprintf(out, " %d:%.1f%%", g, 100.0 * r->gpus[g].busy_fraction);
+  fprintf(out, "\n");
+  double sim_s = r->sim_time_ns * 1e-9;
+  fprintf(out,
+          "engine: %" G_GUINT64_FORMAT " events, %.3f s simulated, %.3f s wall, %.0f events/s, "
+          "%.0f simulated requests/s\n",
+          (guint64)r->events, sim_s, r->wall_s, r->wall_s > 0 ? r->events / r->wall_s : 0.0,
+          r->wall_s > 0 ? r->total.generated / r->wall_s : 0.0);
+}

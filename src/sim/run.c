@@ -1,0 +1,58 @@
+/* cs_run: validate, open outputs, simulate, close outputs atomically. */
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "common/json_input.h"
+#include "engine.h"
+#include "scenario.h"
+
+void cs_run_options_init(CsRunOptions *opt)
+{
+  memset(opt, 0, sizeof *opt);
+  opt->seed_override = -1;
+}
+
+CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
+{
+  CsConfig *cfg = cs_scenario_compile(sc, error);
+  if (!cfg)
+    return NULL;
+  if (opt && opt->seed_override >= 0)
+    cfg->seed = (uint64_t)opt->seed_override;
+
+  /* The CSV is written under a temporary name and renamed at the end, so a
+   * failed run leaves no partial file behind. */
+  FILE *csv = NULL;
+  char *tmp = NULL;
+  if (opt && opt->requests_csv) {
+    tmp = g_strconcat(opt->requests_csv, ".partial", NULL);
+    csv = g_fopen(tmp, "w");
+    if (!csv) {
+      g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO, "%s: cannot write: %s",
+                  opt->requests_csv, g_strerror(errno));
+      g_free(tmp);
+      cs_config_free(cfg);
+      return NULL;
+    }
+    setvbuf(csv, NULL, _IOFBF, 1 << 20);
+  }
+  CsResults *res = cs_engine_run(cfg, csv, opt);
+  cs_config_free(cfg);
+  if (csv) {
+    gboolean ok = !ferror(csv);
+    ok = (fclose(csv) == 0) && ok;
+    if (ok && g_rename(tmp, opt->requests_csv) != 0)
+      ok = FALSE;
+    if (!ok) {
+      g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO, "%s: cannot write: %s",
+                  opt->requests_csv, g_strerror(errno));
+      g_unlink(tmp);
+      g_free(tmp);
+      cs_results_free(res);
+      return NULL;
+    }
+    g_free(tmp);
+  }
+  return res;
+}

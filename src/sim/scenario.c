@@ -1,0 +1,685 @@
+/* Scenarios: the JSON document a user writes, its --set overrides, and its
+ * validation into a CsConfig (config.h). The format is documented in
+ * docs/scenario.md; every field has a default there and here. */
+#include <math.h>
+#include <string.h>
+
+#include "cs_config.h"
+#include "clustersim/clustersim.h"
+#include "common/json_input.h"
+#include "config.h"
+#include "scenario.h"
+
+struct CsScenario {
+  cJSON *root;
+  char *name;     /* file name used in messages */
+  char *base_dir; /* resolves relative paths */
+};
+
+GQuark cs_error_quark(void)
+{
+  return cs_input_error_quark();
+}
+
+const char *cs_version(void)
+{
+  return CS_VERSION;
+}
+
+static CsScenario *scenario_wrap(cJSON *root, const char *name, const char *base_dir)
+{
+  CsScenario *sc = g_new0(CsScenario, 1);
+  sc->root = root;
+  sc->name = g_strdup(name);
+  sc->base_dir = g_strdup(base_dir ? base_dir : ".");
+  return sc;
+}
+
+CsScenario *cs_scenario_load(const char *path, GError **error)
+{
+  cJSON *root = cs_json_load_file(path, error);
+  if (!root)
+    return NULL;
+  char *dir = g_path_get_dirname(path);
+  CsScenario *sc = scenario_wrap(root, path, dir);
+  g_free(dir);
+  return sc;
+}
+
+CsScenario *cs_scenario_new_from_json(const char *json, const char *name, const char *base_dir,
+                                      GError **error)
+{
+  cJSON *root = cs_json_parse(json, name, error);
+  return root ? scenario_wrap(root, name, base_dir) : NULL;
+}
+
+CsScenario *cs_scenario_new(const char *name, const char *base_dir)
+{
+  return scenario_wrap(cJSON_CreateObject(), name ? name : "<scenario>", base_dir);
+}
+
+void cs_scenario_free(CsScenario *sc)
+{
+  if (!sc)
+    return;
+  cJSON_Delete(sc->root);
+  g_free(sc->name);
+  g_free(sc->base_dir);
+  g_free(sc);
+}
+
+char *cs_scenario_to_json(const CsScenario *sc)
+{
+  char *s = cJSON_Print(sc->root);
+  char *copy = g_strdup(s);
+  cJSON_free(s);
+  return copy;
+}
+
+const char *cs_scenario_name(const CsScenario *sc)
+{
+  return sc->name;
+}
+
+/* ---- --set ------------------------------------------------------------------ */
+
+static gboolean set_fail(GError **error, const char *path, const char *why)
+{
+  g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, "--set %s: %s", path, why);
+  return FALSE;
+}
+
+gboolean cs_scenario_set(CsScenario *sc, const char *path, const char *value, GError **error)
+{
+  /* The value is JSON when it parses as JSON, else a bare string, so that
+   * --set clients[0].arrival=gamma works without shell quoting. */
+  cJSON *v = cJSON_Parse(value);
+  if (!v)
+    v = cJSON_CreateString(value);
+
+  cJSON *node = sc->root;
+  const char *p = path;
+  gboolean ok = TRUE;
+  if (!*p)
+    ok = set_fail(error, path, "empty path");
+  while (ok && *p) {
+    if (*p == '[') {
+      char *end;
+      long idx = strtol(p + 1, &end, 10);
+      if (end == p + 1 || *end != ']' || idx < 0) {
+        ok = set_fail(error, path, "expected [index] with a non-negative integer");
+        break;
+      }
+      if (!cJSON_IsArray(node)) {
+        ok = set_fail(error, path, "indexing something that is not an array");
+        break;
+      }
+      int n = cJSON_GetArraySize(node);
+      p = end + 1;
+      if (*p == '.')
+        p++;
+      gboolean last = (*p == '\0');
+      if (idx > n) {
+        ok = set_fail(error, path, "index past the end of the array");
+        break;
+      }
+      if (last) {
+        if (idx == n)
+          cJSON_AddItemToArray(node, v);
+        else
+          cJSON_ReplaceItemInArray(node, (int)idx, v);
+        v = NULL;
+        break;
+      }
+      if (idx == n)
+        cJSON_AddItemToArray(node, (*p == '[') ? cJSON_CreateArray() : cJSON_CreateObject());
+      node = cJSON_GetArrayItem(node, (int)idx);
+      continue;
+    }
+    size_t len = strcspn(p, ".[");
+    if (len == 0) {
+      ok = set_fail(error, path, "empty field name");
+      break;
+    }
+    char *key = g_strndup(p, len);
+    p += len;
+    gboolean last = (*p == '\0');
+    if (*p == '.')
+      p++;
+    if (!cJSON_IsObject(node)) {
+      g_free(key);
+      ok = set_fail(error, path, "a field of something that is not an object");
+      break;
+    }
+    if (last) {
+      if (cJSON_GetObjectItemCaseSensitive(node, key))
+        cJSON_ReplaceItemInObjectCaseSensitive(node, key, v);
+      else
+        cJSON_AddItemToObject(node, key, v);
+      v = NULL;
+      g_free(key);
+      break;
+    }
+    cJSON *child = cJSON_GetObjectItemCaseSensitive(node, key);
+    if (!child) {
+      child = (*p == '[') ? cJSON_CreateArray() : cJSON_CreateObject();
+      cJSON_AddItemToObject(node, key, child);
+    }
+    g_free(key);
+    node = child;
+  }
+  cJSON_Delete(v);
+  return ok;
+}
+
+/* ---- validation ------------------------------------------------------------- */
+
+void cs_config_free(CsConfig *c)
+{
+  if (!c)
+    return;
+  for (int i = 0; i < c->n_clients; i++)
+    g_free(c->clients[i].model);
+  g_free(c->clients);
+  for (int i = 0; i < c->n_gpus; i++)
+    g_free(c->gpus[i].gpu_type);
+  g_free(c->gpus);
+  cs_profile_set_free(c->profiles);
+  cs_network_curve_free(c->network);
+  cs_placement_free(c->placement);
+  g_free(c->network_desc);
+  g_strfreev(c->profile_files);
+  g_free(c);
+}
+
+/* Data directories searched for profile and curve names, in order. */
+static char **data_dirs(void)
+{
+  GPtrArray *dirs = g_ptr_array_new();
+  const char *env = g_getenv("CLUSTERSIM_DATA_DIR");
+  if (env && *env)
+    g_ptr_array_add(dirs, g_strdup(env));
+  g_ptr_array_add(dirs, g_strdup(CS_DATADIR));
+  g_ptr_array_add(dirs, NULL);
+  return (char **)g_ptr_array_free(dirs, FALSE);
+}
+
+/* Resolves a file named in the scenario: relative to the scenario's directory,
+ * else as a name in <data dir>/<sub>/ with or without ".json". Returns the path
+ * (g_free it) or NULL after setting error. */
+static char *resolve_data_file(const CsScenario *sc, const char *entry, const char *sub,
+                               const char *json_path, GError **error)
+{
+  if (g_path_is_absolute(entry)) {
+    if (g_file_test(entry, G_FILE_TEST_IS_REGULAR))
+      return g_strdup(entry);
+  } else {
+    char *p = g_build_filename(sc->base_dir, entry, NULL);
+    if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
+      return p;
+    g_free(p);
+    char **dirs = data_dirs();
+    for (int i = 0; dirs[i]; i++) {
+      char *with_ext = g_str_has_suffix(entry, ".json") ? g_strdup(entry)
+                                                        : g_strconcat(entry, ".json", NULL);
+      p = g_build_filename(dirs[i], sub, with_ext, NULL);
+      g_free(with_ext);
+      if (g_file_test(p, G_FILE_TEST_IS_REGULAR)) {
+        g_strfreev(dirs);
+        return p;
+      }
+      g_free(p);
+    }
+    g_strfreev(dirs);
+  }
+  cs_json_fail(error, sc->name, json_path,
+               "file \"%s\" not found (looked relative to the scenario and in the data "
+               "directory's %s/; set CLUSTERSIM_DATA_DIR to add one)",
+               entry, sub);
+  return NULL;
+}
+
+static gboolean read_profiles(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  const cJSON *list = cJSON_GetObjectItemCaseSensitive(sc->root, "profiles");
+  if (!list)
+    return cs_json_fail(error, sc->name, "profiles",
+                        "required field is missing (a list of profile files, e.g. "
+                        "[\"v100_thesis\"])");
+  if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0)
+    return cs_json_fail(error, sc->name, "profiles",
+                        "expected a non-empty array of profile file names, got %s",
+                        cs_json_type_name(list));
+  c->profiles = cs_profile_set_new();
+  GPtrArray *files = g_ptr_array_new();
+  int i = 0;
+  const cJSON *item;
+  gboolean ok = TRUE;
+  cJSON_ArrayForEach(item, list)
+  {
+    char *jp = cs_json_path_index("profiles", i++);
+    char *path = NULL;
+    if (!cJSON_IsString(item) || !item->valuestring[0])
+      ok = cs_json_fail(error, sc->name, jp, "expected a file name, got %s",
+                        cs_json_type_name(item));
+    else
+      path = resolve_data_file(sc, item->valuestring, "profiles", jp, error);
+    if (ok && !path)
+      ok = FALSE;
+    if (ok) {
+      GError *perr = NULL;
+      if (!cs_profile_set_load_file(c->profiles, path, &perr)) {
+        /* The profile's own message names its file and path; say which entry loaded it. */
+        cs_json_fail(error, sc->name, jp, "%s", perr->message);
+        g_error_free(perr);
+        ok = FALSE;
+      } else {
+        g_ptr_array_add(files, g_strdup(item->valuestring));
+      }
+    }
+    g_free(path);
+    g_free(jp);
+    if (!ok)
+      break;
+  }
+  g_ptr_array_add(files, NULL);
+  c->profile_files = (char **)g_ptr_array_free(files, FALSE);
+  return ok;
+}
+
+static gboolean read_network(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  const cJSON *net = cJSON_GetObjectItemCaseSensitive(sc->root, "network");
+  if (!net || (cJSON_IsString(net) && strcmp(net->valuestring, "zero") == 0)) {
+    c->network = cs_network_curve_new_zero();
+    c->network_is_zero = TRUE;
+    c->network_desc = g_strdup("zero");
+    return TRUE;
+  }
+  static const char *const keys[] = { "constant_ms", "curve", NULL };
+  if (!cJSON_IsObject(net))
+    return cs_json_fail(error, sc->name, "network",
+                        "expected \"zero\" or an object {\"constant_ms\": x} or {\"curve\": "
+                        "file}, got %s",
+                        cs_json_type_name(net));
+  if (!cs_json_check_keys(net, keys, sc->name, "network", error))
+    return FALSE;
+  double constant_ms = -1.0;
+  const char *curve = NULL;
+  if (!cs_json_read_double(net, "constant_ms", FALSE, 0.0, 1e9, &constant_ms, sc->name, "network",
+                           error) ||
+      !cs_json_read_string(net, "curve", FALSE, &curve, sc->name, "network", error))
+    return FALSE;
+  if ((constant_ms >= 0.0) == (curve != NULL))
+    return cs_json_fail(error, sc->name, "network",
+                        "expected exactly one of \"constant_ms\" and \"curve\"");
+  if (curve) {
+    char *path = resolve_data_file(sc, curve, "profiles/network", "network.curve", error);
+    if (!path)
+      return FALSE;
+    GError *nerr = NULL;
+    c->network = cs_network_curve_load_file(path, &nerr);
+    g_free(path);
+    if (!c->network) {
+      cs_json_fail(error, sc->name, "network.curve", "%s", nerr->message);
+      g_error_free(nerr);
+      return FALSE;
+    }
+    c->network_desc = g_strdup(curve);
+  } else {
+    c->network = cs_network_curve_new_constant(llround(constant_ms * 1e6));
+    c->network_desc = g_strdup_printf("constant %g ms", constant_ms);
+  }
+  return TRUE;
+}
+
+static gboolean read_cluster(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
+  if (!cl)
+    return cs_json_fail(error, sc->name, "cluster",
+                        "required field is missing (e.g. {\"gpus\": 4, \"gpu_type\": \"v100\"})");
+  static const char *const keys[] = { "gpus", "gpu_type", "nodes", NULL };
+  static const char *const node_keys[] = { "gpus", "gpu_type", NULL };
+  if (!cs_json_expect_object(cl, sc->name, "cluster", error) ||
+      !cs_json_check_keys(cl, keys, sc->name, "cluster", error))
+    return FALSE;
+  const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(cl, "nodes");
+  GArray *gpus = g_array_new(FALSE, TRUE, sizeof(CsGpuConfig));
+  gboolean ok = TRUE;
+  if (nodes) {
+    if (cJSON_GetObjectItemCaseSensitive(cl, "gpus") ||
+        cJSON_GetObjectItemCaseSensitive(cl, "gpu_type"))
+      ok = cs_json_fail(error, sc->name, "cluster",
+                        "give either \"nodes\" or \"gpus\" with \"gpu_type\" (one node), not both");
+    else if (!cJSON_IsArray(nodes) || cJSON_GetArraySize(nodes) == 0)
+      ok = cs_json_fail(error, sc->name, "cluster.nodes",
+                        "expected a non-empty array of {\"gpus\": n, \"gpu_type\": name}, got %s",
+                        cs_json_type_name(nodes));
+    int i = 0;
+    const cJSON *node;
+    if (ok) {
+      cJSON_ArrayForEach(node, nodes)
+      {
+        char *jp = cs_json_path_index("cluster.nodes", i);
+        int n = 0;
+        const char *type = NULL;
+        ok = cs_json_expect_object(node, sc->name, jp, error) &&
+             cs_json_check_keys(node, node_keys, sc->name, jp, error) &&
+             cs_json_read_int(node, "gpus", TRUE, 1, 1 << 20, &n, sc->name, jp, error) &&
+             cs_json_read_string(node, "gpu_type", TRUE, &type, sc->name, jp, error);
+        if (ok && !cs_profile_set_gpu_type(c->profiles, type))
+          ok = cs_json_fail(error, sc->name, jp,
+                            "gpu_type \"%s\" is not defined by any loaded profile", type);
+        for (int g = 0; ok && g < n; g++) {
+          CsGpuConfig gc = { .node = i, .gpu_type = g_strdup(type) };
+          g_array_append_val(gpus, gc);
+        }
+        g_free(jp);
+        i++;
+        if (!ok)
+          break;
+      }
+    }
+    c->n_nodes = i;
+  } else {
+    int n = 0;
+    const char *type = NULL;
+    ok = cs_json_read_int(cl, "gpus", TRUE, 1, 1 << 20, &n, sc->name, "cluster", error) &&
+         cs_json_read_string(cl, "gpu_type", TRUE, &type, sc->name, "cluster", error);
+    if (ok && !cs_profile_set_gpu_type(c->profiles, type))
+      ok = cs_json_fail(error, sc->name, "cluster.gpu_type",
+                        "\"%s\" is not defined by any loaded profile", type);
+    for (int g = 0; ok && g < n; g++) {
+      CsGpuConfig gc = { .node = 0, .gpu_type = g_strdup(type) };
+      g_array_append_val(gpus, gc);
+    }
+    c->n_nodes = 1;
+  }
+  c->n_gpus = (int)gpus->len;
+  c->gpus = (CsGpuConfig *)g_array_free(gpus, FALSE);
+  return ok;
+}
+
+/* Payload sizes: the client's own, else the model's profile on the first GPU
+ * type of the cluster that has it. */
+static int64_t profile_bytes(const CsConfig *c, const char *model, gboolean input)
+{
+  for (int g = 0; g < c->n_gpus; g++) {
+    const CsModelProfile *p = cs_profile_set_lookup(c->profiles, c->gpus[g].gpu_type, model);
+    if (p) {
+      int64_t b = input ? p->input_bytes : p->output_bytes;
+      if (b >= 0)
+        return b;
+    }
+  }
+  return -1;
+}
+
+static gboolean read_arrival(const CsScenario *sc, const cJSON *cl, const char *jp,
+                             CsClientConfig *cc, GError **error)
+{
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(cl, "arrival");
+  char *ap = cs_json_path_key(jp, "arrival");
+  gboolean ok = TRUE;
+  const char *process = "poisson";
+  const cJSON *params = NULL;
+  if (!a) {
+    /* default: Poisson */
+  } else if (cJSON_IsString(a)) {
+    process = a->valuestring;
+  } else if (cJSON_IsObject(a)) {
+    static const char *const keys[] = { "process", "shape", "cv", NULL };
+    ok = cs_json_check_keys(a, keys, sc->name, ap, error) &&
+         cs_json_read_string(a, "process", TRUE, &process, sc->name, ap, error);
+    params = a;
+  } else {
+    ok = cs_json_fail(error, sc->name, ap,
+                      "expected \"poisson\", \"constant\" or {\"process\": \"gamma\", \"cv\": x}, "
+                      "got %s",
+                      cs_json_type_name(a));
+  }
+  if (ok) {
+    if (strcmp(process, "poisson") == 0) {
+      cc->arrival = CS_ARRIVAL_POISSON;
+    } else if (strcmp(process, "constant") == 0) {
+      cc->arrival = CS_ARRIVAL_CONSTANT;
+    } else if (strcmp(process, "gamma") == 0) {
+      cc->arrival = CS_ARRIVAL_GAMMA;
+      double shape = -1.0, cv = -1.0;
+      if (params)
+        ok = cs_json_read_double(params, "shape", FALSE, 1e-6, 1e6, &shape, sc->name, ap, error) &&
+             cs_json_read_double(params, "cv", FALSE, 1e-3, 1e3, &cv, sc->name, ap, error);
+      if (ok && (shape > 0) == (cv > 0))
+        ok = cs_json_fail(error, sc->name, ap,
+                          "a gamma process needs exactly one of \"shape\" and \"cv\"");
+      if (ok)
+        cc->gamma_shape = shape > 0 ? shape : 1.0 / (cv * cv);
+    } else {
+      char *pp = params ? cs_json_path_key(ap, "process") : g_strdup(ap);
+      ok = cs_json_fail(error, sc->name, pp,
+                        "expected \"poisson\", \"gamma\" or \"constant\", got \"%s\"", process);
+      g_free(pp);
+    }
+    if (ok && cc->arrival != CS_ARRIVAL_GAMMA && params &&
+        (cJSON_GetObjectItemCaseSensitive(params, "shape") ||
+         cJSON_GetObjectItemCaseSensitive(params, "cv")))
+      ok = cs_json_fail(error, sc->name, ap, "\"shape\" and \"cv\" apply to \"gamma\" only");
+  }
+  g_free(ap);
+  return ok;
+}
+
+static gboolean read_clients(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  const cJSON *list = cJSON_GetObjectItemCaseSensitive(sc->root, "clients");
+  if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0)
+    return cs_json_fail(error, sc->name, "clients",
+                        list ? "expected a non-empty array of clients, got %s"
+                             : "required field is missing (a non-empty array of clients)%s",
+                        list ? cs_json_type_name(list) : "");
+  double default_duration_s = -1.0;
+  if (!cs_json_read_double(sc->root, "duration_s", FALSE, 1e-9, 1e9, &default_duration_s,
+                           sc->name, "", error))
+    return FALSE;
+  static const char *const keys[] = { "model",      "rate",        "slo_ms",       "arrival",
+                                      "requests",   "duration_s",  "warmup_s",     "start_s",
+                                      "input_bytes", "output_bytes", NULL };
+  c->n_clients = cJSON_GetArraySize(list);
+  c->clients = g_new0(CsClientConfig, c->n_clients);
+  int i = 0;
+  const cJSON *cl;
+  cJSON_ArrayForEach(cl, list)
+  {
+    CsClientConfig *cc = &c->clients[i];
+    char *jp = cs_json_path_index("clients", i);
+    const char *model = NULL;
+    double duration_s = -1.0, warmup_s = 0.0, start_s = 0.0;
+    int64_t requests = -1;
+    cc->input_bytes = cc->output_bytes = -1;
+    gboolean ok = cs_json_expect_object(cl, sc->name, jp, error) &&
+                  cs_json_check_keys(cl, keys, sc->name, jp, error) &&
+                  cs_json_read_string(cl, "model", TRUE, &model, sc->name, jp, error) &&
+                  cs_json_read_double(cl, "rate", TRUE, 1e-9, 1e12, &cc->rate_rps, sc->name, jp,
+                                      error) &&
+                  cs_json_read_double(cl, "slo_ms", TRUE, 1e-6, 1e9, &cc->slo_ms, sc->name, jp,
+                                      error) &&
+                  read_arrival(sc, cl, jp, cc, error) &&
+                  cs_json_read_int64(cl, "requests", FALSE, 1, INT64_MAX / 4, &requests, sc->name,
+                                     jp, error) &&
+                  cs_json_read_double(cl, "duration_s", FALSE, 1e-9, 1e9, &duration_s, sc->name,
+                                      jp, error) &&
+                  cs_json_read_double(cl, "warmup_s", FALSE, 0.0, 1e9, &warmup_s, sc->name, jp,
+                                      error) &&
+                  cs_json_read_double(cl, "start_s", FALSE, 0.0, 1e9, &start_s, sc->name, jp,
+                                      error) &&
+                  cs_json_read_int64(cl, "input_bytes", FALSE, 0, INT64_MAX / 4, &cc->input_bytes,
+                                     sc->name, jp, error) &&
+                  cs_json_read_int64(cl, "output_bytes", FALSE, 0, INT64_MAX / 4,
+                                     &cc->output_bytes, sc->name, jp, error);
+    if (ok) {
+      cc->model = g_strdup(model);
+      for (int j = 0; j < i && ok; j++)
+        if (strcmp(c->clients[j].model, model) == 0)
+          ok = cs_json_fail(error, sc->name, jp,
+                            "model \"%s\" already has a client (clients[%d]); one client per "
+                            "model",
+                            model, j);
+    }
+    if (ok && requests > 0 && duration_s > 0)
+      ok = cs_json_fail(error, sc->name, jp,
+                        "give \"requests\" or \"duration_s\", not both");
+    if (ok && requests < 0 && duration_s < 0) {
+      if (default_duration_s > 0)
+        duration_s = default_duration_s;
+      else
+        ok = cs_json_fail(error, sc->name, jp,
+                          "needs \"requests\" or \"duration_s\" (or a top-level \"duration_s\")");
+    }
+    if (ok) {
+      gboolean known = FALSE;
+      for (int g = 0; g < c->n_gpus && !known; g++)
+        known = cs_profile_set_lookup(c->profiles, c->gpus[g].gpu_type, model) != NULL;
+      if (!known)
+        ok = cs_json_fail(error, sc->name, jp,
+                          "model \"%s\" has no profile on any GPU type of the cluster", model);
+    }
+    if (ok) {
+      cc->slo_ns = llround(cc->slo_ms * 1e6);
+      cc->requests = requests > 0 ? requests : 0;
+      cc->duration_ns = duration_s > 0 ? llround(duration_s * 1e9) : 0;
+      cc->warmup_ns = llround(warmup_s * 1e9);
+      cc->start_ns = llround(start_s * 1e9);
+      if (cc->input_bytes < 0)
+        cc->input_bytes = profile_bytes(c, model, TRUE);
+      if (cc->output_bytes < 0)
+        cc->output_bytes = profile_bytes(c, model, FALSE);
+      if ((cc->input_bytes < 0 || cc->output_bytes < 0) && !c->network_is_zero)
+        ok = cs_json_fail(error, sc->name, jp,
+                          "the profile of \"%s\" gives no %s size and the network is not zero: "
+                          "set \"%s\"",
+                          model, cc->input_bytes < 0 ? "request payload" : "result payload",
+                          cc->input_bytes < 0 ? "input_bytes" : "output_bytes");
+      cc->input_bytes = MAX(cc->input_bytes, 0);
+      cc->output_bytes = MAX(cc->output_bytes, 0);
+    }
+    g_free(jp);
+    i++;
+    if (!ok)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean read_placement(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  const cJSON *pl = cJSON_GetObjectItemCaseSensitive(sc->root, "placement");
+  const char *policy = "dedicated";
+  if (pl && (!cs_json_expect_object(pl, sc->name, "placement", error) ||
+             !cs_json_read_string(pl, "policy", TRUE, &policy, sc->name, "placement", error)))
+    return FALSE;
+  c->placement_policy = cs_placement_policy_lookup(policy);
+  if (!c->placement_policy) {
+    GString *names = g_string_new(NULL);
+    const CsPlacementPolicy *const *all = cs_placement_policy_list();
+    for (int i = 0; all[i]; i++)
+      g_string_append_printf(names, "%s%s", i ? ", " : "", all[i]->name);
+    cs_json_fail(error, sc->name, "placement.policy", "unknown policy \"%s\" (known: %s)", policy,
+                 names->str);
+    g_string_free(names, TRUE);
+    return FALSE;
+  }
+  CsPlacementModel *models = g_new0(CsPlacementModel, c->n_clients);
+  for (int i = 0; i < c->n_clients; i++)
+    models[i] = (CsPlacementModel){ .name = c->clients[i].model,
+                                    .rate_rps = c->clients[i].rate_rps,
+                                    .slo_ms = c->clients[i].slo_ms };
+  CsPlacementGpu *gpus = g_new0(CsPlacementGpu, c->n_gpus);
+  for (int g = 0; g < c->n_gpus; g++)
+    gpus[g] = (CsPlacementGpu){ .gpu_type = c->gpus[g].gpu_type, .node = c->gpus[g].node };
+  CsPlacementInput in = { .models = models, .n_models = c->n_clients, .gpus = gpus,
+                          .n_gpus = c->n_gpus, .profiles = c->profiles };
+  GError *perr = NULL;
+  c->placement = c->placement_policy->place(&in, pl, sc->name, "placement", &perr);
+  g_free(models);
+  g_free(gpus);
+  if (!c->placement) {
+    /* Parameter errors already name the file; solver and profile errors do not. */
+    if (perr->domain == CS_INPUT_ERROR)
+      g_propagate_error(error, perr);
+    else {
+      cs_json_fail(error, sc->name, "placement", "%s", perr->message);
+      g_error_free(perr);
+    }
+    return FALSE;
+  }
+  for (guint r = 0; r < c->placement->replicas->len; r++) {
+    const CsReplica *rep = &g_array_index(c->placement->replicas, CsReplica, r);
+    if (rep->mps_share > 0.0)
+      return cs_json_fail(error, sc->name, "placement",
+                          "replica %u (%s on gpu %d) has an MPS share, but MPS shares are not "
+                          "simulated yet (GPUs run one batch at a time); remove mps_share",
+                          r, c->clients[rep->model].model, rep->gpu);
+  }
+  return TRUE;
+}
+
+static const char *const top_keys[] = { "name",   "seed",      "duration_s", "profiles",
+                                        "network", "cluster",  "router",     "placement",
+                                        "clients", "outputs",  NULL };
+
+CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error)
+{
+  if (!cs_json_expect_object(sc->root, sc->name, "", error) ||
+      !cs_json_check_keys(sc->root, top_keys, sc->name, "", error))
+    return NULL;
+  CsConfig *c = g_new0(CsConfig, 1);
+  int64_t seed = 1;
+  const char *name = NULL;
+  gboolean ok = cs_json_read_string(sc->root, "name", FALSE, &name, sc->name, "", error) &&
+                cs_json_read_int64(sc->root, "seed", FALSE, 0, INT64_MAX, &seed, sc->name, "",
+                                   error);
+  c->seed = (uint64_t)seed;
+  c->max_wait_ns = 100 * 1000000LL; /* thesis 4.3.3: MAX_WAIT_TIME = 100 ms */
+  if (ok) {
+    const cJSON *router = cJSON_GetObjectItemCaseSensitive(sc->root, "router");
+    static const char *const router_keys[] = { "max_wait_ms", NULL };
+    double max_wait_ms = 100.0;
+    if (router)
+      ok = cs_json_expect_object(router, sc->name, "router", error) &&
+           cs_json_check_keys(router, router_keys, sc->name, "router", error) &&
+           cs_json_read_double(router, "max_wait_ms", FALSE, 0.0, 1e9, &max_wait_ms, sc->name,
+                               "router", error);
+    c->max_wait_ns = llround(max_wait_ms * 1e6);
+  }
+  if (ok) {
+    const cJSON *out = cJSON_GetObjectItemCaseSensitive(sc->root, "outputs");
+    static const char *const out_keys[] = { "requests_csv", NULL };
+    gboolean csv = FALSE;
+    if (out)
+      ok = cs_json_expect_object(out, sc->name, "outputs", error) &&
+           cs_json_check_keys(out, out_keys, sc->name, "outputs", error) &&
+           cs_json_read_bool(out, "requests_csv", FALSE, &csv, sc->name, "outputs", error);
+  }
+  ok = ok && read_profiles(sc, c, error) && read_network(sc, c, error) &&
+       read_cluster(sc, c, error) && read_clients(sc, c, error) &&
+       read_placement(sc, c, error);
+  if (!ok) {
+    cs_config_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+gboolean cs_scenario_requests_csv_wanted(const CsScenario *sc)
+{
+  const cJSON *out = cJSON_GetObjectItemCaseSensitive(sc->root, "outputs");
+  return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "requests_csv"));
+}
+
+gboolean cs_scenario_validate(CsScenario *sc, GError **error)
+{
+  CsConfig *c = cs_scenario_compile(sc, error);
+  cs_config_free(c);
+  return c != NULL;
+}

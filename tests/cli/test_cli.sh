@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The CLI as a user meets it: exit codes, messages, outputs, determinism.
+# Usage: test_cli.sh CLUSTERSIM_BINARY SOURCE_ROOT
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+passes=0
+check() { # description, condition...
+  local what=$1
+  shift
+  if "$@"; then
+    echo "ok - $what"
+    passes=$((passes + 1))
+  else
+    echo "FAIL - $what"
+    fails=$((fails + 1))
+  fi
+}
+q="$src/examples/quickstart.json"
+
+"$bin" --help >"$tmp/help" 2>&1
+check "--help exits 0 and lists run" grep -q "run SCENARIO" "$tmp/help"
+"$bin" run --help >"$tmp/help" 2>&1
+check "run --help documents --set" grep -q -- "--set" "$tmp/help"
+check "--version" test "$("$bin" --version)" = "clustersim $(sed -n "s/^  version : '\(.*\)',/\1/p" "$src/meson.build")"
+
+"$bin" run "$q" --output "$tmp/a" --set clients[0].duration_s=5 >"$tmp/a.out" 2>"$tmp/a.err"
+check "run exits 0" test $? -eq 0
+check "table printed" grep -q "^resnet50 " "$tmp/a.out"
+check "stderr quiet when not a terminal" test ! -s "$tmp/a.err"
+check "summary.json written" test -s "$tmp/a/summary.json"
+check "no requests.csv unless asked" test ! -e "$tmp/a/requests.csv"
+"$bin" run "$q" --output "$tmp/b" --set clients[0].duration_s=5 >/dev/null 2>&1
+check "same scenario and seed: byte-identical summary.json" cmp -s "$tmp/a/summary.json" "$tmp/b/summary.json"
+"$bin" run "$q" --output "$tmp/c" --seed 2 --set clients[0].duration_s=5 >/dev/null 2>&1
+check "--seed changes the results" bash -c "! cmp -s '$tmp/a/summary.json' '$tmp/c/summary.json'"
+check "--seed recorded" grep -q '"seed":	2' "$tmp/c/summary.json"
+"$bin" run "$q" --output "$tmp/d" --requests-csv --set clients[0].duration_s=2 >/dev/null 2>&1
+check "requests.csv has a header and one row per request" \
+  test "$(($(wc -l <"$tmp/d/requests.csv") - 1))" -eq "$(python3 -c "import json;print(json.load(open('$tmp/d/summary.json'))['total']['requests']['generated'])")"
+
+bad() { # description, expected message, args...
+  local what=$1 msg=$2
+  shift 2
+  "$bin" "$@" >"$tmp/bad.out" 2>"$tmp/bad.err"
+  local rc=$?
+  check "$what: exit 2" test $rc -eq 2
+  check "$what: message" grep -qF -- "$msg" "$tmp/bad.err"
+  check "$what: nothing on stdout" test ! -s "$tmp/bad.out"
+}
+bad "unknown command" 'unknown command "runn"' runn
+bad "no scenario" "expected a SCENARIO file" run
+bad "missing file" "nope.json: cannot read" run "$tmp/nope.json"
+bad "bad --set value" "clients[0].rate: expected a number > 0, got -5" run "$q" --set clients[0].rate=-5
+bad "misspelt --set field" 'unknown field "rat" (did you mean "rate"?)' run "$q" --set clients[0].rat=5
+bad "bad --seed" "--seed x: expected an integer >= 0" run "$q" --seed x
+bad "unknown flag" "Unknown option --sed" run "$q" --sed 3
+"$bin" run "$q" --output "$tmp/never" --set clients[0].rate=-5 >/dev/null 2>&1
+check "no output directory on failure" test ! -e "$tmp/never"
+printf '{"seed": 1,' >"$tmp/broken.json"
+bad "broken JSON" "broken.json: line 1, column 12: not valid JSON" run "$tmp/broken.json"
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]

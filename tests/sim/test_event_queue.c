@@ -1,0 +1,124 @@
+/* Event queue: time order, FIFO tie-break, cancellation by handle. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "sim/event_queue.h"
+
+static void test_time_order_and_fifo_ties(void **state)
+{
+  (void)state;
+  CsEventQueue *q = cs_eq_new();
+  /* Pushed out of time order; equal times must pop in push order. */
+  cs_eq_push(q, 30, 0, 1, NULL);
+  cs_eq_push(q, 10, 0, 2, NULL);
+  cs_eq_push(q, 20, 0, 3, NULL);
+  cs_eq_push(q, 10, 0, 4, NULL);
+  cs_eq_push(q, 10, 0, 5, NULL);
+  const uint32_t expect[] = { 2, 4, 5, 3, 1 };
+  CsEvent ev;
+  for (int i = 0; i < 5; i++) {
+    assert_true(cs_eq_pop(q, &ev));
+    assert_int_equal(ev.arg, expect[i]);
+  }
+  assert_false(cs_eq_pop(q, &ev));
+  cs_eq_free(q);
+}
+
+static void test_tie_break_both_ways(void **state)
+{
+  (void)state;
+  /* The tie-break follows push order whichever of two equal events is pushed first. */
+  for (int first = 0; first < 2; first++) {
+    CsEventQueue *q = cs_eq_new();
+    cs_eq_push(q, 5, 0, (uint32_t)first, NULL);
+    cs_eq_push(q, 5, 0, (uint32_t)!first, NULL);
+    CsEvent ev;
+    cs_eq_pop(q, &ev);
+    assert_int_equal(ev.arg, first);
+    cs_eq_free(q);
+  }
+}
+
+static void test_cancel(void **state)
+{
+  (void)state;
+  CsEventQueue *q = cs_eq_new();
+  CsEventHandle a = cs_eq_push(q, 1, 0, 1, NULL);
+  CsEventHandle b = cs_eq_push(q, 2, 0, 2, NULL);
+  cs_eq_push(q, 3, 0, 3, NULL);
+  assert_true(cs_eq_pending(q, b));
+  assert_true(cs_eq_cancel(q, b));
+  assert_false(cs_eq_pending(q, b));
+  assert_false(cs_eq_cancel(q, b)); /* stale */
+  assert_false(cs_eq_cancel(q, CS_EVENT_HANDLE_NONE));
+  CsEvent ev;
+  cs_eq_pop(q, &ev);
+  assert_int_equal(ev.arg, 1);
+  assert_false(cs_eq_cancel(q, a)); /* already fired */
+  /* The freed slot is reused; the old handle must not cancel the new event. */
+  CsEventHandle c = cs_eq_push(q, 4, 0, 4, NULL);
+  assert_int_equal(c.slot, a.slot); /* the slot was reused, so only the generation tells */
+  assert_false(cs_eq_cancel(q, a));
+  assert_false(cs_eq_cancel(q, b));
+  cs_eq_pop(q, &ev);
+  assert_int_equal(ev.arg, 3);
+  cs_eq_pop(q, &ev);
+  assert_int_equal(ev.arg, 4);
+  assert_int_equal(cs_eq_size(q), 0);
+  cs_eq_free(q);
+}
+
+/* Random pushes and cancels against a reference: pops must come out sorted by
+ * (time, push order) and contain exactly the events not cancelled. */
+static void test_random_against_reference(void **state)
+{
+  (void)state;
+  enum { N = 20000 };
+  CsEventQueue *q = cs_eq_new();
+  CsEventHandle *h = g_new(CsEventHandle, N);
+  int64_t *time = g_new(int64_t, N);
+  gboolean *cancelled = g_new0(gboolean, N);
+  GRand *rand = g_rand_new_with_seed(7);
+  for (int i = 0; i < N; i++) {
+    time[i] = g_rand_int_range(rand, 0, 500); /* many ties */
+    h[i] = cs_eq_push(q, time[i], 0, (uint32_t)i, NULL);
+  }
+  int n_cancel = 0;
+  for (int i = 0; i < N; i += 3) {
+    assert_true(cs_eq_cancel(q, h[i]));
+    cancelled[i] = TRUE;
+    n_cancel++;
+  }
+  assert_int_equal(cs_eq_size(q), N - n_cancel);
+  CsEvent ev;
+  int64_t last_t = -1;
+  int last_i = -1, count = 0;
+  while (cs_eq_pop(q, &ev)) {
+    int i = (int)ev.arg;
+    assert_false(cancelled[i]);
+    assert_int_equal(ev.time, time[i]);
+    assert_true(ev.time > last_t || (ev.time == last_t && i > last_i));
+    last_t = ev.time;
+    last_i = i;
+    count++;
+  }
+  assert_int_equal(count, N - n_cancel);
+  g_rand_free(rand);
+  g_free(h);
+  g_free(time);
+  g_free(cancelled);
+  cs_eq_free(q);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_time_order_and_fifo_ties),
+    cmocka_unit_test(test_tie_break_both_ways),
+    cmocka_unit_test(test_cancel),
+    cmocka_unit_test(test_random_against_reference),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

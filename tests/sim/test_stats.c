@@ -1,0 +1,95 @@
+/* Percentiles: nearest-rank definition, selection against a full sort. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "sim/rng.h"
+#include "sim/stats.h"
+
+static int cmp64(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void test_nearest_rank(void **state)
+{
+  (void)state;
+  /* 1..100 ms: p50 is the 50th value, p99 the 99th. */
+  int64_t v[100];
+  for (int i = 0; i < 100; i++)
+    v[i] = (int64_t)(100 - i) * 1000000;
+  CsLatencyStats s;
+  cs_latency_stats(v, 100, &s);
+  assert_float_equal(s.p50, 50.0, 1e-12);
+  assert_float_equal(s.p90, 90.0, 1e-12);
+  assert_float_equal(s.p95, 95.0, 1e-12);
+  assert_float_equal(s.p99, 99.0, 1e-12);
+  assert_float_equal(s.max, 100.0, 1e-12);
+  assert_float_equal(s.mean, 50.5, 1e-12);
+  int64_t one = 7000000;
+  cs_latency_stats(&one, 1, &s);
+  assert_float_equal(s.p50, 7.0, 1e-12);
+  assert_float_equal(s.p99, 7.0, 1e-12);
+  cs_latency_stats(NULL, 0, &s);
+  assert_true(isnan(s.p50) && isnan(s.mean));
+}
+
+static void test_select_matches_sort(void **state)
+{
+  (void)state;
+  GRand *rand = g_rand_new_with_seed(11);
+  for (int round = 0; round < 50; round++) {
+    size_t n = 1 + (size_t)g_rand_int_range(rand, 0, 3000);
+    int64_t *v = g_new(int64_t, n), *sorted = g_new(int64_t, n);
+    int range = round % 2 ? 5 : 1000000; /* heavy duplicates, then few */
+    for (size_t i = 0; i < n; i++)
+      v[i] = sorted[i] = g_rand_int_range(rand, 0, range);
+    qsort(sorted, n, sizeof *sorted, cmp64);
+    CsLatencyStats s;
+    cs_latency_stats(v, n, &s);
+    const double pct[] = { 50, 90, 95, 99 };
+    const double got[] = { s.p50, s.p90, s.p95, s.p99 };
+    for (int k = 0; k < 4; k++) {
+      size_t rank = (size_t)ceil(pct[k] / 100.0 * n);
+      assert_float_equal(got[k], sorted[rank - 1] / 1e6, 1e-12);
+    }
+    assert_float_equal(s.max, sorted[n - 1] / 1e6, 1e-12);
+    g_free(v);
+    g_free(sorted);
+  }
+  g_rand_free(rand);
+}
+
+static void test_rng_streams(void **state)
+{
+  (void)state;
+  /* Same (seed, name): same stream. Another name or seed: another stream. */
+  assert_true(cs_rng_stream_seed(1, "client/a/arrivals") == cs_rng_stream_seed(1, "client/a/arrivals"));
+  assert_true(cs_rng_stream_seed(1, "client/a/arrivals") != cs_rng_stream_seed(1, "client/b/arrivals"));
+  assert_true(cs_rng_stream_seed(1, "client/a/arrivals") != cs_rng_stream_seed(2, "client/a/arrivals"));
+  gsl_rng *x = cs_rng_stream_new(5, "s"), *y = cs_rng_stream_new(5, "s"), *z = cs_rng_stream_new(5, "t");
+  int same_z = 0;
+  for (int i = 0; i < 100; i++) {
+    unsigned long a = gsl_rng_get(x), b = gsl_rng_get(y), c = gsl_rng_get(z);
+    assert_true(a == b);
+    same_z += a == c;
+  }
+  assert_true(same_z < 3);
+  gsl_rng_free(x);
+  gsl_rng_free(y);
+  gsl_rng_free(z);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_nearest_rank),
+    cmocka_unit_test(test_select_matches_sort),
+    cmocka_unit_test(test_rng_streams),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
