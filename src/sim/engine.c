@@ -59,7 +59,10 @@ typedef struct {
   /* metrics */
   int64_t generated, warmup, measured, completed, good, failed;
   GArray *e2e;            /* int64 ns per completed measured request */
-  GArray *stage[CS_N_STAGES];
+  GArray *router_wait;    /* int64 ns per completed measured request */
+  /* Every other stage is shared by the requests of a batch: one weighted
+   * sample per batch keeps memory per request small and the result exact. */
+  GArray *batch_stage[CS_N_STAGES]; /* CsWeightedSample; [CS_STAGE_ROUTER_WAIT] unused */
   GArray *batch_sizes;    /* int64 count per size */
   int64_t batches, batched_requests;
 } Client;
@@ -313,11 +316,7 @@ static void on_result(Engine *e, Batch *b)
       c->completed++;
       c->good += lat <= slo;
       push64(c->e2e, lat);
-      push64(c->stage[CS_STAGE_ROUTER_WAIT], b->dispatch_ns - r->send_ns);
-      push64(c->stage[CS_STAGE_TO_NODE], b->node_ns - b->dispatch_ns);
-      push64(c->stage[CS_STAGE_QUEUE_WAIT], b->start_ns - b->node_ns);
-      push64(c->stage[CS_STAGE_GPU], b->end_ns - b->start_ns);
-      push64(c->stage[CS_STAGE_RESULT_RETURN], e->now - b->end_ns);
+      push64(c->router_wait, b->dispatch_ns - r->send_ns);
     }
     if (wants_records(e)) {
       CsRequestRecord rec = {
@@ -331,6 +330,16 @@ static void on_result(Engine *e, Batch *b)
     }
   }
   if (measured_in_batch > 0) {
+    const int64_t stage_ns[CS_N_STAGES] = {
+      [CS_STAGE_TO_NODE] = b->node_ns - b->dispatch_ns,
+      [CS_STAGE_QUEUE_WAIT] = b->start_ns - b->node_ns,
+      [CS_STAGE_GPU] = b->end_ns - b->start_ns,
+      [CS_STAGE_RESULT_RETURN] = e->now - b->end_ns,
+    };
+    for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++) {
+      CsWeightedSample ws = { .value = stage_ns[s], .weight = measured_in_batch };
+      g_array_append_val(c->batch_stage[s], ws);
+    }
     c->batches++;
     c->batched_requests += b->n;
     if ((guint)b->n >= c->batch_sizes->len)
@@ -376,8 +385,9 @@ static void setup(Engine *e)
       if (e->replicas[r].model == i)
         c->replicas[c->n_replicas++] = r;
     c->e2e = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    c->router_wait = g_array_new(FALSE, FALSE, sizeof(int64_t));
     for (int s = 0; s < CS_N_STAGES; s++)
-      c->stage[s] = g_array_new(FALSE, FALSE, sizeof(int64_t));
+      c->batch_stage[s] = g_array_new(FALSE, FALSE, sizeof(CsWeightedSample));
     c->batch_sizes = g_array_new(FALSE, TRUE, sizeof(int64_t));
     double warm = c->cfg->rate_rps * c->cfg->warmup_ns * 1e-9;
     e->expected_requests += warm + (c->cfg->requests > 0
@@ -444,8 +454,11 @@ static void fill_model_result(CsModelResult *m, Client *c)
   m->goodput_rps = m->window_s > 0 ? c->good / m->window_s : 0.0;
   m->bad_rate = c->measured > 0 ? 1.0 - (double)c->good / (double)c->measured : 0.0;
   cs_latency_stats((int64_t *)c->e2e->data, c->e2e->len, &m->latency);
-  for (int s = 0; s < CS_N_STAGES; s++)
-    cs_latency_stats((int64_t *)c->stage[s]->data, c->stage[s]->len, &m->stage[s]);
+  cs_latency_stats((int64_t *)c->router_wait->data, c->router_wait->len,
+                   &m->stage[CS_STAGE_ROUTER_WAIT]);
+  for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++)
+    cs_weighted_latency_stats((CsWeightedSample *)c->batch_stage[s]->data,
+                              c->batch_stage[s]->len, &m->stage[s]);
   m->batches = c->batches;
   m->mean_batch = c->batches > 0 ? (double)c->batched_requests / c->batches : NAN;
 }
@@ -477,15 +490,24 @@ static void fill_total(CsResults *res, Engine *e)
   }
   t->bad_rate = t->measured > 0 ? 1.0 - (double)t->good / (double)t->measured : 0.0;
   t->mean_batch = t->batches > 0 ? (double)batched / t->batches : NAN;
-  for (int s = -1; s < CS_N_STAGES; s++) {
+  for (int s = -1; s <= CS_STAGE_ROUTER_WAIT; s++) {
     g_array_set_size(pool, 0);
     for (int i = 0; i < res->n_models; i++) {
-      GArray *src = s < 0 ? e->clients[i].e2e : e->clients[i].stage[s];
+      GArray *src = s < 0 ? e->clients[i].e2e : e->clients[i].router_wait;
       g_array_append_vals(pool, src->data, src->len);
     }
     cs_latency_stats((int64_t *)pool->data, pool->len, s < 0 ? &t->latency : &t->stage[s]);
   }
   g_array_unref(pool);
+  GArray *wpool = g_array_new(FALSE, FALSE, sizeof(CsWeightedSample));
+  for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++) {
+    g_array_set_size(wpool, 0);
+    for (int i = 0; i < res->n_models; i++)
+      g_array_append_vals(wpool, e->clients[i].batch_stage[s]->data,
+                          e->clients[i].batch_stage[s]->len);
+    cs_weighted_latency_stats((CsWeightedSample *)wpool->data, wpool->len, &t->stage[s]);
+  }
+  g_array_unref(wpool);
 }
 
 CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOptions *opt)
@@ -537,8 +559,9 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
     gsl_rng_free(c->rng);
     g_free(c->replicas);
     g_array_unref(c->e2e);
+    g_array_unref(c->router_wait);
     for (int s = 0; s < CS_N_STAGES; s++)
-      g_array_unref(c->stage[s]);
+      g_array_unref(c->batch_stage[s]);
     g_array_unref(c->batch_sizes);
     g_assert(c->open == NULL); /* every open batch was flushed by its timeout */
   }

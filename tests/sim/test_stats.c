@@ -64,6 +64,36 @@ static void test_select_matches_sort(void **state)
   g_rand_free(rand);
 }
 
+/* Weighted samples give exactly the statistics of the expanded samples. */
+static void test_weighted_matches_expanded(void **state)
+{
+  (void)state;
+  GRand *rand = g_rand_new_with_seed(13);
+  for (int round = 0; round < 50; round++) {
+    size_t n = 1 + (size_t)g_rand_int_range(rand, 0, 300);
+    CsWeightedSample *w = g_new(CsWeightedSample, n);
+    GArray *expanded = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    for (size_t i = 0; i < n; i++) {
+      w[i].value = g_rand_int_range(rand, 0, round % 2 ? 20 : 5000000);
+      w[i].weight = g_rand_int_range(rand, 1, 17);
+      for (int64_t k = 0; k < w[i].weight; k++)
+        g_array_append_val(expanded, w[i].value);
+    }
+    CsLatencyStats a, b;
+    cs_weighted_latency_stats(w, n, &a);
+    cs_latency_stats((int64_t *)expanded->data, expanded->len, &b);
+    assert_float_equal(a.p50, b.p50, 0.0);
+    assert_float_equal(a.p90, b.p90, 0.0);
+    assert_float_equal(a.p95, b.p95, 0.0);
+    assert_float_equal(a.p99, b.p99, 0.0);
+    assert_float_equal(a.max, b.max, 0.0);
+    assert_float_equal(a.mean, b.mean, 1e-9);
+    g_free(w);
+    g_array_unref(expanded);
+  }
+  g_rand_free(rand);
+}
+
 static void test_rng_streams(void **state)
 {
   (void)state;
@@ -89,6 +119,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_nearest_rank),
     cmocka_unit_test(test_select_matches_sort),
+    cmocka_unit_test(test_weighted_matches_expanded),
     cmocka_unit_test(test_rng_streams),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
