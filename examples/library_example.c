@@ -28,7 +28,7 @@ int main(int argc, char **argv)
       { "profiles[0]", argv[1] },
       { "cluster.gpus", "1" },
       { "cluster.gpu_type", "v100" },
-      { "router.max_wait_ms", wait },
+      { "dispatch.max_wait_ms", wait },
       { "placement.policy", "manual" },
       { "placement.replicas[0]", "{\"model\": \"resnet50\", \"gpu\": 0, \"batch\": 16}" },
       { "clients[0]", "{\"model\": \"resnet50\", \"rate\": 400, \"slo_ms\": 100, \"duration_s\": 20}" },

@@ -99,7 +99,8 @@ typedef struct {
   const char *model;        /* model name */
   int client;               /* client index in the scenario */
   gboolean measured;        /* FALSE for warm-up requests (excluded from metrics) */
-  gboolean served;          /* FALSE if the model had no replica (failed request) */
+  gboolean served;          /* FALSE if the request never ran (failed or dropped) */
+  gboolean dropped;         /* TRUE if the dispatch policy dropped it (deadline unreachable) */
   int64_t send_ns;          /* client sends */
   int64_t dispatch_ns;      /* router sends the batch */
   int64_t node_ns;          /* batch arrives at the node, enters the worker queue */
@@ -193,6 +194,24 @@ CS_API char *cs_results_to_json(const CsResults *r);
 
 /* Prints the per-model table to out. */
 CS_API void cs_results_print_table(const CsResults *r, FILE *out);
+
+/* ---- Batching analytics (Symphony section 3.3 / 5, Table 2) ----------------- */
+
+/* Upper bounds for one model with latency l(b) = alpha*b + beta on n_gpus GPUs,
+ * requests at constant gaps. Staggered execution (a centralized scheduler):
+ * worst queueing delay l(b)/N, so b = floor((SLO/(1 + 1/N) - beta)/alpha).
+ * No coordination (each GPU batches alone): worst queueing delay l(b), so
+ * b = floor((SLO/2 - beta)/alpha). Throughput N*b/l(b) in req/s. batch is 0
+ * (and throughput 0) when not even one request fits the SLO. */
+typedef struct {
+  int batch;
+  double throughput_rps;
+} CsBatchingBound;
+
+CS_API CsBatchingBound cs_batching_staggered(double alpha_ms, double beta_ms, double slo_ms,
+                                             int n_gpus);
+CS_API CsBatchingBound cs_batching_uncoordinated(double alpha_ms, double beta_ms, double slo_ms,
+                                                 int n_gpus);
 
 G_END_DECLS
 

@@ -137,7 +137,10 @@ gboolean cs_json_check_keys(const cJSON *obj, const char *const *known, const ch
     const char *best = NULL;
     int best_d = G_MAXINT;
     for (int i = 0; known[i]; i++) {
-      int d = edit_distance(field->string, known[i]);
+      /* A known name that merely adds a suffix (often the unit: "_ms") counts as close. */
+      int d = g_str_has_prefix(known[i], field->string) && strlen(field->string) >= 3
+                ? 1
+                : edit_distance(field->string, known[i]);
       if (d < best_d) {
         best_d = d;
         best = known[i];

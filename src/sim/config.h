@@ -12,11 +12,13 @@
 #include "policies/placement.h"
 #include "profiles/network.h"
 #include "profiles/profile.h"
+#include "sim/dispatch.h"
 
 typedef enum {
   CS_ARRIVAL_POISSON,  /* exponential gaps */
   CS_ARRIVAL_GAMMA,    /* gamma gaps with shape k (CV = 1/sqrt(k)) */
   CS_ARRIVAL_CONSTANT, /* fixed gaps: the i-th request at start + i / rate */
+  CS_ARRIVAL_TIMES,    /* an explicit list of send times */
 } CsArrivalKind;
 
 typedef struct {
@@ -26,6 +28,8 @@ typedef struct {
   int64_t slo_ns;
   CsArrivalKind arrival;
   double gamma_shape;     /* k, for CS_ARRIVAL_GAMMA */
+  int64_t *times_ns;      /* CS_ARRIVAL_TIMES: send times after start_ns, non-decreasing */
+  int64_t n_times;
   int64_t requests;       /* measured requests to send; 0 when duration bounds the client */
   int64_t duration_ns;    /* measured phase length; 0 when requests bound the client */
   int64_t warmup_ns;      /* warm-up phase before the measured one (not in metrics) */
@@ -48,9 +52,10 @@ typedef struct {
   int n_nodes;
   CsProfileSet *profiles;
   CsNetworkCurve *network;
-  int64_t max_wait_ns;    /* router: MAX_WAIT_TIME */
-  const CsPlacementPolicy *placement_policy;
-  CsPlacement *placement; /* computed at validation */
+  const CsDispatchPolicy *dispatch;
+  void *dispatch_params;  /* parsed by dispatch->parse */
+  const CsPlacementPolicy *placement_policy; /* NULL when the dispatch policy uses none */
+  CsPlacement *placement; /* computed at validation; NULL when none */
   char *network_desc;     /* what curve is used, for the summary */
   gboolean network_is_zero; /* payload sizes are not needed */
   char **profile_files;   /* resolved profile paths, NULL-terminated */

@@ -4,44 +4,25 @@
  * batch (timeout, node arrival, execution end, result arrival), so the cost per
  * request falls with the batch size. Requests travel inside their batch as
  * small records; batches come from a free list; latencies per batch size are
- * looked up in per-replica tables built before the run. */
+ * looked up in per-(model, GPU type) tables filled on first use. */
 #include "engine.h"
 
 #include <gsl/gsl_randist.h>
 #include <math.h>
 #include <string.h>
 
+#include "engine_internal.h"
 #include "event_queue.h"
 #include "rng.h"
 #include "stats.h"
 
 enum {
   EV_ARRIVAL,       /* arg: client */
-  EV_BATCH_TIMEOUT, /* arg: model (= client) */
+  EV_DISPATCH,      /* arg: the dispatch policy's own */
   EV_BATCH_AT_NODE, /* ptr: batch */
   EV_EXEC_DONE,     /* arg: gpu, ptr: batch */
   EV_RESULT,        /* ptr: batch */
 };
-
-typedef struct {
-  uint64_t id;
-  int64_t send_ns;
-  gboolean measured;
-} Req;
-
-typedef struct Batch {
-  int model;
-  int replica;          /* index into the engine's replica array */
-  int n, cap;
-  Req *reqs;
-  int64_t dispatch_ns, node_ns, start_ns, end_ns;
-  struct Batch *next;   /* free list, or the GPU's FIFO */
-} Batch;
-
-typedef struct {
-  int model, gpu, batch;
-  int64_t *latency_ns;  /* [1..batch]: isolated latency of a batch of that size */
-} Replica;
 
 typedef struct {
   const CsClientConfig *cfg;
@@ -50,14 +31,8 @@ typedef struct {
   int64_t last_ns;        /* time of the last arrival (random processes) */
   int64_t window_start_ns, window_end_ns;
   gboolean done;
-  /* router state of this client's model */
-  int *replicas;          /* indices into the engine's replica array */
-  int n_replicas;
-  int cur;                /* round-robin position */
-  Batch *open;
-  CsEventHandle timeout;
   /* metrics */
-  int64_t generated, warmup, measured, completed, good, failed;
+  int64_t generated, warmup, measured, completed, good, failed, dropped;
   GArray *e2e;            /* int64 ns per completed measured request */
   GArray *router_wait;    /* int64 ns per completed measured request */
   /* Every other stage is shared by the requests of a batch: one weighted
@@ -72,23 +47,28 @@ typedef struct {
   gboolean busy;
   int64_t busy_ns;
   int64_t batches;
+  int type;               /* index into Engine.gpu_types */
 } Gpu;
 
-typedef struct {
+struct Engine {
   const CsConfig *cfg;
   const CsRunOptions *opt;
   CsEventQueue *q;
   int64_t now;
   uint64_t next_id;
   Client *clients;
-  Replica *replicas;
-  int n_replicas;
   Gpu *gpus;
+  int n_gpu_types;
+  const char **gpu_types;         /* distinct GPU type names */
+  const CsModelProfile **profile; /* [model * n_gpu_types + type], NULL if none */
+  GArray **latency;               /* [model * n_gpu_types + type]: int64 ns per batch size */
   Batch *free_batches;
   FILE *csv;
   uint64_t events;
   double expected_requests; /* for progress */
-} Engine;
+  const CsDispatchPolicy *dispatch;
+  void *dispatch_state;
+};
 
 /* ---- arrivals ----------------------------------------------------------- */
 
@@ -112,6 +92,10 @@ static int64_t arrival_time(Client *c, int64_t index)
   const CsClientConfig *cfg = c->cfg;
   if (cfg->arrival == CS_ARRIVAL_CONSTANT)
     return cfg->start_ns + llround((double)index * 1e9 / cfg->rate_rps);
+  if (cfg->arrival == CS_ARRIVAL_TIMES)
+    return index < cfg->n_times
+             ? cfg->start_ns + cfg->times_ns[index]
+             : cfg->start_ns + cfg->times_ns[cfg->n_times - 1] + llround(1e9 / cfg->rate_rps);
   int64_t base = index == 0 ? cfg->start_ns : c->last_ns;
   c->last_ns = base + gap_ns(c);
   return c->last_ns;
@@ -122,6 +106,10 @@ static int64_t arrival_time(Client *c, int64_t index)
 static gboolean client_accepts(Client *c, int64_t t)
 {
   const CsClientConfig *cfg = c->cfg;
+  if (cfg->arrival == CS_ARRIVAL_TIMES && c->index >= cfg->n_times) {
+    c->window_end_ns = t; /* one mean gap after the last listed time */
+    return FALSE;
+  }
   if (t < c->window_start_ns)
     return TRUE; /* warm-up */
   if (cfg->duration_ns > 0)
@@ -149,10 +137,11 @@ static void emit(Engine *e, const CsRequestRecord *r)
 {
   if (e->csv)
     fprintf(e->csv,
-            "%" G_GUINT64_FORMAT ",%s,%d,%d,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+            "%" G_GUINT64_FORMAT ",%s,%d,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
             ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
             ",%" G_GINT64_FORMAT ",%d,%d,%d\n",
-            (guint64)r->id, r->model, r->measured ? 1 : 0, r->served ? 1 : 0,
+            (guint64)r->id, r->model, r->measured ? 1 : 0,
+            r->served ? "ok" : (r->dropped ? "dropped" : "failed"),
             (gint64)r->send_ns, (gint64)r->dispatch_ns, (gint64)r->node_ns,
             (gint64)r->exec_start_ns, (gint64)r->exec_end_ns, (gint64)r->receive_ns,
             (gint64)(r->receive_ns - r->send_ns), r->slo_met ? 1 : 0, r->batch_size, r->gpu);
@@ -165,10 +154,32 @@ static gboolean wants_records(const Engine *e)
   return e->csv || (e->opt && e->opt->on_request);
 }
 
-/* ---- router --------------------------------------------------------------- */
+/* ---- services for dispatch policies (engine_internal.h) --------------------- */
 
-static Batch *batch_new(Engine *e, int model, int replica, int cap)
+int64_t cs_engine_now(const Engine *e)
 {
+  return e->now;
+}
+
+const CsConfig *cs_engine_config(const Engine *e)
+{
+  return e->cfg;
+}
+
+CsEventHandle cs_engine_timer(Engine *e, int64_t at, uint32_t arg)
+{
+  g_assert(at >= e->now);
+  return cs_eq_push(e->q, at, EV_DISPATCH, arg, NULL);
+}
+
+void cs_engine_cancel(Engine *e, CsEventHandle h)
+{
+  cs_eq_cancel(e->q, h);
+}
+
+Batch *cs_engine_batch_new(Engine *e, int model, int cap)
+{
+  cap = MAX(cap, 1);
   Batch *b = e->free_batches;
   if (b) {
     e->free_batches = b->next;
@@ -182,10 +193,21 @@ static Batch *batch_new(Engine *e, int model, int replica, int cap)
     b->cap = cap;
   }
   b->model = model;
-  b->replica = replica;
+  b->gpu = -1;
   b->n = 0;
+  b->not_before_ns = 0;
   b->next = NULL;
   return b;
+}
+
+void cs_engine_batch_add(Engine *e, Batch *b, const Req *r)
+{
+  (void)e;
+  if (b->n == b->cap) {
+    b->cap *= 2;
+    b->reqs = g_renew(Req, b->reqs, b->cap);
+  }
+  b->reqs[b->n++] = *r;
 }
 
 static void batch_release(Engine *e, Batch *b)
@@ -194,33 +216,57 @@ static void batch_release(Engine *e, Batch *b)
   e->free_batches = b;
 }
 
-static void dispatch(Engine *e, int ci)
+void cs_engine_send(Engine *e, Batch *b, int gpu)
 {
-  Client *c = &e->clients[ci];
-  Batch *b = c->open;
-  c->open = NULL;
-  cs_eq_cancel(e->q, c->timeout);
-  c->timeout = CS_EVENT_HANDLE_NONE;
+  g_assert(b->n > 0 && gpu >= 0 && gpu < e->cfg->n_gpus);
+  b->gpu = gpu;
   b->dispatch_ns = e->now;
-  int64_t bytes = (int64_t)b->n * c->cfg->input_bytes;
+  b->node_ns = -1;
+  int64_t bytes = (int64_t)b->n * e->clients[b->model].cfg->input_bytes;
   cs_eq_push(e->q, e->now + cs_network_curve_latency_ns(e->cfg->network, bytes), EV_BATCH_AT_NODE,
              0, b);
-  c->cur = (c->cur + 1) % c->n_replicas;
 }
 
-static void fail_unserved(Engine *e, Client *c, const Req *r)
+int64_t cs_engine_latency(Engine *e, int model, int gpu, int n)
 {
-  c->failed += r->measured;
+  int k = model * e->n_gpu_types + e->gpus[gpu].type;
+  GArray *t = e->latency[k];
+  if (G_UNLIKELY((guint)n >= t->len)) {
+    /* Filled on first use: policies may form batches of any size. */
+    const CsModelProfile *prof = e->profile[k];
+    g_assert(prof != NULL);
+    guint old = t->len;
+    g_array_set_size(t, MAX((guint)n + 1, old * 2));
+    for (guint s = MAX(old, 1); s < t->len; s++)
+      g_array_index(t, int64_t, s) = cs_model_profile_latency_ns(prof, (int)s);
+  }
+  return g_array_index(t, int64_t, n);
+}
+
+static void emit_unserved(Engine *e, int model, const Req *r, gboolean dropped)
+{
   if (!wants_records(e))
     return;
   CsRequestRecord rec = {
-    .id = r->id, .model = c->cfg->model, .client = (int)(c - e->clients),
-    .measured = r->measured, .served = FALSE, .send_ns = r->send_ns,
-    .dispatch_ns = r->send_ns, .node_ns = r->send_ns, .exec_start_ns = r->send_ns,
-    .exec_end_ns = r->send_ns, .receive_ns = r->send_ns, .batch_size = 0, .gpu = -1,
+    .id = r->id, .model = e->clients[model].cfg->model, .client = model,
+    .measured = r->measured, .served = FALSE, .dropped = dropped, .send_ns = r->send_ns,
+    .dispatch_ns = e->now, .node_ns = e->now, .exec_start_ns = e->now,
+    .exec_end_ns = e->now, .receive_ns = e->now, .batch_size = 0, .gpu = -1,
     .slo_met = FALSE,
   };
   emit(e, &rec);
+}
+
+void cs_engine_drop(Engine *e, int model, const Req *r)
+{
+  e->clients[model].dropped += r->measured;
+  emit_unserved(e, model, r, TRUE);
+}
+
+void cs_engine_fail(Engine *e, int model, const Req *r)
+{
+  e->clients[model].failed += r->measured;
+  emit_unserved(e, model, r, FALSE);
 }
 
 static void on_arrival(Engine *e, int ci)
@@ -234,22 +280,7 @@ static void on_arrival(Engine *e, int ci)
   else
     c->warmup++;
   schedule_next_arrival(e, ci);
-
-  if (c->n_replicas == 0) {
-    fail_unserved(e, c, &r);
-    return;
-  }
-  if (!c->open) {
-    int rep = c->replicas[c->cur];
-    c->open = batch_new(e, ci, rep, e->replicas[rep].batch);
-    if (e->cfg->max_wait_ns > 0)
-      c->timeout = cs_eq_push(e->q, e->now + e->cfg->max_wait_ns, EV_BATCH_TIMEOUT,
-                              (uint32_t)ci, NULL);
-  }
-  Batch *b = c->open;
-  b->reqs[b->n++] = r;
-  if (b->n >= e->replicas[b->replica].batch || e->cfg->max_wait_ns == 0)
-    dispatch(e, ci);
+  e->dispatch->on_request(e->dispatch_state, ci, &r);
 }
 
 /* ---- node, worker, GPU ------------------------------------------------------ */
@@ -268,14 +299,20 @@ static void gpu_start_next(Engine *e, int g)
   b->next = NULL;
   gpu->busy = TRUE;
   b->start_ns = e->now;
-  int64_t lat = e->replicas[b->replica].latency_ns[b->n];
+  int64_t lat = cs_engine_latency(e, b->model, g, b->n);
   cs_eq_push(e->q, e->now + lat, EV_EXEC_DONE, (uint32_t)g, b);
 }
 
 static void on_batch_at_node(Engine *e, Batch *b)
 {
-  b->node_ns = e->now;
-  int g = e->replicas[b->replica].gpu;
+  if (b->node_ns < 0)
+    b->node_ns = e->now;
+  if (b->not_before_ns > e->now) {
+    /* The dispatcher asked for a later start: the batch waits at the worker. */
+    cs_eq_push(e->q, b->not_before_ns, EV_BATCH_AT_NODE, 0, b);
+    return;
+  }
+  int g = b->gpu;
   Gpu *gpu = &e->gpus[g];
   if (gpu->tail)
     gpu->tail->next = b;
@@ -323,7 +360,7 @@ static void on_result(Engine *e, Batch *b)
         .id = r->id, .model = c->cfg->model, .client = b->model, .measured = r->measured,
         .served = TRUE, .send_ns = r->send_ns, .dispatch_ns = b->dispatch_ns,
         .node_ns = b->node_ns, .exec_start_ns = b->start_ns, .exec_end_ns = b->end_ns,
-        .receive_ns = e->now, .batch_size = b->n, .gpu = e->replicas[b->replica].gpu,
+        .receive_ns = e->now, .batch_size = b->n, .gpu = b->gpu,
         .slo_met = lat <= slo,
       };
       emit(e, &rec);
@@ -355,22 +392,25 @@ static void setup(Engine *e)
 {
   const CsConfig *cfg = e->cfg;
   e->q = cs_eq_new();
-  e->gpus = g_new0(Gpu, cfg->n_gpus);
-  GArray *reps = cfg->placement->replicas;
-  e->n_replicas = (int)reps->len;
-  e->replicas = g_new0(Replica, MAX(e->n_replicas, 1));
-  for (int r = 0; r < e->n_replicas; r++) {
-    const CsReplica *pr = &g_array_index(reps, CsReplica, r);
-    Replica *rep = &e->replicas[r];
-    rep->model = pr->model;
-    rep->gpu = pr->gpu;
-    rep->batch = pr->batch;
-    const CsModelProfile *prof = cs_profile_set_lookup(
-      cfg->profiles, cfg->gpus[pr->gpu].gpu_type, cfg->clients[pr->model].model);
-    rep->latency_ns = g_new0(int64_t, pr->batch + 1);
-    for (int s = 1; s <= pr->batch; s++)
-      rep->latency_ns[s] = cs_model_profile_latency_ns(prof, s);
+  e->gpus = g_new0(Gpu, MAX(cfg->n_gpus, 1));
+  e->gpu_types = g_new0(const char *, MAX(cfg->n_gpus, 1));
+  for (int g = 0; g < cfg->n_gpus; g++) {
+    int t = 0;
+    while (t < e->n_gpu_types && strcmp(e->gpu_types[t], cfg->gpus[g].gpu_type) != 0)
+      t++;
+    if (t == e->n_gpu_types)
+      e->gpu_types[e->n_gpu_types++] = cfg->gpus[g].gpu_type;
+    e->gpus[g].type = t;
   }
+  int n_pairs = cfg->n_clients * e->n_gpu_types;
+  e->profile = g_new0(const CsModelProfile *, MAX(n_pairs, 1));
+  e->latency = g_new0(GArray *, MAX(n_pairs, 1));
+  for (int m = 0; m < cfg->n_clients; m++)
+    for (int t = 0; t < e->n_gpu_types; t++) {
+      int k = m * e->n_gpu_types + t;
+      e->profile[k] = cs_profile_set_lookup(cfg->profiles, e->gpu_types[t], cfg->clients[m].model);
+      e->latency[k] = g_array_new(FALSE, TRUE, sizeof(int64_t));
+    }
   e->clients = g_new0(Client, cfg->n_clients);
   for (int i = 0; i < cfg->n_clients; i++) {
     Client *c = &e->clients[i];
@@ -380,10 +420,6 @@ static void setup(Engine *e)
     g_free(stream);
     c->window_start_ns = c->cfg->start_ns + c->cfg->warmup_ns;
     c->window_end_ns = c->cfg->duration_ns > 0 ? c->window_start_ns + c->cfg->duration_ns : 0;
-    c->replicas = g_new0(int, MAX(e->n_replicas, 1));
-    for (int r = 0; r < e->n_replicas; r++)
-      if (e->replicas[r].model == i)
-        c->replicas[c->n_replicas++] = r;
     c->e2e = g_array_new(FALSE, FALSE, sizeof(int64_t));
     c->router_wait = g_array_new(FALSE, FALSE, sizeof(int64_t));
     for (int s = 0; s < CS_N_STAGES; s++)
@@ -394,6 +430,8 @@ static void setup(Engine *e)
                                       ? (double)c->cfg->requests
                                       : c->cfg->rate_rps * c->cfg->duration_ns * 1e-9);
   }
+  e->dispatch = cfg->dispatch;
+  e->dispatch_state = e->dispatch->create(e, cfg->dispatch_params);
   /* First arrivals in client order, so equal first-arrival times keep it. */
   for (int i = 0; i < cfg->n_clients; i++)
     schedule_next_arrival(e, i);
@@ -411,9 +449,8 @@ static void run_loop(Engine *e)
     case EV_ARRIVAL:
       on_arrival(e, (int)ev.arg);
       break;
-    case EV_BATCH_TIMEOUT:
-      e->clients[ev.arg].timeout = CS_EVENT_HANDLE_NONE;
-      dispatch(e, (int)ev.arg);
+    case EV_DISPATCH:
+      e->dispatch->on_timer(e->dispatch_state, ev.arg);
       break;
     case EV_BATCH_AT_NODE:
       on_batch_at_node(e, ev.ptr);
@@ -448,7 +485,7 @@ static void fill_model_result(CsModelResult *m, Client *c)
   m->completed = c->completed;
   m->good = c->good;
   m->failed = c->failed;
-  m->dropped = 0;
+  m->dropped = c->dropped;
   m->submitted_rps = m->window_s > 0 ? c->measured / m->window_s : 0.0;
   m->throughput_rps = m->window_s > 0 ? c->completed / m->window_s : 0.0;
   m->goodput_rps = m->window_s > 0 ? c->good / m->window_s : 0.0;
@@ -515,7 +552,7 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   Engine e = { .cfg = cfg, .opt = opt, .csv = requests_csv };
   gint64 t0 = g_get_monotonic_time();
   if (e.csv)
-    fputs("id,model,measured,served,send_ns,dispatch_ns,node_ns,exec_start_ns,exec_end_ns,"
+    fputs("id,model,measured,status,send_ns,dispatch_ns,node_ns,exec_start_ns,exec_end_ns,"
           "receive_ns,latency_ns,slo_met,batch_size,gpu\n",
           e.csv);
   setup(&e);
@@ -527,13 +564,14 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
     res->model_names[i] = g_strdup(c->cfg->model);
     res->models[i].model = res->model_names[i];
     fill_model_result(&res->models[i], c);
-    res->models[i].expected_goodput_rps = cfg->placement->expected_goodput[i];
+    res->models[i].expected_goodput_rps =
+      cfg->placement ? cfg->placement->expected_goodput[i] : NAN;
     g_array_append_vals(res->batch_sizes[i], c->batch_sizes->data, c->batch_sizes->len);
-    for (int r = 0; r < c->n_replicas; r++) {
-      CsResultReplica rr = { .gpu = e.replicas[c->replicas[r]].gpu,
-                             .batch = e.replicas[c->replicas[r]].batch };
-      g_array_append_val(res->replicas[i], rr);
-    }
+  }
+  for (guint r = 0; cfg->placement && r < cfg->placement->replicas->len; r++) {
+    const CsReplica *rep = &g_array_index(cfg->placement->replicas, CsReplica, r);
+    CsResultReplica rr = { .gpu = rep->gpu, .batch = rep->batch };
+    g_array_append_val(res->replicas[rep->model], rr);
   }
   fill_total(res, &e);
   for (int g = 0; g < cfg->n_gpus; g++) {
@@ -546,29 +584,32 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   res->seed = cfg->seed;
   res->sim_time_ns = e.now;
   res->events = e.events;
-  res->placement_policy = g_strdup(cfg->placement_policy->name);
-  res->placement_log = g_strdup(cfg->placement->log->str);
-  res->expected_total = cfg->placement->expected_total;
+  res->placement_policy = g_strdup(cfg->placement ? cfg->placement_policy->name : "none");
+  res->placement_log = g_strdup(cfg->placement ? cfg->placement->log->str : "");
+  res->expected_total = cfg->placement ? cfg->placement->expected_total : NAN;
+  res->dispatch_policy = g_strdup(cfg->dispatch->name);
+  res->dispatch_params = cJSON_CreateObject();
+  cfg->dispatch->describe(cfg->dispatch_params, res->dispatch_params);
   res->network = g_strdup(cfg->network_desc);
   res->profiles = g_strdupv(cfg->profile_files);
-  res->max_wait_ms = cfg->max_wait_ns / 1e6;
 
   /* teardown */
+  e.dispatch->destroy(e.dispatch_state);
   for (int i = 0; i < cfg->n_clients; i++) {
     Client *c = &e.clients[i];
     gsl_rng_free(c->rng);
-    g_free(c->replicas);
     g_array_unref(c->e2e);
     g_array_unref(c->router_wait);
     for (int s = 0; s < CS_N_STAGES; s++)
       g_array_unref(c->batch_stage[s]);
     g_array_unref(c->batch_sizes);
-    g_assert(c->open == NULL); /* every open batch was flushed by its timeout */
   }
   g_free(e.clients);
-  for (int r = 0; r < e.n_replicas; r++)
-    g_free(e.replicas[r].latency_ns);
-  g_free(e.replicas);
+  for (int k = 0; k < cfg->n_clients * e.n_gpu_types; k++)
+    g_array_unref(e.latency[k]);
+  g_free(e.latency);
+  g_free(e.profile);
+  g_free(e.gpu_types);
   g_free(e.gpus);
   while (e.free_batches) {
     Batch *b = e.free_batches;

@@ -39,6 +39,8 @@ void cs_results_free(CsResults *r)
     g_free(r->gpus[g].gpu_type);
   g_free(r->gpus);
   g_free(r->placement_policy);
+  g_free(r->dispatch_policy);
+  cJSON_Delete(r->dispatch_params);
   g_free(r->placement_log);
   g_free(r->network);
   g_strfreev(r->profiles);
@@ -179,7 +181,9 @@ char *cs_results_to_json(const CsResults *r)
   for (int i = 0; r->profiles && r->profiles[i]; i++)
     cJSON_AddItemToArray(prof, cJSON_CreateString(r->profiles[i]));
   cJSON_AddStringToObject(setup, "network", r->network);
-  add_num(setup, "router_max_wait_ms", r->max_wait_ms);
+  cJSON *disp = cJSON_AddObjectToObject(root, "dispatch");
+  cJSON_AddStringToObject(disp, "policy", r->dispatch_policy);
+  cJSON_AddItemToObject(disp, "params", cJSON_Duplicate(r->dispatch_params, TRUE));
   cJSON *pl = cJSON_AddObjectToObject(root, "placement");
   cJSON_AddStringToObject(pl, "policy", r->placement_policy);
   add_num(pl, "expected_goodput_rps", r->expected_total);
@@ -240,8 +244,9 @@ void cs_results_print_table(const CsResults *r, FILE *out)
   for (int i = 0; i < r->n_models; i++)
     print_row(out, &r->models[i]);
   print_row(out, &r->total);
-  fprintf(out, "\nrates in req/s; expected = goodput the placement policy (%s) predicts\n",
-          r->placement_policy);
+  fprintf(out, "\nrates in req/s; dispatch %s; expected = goodput the placement policy (%s) "
+          "predicts\n",
+          r->dispatch_policy, r->placement_policy);
   fprintf(out, "gpu busy:");
   for (int g = 0; g < r->n_gpus; g++)
     fprintf(out, " %d:%.1f%%", g, 100.0 * r->gpus[g].busy_fraction);

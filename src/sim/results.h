@@ -38,7 +38,8 @@ struct CsResults {
   double expected_total;
   char *network;
   char **profiles;
-  double max_wait_ms;
+  char *dispatch_policy;
+  cJSON *dispatch_params;   /* the dispatch policy's parameters, for the summary */
 };
 
 CsResults *cs_results_alloc(int n_models, int n_gpus);

@@ -178,8 +178,10 @@ void cs_config_free(CsConfig *c)
 {
   if (!c)
     return;
-  for (int i = 0; i < c->n_clients; i++)
+  for (int i = 0; i < c->n_clients; i++) {
     g_free(c->clients[i].model);
+    g_free(c->clients[i].times_ns);
+  }
   g_free(c->clients);
   for (int i = 0; i < c->n_gpus; i++)
     g_free(c->gpus[i].gpu_type);
@@ -187,6 +189,8 @@ void cs_config_free(CsConfig *c)
   cs_profile_set_free(c->profiles);
   cs_network_curve_free(c->network);
   cs_placement_free(c->placement);
+  if (c->dispatch && c->dispatch_params)
+    c->dispatch->free_params(c->dispatch_params);
   g_free(c->network_desc);
   g_strfreev(c->profile_files);
   g_free(c);
@@ -416,6 +420,51 @@ static int64_t profile_bytes(const CsConfig *c, const char *model, gboolean inpu
   return -1;
 }
 
+/* "times": {"process": "times", "times_ms": [t0, t1, ...]}: explicit send
+ * times after the client's start, non-decreasing. The offered rate is the
+ * number of requests over the window (first time to where the next would be,
+ * one mean gap after the last). */
+static gboolean read_times(const CsScenario *sc, const cJSON *params, const char *ap,
+                           CsClientConfig *cc, GError **error)
+{
+  const cJSON *list = params ? cJSON_GetObjectItemCaseSensitive(params, "times_ms") : NULL;
+  char *tp = cs_json_path_key(ap, "times_ms");
+  gboolean ok = TRUE;
+  if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0) {
+    ok = cs_json_fail(error, sc->name, list ? tp : ap,
+                      list ? "expected a non-empty array of times in ms, got %s"
+                           : "a \"times\" process needs \"times_ms\"%s",
+                      list ? cs_json_type_name(list) : "");
+    g_free(tp);
+    return FALSE;
+  }
+  cc->n_times = cJSON_GetArraySize(list);
+  cc->times_ns = g_new(int64_t, cc->n_times);
+  int64_t i = 0;
+  const cJSON *t;
+  cJSON_ArrayForEach(t, list)
+  {
+    if (!cJSON_IsNumber(t) || !isfinite(t->valuedouble) || t->valuedouble < 0) {
+      char *ip = cs_json_path_index(tp, (int)i);
+      ok = cs_json_fail(error, sc->name, ip, "expected a time in ms >= 0, got %s",
+                        cJSON_IsNumber(t) ? "a negative number" : cs_json_type_name(t));
+      g_free(ip);
+      break;
+    }
+    cc->times_ns[i] = llround(t->valuedouble * 1e6);
+    if (i > 0 && cc->times_ns[i] < cc->times_ns[i - 1]) {
+      char *ip = cs_json_path_index(tp, (int)i);
+      ok = cs_json_fail(error, sc->name, ip, "times must not decrease (%g ms after %g ms)",
+                        t->valuedouble, cc->times_ns[i - 1] / 1e6);
+      g_free(ip);
+      break;
+    }
+    i++;
+  }
+  g_free(tp);
+  return ok;
+}
+
 static gboolean read_arrival(const CsScenario *sc, const cJSON *cl, const char *jp,
                              CsClientConfig *cc, GError **error)
 {
@@ -429,7 +478,7 @@ static gboolean read_arrival(const CsScenario *sc, const cJSON *cl, const char *
   } else if (cJSON_IsString(a)) {
     process = a->valuestring;
   } else if (cJSON_IsObject(a)) {
-    static const char *const keys[] = { "process", "shape", "cv", NULL };
+    static const char *const keys[] = { "process", "shape", "cv", "times_ms", NULL };
     ok = cs_json_check_keys(a, keys, sc->name, ap, error) &&
          cs_json_read_string(a, "process", TRUE, &process, sc->name, ap, error);
     params = a;
@@ -440,7 +489,10 @@ static gboolean read_arrival(const CsScenario *sc, const cJSON *cl, const char *
                       cs_json_type_name(a));
   }
   if (ok) {
-    if (strcmp(process, "poisson") == 0) {
+    if (strcmp(process, "times") == 0) {
+      cc->arrival = CS_ARRIVAL_TIMES;
+      ok = read_times(sc, params, ap, cc, error);
+    } else if (strcmp(process, "poisson") == 0) {
       cc->arrival = CS_ARRIVAL_POISSON;
     } else if (strcmp(process, "constant") == 0) {
       cc->arrival = CS_ARRIVAL_CONSTANT;
@@ -458,9 +510,13 @@ static gboolean read_arrival(const CsScenario *sc, const cJSON *cl, const char *
     } else {
       char *pp = params ? cs_json_path_key(ap, "process") : g_strdup(ap);
       ok = cs_json_fail(error, sc->name, pp,
-                        "expected \"poisson\", \"gamma\" or \"constant\", got \"%s\"", process);
+                        "expected \"poisson\", \"gamma\", \"constant\" or \"times\", got \"%s\"",
+                        process);
       g_free(pp);
     }
+    if (ok && cc->arrival != CS_ARRIVAL_TIMES && params &&
+        cJSON_GetObjectItemCaseSensitive(params, "times_ms"))
+      ok = cs_json_fail(error, sc->name, ap, "\"times_ms\" applies to \"times\" only");
     if (ok && cc->arrival != CS_ARRIVAL_GAMMA && params &&
         (cJSON_GetObjectItemCaseSensitive(params, "shape") ||
          cJSON_GetObjectItemCaseSensitive(params, "cv")))
@@ -500,7 +556,7 @@ static gboolean read_clients(const CsScenario *sc, CsConfig *c, GError **error)
     gboolean ok = cs_json_expect_object(cl, sc->name, jp, error) &&
                   cs_json_check_keys(cl, keys, sc->name, jp, error) &&
                   cs_json_read_string(cl, "model", TRUE, &model, sc->name, jp, error) &&
-                  cs_json_read_double(cl, "rate", TRUE, 1e-9, 1e12, &cc->rate_rps, sc->name, jp,
+                  cs_json_read_double(cl, "rate", FALSE, 1e-9, 1e12, &cc->rate_rps, sc->name, jp,
                                       error) &&
                   cs_json_read_double(cl, "slo_ms", TRUE, 1e-6, 1e9, &cc->slo_ms, sc->name, jp,
                                       error) &&
@@ -525,6 +581,25 @@ static gboolean read_clients(const CsScenario *sc, CsConfig *c, GError **error)
                             "model \"%s\" already has a client (clients[%d]); one client per "
                             "model",
                             model, j);
+    }
+    gboolean has_rate = cJSON_GetObjectItemCaseSensitive(cl, "rate") != NULL;
+    if (ok && cc->arrival == CS_ARRIVAL_TIMES) {
+      if (has_rate || requests > 0 || duration_s > 0)
+        ok = cs_json_fail(error, sc->name, jp,
+                          "a \"times\" arrival sets the requests and rate itself: remove "
+                          "\"%s\"",
+                          has_rate ? "rate" : requests > 0 ? "requests" : "duration_s");
+      else {
+        int64_t n = cc->n_times;
+        int64_t span = cc->times_ns[n - 1] - cc->times_ns[0];
+        double gap_s = n > 1 && span > 0 ? span * 1e-9 / (n - 1) : 1.0;
+        cc->rate_rps = 1.0 / gap_s;
+        requests = n;
+      }
+    } else if (ok && !has_rate) {
+      char *rp = cs_json_path_key(jp, "rate");
+      ok = cs_json_fail(error, sc->name, rp, "required field is missing");
+      g_free(rp);
     }
     if (ok && requests > 0 && duration_s > 0)
       ok = cs_json_fail(error, sc->name, jp,
@@ -571,22 +646,77 @@ static gboolean read_clients(const CsScenario *sc, CsConfig *c, GError **error)
   return TRUE;
 }
 
-static gboolean read_placement(const CsScenario *sc, CsConfig *c, GError **error)
+static char *registry_names(gboolean dispatch)
 {
-  const cJSON *pl = cJSON_GetObjectItemCaseSensitive(sc->root, "placement");
-  const char *policy = "dedicated";
-  if (pl && (!cs_json_expect_object(pl, sc->name, "placement", error) ||
-             !cs_json_read_string(pl, "policy", TRUE, &policy, sc->name, "placement", error)))
-    return FALSE;
-  c->placement_policy = cs_placement_policy_lookup(policy);
-  if (!c->placement_policy) {
-    GString *names = g_string_new(NULL);
+  GString *names = g_string_new(NULL);
+  if (dispatch) {
+    const CsDispatchPolicy *const *all = cs_dispatch_policy_list();
+    for (int i = 0; all[i]; i++)
+      g_string_append_printf(names, "%s%s", i ? ", " : "", all[i]->name);
+  } else {
     const CsPlacementPolicy *const *all = cs_placement_policy_list();
     for (int i = 0; all[i]; i++)
       g_string_append_printf(names, "%s%s", i ? ", " : "", all[i]->name);
+  }
+  return g_string_free(names, FALSE);
+}
+
+static gboolean read_dispatch(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(sc->root, "dispatch");
+  const char *policy = "router";
+  if (d && (!cs_json_expect_object(d, sc->name, "dispatch", error) ||
+            !cs_json_read_string(d, "policy", FALSE, &policy, sc->name, "dispatch", error)))
+    return FALSE;
+  c->dispatch = cs_dispatch_policy_lookup(policy);
+  if (!c->dispatch) {
+    char *names = registry_names(TRUE);
+    cs_json_fail(error, sc->name, "dispatch.policy", "unknown policy \"%s\" (known: %s)", policy,
+                 names);
+    g_free(names);
+    return FALSE;
+  }
+  c->dispatch_params = c->dispatch->parse(d, sc->name, "dispatch", error);
+  if (!c->dispatch_params)
+    return FALSE;
+  if (!c->dispatch->uses_placement) {
+    /* Every model runs on every GPU: each needs a profile on every GPU type. */
+    for (int m = 0; m < c->n_clients; m++)
+      for (int g = 0; g < c->n_gpus; g++)
+        if (!cs_profile_set_lookup(c->profiles, c->gpus[g].gpu_type, c->clients[m].model)) {
+          char *jp = cs_json_path_index("clients", m);
+          cs_json_fail(error, sc->name, jp,
+                       "dispatch \"%s\" runs every model on every GPU, but model \"%s\" has no "
+                       "profile on GPU type \"%s\" (gpu %d)",
+                       c->dispatch->name, c->clients[m].model, c->gpus[g].gpu_type, g);
+          g_free(jp);
+          return FALSE;
+        }
+  }
+  return TRUE;
+}
+
+static gboolean read_placement(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  const cJSON *pl = cJSON_GetObjectItemCaseSensitive(sc->root, "placement");
+  if (!c->dispatch->uses_placement) {
+    if (pl)
+      return cs_json_fail(error, sc->name, "placement",
+                          "dispatch \"%s\" runs every model on every GPU and uses no placement; "
+                          "remove \"placement\"",
+                          c->dispatch->name);
+    return TRUE;
+  }
+  const char *policy = "dedicated";
+  if (pl && (!cs_json_expect_object(pl, sc->name, "placement", error) ||
+             !cs_json_read_string(pl, "policy", FALSE, &policy, sc->name, "placement", error)))
+    return FALSE;
+  c->placement_policy = cs_placement_policy_lookup(policy);
+  if (!c->placement_policy) {
+    char *names = registry_names(FALSE);
     cs_json_fail(error, sc->name, "placement.policy", "unknown policy \"%s\" (known: %s)", policy,
-                 names->str);
-    g_string_free(names, TRUE);
+                 names);
+    g_free(names);
     return FALSE;
   }
   CsPlacementModel *models = g_new0(CsPlacementModel, c->n_clients);
@@ -624,9 +754,9 @@ static gboolean read_placement(const CsScenario *sc, CsConfig *c, GError **error
   return TRUE;
 }
 
-static const char *const top_keys[] = { "name",   "seed",      "duration_s", "profiles",
-                                        "network", "cluster",  "router",     "placement",
-                                        "clients", "outputs",  NULL };
+static const char *const top_keys[] = { "name",    "seed",    "duration_s", "profiles",
+                                        "network", "cluster", "dispatch",   "placement",
+                                        "clients", "outputs", NULL };
 
 CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error)
 {
@@ -640,18 +770,6 @@ CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error)
                 cs_json_read_int64(sc->root, "seed", FALSE, 0, INT64_MAX, &seed, sc->name, "",
                                    error);
   c->seed = (uint64_t)seed;
-  c->max_wait_ns = 100 * 1000000LL; /* thesis 4.3.3: MAX_WAIT_TIME = 100 ms */
-  if (ok) {
-    const cJSON *router = cJSON_GetObjectItemCaseSensitive(sc->root, "router");
-    static const char *const router_keys[] = { "max_wait_ms", NULL };
-    double max_wait_ms = 100.0;
-    if (router)
-      ok = cs_json_expect_object(router, sc->name, "router", error) &&
-           cs_json_check_keys(router, router_keys, sc->name, "router", error) &&
-           cs_json_read_double(router, "max_wait_ms", FALSE, 0.0, 1e9, &max_wait_ms, sc->name,
-                               "router", error);
-    c->max_wait_ns = llround(max_wait_ms * 1e6);
-  }
   if (ok) {
     const cJSON *out = cJSON_GetObjectItemCaseSensitive(sc->root, "outputs");
     static const char *const out_keys[] = { "requests_csv", NULL };
@@ -663,7 +781,7 @@ CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error)
   }
   ok = ok && read_profiles(sc, c, error) && read_network(sc, c, error) &&
        read_cluster(sc, c, error) && read_clients(sc, c, error) &&
-       read_placement(sc, c, error);
+       read_dispatch(sc, c, error) && read_placement(sc, c, error);
   if (!ok) {
     cs_config_free(c);
     return NULL;

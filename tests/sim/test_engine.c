@@ -75,7 +75,7 @@ static void test_batch_target_reached(void **state)
   char *dir = test_dir_with_profile(0.5, 1.0); /* l(8) = 5 ms < 8 ms spacing of batches */
   CsScenario *sc = test_scenario(dir,
     "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
-    " \"router\": {\"max_wait_ms\": 100},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 100},"
     " \"placement\": {\"policy\": \"manual\", \"replicas\": [{\"model\": \"a\", \"gpu\": 0, \"batch\": 8}]},"
     " \"clients\": [{\"model\": \"a\", \"rate\": 1000, \"slo_ms\": 50, \"arrival\": \"constant\", \"requests\": 800}]}");
   Observed o = { 0 };

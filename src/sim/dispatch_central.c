@@ -1,0 +1,436 @@
+/* Centralized dispatch over a sub-cluster in which every GPU runs every model:
+ * Symphony's deferred batch scheduling and the baselines of the same paper.
+ *
+ * Source: Symphony (Chen et al.), section 3, Algorithm 1 and Appendix D.
+ * State: per model a FIFO request queue and one candidate batch (bs, exec,
+ * latest); per GPU the time the scheduler believes it becomes free.
+ *
+ * Candidate (UpdateCandidate). Request deadline dl = send + SLO - d_resp: the
+ * result must leave the GPU d_resp before the SLO. With delay(k) = d_ctrl +
+ * d_data * k the time to get a batch of k to a GPU, and earliest(k) =
+ * max(now + delay(k), gpu_free_at) (gpu_free_at = -inf unless a GPU was just
+ * granted):
+ *  1. Batch gathering from the head: a head request that cannot finish in time
+ *     even alone (earliest(1) + l(1) > its dl) is dropped; then bs = the
+ *     largest k <= min(queue length, max_batch) with earliest(k) + l(k) <= dl
+ *     of the head (the head has the earliest deadline: one SLO per model).
+ *  2. exec = max(earliest(bs), dl - l(bs + 1))   deferred ("frontrun")
+ *          = earliest(bs)                         eager
+ *          = max(earliest(bs), head send + k)     timeout (clamped to latest)
+ *     latest = dl - l(bs).
+ *  3. The model timer fires at exec - delay(bs); a drop timer fires when the
+ *     head can no longer be served even alone. Timers are cancelled and re-armed,
+ *     never searched.
+ * Model timer: pick a GPU free by exec: the lowest id (Algorithm 1; idle
+ * high-id GPUs stay idle, so GPU use is load-proportional) or the earliest free
+ * (Appendix D; spreads load). None free: the candidate waits as schedulable.
+ * GPU timer (one, on the earliest free GPU, at its free time - delay of the
+ * largest waiting candidate): drop waiting candidates whose latest is before
+ * the GPU's free time, then grant the GPU to the one with the smallest latest.
+ * Grant: recompute the candidate with the GPU's free time, send its requests,
+ * the GPU is believed busy until exec + l(bs); the batch may not start before
+ * exec. Execution on a GPU is exclusive (one batch at a time).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "common/json_input.h"
+#include "engine_internal.h"
+
+typedef enum { RULE_DEFERRED, RULE_EAGER, RULE_TIMEOUT } ExecRule;
+typedef enum { GPU_LOWEST_ID, GPU_EARLIEST_FREE } GpuChoice;
+
+typedef struct {
+  ExecRule rule;
+  GpuChoice gpu_choice;
+  int64_t d_ctrl_ns, d_data_ns, d_resp_ns;
+  int64_t timeout_ns; /* RULE_TIMEOUT: k */
+  int max_batch;
+} CentralParams;
+
+/* Timer arguments: kind in the top two bits, index below. */
+enum { TIMER_MODEL = 0u << 30, TIMER_DROP = 1u << 30, TIMER_GPU = 2u << 30 };
+#define TIMER_KIND(a) ((a) & (3u << 30))
+#define TIMER_INDEX(a) ((int)((a) & ~(3u << 30)))
+
+typedef struct {
+  Req *buf;          /* ring buffer of waiting requests */
+  size_t head, len, cap;
+  int64_t slo_ns;
+  gboolean has_cand;
+  int bs;
+  int64_t exec_ns, latest_ns;
+  gboolean waiting;  /* schedulable, waiting for a GPU */
+  CsEventHandle model_timer, drop_timer;
+} ModelQ;
+
+typedef struct {
+  Engine *e;
+  const CentralParams *p;
+  ModelQ *models;
+  int n_models;
+  int64_t *free_ns;  /* per GPU: when the scheduler believes it is free */
+  int n_gpus;
+  int timer_gpu;     /* GPU the GPU timer is armed for, -1 if none */
+  CsEventHandle gpu_timer;
+  int n_waiting;
+} Central;
+
+/* ---- parameters ------------------------------------------------------------ */
+
+static void *central_parse(const cJSON *params, const char *file, const char *path,
+                           ExecRule rule, GError **error)
+{
+  static const char *const keys[] = { "policy", "gpu_choice", "d_ctrl_us", "d_data_us",
+                                      "d_resp_ms", "max_batch", "timeout_ms", NULL };
+  /* Delay defaults are those of Symphony's public implementation. */
+  double d_ctrl_us = 100.0, d_data_us = 50.0, d_resp_ms = 2.0, timeout_ms = -1.0;
+  int max_batch = 512;
+  const char *choice = "lowest_id";
+  if (params &&
+      (!cs_json_check_keys(params, keys, file, path, error) ||
+       !cs_json_read_string(params, "gpu_choice", FALSE, &choice, file, path, error) ||
+       !cs_json_read_double(params, "d_ctrl_us", FALSE, 0.0, 1e9, &d_ctrl_us, file, path, error) ||
+       !cs_json_read_double(params, "d_data_us", FALSE, 0.0, 1e9, &d_data_us, file, path, error) ||
+       !cs_json_read_double(params, "d_resp_ms", FALSE, 0.0, 1e9, &d_resp_ms, file, path, error) ||
+       !cs_json_read_int(params, "max_batch", FALSE, 1, 1 << 20, &max_batch, file, path, error) ||
+       !cs_json_read_double(params, "timeout_ms", FALSE, 0.0, 1e9, &timeout_ms, file, path,
+                            error)))
+    return NULL;
+  GpuChoice gc;
+  if (strcmp(choice, "lowest_id") == 0)
+    gc = GPU_LOWEST_ID;
+  else if (strcmp(choice, "earliest_free") == 0)
+    gc = GPU_EARLIEST_FREE;
+  else {
+    char *p = cs_json_path_key(path, "gpu_choice");
+    cs_json_fail(error, file, p, "expected \"lowest_id\" or \"earliest_free\", got \"%s\"", choice);
+    g_free(p);
+    return NULL;
+  }
+  if (rule == RULE_TIMEOUT && timeout_ms < 0) {
+    char *p = cs_json_path_key(path, "timeout_ms");
+    cs_json_fail(error, file, p, "required field is missing (the timeout k after the first "
+                                 "request of a batch)");
+    g_free(p);
+    return NULL;
+  }
+  if (rule != RULE_TIMEOUT && timeout_ms >= 0) {
+    cs_json_fail(error, file, path, "\"timeout_ms\" applies to dispatch \"timeout\" only");
+    return NULL;
+  }
+  CentralParams *cp = g_new0(CentralParams, 1);
+  cp->rule = rule;
+  cp->gpu_choice = gc;
+  cp->d_ctrl_ns = llround(d_ctrl_us * 1e3);
+  cp->d_data_ns = llround(d_data_us * 1e3);
+  cp->d_resp_ns = llround(d_resp_ms * 1e6);
+  cp->timeout_ns = timeout_ms >= 0 ? llround(timeout_ms * 1e6) : 0;
+  cp->max_batch = max_batch;
+  return cp;
+}
+
+static void *parse_deferred(const cJSON *p, const char *f, const char *path, GError **e)
+{
+  return central_parse(p, f, path, RULE_DEFERRED, e);
+}
+static void *parse_eager(const cJSON *p, const char *f, const char *path, GError **e)
+{
+  return central_parse(p, f, path, RULE_EAGER, e);
+}
+static void *parse_timeout(const cJSON *p, const char *f, const char *path, GError **e)
+{
+  return central_parse(p, f, path, RULE_TIMEOUT, e);
+}
+
+static void central_describe(const void *params, cJSON *out)
+{
+  const CentralParams *p = params;
+  cJSON_AddStringToObject(out, "gpu_choice",
+                          p->gpu_choice == GPU_LOWEST_ID ? "lowest_id" : "earliest_free");
+  cJSON_AddNumberToObject(out, "d_ctrl_us", p->d_ctrl_ns / 1e3);
+  cJSON_AddNumberToObject(out, "d_data_us", p->d_data_ns / 1e3);
+  cJSON_AddNumberToObject(out, "d_resp_ms", p->d_resp_ns / 1e6);
+  cJSON_AddNumberToObject(out, "max_batch", p->max_batch);
+  if (p->rule == RULE_TIMEOUT)
+    cJSON_AddNumberToObject(out, "timeout_ms", p->timeout_ns / 1e6);
+}
+
+/* ---- queues ------------------------------------------------------------------ */
+
+static void q_push(ModelQ *q, const Req *r)
+{
+  if (q->len == q->cap) {
+    size_t cap = q->cap ? q->cap * 2 : 64;
+    Req *buf = g_new(Req, cap);
+    for (size_t i = 0; i < q->len; i++)
+      buf[i] = q->buf[(q->head + i) % q->cap];
+    g_free(q->buf);
+    q->buf = buf;
+    q->cap = cap;
+    q->head = 0;
+  }
+  q->buf[(q->head + q->len) % q->cap] = *r;
+  q->len++;
+}
+
+static inline const Req *q_at(const ModelQ *q, size_t i)
+{
+  return &q->buf[(q->head + i) % q->cap];
+}
+
+static void q_pop(ModelQ *q)
+{
+  q->head = (q->head + 1) % q->cap;
+  q->len--;
+}
+
+/* ---- the algorithm ------------------------------------------------------------ */
+
+static inline int64_t delay_ns(const Central *c, int k)
+{
+  return c->p->d_ctrl_ns + c->p->d_data_ns * k;
+}
+
+/* Latency of a batch of k of model m. Every GPU of the sub-cluster is assumed
+ * to share one profile (the first GPU's), as in Symphony's homogeneous pools. */
+static inline int64_t lat(Central *c, int m, int k)
+{
+  return cs_engine_latency(c->e, m, 0, k);
+}
+
+static void set_gpu_timer(Central *c);
+
+static void update_candidate(Central *c, int m, int64_t gpu_free_ns)
+{
+  ModelQ *q = &c->models[m];
+  int64_t now = cs_engine_now(c->e);
+  cs_engine_cancel(c->e, q->model_timer);
+  cs_engine_cancel(c->e, q->drop_timer);
+  q->model_timer = q->drop_timer = CS_EVENT_HANDLE_NONE;
+  /* Drop head requests that cannot finish in time even alone. */
+  int64_t one = MAX(now + delay_ns(c, 1), gpu_free_ns) + lat(c, m, 1);
+  while (q->len > 0 && one > q_at(q, 0)->send_ns + q->slo_ns - c->p->d_resp_ns) {
+    cs_engine_drop(c->e, m, q_at(q, 0));
+    q_pop(q);
+  }
+  if (q->len == 0) {
+    q->has_cand = FALSE;
+    if (q->waiting) {
+      q->waiting = FALSE;
+      c->n_waiting--;
+    }
+    return;
+  }
+  const Req *head = q_at(q, 0);
+  int64_t dl = head->send_ns + q->slo_ns - c->p->d_resp_ns;
+  int limit = (int)MIN(q->len, (size_t)c->p->max_batch);
+  int bs = 1;
+  while (bs < limit && MAX(now + delay_ns(c, bs + 1), gpu_free_ns) + lat(c, m, bs + 1) <= dl)
+    bs++;
+  int64_t earliest = MAX(now + delay_ns(c, bs), gpu_free_ns);
+  int64_t latest = dl - lat(c, m, bs);
+  int64_t exec;
+  switch (c->p->rule) {
+  case RULE_DEFERRED:
+    exec = MAX(earliest, dl - lat(c, m, bs + 1));
+    break;
+  case RULE_EAGER:
+    exec = earliest;
+    break;
+  default:
+    exec = MIN(MAX(earliest, head->send_ns + c->p->timeout_ns), latest);
+    break;
+  }
+  q->has_cand = TRUE;
+  q->bs = bs;
+  q->exec_ns = exec;
+  q->latest_ns = latest;
+  /* The head becomes hopeless 1 ns after the last moment it could start alone. */
+  int64_t hopeless = dl - lat(c, m, 1) - delay_ns(c, 1) + 1;
+  q->drop_timer = cs_engine_timer(c->e, MAX(now, hopeless), TIMER_DROP | (uint32_t)m);
+  if (!q->waiting)
+    q->model_timer = cs_engine_timer(c->e, MAX(now, exec - delay_ns(c, bs)), TIMER_MODEL | (uint32_t)m);
+}
+
+static void grant(Central *c, int m, int g)
+{
+  ModelQ *q = &c->models[m];
+  if (q->waiting) {
+    q->waiting = FALSE;
+    c->n_waiting--;
+  }
+  update_candidate(c, m, c->free_ns[g]);
+  if (q->has_cand) {
+    Batch *b = cs_engine_batch_new(c->e, m, q->bs);
+    for (int i = 0; i < q->bs; i++) {
+      cs_engine_batch_add(c->e, b, q_at(q, 0));
+      q_pop(q);
+    }
+    b->not_before_ns = q->exec_ns;
+    c->free_ns[g] = q->exec_ns + lat(c, m, q->bs);
+    cs_engine_send(c->e, b, g);
+    update_candidate(c, m, INT64_MIN);
+  }
+  set_gpu_timer(c);
+}
+
+/* The GPU free soonest (lowest id among equals). */
+static int earliest_gpu(const Central *c)
+{
+  int best = 0;
+  for (int g = 1; g < c->n_gpus; g++)
+    if (c->free_ns[g] < c->free_ns[best])
+      best = g;
+  return best;
+}
+
+static void on_model_timer(Central *c, int m)
+{
+  ModelQ *q = &c->models[m];
+  q->model_timer = CS_EVENT_HANDLE_NONE;
+  g_assert(q->has_cand);
+  int g = -1;
+  if (c->p->gpu_choice == GPU_LOWEST_ID) {
+    for (int i = 0; i < c->n_gpus && g < 0; i++)
+      if (c->free_ns[i] <= q->exec_ns)
+        g = i;
+  } else {
+    int e = earliest_gpu(c);
+    if (c->free_ns[e] <= q->exec_ns)
+      g = e;
+  }
+  if (g >= 0) {
+    grant(c, m, g);
+  } else {
+    q->waiting = TRUE;
+    c->n_waiting++;
+    set_gpu_timer(c);
+  }
+}
+
+static void set_gpu_timer(Central *c)
+{
+  cs_engine_cancel(c->e, c->gpu_timer);
+  c->gpu_timer = CS_EVENT_HANDLE_NONE;
+  c->timer_gpu = -1;
+  if (c->n_waiting == 0)
+    return;
+  int g = earliest_gpu(c);
+  int max_bs = 0;
+  for (int m = 0; m < c->n_models; m++)
+    if (c->models[m].waiting)
+      max_bs = MAX(max_bs, c->models[m].bs);
+  int64_t at = MAX(cs_engine_now(c->e), c->free_ns[g] - delay_ns(c, max_bs));
+  c->timer_gpu = g;
+  c->gpu_timer = cs_engine_timer(c->e, at, TIMER_GPU | (uint32_t)g);
+}
+
+static void on_gpu_timer(Central *c, int g)
+{
+  c->gpu_timer = CS_EVENT_HANDLE_NONE;
+  int best = -1;
+  for (int m = 0; m < c->n_models; m++) {
+    ModelQ *q = &c->models[m];
+    if (!q->waiting)
+      continue;
+    if (c->free_ns[g] > q->latest_ns) {
+      /* This GPU frees too late for the candidate; it waits for its queue to
+       * change (a new request or its drop timer) to be offered again. */
+      q->waiting = FALSE;
+      c->n_waiting--;
+      continue;
+    }
+    if (best < 0 || q->latest_ns < c->models[best].latest_ns)
+      best = m;
+  }
+  if (best >= 0)
+    grant(c, best, g);
+  else
+    set_gpu_timer(c);
+}
+
+/* ---- vtable ------------------------------------------------------------------- */
+
+static void *central_create(Engine *e, const void *params)
+{
+  const CsConfig *cfg = cs_engine_config(e);
+  Central *c = g_new0(Central, 1);
+  c->e = e;
+  c->p = params;
+  c->n_models = cfg->n_clients;
+  c->models = g_new0(ModelQ, MAX(c->n_models, 1));
+  for (int m = 0; m < c->n_models; m++)
+    c->models[m].slo_ns = cfg->clients[m].slo_ns;
+  c->n_gpus = cfg->n_gpus;
+  c->free_ns = g_new0(int64_t, MAX(c->n_gpus, 1));
+  for (int g = 0; g < c->n_gpus; g++)
+    c->free_ns[g] = INT64_MIN / 2; /* free since forever */
+  c->timer_gpu = -1;
+  return c;
+}
+
+static void central_destroy(void *state)
+{
+  Central *c = state;
+  for (int m = 0; m < c->n_models; m++) {
+    g_assert(c->models[m].len == 0); /* every request was sent or dropped */
+    g_free(c->models[m].buf);
+  }
+  g_free(c->models);
+  g_free(c->free_ns);
+  g_free(c);
+}
+
+static void central_on_request(void *state, int m, const Req *r)
+{
+  Central *c = state;
+  q_push(&c->models[m], r);
+  update_candidate(c, m, INT64_MIN);
+  if (c->models[m].waiting)
+    set_gpu_timer(c); /* the waiting candidate grew: its delay changed */
+}
+
+static void central_on_timer(void *state, uint32_t arg)
+{
+  Central *c = state;
+  int i = TIMER_INDEX(arg);
+  switch (TIMER_KIND(arg)) {
+  case TIMER_MODEL:
+    on_model_timer(c, i);
+    break;
+  case TIMER_DROP:
+    c->models[i].drop_timer = CS_EVENT_HANDLE_NONE;
+    update_candidate(c, i, INT64_MIN);
+    if (c->models[i].waiting || c->n_waiting > 0)
+      set_gpu_timer(c);
+    break;
+  default:
+    on_gpu_timer(c, i);
+    break;
+  }
+}
+
+#define CENTRAL_POLICY(var, pname, desc, parser)                                               \
+  const CsDispatchPolicy var = {                                                              \
+    .name = pname,                                                                            \
+    .description = desc,                                                                      \
+    .uses_placement = FALSE,                                                                  \
+    .parse = parser,                                                                          \
+    .free_params = g_free,                                                                    \
+    .create = central_create,                                                                 \
+    .destroy = central_destroy,                                                               \
+    .on_request = central_on_request,                                                         \
+    .on_timer = central_on_timer,                                                             \
+    .describe = central_describe,                                                             \
+  }
+
+CENTRAL_POLICY(cs_dispatch_symphony, "symphony",
+               "Symphony deferred batch scheduling: dispatch at frontrun d - l(|B|+1)",
+               parse_deferred);
+CENTRAL_POLICY(cs_dispatch_eager, "eager",
+               "centralized, dispatch as soon as a GPU is free (Symphony's eager baseline)",
+               parse_eager);
+CENTRAL_POLICY(cs_dispatch_timeout, "timeout",
+               "centralized, dispatch at first arrival + timeout_ms (Symphony's baseline)",
+               parse_timeout);

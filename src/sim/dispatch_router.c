@@ -1,0 +1,137 @@
+/* "router": the thesis' frontend (section 4.3.3, Listing 4.3).
+ *
+ * One open batch per model, bound to the model's current replica. It is sent
+ * to that replica's GPU when it reaches the replica's batch size, or when
+ * max_wait_ms (MAX_WAIT_TIME, default 100 ms) has passed since its first
+ * request, whichever comes first; then the model moves round-robin to its next
+ * replica, so each replica receives load in proportion to its batch size. A
+ * model without replicas fails its requests. max_wait_ms = 0 sends every
+ * request alone. */
+#include <math.h>
+
+#include "common/json_input.h"
+#include "engine_internal.h"
+
+typedef struct {
+  int64_t max_wait_ns;
+} RouterParams;
+
+typedef struct {
+  int *gpu, *batch;       /* per replica of this model */
+  int n_replicas;
+  int cur;                /* round-robin position */
+  Batch *open;
+  CsEventHandle timeout;
+} ModelRoute;
+
+typedef struct {
+  Engine *e;
+  const RouterParams *p;
+  ModelRoute *models;
+  int n_models;
+} Router;
+
+static void *router_parse(const cJSON *params, const char *file, const char *path, GError **error)
+{
+  static const char *const keys[] = { "policy", "max_wait_ms", NULL };
+  double max_wait_ms = 100.0; /* thesis 4.3.3 */
+  if (params && (!cs_json_check_keys(params, keys, file, path, error) ||
+                 !cs_json_read_double(params, "max_wait_ms", FALSE, 0.0, 1e9, &max_wait_ms, file,
+                                      path, error)))
+    return NULL;
+  RouterParams *p = g_new0(RouterParams, 1);
+  p->max_wait_ns = llround(max_wait_ms * 1e6);
+  return p;
+}
+
+static void router_describe(const void *params, cJSON *out)
+{
+  const RouterParams *p = params;
+  cJSON_AddNumberToObject(out, "max_wait_ms", p->max_wait_ns / 1e6);
+}
+
+static void *router_create(Engine *e, const void *params)
+{
+  const CsConfig *cfg = cs_engine_config(e);
+  Router *r = g_new0(Router, 1);
+  r->e = e;
+  r->p = params;
+  r->n_models = cfg->n_clients;
+  r->models = g_new0(ModelRoute, MAX(r->n_models, 1));
+  GArray *reps = cfg->placement->replicas;
+  for (int m = 0; m < r->n_models; m++) {
+    ModelRoute *mr = &r->models[m];
+    mr->gpu = g_new0(int, MAX(reps->len, 1));
+    mr->batch = g_new0(int, MAX(reps->len, 1));
+  }
+  /* Replicas in placement order: that is the round-robin order. */
+  for (guint i = 0; i < reps->len; i++) {
+    const CsReplica *rep = &g_array_index(reps, CsReplica, i);
+    ModelRoute *mr = &r->models[rep->model];
+    mr->gpu[mr->n_replicas] = rep->gpu;
+    mr->batch[mr->n_replicas] = rep->batch;
+    mr->n_replicas++;
+  }
+  return r;
+}
+
+static void router_destroy(void *state)
+{
+  Router *r = state;
+  for (int m = 0; m < r->n_models; m++) {
+    g_assert(r->models[m].open == NULL); /* every open batch left at its timeout */
+    g_free(r->models[m].gpu);
+    g_free(r->models[m].batch);
+  }
+  g_free(r->models);
+  g_free(r);
+}
+
+static void send_open(Router *r, int m)
+{
+  ModelRoute *mr = &r->models[m];
+  Batch *b = mr->open;
+  mr->open = NULL;
+  cs_engine_cancel(r->e, mr->timeout);
+  mr->timeout = CS_EVENT_HANDLE_NONE;
+  cs_engine_send(r->e, b, mr->gpu[mr->cur]);
+  mr->cur = (mr->cur + 1) % mr->n_replicas;
+}
+
+static void router_on_request(void *state, int m, const Req *req)
+{
+  Router *r = state;
+  ModelRoute *mr = &r->models[m];
+  if (mr->n_replicas == 0) {
+    cs_engine_fail(r->e, m, req);
+    return;
+  }
+  if (!mr->open) {
+    mr->open = cs_engine_batch_new(r->e, m, mr->batch[mr->cur]);
+    if (r->p->max_wait_ns > 0)
+      mr->timeout = cs_engine_timer(r->e, cs_engine_now(r->e) + r->p->max_wait_ns, (uint32_t)m);
+  }
+  cs_engine_batch_add(r->e, mr->open, req);
+  if (mr->open->n >= mr->batch[mr->cur] || r->p->max_wait_ns == 0)
+    send_open(r, m);
+}
+
+static void router_on_timer(void *state, uint32_t m)
+{
+  Router *r = state;
+  r->models[m].timeout = CS_EVENT_HANDLE_NONE;
+  send_open(r, (int)m);
+}
+
+const CsDispatchPolicy cs_dispatch_router = {
+  .name = "router",
+  .description = "thesis frontend: per-replica target batch, MAX_WAIT_TIME timeout, round-robin",
+  .uses_placement = TRUE,
+  .parse = router_parse,
+  .free_params = g_free,
+  .create = router_create,
+  .destroy = router_destroy,
+  .on_request = router_on_request,
+  .on_timer = router_on_timer,
+  .describe = router_describe,
+};

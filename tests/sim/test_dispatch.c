@@ -1,0 +1,196 @@
+/* Dispatch policies against Symphony's worked example (section 3.3), its
+ * analytic bounds (Table 2) and its qualitative claims on batch size and GPU
+ * use (Figure 1, section 3.5). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "test_util.h"
+
+#define MAX_REQ 256
+
+typedef struct {
+  int64_t dispatch_ns[MAX_REQ];
+  int batch[MAX_REQ], gpu[MAX_REQ];
+  gboolean dropped[MAX_REQ];
+  int n;
+} Trace;
+
+static void record(const CsRequestRecord *rec, void *user)
+{
+  Trace *t = user;
+  assert_true(rec->id < MAX_REQ);
+  t->dispatch_ns[rec->id] = rec->dispatch_ns;
+  t->batch[rec->id] = rec->batch_size;
+  t->gpu[rec->id] = rec->gpu;
+  t->dropped[rec->id] = rec->dropped;
+  t->n++;
+}
+
+/* Section 3.3: 3 GPUs, l(b) = b + 5 (ms), SLO 12, a request every 0.75 ms from
+ * t = 0, no network or control delays; skip lists request numbers (1-based)
+ * left out. */
+static CsResults *run_example(const char *dir, const char *policy, const int *skip, int n_skip,
+                              int n_requests, Trace *t)
+{
+  GString *times = g_string_new(NULL);
+  for (int i = 1; i <= n_requests; i++) {
+    gboolean skipped = FALSE;
+    for (int k = 0; k < n_skip; k++)
+      skipped |= skip[k] == i;
+    if (!skipped)
+      g_string_append_printf(times, "%s%g", times->len ? ", " : "", 0.75 * (i - 1));
+  }
+  char *json = g_strdup_printf(
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 3, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"%s\", \"d_ctrl_us\": 0, \"d_data_us\": 0, \"d_resp_ms\": 0},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 12, \"arrival\": {\"process\": \"times\", \"times_ms\": [%s]}}]}",
+    policy, times->str);
+  CsScenario *sc = test_scenario(dir, json);
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = record;
+  opt.user_data = t;
+  CsResults *r = test_run(sc, &opt);
+  cs_scenario_free(sc);
+  g_free(json);
+  g_string_free(times, TRUE);
+  return r;
+}
+
+static void test_symphony_example_first_batch(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(1.0, 5.0);
+  Trace t = { 0 };
+  CsResults *r = run_example(dir, "symphony", NULL, 0, 40, &t);
+  /* R1..R4 leave together at t = 2.25 (frontrun 2 < now 2.25 < latest 3). */
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(t.dispatch_ns[i], 2250000);
+    assert_int_equal(t.batch[i], 4);
+    assert_int_equal(t.gpu[i], 0);
+  }
+  /* Then the staggered pattern: every 3 ms a batch of 4 on the next GPU. */
+  for (int k = 1; k < 9; k++) {
+    assert_int_equal(t.dispatch_ns[4 * k], 2250000 + 3000000 * (int64_t)k);
+    assert_int_equal(t.batch[4 * k], 4);
+    assert_int_equal(t.gpu[4 * k], k % 3);
+  }
+  assert_int_equal(cs_results_model(r, 0)->dropped, 0);
+  assert_int_equal(cs_results_model(r, 0)->good, 40);
+  cs_results_free(r);
+  test_dir_remove(dir);
+}
+
+/* Section 3.3, second example: with R13-R15 missing, deferred scheduling
+ * returns to batches of 4 without dropping anything, while eager scheduling
+ * runs small batches and drops requests. */
+static void test_symphony_example_recovers(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(1.0, 5.0);
+  const int skip[] = { 13, 14, 15 };
+  Trace d = { 0 }, e = { 0 };
+  CsResults *rd = run_example(dir, "symphony", skip, 3, 60, &d);
+  CsResults *re = run_example(dir, "eager", skip, 3, 60, &e);
+  const CsModelResult *md = cs_results_model(rd, 0), *me = cs_results_model(re, 0);
+  assert_int_equal(md->dropped, 0);
+  /* After the gap, every batch but the very last (which has nothing left to wait for) has 4. */
+  for (int i = 15; i < 56; i++)
+    assert_int_equal(d.batch[i], 4);
+  assert_true(me->dropped > 0);
+  assert_true(me->mean_batch < md->mean_batch / 1.5);
+  print_message("deferred: mean batch %.2f, dropped %" G_GINT64_FORMAT "; eager: mean batch %.2f, "
+                "dropped %" G_GINT64_FORMAT "\n",
+                md->mean_batch, (gint64)md->dropped, me->mean_batch, (gint64)me->dropped);
+  cs_results_free(rd);
+  cs_results_free(re);
+  test_dir_remove(dir);
+}
+
+/* Table 2: ResNet50 on 1080Ti, 8 GPUs, SLO 25 ms; InceptionResNetV2 SLO 70 ms. */
+static void test_table2_analytics(void **state)
+{
+  (void)state;
+  CsBatchingBound s = cs_batching_staggered(1.053, 5.072, 25, 8);
+  CsBatchingBound u = cs_batching_uncoordinated(1.053, 5.072, 25, 8);
+  assert_int_equal(s.batch, 16);
+  assert_int_equal((int)lround(s.throughput_rps), 5839);
+  assert_int_equal(u.batch, 7);
+  assert_int_equal((int)lround(u.throughput_rps), 4501);
+  s = cs_batching_staggered(5.090, 18.368, 70, 8);
+  assert_int_equal(s.batch, 8);
+  assert_int_equal((int)lround(s.throughput_rps), 1083);
+  u = cs_batching_uncoordinated(1.0, 5.0, 10, 8);
+  assert_int_equal(u.batch, 0);
+  assert_float_equal(u.throughput_rps, 0.0, 0.0);
+}
+
+/* Figure 1 and section 3.5 on the ResNet50 set-up: deferred batches are larger
+ * than eager ones at every load (at least 3x at 1500 req/s); with lowest-id GPU
+ * choice the busy time sits on the low ids and the idle fraction follows the
+ * load, while eager keeps every GPU busy with small batches. */
+static CsResults *run_resnet(const char *dir, const char *policy, double rate)
+{
+  char *json = g_strdup_printf(
+    "{\"seed\": 5, \"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 8, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"%s\", \"d_ctrl_us\": 0, \"d_data_us\": 0, \"d_resp_ms\": 0},"
+    " \"clients\": [{\"model\": \"a\", \"rate\": %g, \"slo_ms\": 25, \"duration_s\": 20, \"warmup_s\": 1}]}",
+    policy, rate);
+  CsScenario *sc = test_scenario(dir, json);
+  CsResults *r = test_run(sc, NULL);
+  cs_scenario_free(sc);
+  g_free(json);
+  return r;
+}
+
+static void test_batch_size_and_gpu_use(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(1.053, 5.072);
+  const double loads[] = { 1500, 2500, 4000 };
+  for (int i = 0; i < 3; i++) {
+    CsResults *d = run_resnet(dir, "symphony", loads[i]);
+    CsResults *e = run_resnet(dir, "eager", loads[i]);
+    double bd = cs_results_model(d, 0)->mean_batch, be = cs_results_model(e, 0)->mean_batch;
+    double busy_d = 0, busy_e = 0, min_e = 1;
+    for (int g = 0; g < 8; g++) {
+      busy_d += cs_results_gpu_busy_fraction(d, g) / 8;
+      busy_e += cs_results_gpu_busy_fraction(e, g) / 8;
+      min_e = MIN(min_e, cs_results_gpu_busy_fraction(e, g));
+    }
+    double expect_idle = 1.0 - loads[i] / 5839.0;
+    print_message("%.0f req/s: mean batch deferred %.2f eager %.2f; idle fraction deferred %.3f "
+                  "(1 - load/goodput %.3f), eager %.3f; gpu busy deferred 0:%.2f 7:%.2f\n",
+                  loads[i], bd, be, 1 - busy_d, expect_idle, 1 - busy_e,
+                  cs_results_gpu_busy_fraction(d, 0), cs_results_gpu_busy_fraction(d, 7));
+    assert_true(bd > be);
+    if (i == 0)
+      assert_true(bd >= 3 * be);
+    assert_true(cs_results_model(d, 0)->bad_rate < 0.01);
+    /* Load-proportional use: idle fraction within 0.1 of 1 - load/goodput. */
+    assert_true(fabs((1 - busy_d) - expect_idle) < 0.1);
+    /* Lowest id first: GPU 0 works more than GPU 7. */
+    assert_true(cs_results_gpu_busy_fraction(d, 0) > cs_results_gpu_busy_fraction(d, 7) + 0.2);
+    /* Eager spreads small batches over every GPU. */
+    assert_true(min_e > 0.05);
+    assert_true(busy_e > busy_d);
+    cs_results_free(d);
+    cs_results_free(e);
+  }
+  test_dir_remove(dir);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_symphony_example_first_batch),
+    cmocka_unit_test(test_symphony_example_recovers),
+    cmocka_unit_test(test_table2_analytics),
+    cmocka_unit_test(test_batch_size_and_gpu_use),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
