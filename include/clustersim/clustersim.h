@@ -195,6 +195,48 @@ CS_API char *cs_results_to_json(const CsResults *r);
 /* Prints the per-model table to out. */
 CS_API void cs_results_print_table(const CsResults *r, FILE *out);
 
+/* ---- Goodput search ------------------------------------------------------------ */
+
+/* Symphony's goodput: the highest offered load a configuration serves within
+ * its objective, found by bisection over a multiplier applied to every
+ * client's rate. */
+typedef enum {
+  CS_GOODPUT_P99,      /* every model's p99 latency <= its SLO, counting dropped and failed
+                        * requests as too late: at least ceil(0.99 n) of n measured requests good */
+  CS_GOODPUT_BAD_RATE, /* every model's bad rate <= bad_rate_bound */
+} CsGoodputCriterion;
+
+typedef struct {
+  CsGoodputCriterion criterion;
+  double bad_rate_bound;   /* for CS_GOODPUT_BAD_RATE, in [0, 1) */
+  double max_multiplier;   /* upper end of the search; > 0 */
+  double tolerance;        /* stop when (hi - lo) / hi <= tolerance; in (0, 1) */
+  int max_probes;          /* safety limit on simulations, >= 2 */
+} CsGoodputSearchOptions;
+
+/* Defaults: p99, bad rate bound 0.01, max multiplier 64, tolerance 0.005, 40 probes. */
+CS_API void cs_goodput_search_options_init(CsGoodputSearchOptions *o);
+
+typedef struct {
+  int index;            /* probe number, from 0 */
+  double multiplier;    /* applied to every client's rate */
+  double offered_rps;   /* total offered rate at this multiplier */
+  double goodput_rps;   /* total simulated goodput */
+  double worst_bad_rate; /* highest bad rate over the models */
+  gboolean pass;        /* the criterion holds */
+} CsGoodputProbe;
+
+typedef void (*CsGoodputProbeCallback)(const CsGoodputProbe *probe, void *user_data);
+
+/* Runs the search. Returns TRUE and fills *best with the highest passing probe
+ * (multiplier 0 and offered 0 if even the smallest probe fails), calling
+ * on_probe (may be NULL) after every simulation. Returns FALSE with error set
+ * when the scenario is invalid, a client has no rate to scale (explicit
+ * times), or the options are out of range. */
+CS_API gboolean cs_goodput_search(CsScenario *sc, const CsGoodputSearchOptions *opt,
+                                  const CsRunOptions *run_opt, CsGoodputProbeCallback on_probe,
+                                  void *user_data, CsGoodputProbe *best, GError **error);
+
 /* ---- Batching analytics (Symphony section 3.3 / 5, Table 2) ----------------- */
 
 /* Upper bounds for one model with latency l(b) = alpha*b + beta on n_gpus GPUs,

@@ -10,10 +10,9 @@
  * d_data * k the time to get a batch of k to a GPU, and earliest(k) =
  * max(now + delay(k), gpu_free_at) (gpu_free_at = -inf unless a GPU was just
  * granted):
- *  1. Batch gathering from the head: a head request that cannot finish in time
- *     even alone (earliest(1) + l(1) > its dl) is dropped; then bs = the
- *     largest k <= min(queue length, max_batch) with earliest(k) + l(k) <= dl
- *     of the head (the head has the earliest deadline: one SLO per model).
+ *  1. Batch gathering (below: "window", the default, or "head") sets bs and
+ *     drops requests that cannot be served; dl is then the head's deadline
+ *     (the earliest: one SLO per model).
  *  2. exec = max(earliest(bs), dl - l(bs + 1))   deferred ("frontrun")
  *          = earliest(bs)                         eager
  *          = max(earliest(bs), head send + k)     timeout (clamped to latest)
@@ -39,10 +38,12 @@
 
 typedef enum { RULE_DEFERRED, RULE_EAGER, RULE_TIMEOUT } ExecRule;
 typedef enum { GPU_LOWEST_ID, GPU_EARLIEST_FREE } GpuChoice;
+typedef enum { GATHER_WINDOW, GATHER_HEAD } Gathering;
 
 typedef struct {
   ExecRule rule;
   GpuChoice gpu_choice;
+  Gathering gathering;
   int64_t d_ctrl_ns, d_data_ns, d_resp_ns;
   int64_t timeout_ns; /* RULE_TIMEOUT: k */
   int max_batch;
@@ -57,6 +58,7 @@ typedef struct {
   Req *buf;          /* ring buffer of waiting requests */
   size_t head, len, cap;
   int64_t slo_ns;
+  int target;        /* largest batch that can meet the SLO at all (window gathering) */
   gboolean has_cand;
   int bs;
   int64_t exec_ns, latest_ns;
@@ -81,15 +83,20 @@ typedef struct {
 static void *central_parse(const cJSON *params, const char *file, const char *path,
                            ExecRule rule, GError **error)
 {
-  static const char *const keys[] = { "policy", "gpu_choice", "d_ctrl_us", "d_data_us",
-                                      "d_resp_ms", "max_batch", "timeout_ms", NULL };
+  static const char *const keys[] = { "policy",    "gpu_choice", "batch_gathering",
+                                      "d_ctrl_us", "d_data_us",  "d_resp_ms",
+                                      "max_batch", "timeout_ms", NULL };
   /* Delay defaults are those of Symphony's public implementation. */
   double d_ctrl_us = 100.0, d_data_us = 50.0, d_resp_ms = 2.0, timeout_ms = -1.0;
   int max_batch = 512;
-  const char *choice = "lowest_id";
+  /* Symphony keeps batches large by dropping the head under overload; the
+   * eager and timeout baselines drop only hopeless requests, like the eager
+   * systems they stand for. Either can be chosen explicitly. */
+  const char *choice = "lowest_id", *gather = rule == RULE_DEFERRED ? "window" : "head";
   if (params &&
       (!cs_json_check_keys(params, keys, file, path, error) ||
        !cs_json_read_string(params, "gpu_choice", FALSE, &choice, file, path, error) ||
+       !cs_json_read_string(params, "batch_gathering", FALSE, &gather, file, path, error) ||
        !cs_json_read_double(params, "d_ctrl_us", FALSE, 0.0, 1e9, &d_ctrl_us, file, path, error) ||
        !cs_json_read_double(params, "d_data_us", FALSE, 0.0, 1e9, &d_data_us, file, path, error) ||
        !cs_json_read_double(params, "d_resp_ms", FALSE, 0.0, 1e9, &d_resp_ms, file, path, error) ||
@@ -108,6 +115,17 @@ static void *central_parse(const cJSON *params, const char *file, const char *pa
     g_free(p);
     return NULL;
   }
+  Gathering ga;
+  if (strcmp(gather, "window") == 0)
+    ga = GATHER_WINDOW;
+  else if (strcmp(gather, "head") == 0)
+    ga = GATHER_HEAD;
+  else {
+    char *p = cs_json_path_key(path, "batch_gathering");
+    cs_json_fail(error, file, p, "expected \"window\" or \"head\", got \"%s\"", gather);
+    g_free(p);
+    return NULL;
+  }
   if (rule == RULE_TIMEOUT && timeout_ms < 0) {
     char *p = cs_json_path_key(path, "timeout_ms");
     cs_json_fail(error, file, p, "required field is missing (the timeout k after the first "
@@ -122,6 +140,7 @@ static void *central_parse(const cJSON *params, const char *file, const char *pa
   CentralParams *cp = g_new0(CentralParams, 1);
   cp->rule = rule;
   cp->gpu_choice = gc;
+  cp->gathering = ga;
   cp->d_ctrl_ns = llround(d_ctrl_us * 1e3);
   cp->d_data_ns = llround(d_data_us * 1e3);
   cp->d_resp_ns = llround(d_resp_ms * 1e6);
@@ -148,6 +167,7 @@ static void central_describe(const void *params, cJSON *out)
   const CentralParams *p = params;
   cJSON_AddStringToObject(out, "gpu_choice",
                           p->gpu_choice == GPU_LOWEST_ID ? "lowest_id" : "earliest_free");
+  cJSON_AddStringToObject(out, "batch_gathering", p->gathering == GATHER_WINDOW ? "window" : "head");
   cJSON_AddNumberToObject(out, "d_ctrl_us", p->d_ctrl_ns / 1e3);
   cJSON_AddNumberToObject(out, "d_data_us", p->d_data_ns / 1e3);
   cJSON_AddNumberToObject(out, "d_resp_ms", p->d_resp_ns / 1e6);
@@ -201,6 +221,84 @@ static inline int64_t lat(Central *c, int m, int k)
 
 static void set_gpu_timer(Central *c);
 
+static inline int64_t deadline_ns(const Central *c, const ModelQ *q, size_t i)
+{
+  return q_at(q, i)->send_ns + q->slo_ns - c->p->d_resp_ns;
+}
+
+/* When a batch of k dispatched now (or onto a GPU free at gpu_free_ns) ends. */
+static inline int64_t finish_ns(Central *c, int m, int k, int64_t now, int64_t gpu_free_ns)
+{
+  return MAX(now + delay_ns(c, k), gpu_free_ns) + lat(c, m, k);
+}
+
+static void drop_head(Central *c, int m)
+{
+  ModelQ *q = &c->models[m];
+  cs_engine_drop(c->e, m, q_at(q, 0));
+  q_pop(q);
+}
+
+/* Batch gathering "head": drop only head requests that cannot finish even
+ * alone; the batch is the longest run from the head that meets the head's
+ * deadline. Returns the batch size (0: queue empty). */
+static int gather_head(Central *c, int m, int64_t now, int64_t gpu_free_ns)
+{
+  ModelQ *q = &c->models[m];
+  while (q->len > 0 && finish_ns(c, m, 1, now, gpu_free_ns) > deadline_ns(c, q, 0))
+    drop_head(c, m);
+  if (q->len == 0)
+    return 0;
+  int64_t dl = deadline_ns(c, q, 0);
+  int limit = (int)MIN(q->len, (size_t)c->p->max_batch);
+  int bs = 1;
+  while (bs < limit && finish_ns(c, m, bs + 1, now, gpu_free_ns) <= dl)
+    bs++;
+  return bs;
+}
+
+/* Batch gathering "window" (drop the head to keep batches large, as Nexus'
+ * early drop and Symphony's implementation do): the suffix of the queue that
+ * can run as one batch by its first request's deadline sets the batch size
+ * bs = min(target, suffix length); older requests that cannot finish with a
+ * batch of bs are dropped; then the batch grows while the new head's deadline
+ * still holds. Without overload the whole queue is the suffix and nothing is
+ * dropped that "head" would keep. */
+static int gather_window(Central *c, int m, int64_t now, int64_t gpu_free_ns)
+{
+  ModelQ *q = &c->models[m];
+  size_t n = q->len;
+  if (n == 0)
+    return 0;
+  /* Smallest start s whose suffix fits: finish(n - s) <= dl(s). The predicate
+   * is monotone in s (shorter batches, later deadlines), so bisect. */
+  size_t lo = 0, hi = n; /* the answer is in [lo, hi]; hi = n means none fits */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (finish_ns(c, m, (int)MIN(n - mid, (size_t)c->p->max_batch), now, gpu_free_ns) <=
+        deadline_ns(c, q, mid))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  size_t suffix = n - lo;
+  if (suffix == 0) {
+    while (q->len > 0)
+      drop_head(c, m);
+    return 0;
+  }
+  int bs = (int)MIN(suffix, (size_t)q->target);
+  bs = MIN(bs, c->p->max_batch);
+  int64_t f = finish_ns(c, m, bs, now, gpu_free_ns);
+  while (q->len > 0 && deadline_ns(c, q, 0) < f)
+    drop_head(c, m);
+  int64_t dl = deadline_ns(c, q, 0);
+  int limit = (int)MIN(q->len, (size_t)c->p->max_batch);
+  while (bs < limit && finish_ns(c, m, bs + 1, now, gpu_free_ns) <= dl)
+    bs++; /* free lunch */
+  return bs;
+}
+
 static void update_candidate(Central *c, int m, int64_t gpu_free_ns)
 {
   ModelQ *q = &c->models[m];
@@ -208,13 +306,9 @@ static void update_candidate(Central *c, int m, int64_t gpu_free_ns)
   cs_engine_cancel(c->e, q->model_timer);
   cs_engine_cancel(c->e, q->drop_timer);
   q->model_timer = q->drop_timer = CS_EVENT_HANDLE_NONE;
-  /* Drop head requests that cannot finish in time even alone. */
-  int64_t one = MAX(now + delay_ns(c, 1), gpu_free_ns) + lat(c, m, 1);
-  while (q->len > 0 && one > q_at(q, 0)->send_ns + q->slo_ns - c->p->d_resp_ns) {
-    cs_engine_drop(c->e, m, q_at(q, 0));
-    q_pop(q);
-  }
-  if (q->len == 0) {
+  int bs = c->p->gathering == GATHER_WINDOW ? gather_window(c, m, now, gpu_free_ns)
+                                            : gather_head(c, m, now, gpu_free_ns);
+  if (bs == 0) {
     q->has_cand = FALSE;
     if (q->waiting) {
       q->waiting = FALSE;
@@ -223,11 +317,7 @@ static void update_candidate(Central *c, int m, int64_t gpu_free_ns)
     return;
   }
   const Req *head = q_at(q, 0);
-  int64_t dl = head->send_ns + q->slo_ns - c->p->d_resp_ns;
-  int limit = (int)MIN(q->len, (size_t)c->p->max_batch);
-  int bs = 1;
-  while (bs < limit && MAX(now + delay_ns(c, bs + 1), gpu_free_ns) + lat(c, m, bs + 1) <= dl)
-    bs++;
+  int64_t dl = deadline_ns(c, q, 0);
   int64_t earliest = MAX(now + delay_ns(c, bs), gpu_free_ns);
   int64_t latest = dl - lat(c, m, bs);
   int64_t exec;
@@ -250,7 +340,8 @@ static void update_candidate(Central *c, int m, int64_t gpu_free_ns)
   int64_t hopeless = dl - lat(c, m, 1) - delay_ns(c, 1) + 1;
   q->drop_timer = cs_engine_timer(c->e, MAX(now, hopeless), TIMER_DROP | (uint32_t)m);
   if (!q->waiting)
-    q->model_timer = cs_engine_timer(c->e, MAX(now, exec - delay_ns(c, bs)), TIMER_MODEL | (uint32_t)m);
+    q->model_timer =
+      cs_engine_timer(c->e, MAX(now, exec - delay_ns(c, bs)), TIMER_MODEL | (uint32_t)m);
 }
 
 static void grant(Central *c, int m, int g)
@@ -360,8 +451,16 @@ static void *central_create(Engine *e, const void *params)
   c->p = params;
   c->n_models = cfg->n_clients;
   c->models = g_new0(ModelQ, MAX(c->n_models, 1));
-  for (int m = 0; m < c->n_models; m++)
-    c->models[m].slo_ns = cfg->clients[m].slo_ns;
+  for (int m = 0; m < c->n_models; m++) {
+    ModelQ *q = &c->models[m];
+    q->slo_ns = cfg->clients[m].slo_ns;
+    /* The largest batch that could meet the SLO if dispatched on arrival. */
+    int64_t budget = q->slo_ns - c->p->d_resp_ns;
+    q->target = 1;
+    while (q->target < c->p->max_batch &&
+           delay_ns(c, q->target + 1) + cs_engine_latency(e, m, 0, q->target + 1) <= budget)
+      q->target++;
+  }
   c->n_gpus = cfg->n_gpus;
   c->free_ns = g_new0(int64_t, MAX(c->n_gpus, 1));
   for (int g = 0; g < c->n_gpus; g++)

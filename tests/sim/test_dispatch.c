@@ -184,6 +184,52 @@ static void test_batch_size_and_gpu_use(void **state)
   test_dir_remove(dir);
 }
 
+/* Symphony's goodput (highest Poisson load with p99 <= SLO) against Table 2:
+ * at least 80 % of the analytic staggered bound, and not below eager's. */
+static double search_goodput(const char *dir, const char *policy, double slo_ms)
+{
+  char *json = g_strdup_printf(
+    "{\"seed\": 3, \"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 8, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"%s\", \"d_ctrl_us\": 0, \"d_data_us\": 0, \"d_resp_ms\": 0},"
+    " \"clients\": [{\"model\": \"a\", \"rate\": 100, \"slo_ms\": %g, \"duration_s\": 10, \"warmup_s\": 1}]}",
+    policy, slo_ms);
+  CsScenario *sc = test_scenario(dir, json);
+  CsGoodputSearchOptions o;
+  cs_goodput_search_options_init(&o);
+  o.max_multiplier = 128;
+  CsGoodputProbe best;
+  GError *err = NULL;
+  if (!cs_goodput_search(sc, &o, NULL, NULL, NULL, &best, &err))
+    fail_msg("search: %s", err->message);
+  cs_scenario_free(sc);
+  g_free(json);
+  return best.offered_rps;
+}
+
+static void test_goodput_against_table2(void **state)
+{
+  (void)state;
+  struct {
+    const char *name;
+    double alpha, beta, slo, analytic, paper;
+  } cases[] = {
+    { "ResNet50", 1.053, 5.072, 25, 5839, 5264 },
+    { "InceptionResNetV2", 5.090, 18.368, 70, 1083, 926 },
+  };
+  for (int i = 0; i < 2; i++) {
+    char *dir = test_dir_with_profile(cases[i].alpha, cases[i].beta);
+    double sym = search_goodput(dir, "symphony", cases[i].slo);
+    double eager = search_goodput(dir, "eager", cases[i].slo);
+    print_message("%s: goodput symphony %.0f req/s, eager %.0f req/s; analytic staggered %.0f, "
+                  "paper measured %.0f\n",
+                  cases[i].name, sym, eager, cases[i].analytic, cases[i].paper);
+    assert_true(sym >= 0.8 * cases[i].analytic);
+    assert_true(sym <= 1.02 * cases[i].analytic); /* the bound is a bound */
+    assert_true(sym >= 0.98 * eager);
+    test_dir_remove(dir);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -191,6 +237,7 @@ int main(void)
     cmocka_unit_test(test_symphony_example_recovers),
     cmocka_unit_test(test_table2_analytics),
     cmocka_unit_test(test_batch_size_and_gpu_use),
+    cmocka_unit_test(test_goodput_against_table2),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
