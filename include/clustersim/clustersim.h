@@ -192,6 +192,13 @@ CS_API int64_t cs_results_sim_time_ns(const CsResults *r);
  * text. */
 CS_API char *cs_results_to_json(const CsResults *r);
 
+/* Writes the GPU-use time series as CSV: per bin (outputs.timeseries_bin_s,
+ * default 1 s) its start time, the GPUs that ran anything in it and the
+ * average number of busy GPUs. Returns FALSE with error set if the file
+ * cannot be written. */
+CS_API gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *path,
+                                                GError **error);
+
 /* Prints the per-model table to out. */
 CS_API void cs_results_print_table(const CsResults *r, FILE *out);
 

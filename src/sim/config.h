@@ -58,6 +58,7 @@ typedef struct {
   CsPlacement *placement; /* computed at validation; NULL when none */
   char *network_desc;     /* what curve is used, for the summary */
   gboolean network_is_zero; /* payload sizes are not needed */
+  int64_t timeseries_bin_ns; /* bin width of time series outputs */
   char **profile_files;   /* resolved profile paths, NULL-terminated */
 } CsConfig;
 

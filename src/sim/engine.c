@@ -48,6 +48,7 @@ typedef struct {
   int64_t busy_ns;
   int64_t batches;
   int type;               /* index into Engine.gpu_types */
+  int64_t last_bin;       /* last time-series bin counted as "used", -1 if none */
 } Gpu;
 
 struct Engine {
@@ -68,6 +69,11 @@ struct Engine {
   double expected_requests; /* for progress */
   const CsDispatchPolicy *dispatch;
   void *dispatch_state;
+  /* GPU use over time, in bins of bin_ns: busy GPU-ns and GPUs that ran
+   * anything in the bin (Symphony's "GPUs used"). */
+  int64_t bin_ns;
+  GArray *bin_busy_ns;    /* int64 per bin */
+  GArray *bin_gpus_used;  /* int64 per bin */
 };
 
 /* ---- arrivals ----------------------------------------------------------- */
@@ -323,12 +329,34 @@ static void on_batch_at_node(Engine *e, Batch *b)
     gpu_start_next(e, g);
 }
 
+/* Adds the busy interval [start, end) of GPU g to the time series. A GPU's
+ * intervals arrive in time order (it runs one batch at a time). */
+static void account_bins(Engine *e, int g, int64_t start, int64_t end)
+{
+  if (end <= start)
+    return;
+  int64_t b0 = start / e->bin_ns, b1 = (end - 1) / e->bin_ns;
+  if ((guint)b1 >= e->bin_busy_ns->len) {
+    g_array_set_size(e->bin_busy_ns, b1 + 1);
+    g_array_set_size(e->bin_gpus_used, b1 + 1);
+  }
+  for (int64_t b = b0; b <= b1; b++) {
+    int64_t lo = MAX(start, b * e->bin_ns), hi = MIN(end, (b + 1) * e->bin_ns);
+    g_array_index(e->bin_busy_ns, int64_t, b) += hi - lo;
+    if (b > e->gpus[g].last_bin) {
+      g_array_index(e->bin_gpus_used, int64_t, b)++;
+      e->gpus[g].last_bin = b;
+    }
+  }
+}
+
 static void on_exec_done(Engine *e, int g, Batch *b)
 {
   b->end_ns = e->now;
   Gpu *gpu = &e->gpus[g];
   gpu->busy_ns += b->end_ns - b->start_ns;
   gpu->batches++;
+  account_bins(e, g, b->start_ns, b->end_ns);
   const Client *c = &e->clients[b->model];
   int64_t bytes = (int64_t)b->n * c->cfg->output_bytes;
   cs_eq_push(e->q, e->now + cs_network_curve_latency_ns(e->cfg->network, bytes), EV_RESULT, 0, b);
@@ -401,7 +429,11 @@ static void setup(Engine *e)
     if (t == e->n_gpu_types)
       e->gpu_types[e->n_gpu_types++] = cfg->gpus[g].gpu_type;
     e->gpus[g].type = t;
+    e->gpus[g].last_bin = -1;
   }
+  e->bin_ns = cfg->timeseries_bin_ns;
+  e->bin_busy_ns = g_array_new(FALSE, TRUE, sizeof(int64_t));
+  e->bin_gpus_used = g_array_new(FALSE, TRUE, sizeof(int64_t));
   int n_pairs = cfg->n_clients * e->n_gpu_types;
   e->profile = g_new0(const CsModelProfile *, MAX(n_pairs, 1));
   e->latency = g_new0(GArray *, MAX(n_pairs, 1));
@@ -581,6 +613,9 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
     res->gpus[g].batches = e.gpus[g].batches;
     res->gpus[g].busy_fraction = e.now > 0 ? (double)e.gpus[g].busy_ns / (double)e.now : 0.0;
   }
+  res->bin_ns = e.bin_ns;
+  res->bin_busy_ns = e.bin_busy_ns;
+  res->bin_gpus_used = e.bin_gpus_used;
   res->seed = cfg->seed;
   res->sim_time_ns = e.now;
   res->events = e.events;

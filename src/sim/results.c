@@ -40,6 +40,10 @@ void cs_results_free(CsResults *r)
   g_free(r->gpus);
   g_free(r->placement_policy);
   g_free(r->dispatch_policy);
+  if (r->bin_busy_ns)
+    g_array_unref(r->bin_busy_ns);
+  if (r->bin_gpus_used)
+    g_array_unref(r->bin_gpus_used);
   cJSON_Delete(r->dispatch_params);
   g_free(r->placement_log);
   g_free(r->network);
@@ -202,6 +206,29 @@ char *cs_results_to_json(const CsResults *r)
     cJSON_AddNumberToObject(o, "batches", (double)r->gpus[g].batches);
     cJSON_AddItemToArray(gpus, o);
   }
+  /* Symphony 3.5: bad rate r and idle fraction f are the autoscaling signals;
+   * N*r/(1-r) GPUs to add, N*f to remove. */
+  cJSON *as = cJSON_AddObjectToObject(root, "autoscaling");
+  double busy = 0;
+  for (int g = 0; g < r->n_gpus; g++)
+    busy += r->gpus[g].busy_fraction;
+  double idle = r->n_gpus > 0 ? 1.0 - busy / r->n_gpus : 0.0;
+  double bad = r->total.bad_rate;
+  add_num(as, "bad_rate", bad);
+  add_num(as, "gpu_idle_fraction", idle);
+  add_num(as, "advice_add_gpus", bad < 1.0 ? r->n_gpus * bad / (1.0 - bad) : NAN);
+  add_num(as, "advice_remove_gpus", r->n_gpus * idle);
+  int64_t max_used = 0;
+  double mean_used = 0;
+  for (guint b = 0; r->bin_gpus_used && b < r->bin_gpus_used->len; b++) {
+    max_used = MAX(max_used, g_array_index(r->bin_gpus_used, int64_t, b));
+    mean_used += g_array_index(r->bin_gpus_used, int64_t, b);
+  }
+  if (r->bin_gpus_used && r->bin_gpus_used->len > 0)
+    mean_used /= r->bin_gpus_used->len;
+  add_num(as, "gpus_used_mean", mean_used);
+  cJSON_AddNumberToObject(as, "gpus_used_max", (double)max_used);
+  add_num(as, "timeseries_bin_s", r->bin_ns * 1e-9);
   cJSON *eng = cJSON_AddObjectToObject(root, "engine");
   cJSON_AddNumberToObject(eng, "events", (double)r->events);
   char *s = cJSON_Print(root);
@@ -257,4 +284,21 @@ void cs_results_print_table(const CsResults *r, FILE *out)
           "%.0f simulated requests/s\n",
           (guint64)r->events, sim_s, r->wall_s, r->wall_s > 0 ? r->events / r->wall_s : 0.0,
           r->wall_s > 0 ? r->total.generated / r->wall_s : 0.0);
+}
+
+gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *path, GError **error)
+{
+  GString *out = g_string_new("time_s,gpus_used,busy_gpus\n");
+  for (guint b = 0; r->bin_gpus_used && b < r->bin_gpus_used->len; b++) {
+    char t[G_ASCII_DTOSTR_BUF_SIZE], busy[G_ASCII_DTOSTR_BUF_SIZE];
+    g_ascii_formatd(t, sizeof t, "%.9g", b * r->bin_ns * 1e-9);
+    /* busy GPU-ns over the bin width = average number of busy GPUs */
+    g_ascii_formatd(busy, sizeof busy, "%.6f",
+                    (double)g_array_index(r->bin_busy_ns, int64_t, b) / (double)r->bin_ns);
+    g_string_append_printf(out, "%s,%" G_GINT64_FORMAT ",%s\n", t,
+                           (gint64)g_array_index(r->bin_gpus_used, int64_t, b), busy);
+  }
+  gboolean ok = g_file_set_contents(path, out->str, (gssize)out->len, error);
+  g_string_free(out, TRUE);
+  return ok;
 }

@@ -772,12 +772,16 @@ CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error)
   c->seed = (uint64_t)seed;
   if (ok) {
     const cJSON *out = cJSON_GetObjectItemCaseSensitive(sc->root, "outputs");
-    static const char *const out_keys[] = { "requests_csv", NULL };
+    static const char *const out_keys[] = { "requests_csv", "timeseries_bin_s", NULL };
     gboolean csv = FALSE;
+    double bin_s = 1.0;
     if (out)
       ok = cs_json_expect_object(out, sc->name, "outputs", error) &&
            cs_json_check_keys(out, out_keys, sc->name, "outputs", error) &&
-           cs_json_read_bool(out, "requests_csv", FALSE, &csv, sc->name, "outputs", error);
+           cs_json_read_bool(out, "requests_csv", FALSE, &csv, sc->name, "outputs", error) &&
+           cs_json_read_double(out, "timeseries_bin_s", FALSE, 1e-3, 1e6, &bin_s, sc->name,
+                               "outputs", error);
+    c->timeseries_bin_ns = llround(bin_s * 1e9);
   }
   ok = ok && read_profiles(sc, c, error) && read_network(sc, c, error) &&
        read_cluster(sc, c, error) && read_clients(sc, c, error) &&

@@ -42,6 +42,13 @@ check "--seed recorded" grep -q '"seed":	2' "$tmp/c/summary.json"
 check "requests.csv has a header and one row per request" \
   test "$(($(wc -l <"$tmp/d/requests.csv") - 1))" -eq "$(python3 -c "import json;print(json.load(open('$tmp/d/summary.json'))['total']['requests']['generated'])")"
 
+check "gpus_over_time.csv written" grep -q "^time_s,gpus_used,busy_gpus" "$tmp/a/gpus_over_time.csv"
+check "autoscaling signals in the summary" grep -q '"advice_add_gpus"' "$tmp/a/summary.json"
+"$bin" search "$q" --set clients[0].duration_s=3 --set clients[1].duration_s=3 --set clients[2].duration_s=3 \
+  --max-multiplier 4 --tolerance 0.1 --json >"$tmp/search.json" 2>"$tmp/search.err"
+check "search exits 0 and reports a goodput" python3 -c "
+import json,sys; d=json.load(open('$tmp/search.json')); sys.exit(0 if d['probes'] and d['goodput_rps'] >= 0 else 1)"
+
 bad() { # description, expected message, args...
   local what=$1 msg=$2
   shift 2
@@ -60,6 +67,8 @@ bad "bad --seed" "--seed x: expected an integer >= 0" run "$q" --seed x
 bad "unknown flag" "Unknown option --sed" run "$q" --sed 3
 "$bin" run "$q" --output "$tmp/never" --set clients[0].rate=-5 >/dev/null 2>&1
 check "no output directory on failure" test ! -e "$tmp/never"
+bad "search: bad criterion" "--criterion p95: expected p99 or bad-rate" search "$q" --criterion p95
+bad "search: no scenario" "expected exactly one SCENARIO file" search
 printf '{"seed": 1,' >"$tmp/broken.json"
 bad "broken JSON" "broken.json: line 1, column 12: not valid JSON" run "$tmp/broken.json"
 

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
+
 #include "test_util.h"
 
 #define MAX_REQ 256
@@ -178,6 +180,25 @@ static void test_batch_size_and_gpu_use(void **state)
     /* Eager spreads small batches over every GPU. */
     assert_true(min_e > 0.05);
     assert_true(busy_e > busy_d);
+    /* GPUs used over time (1 s bins): Symphony leaves GPUs unused at low load,
+     * eager touches every GPU; the advice to remove GPUs follows. */
+    if (i == 0) {
+      char *jd = cs_results_to_json(d), *je = cs_results_to_json(e);
+      cJSON *sd = cJSON_Parse(jd), *se = cJSON_Parse(je);
+      const cJSON *ad = cJSON_GetObjectItem(sd, "autoscaling"), *ae = cJSON_GetObjectItem(se, "autoscaling");
+      double used_d = cJSON_GetObjectItem(ad, "gpus_used_max")->valuedouble;
+      double used_e = cJSON_GetObjectItem(ae, "gpus_used_mean")->valuedouble;
+      double remove_d = cJSON_GetObjectItem(ad, "advice_remove_gpus")->valuedouble;
+      print_message("gpus used: deferred max %.0f, eager mean %.2f; advice to remove %.2f GPUs\n",
+                    used_d, used_e, remove_d);
+      assert_true(used_d <= 6);
+      assert_true(used_e >= 7.9);
+      assert_float_equal(remove_d, 8 * (1 - busy_d), 1e-9);
+      cJSON_Delete(sd);
+      cJSON_Delete(se);
+      g_free(jd);
+      g_free(je);
+    }
     cs_results_free(d);
     cs_results_free(e);
   }

@@ -1,0 +1,89 @@
+/* Shared pieces of the clustersim subcommands; see cli.h. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int cli_fail(const char *prog, const char *msg)
+{
+  fprintf(stderr, "%s: %s\n", prog, msg);
+  return EXIT_BAD_INPUT;
+}
+
+CsScenario *cli_load_scenario(const char *prog, const char *path, char **sets)
+{
+  GError *err = NULL;
+  CsScenario *sc = cs_scenario_load(path, &err);
+  if (!sc) {
+    cli_fail("clustersim", err->message);
+    g_error_free(err);
+    return NULL;
+  }
+  for (int i = 0; sets && sets[i]; i++) {
+    char *eq = strchr(sets[i], '=');
+    if (!eq) {
+      char *m = g_strdup_printf("--set %s: expected PATH=VALUE", sets[i]);
+      cli_fail(prog, m);
+      g_free(m);
+      cs_scenario_free(sc);
+      return NULL;
+    }
+    char *key = g_strndup(sets[i], (gsize)(eq - sets[i]));
+    gboolean ok = cs_scenario_set(sc, key, eq + 1, &err);
+    g_free(key);
+    if (!ok) {
+      cli_fail(prog, err->message);
+      g_error_free(err);
+      cs_scenario_free(sc);
+      return NULL;
+    }
+  }
+  return sc;
+}
+
+gboolean cli_parse_seed(const char *prog, const char *text, gint64 *seed)
+{
+  *seed = -1;
+  if (!text)
+    return TRUE;
+  guint64 v;
+  if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXINT64, &v, NULL)) {
+    char *m = g_strdup_printf("--seed %s: expected an integer >= 0", text);
+    cli_fail(prog, m);
+    g_free(m);
+    return FALSE;
+  }
+  *seed = (gint64)v;
+  return TRUE;
+}
+
+static void on_progress(double fraction, int64_t sim_time_ns, void *user_data)
+{
+  CliProgress *p = user_data;
+  gint64 now = g_get_monotonic_time();
+  if (now - p->last_us < 250000)
+    return;
+  p->last_us = now;
+  p->shown = TRUE;
+  fprintf(stderr, "\rsimulating: %5.1f %% of requests generated, %.1f s simulated",
+          100.0 * fraction, sim_time_ns * 1e-9);
+  fflush(stderr);
+}
+
+void cli_progress_install(CliProgress *p, CsRunOptions *opt)
+{
+  p->last_us = g_get_monotonic_time();
+  p->shown = FALSE;
+  if (isatty(STDERR_FILENO)) {
+    opt->on_progress = on_progress;
+    opt->user_data = p;
+  }
+}
+
+void cli_progress_done(CliProgress *p)
+{
+  if (p->shown)
+    fputs("\r\033[K", stderr);
+  p->shown = FALSE;
+}

@@ -1,0 +1,35 @@
+/* Shared pieces of the clustersim subcommands. */
+#ifndef CS_CLI_H
+#define CS_CLI_H
+
+#include <glib.h>
+
+#include "clustersim/clustersim.h"
+
+/* Exit status for bad input: scenario, profile, trace or flags. */
+#define EXIT_BAD_INPUT 2
+
+/* Prints "prog: msg" to stderr and returns EXIT_BAD_INPUT. */
+int cli_fail(const char *prog, const char *msg);
+
+/* Loads a scenario and applies --set PATH=VALUE overrides. Returns NULL after
+ * printing the error. */
+CsScenario *cli_load_scenario(const char *prog, const char *path, char **sets);
+
+/* Parses --seed text into *seed (-1 when text is NULL). Returns FALSE after
+ * printing the error. */
+gboolean cli_parse_seed(const char *prog, const char *text, gint64 *seed);
+
+/* Progress on a terminal only: installs a callback in opt when stderr is a
+ * TTY; cli_progress_done clears the line. */
+typedef struct {
+  gint64 last_us;
+  gboolean shown;
+} CliProgress;
+void cli_progress_install(CliProgress *p, CsRunOptions *opt);
+void cli_progress_done(CliProgress *p);
+
+int cmd_run(int argc, char **argv);
+int cmd_search(int argc, char **argv);
+
+#endif

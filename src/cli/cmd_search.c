@@ -1,0 +1,132 @@
+/* clustersim search SCENARIO [--criterion p99|bad-rate] [--bad-rate X] ... */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+
+typedef struct {
+  gboolean json;
+  cJSON *probes;
+} ProbeSink;
+
+static void on_probe(const CsGoodputProbe *p, void *user)
+{
+  ProbeSink *s = user;
+  if (s->json) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "probe", p->index);
+    cJSON_AddNumberToObject(o, "multiplier", p->multiplier);
+    cJSON_AddNumberToObject(o, "offered_rps", p->offered_rps);
+    cJSON_AddNumberToObject(o, "goodput_rps", p->goodput_rps);
+    cJSON_AddNumberToObject(o, "worst_bad_rate", p->worst_bad_rate);
+    cJSON_AddBoolToObject(o, "pass", p->pass);
+    cJSON_AddItemToArray(s->probes, o);
+  } else {
+    printf("%5d %12.6g %12.1f %12.1f %14.4f %s\n", p->index, p->multiplier, p->offered_rps,
+           p->goodput_rps, p->worst_bad_rate, p->pass ? "pass" : "fail");
+    fflush(stdout);
+  }
+}
+
+int cmd_search(int argc, char **argv)
+{
+  const char *prog = "clustersim search";
+  char *seed_text = NULL, *criterion = NULL;
+  char **sets = NULL;
+  double bad_rate = 0.01, max_mult = 64, tolerance = 0.005;
+  gboolean json = FALSE;
+  GOptionEntry entries[] = {
+    { "criterion", 'c', 0, G_OPTION_ARG_STRING, &criterion, "p99 (default: every model's p99 latency <= SLO, dropped and failed requests counted as late) or bad-rate", "NAME" },
+    { "bad-rate", 0, 0, G_OPTION_ARG_DOUBLE, &bad_rate, "Bound for --criterion bad-rate (default 0.01)", "X" },
+    { "max-multiplier", 0, 0, G_OPTION_ARG_DOUBLE, &max_mult, "Largest rate multiplier tried (default 64)", "K" },
+    { "tolerance", 0, 0, G_OPTION_ARG_DOUBLE, &tolerance, "Stop when the bracket is this tight, relative (default 0.005)", "X" },
+    { "seed", 0, 0, G_OPTION_ARG_STRING, &seed_text, "Seed for every random stream", "N" },
+    { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario field (repeatable)", "PATH=VALUE" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the probes and the result as JSON", NULL },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  GOptionContext *ctx = g_option_context_new("SCENARIO - find the highest load served within the SLO");
+  g_option_context_set_summary(ctx,
+    "Goodput as Symphony defines it: the highest offered load the configuration serves with\n"
+    "every model's p99 latency within its SLO (or bad rate within a bound). Multiplies every\n"
+    "client's rate by k and bisects over k; prints every probe, then the result.");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  GError *err = NULL;
+  int status = 0;
+  CsScenario *sc = NULL;
+  gint64 seed = -1;
+  ProbeSink sink = { .json = FALSE, .probes = NULL };
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
+  if (argc != 2) {
+    status = cli_fail(prog, "expected exactly one SCENARIO file (see --help)");
+    goto out;
+  }
+  CsGoodputSearchOptions o;
+  cs_goodput_search_options_init(&o);
+  if (criterion && strcmp(criterion, "bad-rate") == 0) {
+    o.criterion = CS_GOODPUT_BAD_RATE;
+  } else if (criterion && strcmp(criterion, "p99") != 0) {
+    char *m = g_strdup_printf("--criterion %s: expected p99 or bad-rate", criterion);
+    status = cli_fail(prog, m);
+    g_free(m);
+    goto out;
+  }
+  o.bad_rate_bound = bad_rate;
+  o.max_multiplier = max_mult;
+  o.tolerance = tolerance;
+  if (!cli_parse_seed(prog, seed_text, &seed) ||
+      !(sc = cli_load_scenario(prog, argv[1], sets))) {
+    status = EXIT_BAD_INPUT;
+    goto out;
+  }
+  if (!cs_scenario_validate(sc, &err)) {
+    status = cli_fail("clustersim", err->message);
+    goto out;
+  }
+  CsRunOptions ropt;
+  cs_run_options_init(&ropt);
+  ropt.seed_override = seed;
+  sink.json = json;
+  sink.probes = cJSON_CreateArray();
+  if (!json)
+    printf("%5s %12s %12s %12s %14s %s\n", "probe", "multiplier", "offered_rps", "goodput_rps",
+           "worst_bad_rate", "result");
+  CsGoodputProbe best;
+  if (!cs_goodput_search(sc, &o, &ropt, on_probe, &sink, &best, &err)) {
+    status = cli_fail("clustersim", err->message);
+    goto out;
+  }
+  if (json) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "criterion", o.criterion == CS_GOODPUT_P99 ? "p99" : "bad-rate");
+    if (o.criterion == CS_GOODPUT_BAD_RATE)
+      cJSON_AddNumberToObject(root, "bad_rate_bound", o.bad_rate_bound);
+    cJSON_AddItemToObject(root, "probes", sink.probes);
+    sink.probes = NULL;
+    cJSON_AddNumberToObject(root, "multiplier", best.multiplier);
+    cJSON_AddNumberToObject(root, "goodput_rps", best.offered_rps);
+    char *text = cJSON_Print(root);
+    printf("%s\n", text);
+    cJSON_free(text);
+    cJSON_Delete(root);
+  } else {
+    printf("\ngoodput: %.1f req/s offered (multiplier %.6g) with %s\n", best.offered_rps,
+           best.multiplier,
+           o.criterion == CS_GOODPUT_P99 ? "p99 <= SLO for every model" : "bad rate within bound");
+  }
+out:
+  cJSON_Delete(sink.probes);
+  g_clear_error(&err);
+  cs_scenario_free(sc);
+  g_free(seed_text);
+  g_free(criterion);
+  g_strfreev(sets);
+  g_option_context_free(ctx);
+  return status;
+}

@@ -1,0 +1,657 @@
+/* Calibration of the GPU execution model against measured co-locations; see
+ * gpu_calibrate.h and docs/gpu-model.md. */
+#include "gpu_calibrate.h"
+
+#include <gsl/gsl_multifit.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <string.h>
+
+#include "common/json_input.h"
+#include "gpu_exec.h"
+#include "profiles/interference.h"
+#include "profiles/profile.h"
+
+#define CALIB_FORMAT "clustersim-calibration"
+#define CALIB_VERSION 1
+#define MAX_PAIRS 8
+#define MAX_WORKERS 16
+#define OPEN_WARMUP_NS INT64_C(1000000000)
+#define OPEN_HORIZON_NS INT64_C(11000000000)
+
+static const char *const variant_names[CS_CALIB_N_VARIANTS] = {
+  "table", "fallback", "none", "loo-const", "loo-l2", "loo-dram",
+};
+
+const char *cs_calib_variant_name(CsCalibVariant v)
+{
+  return v >= 0 && v < CS_CALIB_N_VARIANTS ? variant_names[v] : "?";
+}
+
+/* ---- the calibration file ------------------------------------------------------- */
+
+typedef struct {
+  char *m1, *m2;
+  int b1, b2;
+  double p1;          /* % of model1; model2 has 100 - p1 */
+  double l1, l2;      /* measured ms */
+} PairRow;
+
+typedef struct {
+  GArray *pairs;      /* PairRow */
+  cJSON *root;        /* kept for the colocations */
+} CalibFile;
+
+static void calib_file_clear(CalibFile *f)
+{
+  if (f->pairs) {
+    for (guint i = 0; i < f->pairs->len; i++) {
+      PairRow *r = &g_array_index(f->pairs, PairRow, i);
+      g_free(r->m1);
+      g_free(r->m2);
+    }
+    g_array_unref(f->pairs);
+  }
+  cJSON_Delete(f->root);
+}
+
+static gboolean num_at(const cJSON *row, int i, double *out)
+{
+  const cJSON *v = cJSON_GetArrayItem(row, i);
+  if (!cJSON_IsNumber(v))
+    return FALSE;
+  *out = v->valuedouble;
+  return TRUE;
+}
+
+static gboolean load_calib(const char *path, CalibFile *f, GError **error)
+{
+  static const char *const keys[] = { "format", "version", "source", "pairs", "colocations",
+                                      NULL };
+  memset(f, 0, sizeof *f);
+  f->root = cs_json_load_file(path, error);
+  if (!f->root)
+    return FALSE;
+  const char *format = NULL, *source = NULL;
+  int version = 0;
+  if (!cs_json_expect_object(f->root, path, "", error) ||
+      !cs_json_read_string(f->root, "format", TRUE, &format, path, "", error))
+    return FALSE;
+  if (strcmp(format, CALIB_FORMAT) != 0)
+    return cs_json_fail(error, path, "format", "expected \"%s\", got \"%s\"", CALIB_FORMAT,
+                        format);
+  if (!cs_json_read_int(f->root, "version", TRUE, G_MININT, G_MAXINT, &version, path, "", error))
+    return FALSE;
+  if (version != CALIB_VERSION)
+    return cs_json_fail(error, path, "version",
+                        "unsupported version %d (this build reads version %d)", version,
+                        CALIB_VERSION);
+  if (!cs_json_check_keys(f->root, keys, path, "", error) ||
+      !cs_json_read_string(f->root, "source", TRUE, &source, path, "", error))
+    return FALSE;
+  f->pairs = g_array_new(FALSE, TRUE, sizeof(PairRow));
+  const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(f->root, "pairs");
+  const cJSON *rows = pairs ? cJSON_GetObjectItemCaseSensitive(pairs, "rows") : NULL;
+  if (pairs && !cJSON_IsArray(rows))
+    return cs_json_fail(error, path, "pairs.rows", "expected an array of rows [model1, "
+                        "model2, batch1, batch2, mps_pct1, latency1_ms, latency2_ms, ...]");
+  const cJSON *row;
+  int i = 0;
+  cJSON_ArrayForEach(row, rows)
+  {
+    PairRow r = { 0 };
+    double b1, b2;
+    const cJSON *m1 = cJSON_GetArrayItem(row, 0), *m2 = cJSON_GetArrayItem(row, 1);
+    if (!cJSON_IsArray(row) || !cJSON_IsString(m1) || !cJSON_IsString(m2) ||
+        !num_at(row, 2, &b1) || !num_at(row, 3, &b2) || !num_at(row, 4, &r.p1) ||
+        !num_at(row, 5, &r.l1) || !num_at(row, 6, &r.l2) || b1 < 1 || b2 < 1 ||
+        !(r.p1 > 0 && r.p1 < 100) || !(r.l1 > 0) || !(r.l2 > 0)) {
+      char *p = cs_json_path_index("pairs.rows", i);
+      cs_json_fail(error, path, p, "expected [model1, model2, batch1 >= 1, batch2 >= 1, "
+                   "0 < mps_pct1 < 100, latency1_ms > 0, latency2_ms > 0, ...]");
+      g_free(p);
+      return FALSE;
+    }
+    r.m1 = g_strdup(m1->valuestring);
+    r.m2 = g_strdup(m2->valuestring);
+    r.b1 = (int)b1;
+    r.b2 = (int)b2;
+    g_array_append_val(f->pairs, r);
+    i++;
+  }
+  return TRUE;
+}
+
+/* ---- a small driver around gpu_exec --------------------------------------------------- */
+
+typedef struct {
+  CsGpuJobSpec spec;
+  double rate_rps;    /* whole batches arrive every batch / rate s; 0 = closed loop */
+} SimWorker;
+
+/* Simulates the workers on one GPU; mean_ms[w] is the mean GPU latency (start
+ * to end) of the batches of worker w that start at or after warmup_ns and
+ * end by horizon_ns (NAN if none). */
+static void simulate(const CsGpuExecConfig *cfg, const SimWorker *w, int n, int64_t warmup_ns,
+                     int64_t horizon_ns, double *mean_ms)
+{
+  CsGpuExec *g = cs_gpu_exec_new(cfg);
+  int64_t period[MAX_WORKERS], started[MAX_WORKERS], arrived[MAX_WORKERS];
+  int64_t start_ns[MAX_WORKERS], count[MAX_WORKERS];
+  double sum[MAX_WORKERS];
+  gboolean running[MAX_WORKERS];
+  g_assert(n <= MAX_WORKERS);
+  for (int k = 0; k < n; k++) {
+    period[k] = w[k].rate_rps > 0 ? llround(w[k].spec.batch * 1e9 / w[k].rate_rps) : 0;
+    started[k] = arrived[k] = count[k] = 0;
+    sum[k] = 0;
+    running[k] = FALSE;
+  }
+  uint64_t seq = 0;
+  int64_t now = 0;
+  for (;;) {
+    /* Start whatever may start: the earliest waiting batch first (FIFO
+     * across workers matters without MPS), ties to the lower worker. */
+    for (;;) {
+      int best = -1;
+      int64_t best_t = INT64_MAX;
+      for (int k = 0; k < n; k++) {
+        if (running[k] || !cs_gpu_exec_accepts(g, w[k].spec.worker))
+          continue;
+        int64_t t = period[k] == 0 ? now : (arrived[k] > started[k] ? started[k] * period[k]
+                                                                     : INT64_MAX);
+        if (t < best_t) {
+          best_t = t;
+          best = k;
+        }
+      }
+      if (best < 0)
+        break;
+      cs_gpu_exec_start(g, now, (seq++ << 8) | (uint64_t)best, &w[best].spec);
+      running[best] = TRUE;
+      start_ns[best] = now;
+      started[best]++;
+    }
+    int64_t t_arr = INT64_MAX;
+    for (int k = 0; k < n; k++)
+      if (period[k] > 0)
+        t_arr = MIN(t_arr, arrived[k] * period[k]);
+    int64_t t_done;
+    uint64_t id;
+    gboolean done = cs_gpu_exec_next(g, &t_done, &id);
+    if (done && t_done <= t_arr) {
+      if (t_done > horizon_ns)
+        break;
+      now = t_done;
+      int k = (int)(id & 0xff);
+      cs_gpu_exec_finish(g, now, id);
+      running[k] = FALSE;
+      if (start_ns[k] >= warmup_ns) {
+        sum[k] += (double)(now - start_ns[k]);
+        count[k]++;
+      }
+    } else {
+      if (t_arr == INT64_MAX || t_arr > horizon_ns)
+        break;
+      now = t_arr;
+      for (int k = 0; k < n; k++)
+        if (period[k] > 0 && arrived[k] * period[k] == now)
+          arrived[k]++;
+    }
+  }
+  for (int k = 0; k < n; k++)
+    mean_ms[k] = count[k] > 0 ? sum[k] / (double)count[k] / 1e6 : NAN;
+  cs_gpu_exec_free(g);
+}
+
+/* ---- statistics and fitting ------------------------------------------------------------ */
+
+static void stat_of(GArray *errs, CsCalibStat *out)
+{
+  out->n = (int)errs->len;
+  if (errs->len == 0) {
+    out->median = out->p90 = NAN;
+    return;
+  }
+  double *d = (double *)errs->data;
+  gsl_sort(d, 1, errs->len);
+  out->median = gsl_stats_quantile_from_sorted_data(d, 1, errs->len, 0.5);
+  out->p90 = gsl_stats_quantile_from_sorted_data(d, 1, errs->len, 0.9);
+}
+
+enum { FORM_CONST, FORM_L2, FORM_DRAM, N_FORMS };
+
+typedef struct {
+  int v, a;             /* model indices in the set */
+  int bv, ba;
+  double rv, ra;        /* shares, fractions */
+  double ratio;         /* measured / solo */
+  int pair;             /* unordered pair index */
+} Obs;
+
+/* Least squares of ratio - 1 on [1] or [1, u_v, u_a] over the observations
+ * whose pair != skip. */
+static void fit_form(const CsInterferenceSet *set, const GArray *obs, int form, int skip,
+                     double coef[3])
+{
+  int p = form == FORM_CONST ? 1 : 3;
+  int n = 0;
+  for (guint i = 0; i < obs->len; i++)
+    n += g_array_index(obs, Obs, i).pair != skip;
+  coef[0] = coef[1] = coef[2] = 0.0;
+  if (n < p)
+    return;
+  gsl_matrix *X = gsl_matrix_alloc(n, p);
+  gsl_vector *y = gsl_vector_alloc(n), *c = gsl_vector_alloc(p);
+  gsl_matrix *cov = gsl_matrix_alloc(p, p);
+  CsUtilMetric m = form == FORM_DRAM ? CS_UTIL_DRAM : CS_UTIL_L2;
+  int r = 0;
+  for (guint i = 0; i < obs->len; i++) {
+    const Obs *o = &g_array_index(obs, Obs, i);
+    if (o->pair == skip)
+      continue;
+    gsl_matrix_set(X, r, 0, 1.0);
+    if (p == 3) {
+      gsl_matrix_set(X, r, 1, cs_interference_util(set, o->v, m, o->bv, o->rv));
+      gsl_matrix_set(X, r, 2, cs_interference_util(set, o->a, m, o->ba, o->ra));
+    }
+    gsl_vector_set(y, r, o->ratio - 1.0);
+    r++;
+  }
+  double chisq;
+  gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(n, p);
+  gsl_multifit_linear(X, y, c, cov, &chisq, ws);
+  for (int k = 0; k < p; k++)
+    coef[k] = gsl_vector_get(c, k);
+  gsl_multifit_linear_free(ws);
+  gsl_matrix_free(X);
+  gsl_matrix_free(cov);
+  gsl_vector_free(y);
+  gsl_vector_free(c);
+}
+
+/* ---- pairs ---------------------------------------------------------------------------------- */
+
+static int pair_index(GPtrArray *names, const char *a, const char *b)
+{
+  char *k1 = g_strdup_printf("%s+%s", a, b), *k2 = g_strdup_printf("%s+%s", b, a);
+  int idx = -1;
+  for (guint i = 0; i < names->len && idx < 0; i++)
+    if (strcmp(names->pdata[i], k1) == 0 || strcmp(names->pdata[i], k2) == 0)
+      idx = (int)i;
+  if (idx < 0) {
+    g_ptr_array_add(names, k1);
+    k1 = NULL;
+    idx = (int)names->len - 1;
+  }
+  g_free(k1);
+  g_free(k2);
+  return idx;
+}
+
+static CsGpuJobSpec table_spec(const CsInterferenceSet *set, int model, int batch, double share,
+                               int worker)
+{
+  double iso_ms = cs_interference_share_latency_ms(set, model, batch, 1.0);
+  return (CsGpuJobSpec){ .model = model, .batch = batch, .iso_ns = MAX(llround(iso_ms * 1e6), 1),
+                         .demand = NAN, .share = share, .worker = worker };
+}
+
+static gboolean run_pairs(CsGpuCalibration *c, const CsInterferenceSet *set, const CalibFile *f,
+                          double gamma, const char *path, GError **error)
+{
+  GPtrArray *names = g_ptr_array_new();
+  GArray *obs = g_array_new(FALSE, FALSE, sizeof(Obs));
+  int *row_pair = g_new(int, MAX(f->pairs->len, 1));
+  for (guint i = 0; i < f->pairs->len; i++) {
+    const PairRow *r = &g_array_index(f->pairs, PairRow, i);
+    int i1 = cs_interference_set_find(set, r->m1), i2 = cs_interference_set_find(set, r->m2);
+    if (!cs_interference_has_share_table(set, i1) || !cs_interference_has_share_table(set, i2)) {
+      char *p = cs_json_path_index("pairs.rows", (int)i);
+      cs_json_fail(error, path, p, "model \"%s\" has no latency-vs-share table in the "
+                   "interference file", cs_interference_has_share_table(set, i1) ? r->m2 : r->m1);
+      g_free(p);
+      g_ptr_array_free(names, TRUE);
+      g_array_unref(obs);
+      g_free(row_pair);
+      return FALSE;
+    }
+    int pi = pair_index(names, r->m1, r->m2);
+    if (pi >= MAX_PAIRS) {
+      cs_json_fail(error, path, "pairs.rows", "more than %d model pairs", MAX_PAIRS);
+      g_ptr_array_free(names, TRUE);
+      g_array_unref(obs);
+      g_free(row_pair);
+      return FALSE;
+    }
+    row_pair[i] = pi;
+    double s1 = r->p1 / 100.0, s2 = 1.0 - s1;
+    Obs o1 = { i1, i2, r->b1, r->b2, s1, s2,
+               r->l1 / cs_interference_share_latency_ms(set, i1, r->b1, s1), pi };
+    Obs o2 = { i2, i1, r->b2, r->b1, s2, s1,
+               r->l2 / cs_interference_share_latency_ms(set, i2, r->b2, s2), pi };
+    g_array_append_val(obs, o1);
+    g_array_append_val(obs, o2);
+  }
+  c->n_pairs = (int)names->len;
+  c->pair_names = g_new0(char *, c->n_pairs + 1);
+  for (int p = 0; p < c->n_pairs; p++)
+    c->pair_names[p] = names->pdata[p];
+  g_ptr_array_free(names, FALSE);
+
+  for (int form = 0; form < N_FORMS; form++) {
+    fit_form(set, obs, form, -1, c->all_coef[form]);
+    for (int p = 0; p < c->n_pairs; p++)
+      fit_form(set, obs, form, p, c->loo_coef[form][p]);
+  }
+
+  for (int v = 0; v < CS_CALIB_N_VARIANTS; v++) {
+    GArray *errs[MAX_PAIRS + 1];
+    for (int p = 0; p <= c->n_pairs; p++)
+      errs[p] = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < f->pairs->len; i++) {
+      const PairRow *r = &g_array_index(f->pairs, PairRow, i);
+      int pi = row_pair[i];
+      CsGpuExecConfig cfg;
+      cs_gpu_exec_config_init(&cfg, set);
+      cfg.gamma = gamma;
+      if (v == CS_CALIB_FALLBACK)
+        cfg.use_pair_table = FALSE;
+      else if (v == CS_CALIB_NONE)
+        cfg.interference = FALSE;
+      else if (v >= CS_CALIB_LOO_CONST) {
+        int form = v - CS_CALIB_LOO_CONST;
+        cfg.use_pair_table = FALSE;
+        cfg.fallback.constant = c->loo_coef[form][pi][0];
+        cfg.fallback.victim = c->loo_coef[form][pi][1];
+        cfg.fallback.aggressor = c->loo_coef[form][pi][2];
+        cfg.fallback.metric = form == FORM_DRAM ? CS_UTIL_DRAM : CS_UTIL_L2;
+      }
+      int i1 = cs_interference_set_find(set, r->m1), i2 = cs_interference_set_find(set, r->m2);
+      double s1 = r->p1 / 100.0;
+      SimWorker w[2] = { { table_spec(set, i1, r->b1, s1, 0), 0 },
+                         { table_spec(set, i2, r->b2, 1.0 - s1, 1), 0 } };
+      /* Long enough for several batches of the slower worker. */
+      double slow = MAX(cs_interference_share_latency_ms(set, i1, r->b1, s1),
+                        cs_interference_share_latency_ms(set, i2, r->b2, 1.0 - s1));
+      double mean[2];
+      simulate(&cfg, w, 2, 0, llround(slow * 1e6 * 12.0), mean);
+      double e1 = fabs(mean[0] - r->l1) / r->l1, e2 = fabs(mean[1] - r->l2) / r->l2;
+      g_array_append_val(errs[pi], e1);
+      g_array_append_val(errs[pi], e2);
+      g_array_append_val(errs[c->n_pairs], e1);
+      g_array_append_val(errs[c->n_pairs], e2);
+    }
+    c->stats[v] = g_new0(CsCalibStat, c->n_pairs + 1);
+    for (int p = 0; p <= c->n_pairs; p++) {
+      stat_of(errs[p], &c->stats[v][p]);
+      g_array_unref(errs[p]);
+    }
+  }
+  g_array_unref(obs);
+  g_free(row_pair);
+  return TRUE;
+}
+
+/* ---- published co-locations ---------------------------------------------------------------- */
+
+static gboolean run_colocations(CsGpuCalibration *c, const CsInterferenceSet *set,
+                                const CalibFile *f, const CsProfileSet *profiles, double gamma,
+                                const char *path, GError **error)
+{
+  static const char *const ckeys[] = { "name", "profile", "mps", "approx", "note", "workers",
+                                       NULL };
+  static const char *const wkeys[] = { "model", "batch", "share_pct", "rate_rps", "measured_ms",
+                                       NULL };
+  const cJSON *list = cJSON_GetObjectItemCaseSensitive(f->root, "colocations");
+  if (list && !cJSON_IsArray(list))
+    return cs_json_fail(error, path, "colocations", "expected an array");
+  GArray *out = g_array_new(FALSE, TRUE, sizeof(CsCalibColocation));
+  const cJSON *item;
+  int ci = 0;
+  gboolean ok = TRUE;
+  cJSON_ArrayForEach(item, list)
+  {
+    char *p = cs_json_path_index("colocations", ci++);
+    const char *name = NULL, *prof = NULL, *note = "";
+    gboolean mps = TRUE, approx = FALSE;
+    const cJSON *workers = NULL;
+    ok = cs_json_expect_object(item, path, p, error) &&
+         cs_json_check_keys(item, ckeys, path, p, error) &&
+         cs_json_read_string(item, "name", TRUE, &name, path, p, error) &&
+         cs_json_read_string(item, "profile", TRUE, &prof, path, p, error) &&
+         cs_json_read_bool(item, "mps", FALSE, &mps, path, p, error) &&
+         cs_json_read_bool(item, "approx", FALSE, &approx, path, p, error) &&
+         cs_json_read_string(item, "note", FALSE, &note, path, p, error);
+    if (ok) {
+      workers = cJSON_GetObjectItemCaseSensitive(item, "workers");
+      int nw = cJSON_GetArraySize(workers);
+      if (!cJSON_IsArray(workers) || nw < 1 || nw > MAX_WORKERS) {
+        char *wp = cs_json_path_key(p, "workers");
+        ok = cs_json_fail(error, path, wp, "expected an array of 1 to %d workers", MAX_WORKERS);
+        g_free(wp);
+      }
+    }
+    gboolean from_profile = ok && strcmp(prof, "interference") != 0;
+    if (ok && from_profile && !profiles) {
+      g_free(p);
+      continue; /* no profile file given: skip */
+    }
+    CsCalibColocation col = { 0 };
+    SimWorker w[MAX_WORKERS];
+    if (ok) {
+      col.name = g_strdup(name);
+      col.note = g_strdup(note);
+      col.approx = approx;
+      col.n_workers = cJSON_GetArraySize(workers);
+      col.workers = g_new0(CsCalibWorker, col.n_workers);
+    }
+    for (int k = 0; ok && k < col.n_workers; k++) {
+      const cJSON *wn = cJSON_GetArrayItem(workers, k);
+      char *wp = g_strdup_printf("%s.workers[%d]", p, k);
+      const char *model = NULL;
+      int batch = 0;
+      double share_pct = 0, rate = 0, measured = NAN;
+      ok = cs_json_expect_object(wn, path, wp, error) &&
+           cs_json_check_keys(wn, wkeys, path, wp, error) &&
+           cs_json_read_string(wn, "model", TRUE, &model, path, wp, error) &&
+           cs_json_read_int(wn, "batch", TRUE, 1, 1 << 20, &batch, path, wp, error) &&
+           cs_json_read_double(wn, "share_pct", FALSE, 0, 100, &share_pct, path, wp, error) &&
+           cs_json_read_double(wn, "rate_rps", TRUE, 1e-3, 1e9, &rate, path, wp, error) &&
+           cs_json_read_double(wn, "measured_ms", FALSE, 1e-6, 1e9, &measured, path, wp, error);
+      if (ok) {
+        CsCalibWorker *cw = &col.workers[k];
+        cw->model = g_strdup(model);
+        cw->batch = batch;
+        cw->share = share_pct / 100.0;
+        cw->measured_ms = measured;
+        int mi = cs_interference_set_find(set, model);
+        if (!from_profile) {
+          if (!cs_interference_has_share_table(set, mi))
+            ok = cs_json_fail(error, path, wp, "model \"%s\" has no latency-vs-share table in "
+                              "the interference file", model);
+          else
+            w[k].spec = table_spec(set, mi, batch, cw->share, k);
+        } else {
+          const CsModelProfile *mp = cs_profile_set_lookup(profiles, prof, model);
+          if (!mp) {
+            ok = cs_json_fail(error, path, wp, "no profile of \"%s\" on GPU type \"%s\"",
+                              model, prof);
+          } else {
+            const CsBatchPoint *bp = cs_model_profile_point(mp, batch);
+            w[k].spec = (CsGpuJobSpec){
+              .model = mi, .batch = batch, .iso_ns = cs_model_profile_latency_ns(mp, batch),
+              .demand = bp ? bp->creq_pct[CS_CREQ_WSM] / 100.0 : NAN, .share = cw->share,
+              .worker = k };
+          }
+        }
+        w[k].rate_rps = rate;
+      }
+      g_free(wp);
+    }
+    if (ok) {
+      double mean[MAX_WORKERS];
+      for (int variant = 0; variant < 2; variant++) {
+        CsGpuExecConfig cfg;
+        cs_gpu_exec_config_init(&cfg, set);
+        cfg.gamma = gamma;
+        cfg.mode = mps ? CS_GPU_MPS : CS_GPU_TIME_SLICE;
+        cfg.use_share_tables = variant == 0;
+        simulate(&cfg, w, col.n_workers, OPEN_WARMUP_NS, OPEN_HORIZON_NS, mean);
+        for (int k = 0; k < col.n_workers; k++)
+          *(variant == 0 ? &col.workers[k].sim_ms : &col.workers[k].sim_formula_ms) = mean[k];
+      }
+      g_array_append_val(out, col);
+    } else if (col.workers) {
+      for (int k = 0; k < col.n_workers; k++)
+        g_free(col.workers[k].model);
+      g_free(col.workers);
+      g_free(col.name);
+      g_free(col.note);
+    }
+    g_free(p);
+    if (!ok)
+      break;
+  }
+  c->n_colocations = (int)out->len;
+  c->colocations = (CsCalibColocation *)g_array_free(out, FALSE);
+  return ok;
+}
+
+/* ---- entry points ------------------------------------------------------------------------- */
+
+void cs_gpu_calibration_free(CsGpuCalibration *c)
+{
+  if (!c)
+    return;
+  g_strfreev(c->pair_names);
+  for (int v = 0; v < CS_CALIB_N_VARIANTS; v++)
+    g_free(c->stats[v]);
+  for (int i = 0; i < c->n_colocations; i++) {
+    CsCalibColocation *col = &c->colocations[i];
+    for (int k = 0; k < col->n_workers; k++)
+      g_free(col->workers[k].model);
+    g_free(col->workers);
+    g_free(col->name);
+    g_free(col->note);
+  }
+  g_free(c->colocations);
+  g_free(c);
+}
+
+CsGpuCalibration *cs_gpu_calibrate(const CsGpuCalibrateOptions *opt, GError **error)
+{
+  g_return_val_if_fail(opt && opt->interference_path && opt->calibration_path, NULL);
+  double gamma = opt->gamma > 0 ? opt->gamma : 1.0;
+  CsInterferenceSet *set = cs_interference_set_load_file(opt->interference_path, error);
+  if (!set)
+    return NULL;
+  CsProfileSet *profiles = NULL;
+  if (opt->profile_path) {
+    profiles = cs_profile_set_new();
+    if (!cs_profile_set_load_file(profiles, opt->profile_path, error)) {
+      cs_profile_set_free(profiles);
+      cs_interference_set_free(set);
+      return NULL;
+    }
+  }
+  CalibFile f;
+  CsGpuCalibration *c = g_new0(CsGpuCalibration, 1);
+  gboolean ok = load_calib(opt->calibration_path, &f, error) &&
+                run_pairs(c, set, &f, gamma, opt->calibration_path, error) &&
+                run_colocations(c, set, &f, profiles, gamma, opt->calibration_path, error);
+  calib_file_clear(&f);
+  cs_profile_set_free(profiles);
+  cs_interference_set_free(set);
+  if (!ok) {
+    cs_gpu_calibration_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+static void pct(FILE *out, double x)
+{
+  if (isnan(x))
+    fprintf(out, "   n/a");
+  else
+    fprintf(out, "%5.1f%%", x * 100.0);
+}
+
+void cs_gpu_calibration_print(const CsGpuCalibration *c, const CsGpuCalibrateOptions *opt,
+                              FILE *out)
+{
+  fprintf(out, "GPU execution model vs measured co-location (docs/gpu-model.md)\n");
+  fprintf(out, "interference: %s\ncalibration:  %s\nprofile:      %s\ngamma:        %g\n\n",
+          opt->interference_path, opt->calibration_path,
+          opt->profile_path ? opt->profile_path : "(none)", opt->gamma > 0 ? opt->gamma : 1.0);
+  fprintf(out, "Measured pairs (two workers under MPS, closed loop): error |sim - real| / real,"
+          " median / p90\n");
+  fprintf(out, "%-18s %5s", "pair", "n");
+  for (int v = 0; v < CS_CALIB_N_VARIANTS; v++)
+    fprintf(out, "  %15s", variant_names[v]);
+  fputc('\n', out);
+  for (int p = 0; p <= c->n_pairs; p++) {
+    fprintf(out, "%-18s %5d", p < c->n_pairs ? c->pair_names[p] : "total",
+            c->stats[0][p].n);
+    for (int v = 0; v < CS_CALIB_N_VARIANTS; v++) {
+      fputs("  ", out);
+      pct(out, c->stats[v][p].median);
+      fputs(" / ", out);
+      pct(out, c->stats[v][p].p90);
+    }
+    fputc('\n', out);
+  }
+  static const char *const forms[N_FORMS] = { "const", "l2", "dram" };
+  fprintf(out, "\nFallback fits: slowdown = 1 + c0 + cv * u_victim + ca * u_aggressor\n");
+  for (int form = 0; form < N_FORMS; form++) {
+    fprintf(out, "  %-5s all pairs: c0 %.4f cv %.4f ca %.4f\n", forms[form],
+            c->all_coef[form][0], c->all_coef[form][1], c->all_coef[form][2]);
+    for (int p = 0; p < c->n_pairs; p++)
+      fprintf(out, "  %-5s without %-18s c0 %.4f cv %.4f ca %.4f\n", forms[form],
+              c->pair_names[p], c->loo_coef[form][p][0], c->loo_coef[form][p][1],
+              c->loo_coef[form][p][2]);
+  }
+  fprintf(out, "\nPublished co-locations (open loop, constant rate, 10 s after 1 s warm-up): "
+          "mean GPU latency per batch\n");
+  fprintf(out, "%-24s %-9s %5s %6s %11s %10s %7s %12s %7s\n", "experiment", "model", "batch",
+          "share", "measured_ms", "sim_ms", "error", "formula_ms", "error");
+  for (int i = 0; i < c->n_colocations; i++) {
+    const CsCalibColocation *col = &c->colocations[i];
+    for (int k = 0; k < col->n_workers; k++) {
+      const CsCalibWorker *w = &col->workers[k];
+      char share[16];
+      if (w->share > 0)
+        g_snprintf(share, sizeof share, "%.4g%%", w->share * 100.0);
+      else
+        g_snprintf(share, sizeof share, "none");
+      fprintf(out, "%-24s %-9s %5d %6s ", k == 0 ? col->name : "", w->model, w->batch, share);
+      if (isnan(w->measured_ms))
+        fprintf(out, "%11s ", "-");
+      else
+        fprintf(out, "%10.3f%s ", w->measured_ms, col->approx ? "~" : " ");
+      fprintf(out, "%10.3f ", w->sim_ms);
+      if (isnan(w->measured_ms))
+        fprintf(out, "%7s ", "");
+      else
+        fprintf(out, "%+6.1f%% ", (w->sim_ms - w->measured_ms) / w->measured_ms * 100.0);
+      fprintf(out, "%12.3f ", w->sim_formula_ms);
+      if (!isnan(w->measured_ms))
+        fprintf(out, "%+6.1f%%", (w->sim_formula_ms - w->measured_ms) / w->measured_ms * 100.0);
+      fputc('\n', out);
+    }
+  }
+  fprintf(out, "(~ = approximate value read off a figure or the text; formula = without "
+          "latency-vs-share tables, MPS cap (r/d)^gamma)\n");
+}
+
+gboolean cs_gpu_calibrate_run(const CsGpuCalibrateOptions *opt, FILE *out, GError **error)
+{
+  CsGpuCalibration *c = cs_gpu_calibrate(opt, error);
+  if (!c)
+    return FALSE;
+  cs_gpu_calibration_print(c, opt, out);
+  cs_gpu_calibration_free(c);
+  return TRUE;
+}
