@@ -251,6 +251,65 @@ static void test_goodput_against_table2(void **state)
   }
 }
 
+/* Figure 6a: 10 models of one profile (alpha 1 ms, beta 1..15 ms), SLO =
+ * 2 l(8), 32 GPUs, Poisson. Deferred goodput is never below 0.95x eager's,
+ * and its advantage grows with beta/alpha (the batching effect). The full
+ * grid is bench/symphony_fig6a.py. */
+static double fig6a_goodput(double beta, const char *policy)
+{
+  char *dir = g_dir_make_tmp("cs-fig6a-XXXXXX", NULL);
+  GString *prof = g_string_new(
+    "{\"format\": \"clustersim-profile\", \"version\": 1, \"source\": \"synthetic\","
+    " \"gpu_types\": [{\"name\": \"gpu\", \"description\": \"synthetic\", \"sm_count\": 80, \"memory_bytes\": 0}],"
+    " \"models\": [");
+  GString *clients = g_string_new(NULL);
+  for (int i = 0; i < 10; i++) {
+    g_string_append_printf(prof, "%s{\"gpu\": \"gpu\", \"model\": \"m%d\", \"input_bytes\": 0, "
+                           "\"output_bytes\": 0, \"linear\": {\"alpha_ms\": 1, \"beta_ms\": %g}}",
+                           i ? ", " : "", i, beta);
+    g_string_append_printf(clients, "%s{\"model\": \"m%d\", \"rate\": 100, \"slo_ms\": %g, "
+                           "\"duration_s\": 5, \"warmup_s\": 1}", i ? ", " : "", i, 2 * (8 + beta));
+  }
+  g_string_append(prof, "]}");
+  char *ppath = g_build_filename(dir, "fig6a.json", NULL);
+  assert_true(g_file_set_contents(ppath, prof->str, -1, NULL));
+  char *json = g_strdup_printf(
+    "{\"seed\": 1, \"profiles\": [\"fig6a.json\"], \"cluster\": {\"gpus\": 32, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"%s\", \"d_ctrl_us\": 0, \"d_data_us\": 0, \"d_resp_ms\": 0},"
+    " \"clients\": [%s]}", policy, clients->str);
+  CsScenario *sc = test_scenario(dir, json);
+  CsGoodputSearchOptions o;
+  cs_goodput_search_options_init(&o);
+  o.max_multiplier = 256;
+  CsGoodputProbe best;
+  GError *err = NULL;
+  if (!cs_goodput_search(sc, &o, NULL, NULL, NULL, &best, &err))
+    fail_msg("search: %s", err->message);
+  cs_scenario_free(sc);
+  g_free(json);
+  g_free(ppath);
+  g_string_free(prof, TRUE);
+  g_string_free(clients, TRUE);
+  test_dir_remove(dir);
+  return best.offered_rps;
+}
+
+static void test_fig6a_trend(void **state)
+{
+  (void)state;
+  const double betas[] = { 1, 8, 15 };
+  double ratio[3];
+  for (int i = 0; i < 3; i++) {
+    double d = fig6a_goodput(betas[i], "symphony"), e = fig6a_goodput(betas[i], "eager");
+    ratio[i] = e / d;
+    print_message("beta/alpha %2.0f: deferred %.0f req/s, eager %.0f req/s, eager/deferred %.1f %%\n",
+                  betas[i], d, e, 100 * ratio[i]);
+    assert_true(d >= 0.95 * e);
+  }
+  assert_true(ratio[2] < ratio[1] && ratio[1] < ratio[0]);
+  assert_true(ratio[2] < 0.9); /* a clear advantage once batching pays */
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -259,6 +318,7 @@ int main(void)
     cmocka_unit_test(test_table2_analytics),
     cmocka_unit_test(test_batch_size_and_gpu_use),
     cmocka_unit_test(test_goodput_against_table2),
+    cmocka_unit_test(test_fig6a_trend),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
