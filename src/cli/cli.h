@@ -31,5 +31,6 @@ void cli_progress_done(CliProgress *p);
 
 int cmd_run(int argc, char **argv);
 int cmd_search(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 #endif

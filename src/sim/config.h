@@ -19,6 +19,7 @@ typedef enum {
   CS_ARRIVAL_GAMMA,    /* gamma gaps with shape k (CV = 1/sqrt(k)) */
   CS_ARRIVAL_CONSTANT, /* fixed gaps: the i-th request at start + i / rate */
   CS_ARRIVAL_TIMES,    /* an explicit list of send times */
+  CS_ARRIVAL_PIECEWISE, /* per-interval rates (trace counts): Poisson or gamma within each */
 } CsArrivalKind;
 
 typedef struct {
@@ -30,6 +31,12 @@ typedef struct {
   double gamma_shape;     /* k, for CS_ARRIVAL_GAMMA */
   int64_t *times_ns;      /* CS_ARRIVAL_TIMES: send times after start_ns, non-decreasing */
   int64_t n_times;
+  int64_t *interval_counts; /* CS_ARRIVAL_PIECEWISE: requests per interval (before scaling) */
+  int64_t n_intervals;
+  int64_t interval_ns;    /* simulated length of an interval */
+  double count_scale;     /* rate in interval k = counts[k] * count_scale / interval */
+  gboolean piecewise_gamma; /* gamma gaps with gamma_shape instead of exponential */
+  int64_t window_ns;      /* trace clients: length of the trace window (0: not a trace) */
   int64_t requests;       /* measured requests to send; 0 when duration bounds the client */
   int64_t duration_ns;    /* measured phase length; 0 when requests bound the client */
   int64_t warmup_ns;      /* warm-up phase before the measured one (not in metrics) */
@@ -59,6 +66,7 @@ typedef struct {
   char *network_desc;     /* what curve is used, for the summary */
   gboolean network_is_zero; /* payload sizes are not needed */
   int64_t timeseries_bin_ns; /* bin width of time series outputs */
+  char *trace_desc;       /* JSON text describing the trace used (file, sha256, ...), or NULL */
   char **profile_files;   /* resolved profile paths, NULL-terminated */
 } CsConfig;
 

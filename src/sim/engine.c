@@ -90,6 +90,39 @@ static int64_t gap_ns(Client *c)
   return llround(g * 1e9);
 }
 
+/* Piecewise-constant rate (trace counts per interval): within interval k the
+ * rate is counts[k] * count_scale / interval; gaps are exponential or gamma.
+ * A gap that crosses into the next interval is discarded and drawing restarts
+ * at the boundary with the new rate (exact for Poisson by memorylessness; a
+ * renewal restart for gamma). Empty intervals produce nothing. Returns
+ * INT64_MAX after the last interval. */
+static int64_t piecewise_next(Client *c, int64_t index)
+{
+  const CsClientConfig *cfg = c->cfg;
+  int64_t t = index == 0 ? cfg->start_ns : c->last_ns;
+  for (;;) {
+    int64_t k = (t - cfg->start_ns) / cfg->interval_ns;
+    if (k >= cfg->n_intervals)
+      return INT64_MAX;
+    int64_t end = cfg->start_ns + (k + 1) * cfg->interval_ns;
+    double n = cfg->interval_counts[k] * cfg->count_scale;
+    if (n <= 0) {
+      t = end;
+      continue;
+    }
+    double mean_s = cfg->interval_ns * 1e-9 / n;
+    double g = cfg->piecewise_gamma
+                 ? gsl_ran_gamma(c->rng, cfg->gamma_shape, mean_s / cfg->gamma_shape)
+                 : gsl_ran_exponential(c->rng, mean_s);
+    int64_t next = t + llround(g * 1e9);
+    if (next < end) {
+      c->last_ns = next;
+      return next;
+    }
+    t = end;
+  }
+}
+
 /* Time of the client's arrival number index (0-based), drawing a gap for random
  * processes. Constant arrivals are computed from the index, not summed, so
  * rounding never drifts. */
@@ -102,6 +135,8 @@ static int64_t arrival_time(Client *c, int64_t index)
     return index < cfg->n_times
              ? cfg->start_ns + cfg->times_ns[index]
              : cfg->start_ns + cfg->times_ns[cfg->n_times - 1] + llround(1e9 / cfg->rate_rps);
+  if (cfg->arrival == CS_ARRIVAL_PIECEWISE)
+    return piecewise_next(c, index);
   int64_t base = index == 0 ? cfg->start_ns : c->last_ns;
   c->last_ns = base + gap_ns(c);
   return c->last_ns;
@@ -113,7 +148,8 @@ static gboolean client_accepts(Client *c, int64_t t)
 {
   const CsClientConfig *cfg = c->cfg;
   if (cfg->arrival == CS_ARRIVAL_TIMES && c->index >= cfg->n_times) {
-    c->window_end_ns = t; /* one mean gap after the last listed time */
+    /* a trace window, or one mean gap after the last listed time */
+    c->window_end_ns = cfg->window_ns > 0 ? cfg->start_ns + cfg->window_ns : t;
     return FALSE;
   }
   if (t < c->window_start_ns)
@@ -623,6 +659,7 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   res->placement_log = g_strdup(cfg->placement ? cfg->placement->log->str : "");
   res->expected_total = cfg->placement ? cfg->placement->expected_total : NAN;
   res->dispatch_policy = g_strdup(cfg->dispatch->name);
+  res->trace_desc = g_strdup(cfg->trace_desc);
   res->dispatch_params = cJSON_CreateObject();
   cfg->dispatch->describe(cfg->dispatch_params, res->dispatch_params);
   res->network = g_strdup(cfg->network_desc);

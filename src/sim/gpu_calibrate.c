@@ -301,7 +301,7 @@ static CsGpuJobSpec table_spec(const CsInterferenceSet *set, int model, int batc
 static gboolean run_pairs(CsGpuCalibration *c, const CsInterferenceSet *set, const CalibFile *f,
                           double gamma, const char *path, GError **error)
 {
-  GPtrArray *names = g_ptr_array_new();
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
   GArray *obs = g_array_new(FALSE, FALSE, sizeof(Obs));
   int *row_pair = g_new(int, MAX(f->pairs->len, 1));
   for (guint i = 0; i < f->pairs->len; i++) {
@@ -335,10 +335,8 @@ static gboolean run_pairs(CsGpuCalibration *c, const CsInterferenceSet *set, con
     g_array_append_val(obs, o2);
   }
   c->n_pairs = (int)names->len;
-  c->pair_names = g_new0(char *, c->n_pairs + 1);
-  for (int p = 0; p < c->n_pairs; p++)
-    c->pair_names[p] = names->pdata[p];
-  g_ptr_array_free(names, FALSE);
+  g_ptr_array_add(names, NULL);
+  c->pair_names = (char **)g_ptr_array_free(names, FALSE); /* NULL-terminated: g_strfreev */
 
   for (int form = 0; form < N_FORMS; form++) {
     fit_form(set, obs, form, -1, c->all_coef[form]);

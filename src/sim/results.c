@@ -40,6 +40,7 @@ void cs_results_free(CsResults *r)
   g_free(r->gpus);
   g_free(r->placement_policy);
   g_free(r->dispatch_policy);
+  g_free(r->trace_desc);
   if (r->bin_busy_ns)
     g_array_unref(r->bin_busy_ns);
   if (r->bin_gpus_used)
@@ -185,6 +186,8 @@ char *cs_results_to_json(const CsResults *r)
   for (int i = 0; r->profiles && r->profiles[i]; i++)
     cJSON_AddItemToArray(prof, cJSON_CreateString(r->profiles[i]));
   cJSON_AddStringToObject(setup, "network", r->network);
+  if (r->trace_desc)
+    cJSON_AddItemToObject(setup, "trace", cJSON_Parse(r->trace_desc));
   cJSON *disp = cJSON_AddObjectToObject(root, "dispatch");
   cJSON_AddStringToObject(disp, "policy", r->dispatch_policy);
   cJSON_AddItemToObject(disp, "params", cJSON_Duplicate(r->dispatch_params, TRUE));

@@ -41,6 +41,7 @@ struct CsResults {
   int64_t bin_ns;             /* width of a time-series bin */
   GArray *bin_busy_ns;        /* int64 per bin: GPU-ns busy over all GPUs */
   GArray *bin_gpus_used;      /* int64 per bin: GPUs that ran anything */
+  char *trace_desc;           /* JSON text of the trace used, or NULL */
   char *dispatch_policy;
   cJSON *dispatch_params;   /* the dispatch policy's parameters, for the summary */
 };

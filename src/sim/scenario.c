@@ -9,6 +9,7 @@
 #include "common/json_input.h"
 #include "config.h"
 #include "scenario.h"
+#include "scenario_trace.h"
 
 struct CsScenario {
   cJSON *root;
@@ -181,7 +182,9 @@ void cs_config_free(CsConfig *c)
   for (int i = 0; i < c->n_clients; i++) {
     g_free(c->clients[i].model);
     g_free(c->clients[i].times_ns);
+    g_free(c->clients[i].interval_counts);
   }
+  g_free(c->trace_desc);
   g_free(c->clients);
   for (int i = 0; i < c->n_gpus; i++)
     g_free(c->gpus[i].gpu_type);
@@ -489,7 +492,9 @@ static gboolean read_arrival(const CsScenario *sc, const cJSON *cl, const char *
                       cs_json_type_name(a));
   }
   if (ok) {
-    if (strcmp(process, "times") == 0) {
+    if (strcmp(process, "trace") == 0) {
+      cc->window_ns = -1; /* filled from the scenario's "trace" after all clients are read */
+    } else if (strcmp(process, "times") == 0) {
       cc->arrival = CS_ARRIVAL_TIMES;
       ok = read_times(sc, params, ap, cc, error);
     } else if (strcmp(process, "poisson") == 0) {
@@ -510,7 +515,8 @@ static gboolean read_arrival(const CsScenario *sc, const cJSON *cl, const char *
     } else {
       char *pp = params ? cs_json_path_key(ap, "process") : g_strdup(ap);
       ok = cs_json_fail(error, sc->name, pp,
-                        "expected \"poisson\", \"gamma\", \"constant\" or \"times\", got \"%s\"",
+                        "expected \"poisson\", \"gamma\", \"constant\", \"times\" or \"trace\", got "
+                        "\"%s\"",
                         process);
       g_free(pp);
     }
@@ -523,6 +529,41 @@ static gboolean read_arrival(const CsScenario *sc, const cJSON *cl, const char *
       ok = cs_json_fail(error, sc->name, ap, "\"shape\" and \"cv\" apply to \"gamma\" only");
   }
   g_free(ap);
+  return ok;
+}
+
+static char *resolve_data_file(const CsScenario *sc, const char *entry, const char *sub,
+                               const char *json_path, GError **error);
+
+/* The scenario's "trace" object feeds the clients whose arrival is "trace". */
+static gboolean read_trace(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  const cJSON *tr = cJSON_GetObjectItemCaseSensitive(sc->root, "trace");
+  int *idx = g_new0(int, MAX(c->n_clients, 1));
+  int n = 0;
+  for (int i = 0; i < c->n_clients; i++)
+    if (c->clients[i].window_ns < 0) {
+      idx[n++] = i;
+      c->clients[i].requests = 0;
+    }
+  gboolean ok = TRUE;
+  if (n == 0 && tr)
+    ok = cs_json_fail(error, sc->name, "trace",
+                      "no client has \"arrival\": \"trace\" to take requests from it");
+  else if (n > 0 && !tr)
+    ok = cs_json_fail(error, sc->name, "trace",
+                      "required field is missing (clients with \"arrival\": \"trace\" need "
+                      "one; see docs/scenario.md)");
+  else if (n > 0) {
+    const char *file = NULL;
+    ok = cs_json_expect_object(tr, sc->name, "trace", error) &&
+         cs_json_read_string(tr, "file", TRUE, &file, sc->name, "trace", error);
+    char *path = ok ? resolve_data_file(sc, file, "traces", "trace.file", error) : NULL;
+    ok = ok && path && cs_trace_clients_compile(tr, sc->name, path, file, c->clients, idx, n,
+                                                &c->trace_desc, error);
+    g_free(path);
+  }
+  g_free(idx);
   return ok;
 }
 
@@ -583,7 +624,15 @@ static gboolean read_clients(const CsScenario *sc, CsConfig *c, GError **error)
                             model, j);
     }
     gboolean has_rate = cJSON_GetObjectItemCaseSensitive(cl, "rate") != NULL;
-    if (ok && cc->arrival == CS_ARRIVAL_TIMES) {
+    if (ok && cc->window_ns < 0) {
+      if (has_rate || requests > 0 || duration_s > 0)
+        ok = cs_json_fail(error, sc->name, jp,
+                          "a \"trace\" arrival takes its requests and rate from the scenario's "
+                          "\"trace\": remove \"%s\"",
+                          has_rate ? "rate" : requests > 0 ? "requests" : "duration_s");
+      requests = 1; /* placeholder until the trace is read */
+      cc->rate_rps = 1.0;
+    } else if (ok && cc->arrival == CS_ARRIVAL_TIMES) {
       if (has_rate || requests > 0 || duration_s > 0)
         ok = cs_json_fail(error, sc->name, jp,
                           "a \"times\" arrival sets the requests and rate itself: remove "
@@ -643,7 +692,7 @@ static gboolean read_clients(const CsScenario *sc, CsConfig *c, GError **error)
     if (!ok)
       return FALSE;
   }
-  return TRUE;
+  return read_trace(sc, c, error);
 }
 
 static char *registry_names(gboolean dispatch)
@@ -754,9 +803,9 @@ static gboolean read_placement(const CsScenario *sc, CsConfig *c, GError **error
   return TRUE;
 }
 
-static const char *const top_keys[] = { "name",    "seed",    "duration_s", "profiles",
-                                        "network", "cluster", "dispatch",   "placement",
-                                        "clients", "outputs", NULL };
+static const char *const top_keys[] = { "name",      "seed",    "duration_s", "profiles",
+                                        "network",   "cluster", "dispatch",   "placement",
+                                        "clients",   "trace",   "outputs",    NULL };
 
 CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error)
 {

@@ -1,0 +1,432 @@
+/* Trace-driven clients; see scenario_trace.h and docs/scenario.md.
+ *
+ * Functions of the trace are numbered in order of first appearance and mapped
+ * to the n trace clients: "stripe" (function i -> client i mod n), "blocks"
+ * (contiguous runs of ceil(F/n)) or "explicit" (a list of function -> model).
+ * Azure LLM rows have no function: each row counts as its own function, so
+ * "stripe" deals rows round-robin.
+ *
+ * Arrivals: "exact" replays the trace's timestamps (MAF 2021, Azure LLM);
+ * "poisson" and "gamma" (with "cv") generate requests within each interval of
+ * interval_s at rate count x rate_scale / interval, as AlpaServe does; empty
+ * intervals produce nothing. time_scale stretches trace time into simulated
+ * time (0.5 replays twice as fast). The readers stream: memory grows with the
+ * number of functions and intervals, and for exact replay with the client's
+ * own timestamps. */
+#include "scenario_trace.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "common/json_input.h"
+#include "workloads/trace.h"
+
+typedef enum { MAP_STRIPE, MAP_BLOCKS, MAP_EXPLICIT } Mapping;
+typedef enum { ARR_EXACT, ARR_POISSON, ARR_GAMMA } Arrivals;
+
+typedef struct {
+  CsTraceFormat format;
+  Mapping mapping;
+  GHashTable *explicit_map; /* function key -> client slot (GINT_TO_POINTER(j + 1)) */
+  GHashTable *explicit_seen;
+  double start_s, duration_s; /* duration < 0: to the end of the trace */
+  double time_scale, rate_scale, interval_s, cv;
+  Arrivals arrivals;
+  gboolean allow_unsorted;
+  int n;                       /* trace clients */
+  GHashTable *function_index;  /* key -> index + 1, first appearance order */
+  int64_t n_functions;
+  GArray **times;              /* per client: int64 trace-ns (exact) */
+  GArray **counts;             /* per client: int64 per interval */
+} Ctx;
+
+static int client_of(Ctx *x, const char *key, int64_t total_functions_hint)
+{
+  if (x->mapping == MAP_EXPLICIT) {
+    gpointer v = g_hash_table_lookup(x->explicit_map, key);
+    if (v)
+      g_hash_table_add(x->explicit_seen, g_strdup(key));
+    return v ? GPOINTER_TO_INT(v) - 1 : -1;
+  }
+  int64_t i;
+  if (key) {
+    gpointer v = g_hash_table_lookup(x->function_index, key);
+    if (!v) {
+      i = x->n_functions++;
+      g_hash_table_insert(x->function_index, g_strdup(key), GINT_TO_POINTER((int)(i + 1)));
+    } else {
+      i = GPOINTER_TO_INT(v) - 1;
+    }
+  } else {
+    i = x->n_functions++; /* a row without function identity */
+  }
+  if (x->mapping == MAP_STRIPE)
+    return (int)(i % x->n);
+  int64_t block = (total_functions_hint + x->n - 1) / x->n;
+  return (int)MIN(i / MAX(block, 1), x->n - 1);
+}
+
+static void add_time(Ctx *x, int j, int64_t t_ns)
+{
+  int64_t w0 = llround(x->start_s * 1e9);
+  if (t_ns < w0 || (x->duration_s >= 0 && t_ns >= w0 + llround(x->duration_s * 1e9)))
+    return;
+  if (x->arrivals == ARR_EXACT) {
+    int64_t rel = t_ns - w0;
+    g_array_append_val(x->times[j], rel);
+  } else {
+    int64_t k = (t_ns - w0) / llround(x->interval_s * 1e9);
+    if ((guint)k >= x->counts[j]->len)
+      g_array_set_size(x->counts[j], k + 1);
+    g_array_index(x->counts[j], int64_t, k)++;
+  }
+}
+
+static gboolean read_maf2019(Ctx *x, const char *path, GError **error)
+{
+  /* Blocks need the number of functions first: one row per function. */
+  int64_t rows = 0;
+  CsMaf2019Record rec;
+  int rc;
+  if (x->mapping == MAP_BLOCKS) {
+    CsMaf2019Reader *r = cs_maf2019_reader_open(path, NULL, NULL, error);
+    if (!r)
+      return FALSE;
+    while ((rc = cs_maf2019_reader_next(r, &rec, error)) == 1)
+      rows++;
+    cs_maf2019_reader_close(r);
+    if (rc < 0)
+      return FALSE;
+  }
+  CsMaf2019Reader *r = cs_maf2019_reader_open(path, NULL, NULL, error);
+  if (!r)
+    return FALSE;
+  while ((rc = cs_maf2019_reader_next(r, &rec, error)) == 1) {
+    int j = client_of(x, rec.function, rows);
+    if (j < 0)
+      continue;
+    /* Minute m of the file covers [m*60, (m+1)*60) s after the file's first minute. */
+    for (int m = 0; m < rec.n_minutes; m++) {
+      int64_t c = rec.counts[m];
+      if (c == 0)
+        continue;
+      int64_t t0 = (int64_t)m * 60 * 1000000000LL;
+      int64_t w0 = llround(x->start_s * 1e9);
+      if (t0 < w0 || (x->duration_s >= 0 && t0 >= w0 + llround(x->duration_s * 1e9)))
+        continue;
+      int64_t k = (t0 - w0) / llround(x->interval_s * 1e9);
+      if ((guint)k >= x->counts[j]->len)
+        g_array_set_size(x->counts[j], k + 1);
+      g_array_index(x->counts[j], int64_t, k) += c;
+    }
+  }
+  int n_minutes = cs_maf2019_reader_n_minutes(r);
+  cs_maf2019_reader_close(r);
+  if (rc < 0)
+    return FALSE;
+  if (x->duration_s < 0)
+    x->duration_s = n_minutes * 60.0 - x->start_s;
+  return TRUE;
+}
+
+/* Timestamped formats: MAF 2021 (function = app/func) and Azure LLM (none). */
+static gboolean read_timestamped(Ctx *x, const char *path, GError **error)
+{
+  CsTraceFlags flags = x->allow_unsorted ? CS_TRACE_ALLOW_UNSORTED : CS_TRACE_FLAGS_NONE;
+  int64_t rows = 0, last_ns = 0;
+  int rc;
+  gboolean maf = x->format == CS_TRACE_FORMAT_MAF2021;
+  for (int pass = x->mapping == MAP_BLOCKS ? 0 : 1; pass < 2; pass++) {
+    /* With blocks, a first pass counts the functions. */
+    GHashTable *seen = pass == 0 ? g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)
+                                 : NULL;
+    if (maf) {
+      CsMaf2021Reader *r = cs_maf2021_reader_open(path, flags, error);
+      if (!r)
+        return FALSE;
+      CsMaf2021Record rec;
+      while ((rc = cs_maf2021_reader_next(r, &rec, error)) == 1) {
+        char *key = g_strconcat(rec.app, "/", rec.func, NULL);
+        if (pass == 0) {
+          g_hash_table_add(seen, key);
+          continue;
+        }
+        int j = client_of(x, key, rows);
+        g_free(key);
+        if (j >= 0)
+          add_time(x, j, rec.arrival_ns);
+        last_ns = MAX(last_ns, rec.arrival_ns);
+      }
+      cs_maf2021_reader_close(r);
+    } else {
+      CsAzureLlmReader *r = cs_azure_llm_reader_open(path, flags, error);
+      if (!r)
+        return FALSE;
+      CsAzureLlmRecord rec;
+      while ((rc = cs_azure_llm_reader_next(r, &rec, error)) == 1) {
+        if (pass == 0) {
+          rows++;
+          continue;
+        }
+        int j = client_of(x, NULL, rows);
+        add_time(x, j, rec.time_ns);
+        last_ns = MAX(last_ns, rec.time_ns);
+      }
+      cs_azure_llm_reader_close(r);
+    }
+    if (seen) {
+      rows = g_hash_table_size(seen);
+      g_hash_table_destroy(seen);
+    }
+    if (rc < 0)
+      return FALSE;
+  }
+  if (x->duration_s < 0)
+    x->duration_s = last_ns * 1e-9 - x->start_s + 1e-9; /* include the last request */
+  return TRUE;
+}
+
+static int cmp_i64(gconstpointer a, gconstpointer b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char *path,
+                                  const char *written_name, CsClientConfig *clients,
+                                  const int *idx, int n, char **desc, GError **error)
+{
+  static const char *const keys[] = { "file",       "format",     "mapping",  "start_s",
+                                      "duration_s", "time_scale", "rate_scale", "arrivals",
+                                      "cv",         "interval_s", "allow_unsorted", NULL };
+  const char *jp = "trace";
+  const char *format_name = "auto", *arrivals = NULL;
+  Ctx x = { .n = n, .start_s = 0, .duration_s = -1, .time_scale = 1, .rate_scale = 1,
+            .interval_s = 60, .cv = -1 };
+  if (!cs_json_check_keys(obj, keys, file, jp, error) ||
+      !cs_json_read_string(obj, "format", FALSE, &format_name, file, jp, error) ||
+      !cs_json_read_double(obj, "start_s", FALSE, 0, 1e9, &x.start_s, file, jp, error) ||
+      !cs_json_read_double(obj, "duration_s", FALSE, 1e-6, 1e9, &x.duration_s, file, jp, error) ||
+      !cs_json_read_double(obj, "time_scale", FALSE, 1e-6, 1e6, &x.time_scale, file, jp, error) ||
+      !cs_json_read_double(obj, "rate_scale", FALSE, 1e-6, 1e6, &x.rate_scale, file, jp, error) ||
+      !cs_json_read_double(obj, "interval_s", FALSE, 1e-3, 1e6, &x.interval_s, file, jp, error) ||
+      !cs_json_read_double(obj, "cv", FALSE, 1e-3, 1e3, &x.cv, file, jp, error) ||
+      !cs_json_read_string(obj, "arrivals", FALSE, &arrivals, file, jp, error) ||
+      !cs_json_read_bool(obj, "allow_unsorted", FALSE, &x.allow_unsorted, file, jp, error))
+    return FALSE;
+  GError *ferr = NULL;
+  if (!cs_trace_format_from_name(format_name, &x.format, &ferr)) {
+    cs_json_fail(error, file, "trace.format", "%s", ferr->message);
+    g_error_free(ferr);
+    return FALSE;
+  }
+  if (x.format == CS_TRACE_FORMAT_AUTO) {
+    x.format = cs_trace_detect_format(path, error);
+    if (x.format == CS_TRACE_FORMAT_AUTO)
+      return FALSE;
+  }
+  gboolean timestamped = x.format != CS_TRACE_FORMAT_MAF2019;
+  if (!arrivals)
+    x.arrivals = timestamped ? ARR_EXACT : ARR_POISSON;
+  else if (strcmp(arrivals, "exact") == 0)
+    x.arrivals = ARR_EXACT;
+  else if (strcmp(arrivals, "poisson") == 0)
+    x.arrivals = ARR_POISSON;
+  else if (strcmp(arrivals, "gamma") == 0)
+    x.arrivals = ARR_GAMMA;
+  else
+    return cs_json_fail(error, file, "trace.arrivals",
+                        "expected \"exact\", \"poisson\" or \"gamma\", got \"%s\"", arrivals);
+  if (x.arrivals == ARR_EXACT && !timestamped)
+    return cs_json_fail(error, file, "trace.arrivals",
+                        "\"exact\" needs timestamps; MAF 2019 has per-minute counts only: use "
+                        "\"poisson\" or \"gamma\"");
+  if ((x.arrivals == ARR_GAMMA) != (x.cv > 0))
+    return cs_json_fail(error, file, "trace",
+                        "\"cv\" is required with \"arrivals\": \"gamma\" and only then");
+  if (x.arrivals == ARR_EXACT && x.rate_scale != 1.0)
+    return cs_json_fail(error, file, "trace.rate_scale",
+                        "exact replay keeps the trace's timestamps and cannot scale the rate; "
+                        "use \"time_scale\" or \"poisson\"/\"gamma\" arrivals");
+  if (!timestamped) {
+    /* Per-minute counts: windows must fall on minute boundaries. */
+    double vals[3] = { x.start_s, x.duration_s, x.interval_s };
+    const char *names[3] = { "trace.start_s", "trace.duration_s", "trace.interval_s" };
+    for (int i = 0; i < 3; i++)
+      if (vals[i] >= 0 && fmod(vals[i], 60.0) != 0.0)
+        return cs_json_fail(error, file, names[i],
+                            "MAF 2019 counts invocations per minute: expected a multiple of 60 "
+                            "s, got %g",
+                            vals[i]);
+  }
+  /* Mapping */
+  const cJSON *map = cJSON_GetObjectItemCaseSensitive(obj, "mapping");
+  x.function_index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  x.explicit_map = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  x.explicit_seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  gboolean ok = TRUE;
+  if (!map || (cJSON_IsString(map) && strcmp(map->valuestring, "stripe") == 0)) {
+    x.mapping = MAP_STRIPE;
+  } else if (cJSON_IsString(map) && strcmp(map->valuestring, "blocks") == 0) {
+    x.mapping = MAP_BLOCKS;
+    if (x.format == CS_TRACE_FORMAT_AZURE_LLM)
+      ok = cs_json_fail(error, file, "trace.mapping",
+                        "Azure LLM rows have no function to group into blocks: use \"stripe\"");
+  } else if (cJSON_IsArray(map)) {
+    x.mapping = MAP_EXPLICIT;
+    if (x.format == CS_TRACE_FORMAT_AZURE_LLM)
+      ok = cs_json_fail(error, file, "trace.mapping",
+                        "Azure LLM rows have no function to map explicitly: use \"stripe\"");
+    int i = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, map)
+    {
+      if (!ok)
+        break;
+      static const char *const mkeys[] = { "function", "model", NULL };
+      char *ip = cs_json_path_index("trace.mapping", i++);
+      const char *fn = NULL, *model = NULL;
+      ok = cs_json_expect_object(item, file, ip, error) &&
+           cs_json_check_keys(item, mkeys, file, ip, error) &&
+           cs_json_read_string(item, "function", TRUE, &fn, file, ip, error) &&
+           cs_json_read_string(item, "model", TRUE, &model, file, ip, error);
+      int slot = -1;
+      for (int j = 0; ok && j < n; j++)
+        if (strcmp(clients[idx[j]].model, model) == 0)
+          slot = j;
+      if (ok && slot < 0)
+        ok = cs_json_fail(error, file, ip,
+                          "model \"%s\" has no client with \"arrival\": \"trace\"", model);
+      if (ok && g_hash_table_contains(x.explicit_map, fn))
+        ok = cs_json_fail(error, file, ip, "function \"%s\" is mapped twice", fn);
+      if (ok)
+        g_hash_table_insert(x.explicit_map, g_strdup(fn), GINT_TO_POINTER(slot + 1));
+      g_free(ip);
+    }
+  } else {
+    ok = cs_json_fail(error, file, "trace.mapping",
+                      "expected \"stripe\", \"blocks\" or a list of {\"function\", \"model\"}, "
+                      "got %s",
+                      cs_json_type_name(map));
+  }
+  x.times = g_new0(GArray *, n);
+  x.counts = g_new0(GArray *, n);
+  for (int j = 0; j < n; j++) {
+    x.times[j] = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    x.counts[j] = g_array_new(FALSE, TRUE, sizeof(int64_t));
+  }
+  if (ok)
+    ok = timestamped ? read_timestamped(&x, path, error) : read_maf2019(&x, path, error);
+  if (ok && x.mapping == MAP_EXPLICIT) {
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, x.explicit_map);
+    /* Report a missing function deterministically: the first in list order. */
+    int i = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, map)
+    {
+      const char *fn = cJSON_GetObjectItemCaseSensitive(item, "function")->valuestring;
+      if (!g_hash_table_contains(x.explicit_seen, fn)) {
+        char *ip = cs_json_path_index("trace.mapping", i);
+        ok = cs_json_fail(error, file, ip, "function \"%s\" does not occur in %s", fn,
+                          written_name);
+        g_free(ip);
+        break;
+      }
+      i++;
+    }
+    (void)key;
+  }
+  if (ok && !(x.duration_s > 0))
+    ok = cs_json_fail(error, file, "trace.start_s",
+                      "the window starts at or after the end of the trace");
+  char *sha = NULL;
+  if (ok) {
+    sha = cs_trace_file_sha256(path, error);
+    ok = sha != NULL;
+  }
+  for (int j = 0; ok && j < n; j++) {
+    CsClientConfig *cc = &clients[idx[j]];
+    cc->window_ns = llround(x.duration_s * x.time_scale * 1e9);
+    cc->duration_ns = cc->window_ns - cc->warmup_ns;
+    if (cc->duration_ns <= 0) {
+      char *cp = cs_json_path_index("clients", idx[j]);
+      ok = cs_json_fail(error, file, cp, "warmup_s is as long as the trace window (%g s)",
+                        cc->window_ns * 1e-9);
+      g_free(cp);
+      break;
+    }
+    if (x.arrivals == ARR_EXACT) {
+      GArray *t = x.times[j];
+      if (x.allow_unsorted)
+        g_array_sort(t, cmp_i64);
+      for (guint i = 0; i < t->len; i++)
+        g_array_index(t, int64_t, i) = llround(g_array_index(t, int64_t, i) * x.time_scale);
+      cc->arrival = CS_ARRIVAL_TIMES;
+      cc->n_times = t->len;
+      cc->times_ns = (int64_t *)g_array_free(t, FALSE);
+      x.times[j] = NULL;
+      cc->rate_rps = cc->n_times / (cc->window_ns * 1e-9);
+    } else {
+      GArray *c = x.counts[j];
+      int64_t n_int = (int64_t)ceil(x.duration_s / x.interval_s - 1e-9);
+      g_array_set_size(c, n_int);
+      int64_t total = 0;
+      for (guint i = 0; i < c->len; i++)
+        total += g_array_index(c, int64_t, i);
+      cc->arrival = CS_ARRIVAL_PIECEWISE;
+      cc->interval_ns = llround(x.interval_s * x.time_scale * 1e9);
+      cc->count_scale = x.rate_scale;
+      cc->piecewise_gamma = x.arrivals == ARR_GAMMA;
+      cc->gamma_shape = x.arrivals == ARR_GAMMA ? 1.0 / (x.cv * x.cv) : 0.0;
+      cc->n_intervals = n_int;
+      cc->interval_counts = (int64_t *)g_array_free(c, FALSE);
+      x.counts[j] = NULL;
+      cc->rate_rps = total * x.rate_scale / (cc->window_ns * 1e-9);
+    }
+    if (!(cc->rate_rps > 0)) {
+      char *cp = cs_json_path_index("clients", idx[j]);
+      ok = cs_json_fail(error, file, cp,
+                        "model \"%s\" receives no request from the trace in the window (check "
+                        "trace.mapping, start_s and duration_s)",
+                        cc->model);
+      g_free(cp);
+    }
+  }
+  if (ok) {
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "file", written_name);
+    cJSON_AddStringToObject(d, "format", cs_trace_format_name(x.format));
+    cJSON_AddStringToObject(d, "sha256", sha);
+    cJSON_AddNumberToObject(d, "start_s", x.start_s);
+    cJSON_AddNumberToObject(d, "duration_s", x.duration_s);
+    cJSON_AddNumberToObject(d, "time_scale", x.time_scale);
+    cJSON_AddNumberToObject(d, "rate_scale", x.rate_scale);
+    cJSON_AddStringToObject(d, "arrivals", x.arrivals == ARR_EXACT     ? "exact"
+                                           : x.arrivals == ARR_POISSON ? "poisson"
+                                                                       : "gamma");
+    if (x.arrivals != ARR_EXACT)
+      cJSON_AddNumberToObject(d, "interval_s", x.interval_s);
+    cJSON_AddStringToObject(d, "mapping", x.mapping == MAP_STRIPE   ? "stripe"
+                                          : x.mapping == MAP_BLOCKS ? "blocks"
+                                                                    : "explicit");
+    char *text = cJSON_PrintUnformatted(d);
+    *desc = g_strdup(text);
+    cJSON_free(text);
+    cJSON_Delete(d);
+  }
+  g_free(sha);
+  for (int j = 0; j < n; j++) {
+    if (x.times[j])
+      g_array_unref(x.times[j]);
+    if (x.counts[j])
+      g_array_unref(x.counts[j]);
+  }
+  g_free(x.times);
+  g_free(x.counts);
+  g_hash_table_destroy(x.function_index);
+  g_hash_table_destroy(x.explicit_map);
+  g_hash_table_destroy(x.explicit_seen);
+  return ok;
+}

@@ -1,0 +1,227 @@
+/* Trace-driven clients: exact replay, per-interval generation from counts,
+ * function-to-model mappings, windows and scales, and bad trace settings. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "test_util.h"
+
+static char *source_path(const char *rel)
+{
+  const char *root = g_getenv("CS_SOURCE_ROOT");
+  if (!root)
+    fail_msg("CS_SOURCE_ROOT is not set (run through meson test)");
+  return g_build_filename(root, rel, NULL);
+}
+
+typedef struct {
+  GArray *sends[3];
+  int64_t in_empty_minute;
+} Seen;
+
+static void collect(const CsRequestRecord *rec, void *user)
+{
+  Seen *s = user;
+  g_array_append_val(s->sends[rec->client], rec->send_ns);
+  /* the synthetic MAF 2019 file below has no invocation in its second minute */
+  if (rec->send_ns >= 60000000000LL && rec->send_ns < 120000000000LL)
+    s->in_empty_minute++;
+}
+
+static CsResults *run_with(const char *dir, const char *json, Seen *seen)
+{
+  CsScenario *sc = test_scenario(dir, json);
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  if (seen) {
+    for (int i = 0; i < 3; i++)
+      seen->sends[i] = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    opt.on_request = collect;
+    opt.user_data = seen;
+  }
+  CsResults *r = test_run(sc, &opt);
+  cs_scenario_free(sc);
+  return r;
+}
+
+static void seen_free(Seen *s)
+{
+  for (int i = 0; i < 3; i++)
+    if (s->sends[i])
+      g_array_unref(s->sends[i]);
+}
+
+/* MAF 2021 excerpt replayed exactly over three clients (stripe): every row is
+ * one request at its start time (end - duration). */
+static void test_maf2021_exact(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.1, 1.0);
+  char *trace = source_path("data/traces/maf2021_vhive_invitro_head998/"
+                            "AzureFunctionsInvocationTraceForTwoWeeksJan2021.csv");
+  char *json = g_strdup_printf(
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 3, \"gpu_type\": \"gpu\"},"
+    " \"trace\": {\"file\": \"%s\"},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": \"trace\"},"
+    "  {\"model\": \"b\", \"slo_ms\": 100, \"arrival\": \"trace\"},"
+    "  {\"model\": \"c\", \"slo_ms\": 100, \"arrival\": \"trace\"}]}", trace);
+  Seen seen = { 0 };
+  CsResults *r = run_with(dir, json, &seen);
+  int64_t total = 0;
+  for (int i = 0; i < 3; i++) {
+    total += cs_results_model(r, i)->generated;
+    assert_true(cs_results_model(r, i)->generated > 0);
+  }
+  assert_int_equal(total, 998);
+  /* The earliest start in the file is 0.0015 s (SOURCES.md). */
+  int64_t first = INT64_MAX;
+  for (int i = 0; i < 3; i++)
+    for (guint k = 0; k < seen.sends[i]->len; k++)
+      first = MIN(first, g_array_index(seen.sends[i], int64_t, k));
+  assert_true(first >= 1000000 && first <= 2000000);
+  char *summary = cs_results_to_json(r);
+  assert_non_null(strstr(summary, "\"sha256\":\t\"8aa8f53ce4845b524e7656936c22c0a2407ea577da89a307e6d9a8f9695b7f50\""));
+  assert_non_null(strstr(summary, "\"arrivals\":\t\"exact\""));
+  g_free(summary);
+  seen_free(&seen);
+  cs_results_free(r);
+  g_free(json);
+  g_free(trace);
+  test_dir_remove(dir);
+}
+
+/* Per-minute counts become per-interval Poisson arrivals: an empty minute
+ * produces nothing, the totals follow the counts, rate_scale scales them and
+ * time_scale compresses time. */
+static void test_counts_poisson(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.1, 1.0);
+  char *path = g_build_filename(dir, "counts.csv", NULL);
+  assert_true(g_file_set_contents(path,
+    "HashOwner,HashApp,HashFunction,Trigger,1,2,3\n"
+    "o1,a1,f1,http,6000,0,12000\n"
+    "o2,a2,f2,timer,3000,0,3000\n", -1, NULL));
+  const char *tmpl =
+    "{\"seed\": 2, \"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 2, \"gpu_type\": \"gpu\"},"
+    " \"trace\": {\"file\": \"counts.csv\", \"rate_scale\": %g, \"time_scale\": %g},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": \"trace\"},"
+    "  {\"model\": \"b\", \"slo_ms\": 100, \"arrival\": \"trace\"}]}";
+  char *json = g_strdup_printf(tmpl, 1.0, 1.0);
+  Seen seen = { 0 };
+  CsResults *r = run_with(dir, json, &seen);
+  const CsModelResult *a = cs_results_model(r, 0), *b = cs_results_model(r, 1);
+  assert_int_equal(seen.in_empty_minute, 0);
+  /* Poisson totals: 18000 and 6000 expected; 4 standard deviations. */
+  assert_true(fabs(a->generated - 18000.0) < 4 * sqrt(18000.0));
+  assert_true(fabs(b->generated - 6000.0) < 4 * sqrt(6000.0));
+  assert_float_equal(a->offered_rps, 18000.0 / 180.0, 1e-9);
+  assert_float_equal(a->window_s, 180.0, 1e-9);
+  seen_free(&seen);
+  cs_results_free(r);
+  g_free(json);
+
+  json = g_strdup_printf(tmpl, 0.5, 0.5);
+  r = run_with(dir, json, NULL);
+  a = cs_results_model(r, 0);
+  assert_true(fabs(a->generated - 9000.0) < 4 * sqrt(9000.0));
+  assert_float_equal(a->window_s, 90.0, 1e-9);
+  assert_float_equal(a->offered_rps, 100.0, 1e-9); /* half the requests in half the time */
+  cs_results_free(r);
+  g_free(json);
+  g_free(path);
+  test_dir_remove(dir);
+}
+
+/* An explicit mapping sends only the listed functions, to the named models. */
+static void test_explicit_mapping_and_window(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.1, 1.0);
+  char *path = g_build_filename(dir, "counts.csv", NULL);
+  assert_true(g_file_set_contents(path,
+    "HashOwner,HashApp,HashFunction,Trigger,1,2,3\n"
+    "o1,a1,f1,http,600,0,1200\n"
+    "o2,a2,f2,timer,300,0,300\n", -1, NULL));
+  CsResults *r = run_with(dir,
+    "{\"seed\": 2, \"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 2, \"gpu_type\": \"gpu\"},"
+    " \"trace\": {\"file\": \"counts.csv\", \"start_s\": 120, \"duration_s\": 60,"
+    "   \"mapping\": [{\"function\": \"f2\", \"model\": \"a\"}]},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": \"trace\"}]}", NULL);
+  const CsModelResult *a = cs_results_model(r, 0);
+  /* minute 3 of f2 only: 300 expected */
+  assert_true(fabs(a->generated - 300.0) < 4 * sqrt(300.0));
+  assert_float_equal(a->window_s, 60.0, 1e-9);
+  cs_results_free(r);
+  g_free(path);
+  test_dir_remove(dir);
+}
+
+typedef struct {
+  const char *trace; /* JSON of the "trace" object; %s = the MAF 2019 file */
+  const char *clients;
+  const char *message;
+} BadTrace;
+
+static void test_bad_trace_settings(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.1, 1.0);
+  char *path = g_build_filename(dir, "counts.csv", NULL);
+  assert_true(g_file_set_contents(path,
+    "HashOwner,HashApp,HashFunction,Trigger,1,2\n"
+    "o1,a1,f1,http,6,7\n", -1, NULL));
+  char *broken = g_build_filename(dir, "broken.csv", NULL);
+  assert_true(g_file_set_contents(broken,
+    "HashOwner,HashApp,HashFunction,Trigger,1,2\n"
+    "o1,a1,f1,http,6,x\n", -1, NULL));
+  const char *trace_client = "[{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": \"trace\"}]";
+  const char *plain_client = "[{\"model\": \"a\", \"rate\": 5, \"slo_ms\": 100, \"requests\": 5}]";
+  const BadTrace cases[] = {
+    { "{\"file\": \"counts.csv\", \"arrivals\": \"exact\"}", trace_client, "test.json: trace.arrivals: \"exact\" needs timestamps" },
+    { "{\"file\": \"counts.csv\", \"interval_s\": 30}", trace_client, "test.json: trace.interval_s: MAF 2019 counts invocations per minute: expected a multiple of 60 s, got 30" },
+    { "{\"file\": \"counts.csv\", \"start_s\": 600}", trace_client, "the window starts at or after the end of the trace" },
+    { "{\"file\": \"counts.csv\", \"arrivals\": \"gamma\"}", trace_client, "\"cv\" is required with \"arrivals\": \"gamma\"" },
+    { "{\"file\": \"counts.csv\", \"mapping\": \"zigzag\"}", trace_client, "test.json: trace.mapping: expected \"stripe\", \"blocks\" or a list" },
+    { "{\"file\": \"counts.csv\", \"mapping\": [{\"function\": \"nope\", \"model\": \"a\"}]}", trace_client, "test.json: trace.mapping[0]: function \"nope\" does not occur in counts.csv" },
+    { "{\"file\": \"counts.csv\", \"mapping\": [{\"function\": \"f1\", \"model\": \"z\"}]}", trace_client, "test.json: trace.mapping[0]: model \"z\" has no client with \"arrival\": \"trace\"" },
+    { "{\"file\": \"counts.csv\", \"spead\": 2}", trace_client, "test.json: trace: unknown field \"spead\"" },
+    { "{\"file\": \"missing.csv\"}", trace_client, "test.json: trace.file: file \"missing.csv\" not found" },
+    { "{\"file\": \"broken.csv\"}", trace_client, "broken.csv: line 2:" },
+    { "{\"file\": \"counts.csv\"}", plain_client, "test.json: trace: no client has \"arrival\": \"trace\"" },
+    { NULL, trace_client, "test.json: trace: required field is missing" },
+    { "{\"file\": \"counts.csv\"}", "[{\"model\": \"a\", \"rate\": 3, \"slo_ms\": 100, \"arrival\": \"trace\"}]", "test.json: clients[0]: a \"trace\" arrival takes its requests and rate from the scenario's \"trace\": remove \"rate\"" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    char *json = g_strdup_printf(
+      "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+      " %s%s%s \"clients\": %s}",
+      cases[i].trace ? "\"trace\": " : "", cases[i].trace ? cases[i].trace : "",
+      cases[i].trace ? "," : "", cases[i].clients);
+    CsScenario *sc = test_scenario(dir, json);
+    GError *err = NULL;
+    assert_false(cs_scenario_validate(sc, &err));
+    if (!strstr(err->message, cases[i].message))
+      fail_msg("case %zu:\n  got      %s\n  expected %s", i, err->message, cases[i].message);
+    g_error_free(err);
+    cs_scenario_free(sc);
+    g_free(json);
+  }
+  g_free(path);
+  g_free(broken);
+  test_dir_remove(dir);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_maf2021_exact),
+    cmocka_unit_test(test_counts_poisson),
+    cmocka_unit_test(test_explicit_mapping_and_window),
+    cmocka_unit_test(test_bad_trace_settings),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
