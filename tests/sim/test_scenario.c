@@ -37,7 +37,7 @@ static const BadCase bad_cases[] = {
   { "{" BASE_CLUSTER ", \"clients\": [{\"model\": \"a\", \"rate\": 100, \"slo_ms\": 50}]}", "test.json: clients[0]: needs \"requests\" or \"duration_s\"" },
   { "{" BASE_CLUSTER ", \"clients\": [{\"model\": \"a\", \"rate\": 100, \"slo_ms\": 50, \"requests\": 10, \"duration_s\": 1}]}", "test.json: clients[0]: give \"requests\" or \"duration_s\", not both" },
   { "{" BASE_CLUSTER ", \"clients\": [" CLIENT_A ", " CLIENT_A "]}", "test.json: clients[1]: model \"a\" already has a client (clients[0])" },
-  { "{" BASE_CLUSTER ", \"clients\": [{\"model\": \"a\", \"rate\": 100, \"slo_ms\": 50, \"requests\": 10, \"arrival\": \"bursty\"}]}", "test.json: clients[0].arrival: expected \"poisson\", \"gamma\", \"constant\" or \"times\", got \"bursty\"" },
+  { "{" BASE_CLUSTER ", \"clients\": [{\"model\": \"a\", \"rate\": 100, \"slo_ms\": 50, \"requests\": 10, \"arrival\": \"bursty\"}]}", "test.json: clients[0].arrival: expected \"poisson\", \"gamma\", \"constant\", \"times\" or \"trace\", got \"bursty\"" },
   { "{" BASE_CLUSTER ", \"clients\": [{\"model\": \"a\", \"slo_ms\": 50, \"arrival\": {\"process\": \"times\", \"times_ms\": [0, 2, 1]}}]}", "test.json: clients[0].arrival.times_ms[2]: times must not decrease (1 ms after 2 ms)" },
   { "{" BASE_CLUSTER ", \"clients\": [{\"model\": \"a\", \"rate\": 5, \"slo_ms\": 50, \"arrival\": {\"process\": \"times\", \"times_ms\": [0, 1]}}]}", "test.json: clients[0]: a \"times\" arrival sets the requests and rate itself: remove \"rate\"" },
   { "{" BASE_CLUSTER ", \"clients\": [{\"model\": \"a\", \"slo_ms\": 50, \"arrival\": {\"process\": \"times\"}}]}", "test.json: clients[0].arrival: a \"times\" process needs \"times_ms\"" },
