@@ -49,6 +49,14 @@ check "autoscaling signals in the summary" grep -q '"advice_add_gpus"' "$tmp/a/s
 check "search exits 0 and reports a goodput" python3 -c "
 import json,sys; d=json.load(open('$tmp/search.json')); sys.exit(0 if d['probes'] and d['goodput_rps'] >= 0 else 1)"
 
+t19="$src/data/traces/maf2019_vhive_loader_sample500/invocations.csv"
+"$bin" trace inspect "$t19" --json >"$tmp/inspect.json" 2>"$tmp/inspect.err"
+check "trace inspect --json: 3,037,902 invocations in the MAF 2019 excerpt" python3 -c "
+import json,sys; d=json.load(open('$tmp/inspect.json')); sys.exit(0 if d['invocations'] == 3037902 else 1)"
+"$bin" trace inspect "$t19" >"$tmp/inspect.txt" 2>&1
+check "trace inspect prints a table" grep -q "busiest functions" "$tmp/inspect.txt"
+printf 'app,func,end_timestamp,duration\na,f,10,-1\n' >"$tmp/neg.csv"
+
 bad() { # description, expected message, args...
   local what=$1 msg=$2
   shift 2
@@ -67,6 +75,9 @@ bad "bad --seed" "--seed x: expected an integer >= 0" run "$q" --seed x
 bad "unknown flag" "Unknown option --sed" run "$q" --sed 3
 "$bin" run "$q" --output "$tmp/never" --set clients[0].rate=-5 >/dev/null 2>&1
 check "no output directory on failure" test ! -e "$tmp/never"
+bad "trace inspect: negative duration" "neg.csv: line 2:" trace inspect "$tmp/neg.csv"
+bad "trace inspect: bad format name" "clustersim trace inspect:" trace inspect "$t19" --format maf2020
+bad "trace: no subcommand" "expected a subcommand: inspect" trace
 bad "search: bad criterion" "--criterion p95: expected p99 or bad-rate" search "$q" --criterion p95
 bad "search: no scenario" "expected exactly one SCENARIO file" search
 printf '{"seed": 1,' >"$tmp/broken.json"
