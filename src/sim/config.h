@@ -11,6 +11,7 @@
 
 #include "policies/placement.h"
 #include "profiles/network.h"
+#include "profiles/interference.h"
 #include "profiles/profile.h"
 #include "sim/dispatch.h"
 
@@ -63,6 +64,12 @@ typedef struct {
   void *dispatch_params;  /* parsed by dispatch->parse */
   const CsPlacementPolicy *placement_policy; /* NULL when the dispatch policy uses none */
   CsPlacement *placement; /* computed at validation; NULL when none */
+  gboolean *replica_failed; /* per replica: did not fit in memory (memory_overflow "fail") */
+  gboolean mps;           /* co-located replicas share SMs under MPS (else time-slicing) */
+  gboolean memory_overflow_fails; /* replicas beyond a GPU's memory fail instead of an error */
+  double mps_gamma;       /* exponent of the MPS cap (r/d)^gamma */
+  CsInterferenceSet *interference; /* share tables and pair factors, or NULL */
+  char *interference_desc;
   char *network_desc;     /* what curve is used, for the summary */
   gboolean network_is_zero; /* payload sizes are not needed */
   int64_t timeseries_bin_ns; /* bin width of time series outputs */

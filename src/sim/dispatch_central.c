@@ -360,7 +360,7 @@ static void grant(Central *c, int m, int g)
     }
     b->not_before_ns = q->exec_ns;
     c->free_ns[g] = q->exec_ns + lat(c, m, q->bs);
-    cs_engine_send(c->e, b, g);
+    cs_engine_send(c->e, b, g, m * c->n_gpus + g); /* a worker per (model, GPU) */
     update_candidate(c, m, INT64_MIN);
   }
   set_gpu_timer(c);

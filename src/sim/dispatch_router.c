@@ -18,6 +18,7 @@ typedef struct {
 
 typedef struct {
   int *gpu, *batch;       /* per replica of this model */
+  int *replica;           /* index of the replica in the placement (its worker id) */
   int n_replicas;
   int cur;                /* round-robin position */
   Batch *open;
@@ -63,6 +64,7 @@ static void *router_create(Engine *e, const void *params)
     ModelRoute *mr = &r->models[m];
     mr->gpu = g_new0(int, MAX(reps->len, 1));
     mr->batch = g_new0(int, MAX(reps->len, 1));
+    mr->replica = g_new0(int, MAX(reps->len, 1));
   }
   /* Replicas in placement order: that is the round-robin order. */
   for (guint i = 0; i < reps->len; i++) {
@@ -70,6 +72,7 @@ static void *router_create(Engine *e, const void *params)
     ModelRoute *mr = &r->models[rep->model];
     mr->gpu[mr->n_replicas] = rep->gpu;
     mr->batch[mr->n_replicas] = rep->batch;
+    mr->replica[mr->n_replicas] = (int)i;
     mr->n_replicas++;
   }
   return r;
@@ -82,6 +85,7 @@ static void router_destroy(void *state)
     g_assert(r->models[m].open == NULL); /* every open batch left at its timeout */
     g_free(r->models[m].gpu);
     g_free(r->models[m].batch);
+    g_free(r->models[m].replica);
   }
   g_free(r->models);
   g_free(r);
@@ -94,7 +98,7 @@ static void send_open(Router *r, int m)
   mr->open = NULL;
   cs_engine_cancel(r->e, mr->timeout);
   mr->timeout = CS_EVENT_HANDLE_NONE;
-  cs_engine_send(r->e, b, mr->gpu[mr->cur]);
+  cs_engine_send(r->e, b, mr->gpu[mr->cur], mr->replica[mr->cur]);
   mr->cur = (mr->cur + 1) % mr->n_replicas;
 }
 

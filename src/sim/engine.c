@@ -13,6 +13,7 @@
 
 #include "engine_internal.h"
 #include "event_queue.h"
+#include "gpu_exec.h"
 #include "rng.h"
 #include "stats.h"
 
@@ -20,7 +21,7 @@ enum {
   EV_ARRIVAL,       /* arg: client */
   EV_DISPATCH,      /* arg: the dispatch policy's own */
   EV_BATCH_AT_NODE, /* ptr: batch */
-  EV_EXEC_DONE,     /* arg: gpu, ptr: batch */
+  EV_GPU_DONE,      /* arg: gpu; the GPU's earliest completion */
   EV_RESULT,        /* ptr: batch */
 };
 
@@ -42,9 +43,24 @@ typedef struct {
   int64_t batches, batched_requests;
 } Client;
 
+/* A worker: one model replica on one GPU (router dispatch), or one model on
+ * any GPU (centralized dispatch). It runs one batch at a time. */
 typedef struct {
-  Batch *head, *tail;     /* FIFO of batches waiting at this GPU */
+  int model;
+  double share;           /* MPS share in (0, 1], 0 = none */
+  int interference_model; /* index in the interference tables, -1 if unknown */
+  gboolean failed;        /* did not fit in memory: its batches fail */
   gboolean busy;
+} Worker;
+
+typedef struct {
+  Batch *head, *tail;     /* FIFO of batches waiting at this GPU, arrival order */
+  CsGpuExec *exec;        /* the execution model */
+  CsEventHandle done;     /* the one pending completion event */
+  Batch **running;        /* batches executing now */
+  int n_running, cap_running;
+  gboolean time_slice;    /* one batch at a time */
+  int64_t busy_since;     /* start of the current busy period, -1 when idle */
   int64_t busy_ns;
   int64_t batches;
   int type;               /* index into Engine.gpu_types */
@@ -63,6 +79,9 @@ struct Engine {
   const char **gpu_types;         /* distinct GPU type names */
   const CsModelProfile **profile; /* [model * n_gpu_types + type], NULL if none */
   GArray **latency;               /* [model * n_gpu_types + type]: int64 ns per batch size */
+  Worker *workers;
+  int n_workers;
+  uint64_t next_job;
   Batch *free_batches;
   FILE *csv;
   uint64_t events;
@@ -258,10 +277,12 @@ static void batch_release(Engine *e, Batch *b)
   e->free_batches = b;
 }
 
-void cs_engine_send(Engine *e, Batch *b, int gpu)
+void cs_engine_send(Engine *e, Batch *b, int gpu, int worker)
 {
   g_assert(b->n > 0 && gpu >= 0 && gpu < e->cfg->n_gpus);
+  g_assert(worker >= 0 && worker < e->n_workers);
   b->gpu = gpu;
+  b->worker = worker;
   b->dispatch_ns = e->now;
   b->node_ns = -1;
   int64_t bytes = (int64_t)b->n * e->clients[b->model].cfg->input_bytes;
@@ -327,22 +348,85 @@ static void on_arrival(Engine *e, int ci)
 
 /* ---- node, worker, GPU ------------------------------------------------------ */
 
-static void gpu_start_next(Engine *e, int g)
+/* Compute demand d of a batch of n: the model's WSM at that batch size, or at
+ * the nearest profiled batch size; NAN (the GPU model's default) if unknown. */
+static double batch_demand(Engine *e, int model, int g, int n)
+{
+  const CsModelProfile *p = e->profile[model * e->n_gpu_types + e->gpus[g].type];
+  const CsBatchPoint *best = NULL;
+  for (int i = 0; p && i < p->n_points; i++)
+    if (!best || abs(p->points[i].batch - n) < abs(best->batch - n))
+      best = &p->points[i];
+  return best ? best->creq_pct[CS_CREQ_WSM] / 100.0 : NAN;
+}
+
+static void gpu_rearm(Engine *e, int g)
 {
   Gpu *gpu = &e->gpus[g];
-  Batch *b = gpu->head;
-  if (!b) {
-    gpu->busy = FALSE;
-    return;
-  }
-  gpu->head = b->next;
-  if (!gpu->head)
-    gpu->tail = NULL;
-  b->next = NULL;
-  gpu->busy = TRUE;
+  cs_eq_cancel(e->q, gpu->done);
+  gpu->done = CS_EVENT_HANDLE_NONE;
+  int64_t t;
+  uint64_t job;
+  if (cs_gpu_exec_next(gpu->exec, &t, &job))
+    gpu->done = cs_eq_push(e->q, MAX(t, e->now), EV_GPU_DONE, (uint32_t)g, NULL);
+}
+
+static void gpu_start(Engine *e, int g, Batch *b)
+{
+  Gpu *gpu = &e->gpus[g];
+  Worker *w = &e->workers[b->worker];
   b->start_ns = e->now;
-  int64_t lat = cs_engine_latency(e, b->model, g, b->n);
-  cs_eq_push(e->q, e->now + lat, EV_EXEC_DONE, (uint32_t)g, b);
+  b->job = e->next_job++;
+  CsGpuJobSpec spec = {
+    .model = w->interference_model,
+    .batch = b->n,
+    .iso_ns = cs_engine_latency(e, b->model, g, b->n),
+    .demand = batch_demand(e, b->model, g, b->n),
+    .share = w->share,
+    .worker = b->worker,
+  };
+  cs_gpu_exec_start(gpu->exec, e->now, b->job, &spec);
+  w->busy = TRUE;
+  if (gpu->n_running == gpu->cap_running) {
+    gpu->cap_running = gpu->cap_running ? 2 * gpu->cap_running : 4;
+    gpu->running = g_renew(Batch *, gpu->running, gpu->cap_running);
+  }
+  gpu->running[gpu->n_running++] = b;
+  if (gpu->busy_since < 0)
+    gpu->busy_since = e->now;
+}
+
+/* Starts every waiting batch the GPU accepts now, in arrival order: with
+ * time-slicing only the head when the GPU is idle; with MPS every batch whose
+ * worker is idle (a worker runs one batch at a time, so its batches keep
+ * their order). */
+static void gpu_dispatch(Engine *e, int g)
+{
+  Gpu *gpu = &e->gpus[g];
+  Batch *prev = NULL, *b = gpu->head;
+  gboolean started = FALSE;
+  while (b) {
+    Batch *next = b->next;
+    Worker *w = &e->workers[b->worker];
+    if (!w->busy && cs_gpu_exec_accepts(gpu->exec, b->worker)) {
+      if (prev)
+        prev->next = next;
+      else
+        gpu->head = next;
+      if (gpu->tail == b)
+        gpu->tail = prev;
+      b->next = NULL;
+      gpu_start(e, g, b);
+      started = TRUE;
+    } else {
+      if (gpu->time_slice)
+        break;
+      prev = b;
+    }
+    b = next;
+  }
+  if (started)
+    gpu_rearm(e, g);
 }
 
 static void on_batch_at_node(Engine *e, Batch *b)
@@ -356,13 +440,19 @@ static void on_batch_at_node(Engine *e, Batch *b)
   }
   int g = b->gpu;
   Gpu *gpu = &e->gpus[g];
+  if (e->workers[b->worker].failed) {
+    /* The replica did not fit in the GPU's memory: its requests fail. */
+    for (int i = 0; i < b->n; i++)
+      cs_engine_fail(e, b->model, &b->reqs[i]);
+    batch_release(e, b);
+    return;
+  }
   if (gpu->tail)
     gpu->tail->next = b;
   else
     gpu->head = b;
   gpu->tail = b;
-  if (!gpu->busy)
-    gpu_start_next(e, g);
+  gpu_dispatch(e, g);
 }
 
 /* Adds the busy interval [start, end) of GPU g to the time series. A GPU's
@@ -386,17 +476,36 @@ static void account_bins(Engine *e, int g, int64_t start, int64_t end)
   }
 }
 
-static void on_exec_done(Engine *e, int g, Batch *b)
+static void on_gpu_done(Engine *e, int g)
 {
-  b->end_ns = e->now;
   Gpu *gpu = &e->gpus[g];
-  gpu->busy_ns += b->end_ns - b->start_ns;
+  gpu->done = CS_EVENT_HANDLE_NONE;
+  int64_t t;
+  uint64_t job;
+  gboolean any = cs_gpu_exec_next(gpu->exec, &t, &job);
+  g_assert(any);
+  cs_gpu_exec_finish(gpu->exec, e->now, job);
+  Batch *b = NULL;
+  for (int i = 0; i < gpu->n_running; i++)
+    if (gpu->running[i]->job == job) {
+      b = gpu->running[i];
+      gpu->running[i] = gpu->running[--gpu->n_running];
+      break;
+    }
+  g_assert(b != NULL);
+  e->workers[b->worker].busy = FALSE;
+  b->end_ns = e->now;
   gpu->batches++;
-  account_bins(e, g, b->start_ns, b->end_ns);
+  if (gpu->n_running == 0) {
+    gpu->busy_ns += e->now - gpu->busy_since;
+    account_bins(e, g, gpu->busy_since, e->now);
+    gpu->busy_since = -1;
+  }
   const Client *c = &e->clients[b->model];
   int64_t bytes = (int64_t)b->n * c->cfg->output_bytes;
   cs_eq_push(e->q, e->now + cs_network_curve_latency_ns(e->cfg->network, bytes), EV_RESULT, 0, b);
-  gpu_start_next(e, g);
+  gpu_dispatch(e, g);
+  gpu_rearm(e, g);
 }
 
 static inline void push64(GArray *a, int64_t v)
@@ -498,6 +607,39 @@ static void setup(Engine *e)
                                       ? (double)c->cfg->requests
                                       : c->cfg->rate_rps * c->cfg->duration_ns * 1e-9);
   }
+  /* Workers: the placement's replicas, or one per model for centralized dispatch. */
+  gboolean by_replica = cfg->placement != NULL;
+  e->n_workers = by_replica ? (int)cfg->placement->replicas->len : cfg->n_clients * cfg->n_gpus;
+  e->workers = g_new0(Worker, MAX(e->n_workers, 1));
+  for (int w = 0; w < e->n_workers; w++) {
+    Worker *wk = &e->workers[w];
+    if (by_replica) {
+      const CsReplica *r = &g_array_index(cfg->placement->replicas, CsReplica, w);
+      wk->model = r->model;
+      wk->share = cfg->mps ? r->mps_share : 0.0;
+      wk->failed = cfg->replica_failed && cfg->replica_failed[w];
+    } else {
+      wk->model = w / cfg->n_gpus; /* worker = model * n_gpus + gpu */
+    }
+    wk->interference_model =
+      cfg->interference ? cs_interference_set_find(cfg->interference, cfg->clients[wk->model].model)
+                        : -1;
+  }
+  for (int g = 0; g < cfg->n_gpus; g++) {
+    Gpu *gpu = &e->gpus[g];
+    CsGpuExecConfig gc;
+    cs_gpu_exec_config_init(&gc, cfg->interference);
+    const CsGpuType *type = cs_profile_set_gpu_type(cfg->profiles, cfg->gpus[g].gpu_type);
+    gc.sm_count = type ? type->sm_count : 0;
+    gc.memory_bytes = type ? type->memory_bytes : 0;
+    /* Centralized dispatch runs batches exclusively (Symphony); MPS is a
+     * property of the placement's co-located replicas. */
+    gpu->time_slice = !(cfg->mps && by_replica);
+    gc.mode = gpu->time_slice ? CS_GPU_TIME_SLICE : CS_GPU_MPS;
+    gc.gamma = cfg->mps_gamma;
+    gpu->exec = cs_gpu_exec_new(&gc);
+    gpu->busy_since = -1;
+  }
   e->dispatch = cfg->dispatch;
   e->dispatch_state = e->dispatch->create(e, cfg->dispatch_params);
   /* First arrivals in client order, so equal first-arrival times keep it. */
@@ -523,8 +665,8 @@ static void run_loop(Engine *e)
     case EV_BATCH_AT_NODE:
       on_batch_at_node(e, ev.ptr);
       break;
-    case EV_EXEC_DONE:
-      on_exec_done(e, (int)ev.arg, ev.ptr);
+    case EV_GPU_DONE:
+      on_gpu_done(e, (int)ev.arg);
       break;
     case EV_RESULT:
       on_result(e, ev.ptr);
@@ -682,7 +824,12 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   g_free(e.latency);
   g_free(e.profile);
   g_free(e.gpu_types);
+  for (int g = 0; g < cfg->n_gpus; g++) {
+    cs_gpu_exec_free(e.gpus[g].exec);
+    g_free(e.gpus[g].running);
+  }
   g_free(e.gpus);
+  g_free(e.workers);
   while (e.free_batches) {
     Batch *b = e.free_batches;
     e.free_batches = b->next;

@@ -20,6 +20,8 @@ struct Req {
 typedef struct Batch {
   int model;             /* client index */
   int gpu;               /* GPU it runs on */
+  int worker;            /* worker that runs it: the replica index (router) or the model */
+  uint64_t job;          /* execution id on the GPU */
   int n, cap;            /* requests held / capacity of reqs */
   Req *reqs;
   int64_t not_before_ns; /* the GPU must not start it earlier (0: as soon as it arrives) */
@@ -42,9 +44,11 @@ void cs_engine_cancel(Engine *e, CsEventHandle h);
 Batch *cs_engine_batch_new(Engine *e, int model, int cap);
 /* Appends a request to a batch (grows it if needed). */
 void cs_engine_batch_add(Engine *e, Batch *b, const Req *r);
-/* Sends the batch now to gpu: network transfer, then the GPU's queue. The
- * engine owns the batch from here on. */
-void cs_engine_send(Engine *e, Batch *b, int gpu);
+/* Sends the batch now to gpu: network transfer, then the GPU's queue, where
+ * worker runs it (the placement's replica index for replica-based policies,
+ * the model index for policies without placement). The engine owns the batch
+ * from here on. */
+void cs_engine_send(Engine *e, Batch *b, int gpu, int worker);
 /* The request is dropped by the policy (it cannot meet its deadline). */
 void cs_engine_drop(Engine *e, int model, const Req *r);
 /* The request fails: its model has no replica. */

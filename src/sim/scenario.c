@@ -192,6 +192,9 @@ void cs_config_free(CsConfig *c)
   cs_profile_set_free(c->profiles);
   cs_network_curve_free(c->network);
   cs_placement_free(c->placement);
+  g_free(c->replica_failed);
+  cs_interference_set_free(c->interference);
+  g_free(c->interference_desc);
   if (c->dispatch && c->dispatch_params)
     c->dispatch->free_params(c->dispatch_params);
   g_free(c->network_desc);
@@ -346,11 +349,40 @@ static gboolean read_cluster(const CsScenario *sc, CsConfig *c, GError **error)
   if (!cl)
     return cs_json_fail(error, sc->name, "cluster",
                         "required field is missing (e.g. {\"gpus\": 4, \"gpu_type\": \"v100\"})");
-  static const char *const keys[] = { "gpus", "gpu_type", "nodes", NULL };
+  static const char *const keys[] = { "gpus", "gpu_type", "nodes", "mps", "mps_gamma",
+                                      "interference", "memory_overflow", NULL };
   static const char *const node_keys[] = { "gpus", "gpu_type", NULL };
+  const char *interference = NULL, *overflow = "error";
+  c->mps_gamma = 1.0;
   if (!cs_json_expect_object(cl, sc->name, "cluster", error) ||
-      !cs_json_check_keys(cl, keys, sc->name, "cluster", error))
+      !cs_json_check_keys(cl, keys, sc->name, "cluster", error) ||
+      !cs_json_read_bool(cl, "mps", FALSE, &c->mps, sc->name, "cluster", error) ||
+      !cs_json_read_double(cl, "mps_gamma", FALSE, 0.01, 100, &c->mps_gamma, sc->name, "cluster",
+                           error) ||
+      !cs_json_read_string(cl, "interference", FALSE, &interference, sc->name, "cluster", error) ||
+      !cs_json_read_string(cl, "memory_overflow", FALSE, &overflow, sc->name, "cluster", error))
     return FALSE;
+  if (strcmp(overflow, "error") == 0)
+    c->memory_overflow_fails = FALSE;
+  else if (strcmp(overflow, "fail_replicas") == 0)
+    c->memory_overflow_fails = TRUE;
+  else
+    return cs_json_fail(error, sc->name, "cluster.memory_overflow",
+                        "expected \"error\" or \"fail_replicas\", got \"%s\"", overflow);
+  if (interference) {
+    char *path = resolve_data_file(sc, interference, "profiles", "cluster.interference", error);
+    if (!path)
+      return FALSE;
+    GError *ierr = NULL;
+    c->interference = cs_interference_set_load_file(path, &ierr);
+    g_free(path);
+    if (!c->interference) {
+      cs_json_fail(error, sc->name, "cluster.interference", "%s", ierr->message);
+      g_error_free(ierr);
+      return FALSE;
+    }
+    c->interference_desc = g_strdup(interference);
+  }
   const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(cl, "nodes");
   GArray *gpus = g_array_new(FALSE, TRUE, sizeof(CsGpuConfig));
   gboolean ok = TRUE;
@@ -745,6 +777,64 @@ static gboolean read_dispatch(const CsScenario *sc, CsConfig *c, GError **error)
   return TRUE;
 }
 
+/* Mreq of a replica: the profile's memory requirement at its batch size, or
+ * at the nearest profiled batch size; 0 when the profile gives none. */
+static double replica_mreq(const CsConfig *c, const CsReplica *rep)
+{
+  const CsModelProfile *p = cs_profile_set_lookup(c->profiles, c->gpus[rep->gpu].gpu_type,
+                                                  c->clients[rep->model].model);
+  const CsBatchPoint *best = NULL;
+  for (int i = 0; p && i < p->n_points; i++)
+    if (!isnan(p->points[i].mreq_pct) &&
+        (!best || abs(p->points[i].batch - rep->batch) < abs(best->batch - rep->batch)))
+      best = &p->points[i];
+  return best ? best->mreq_pct : 0.0;
+}
+
+/* The replicas on a GPU must fit its memory (sum of Mreq <= 100 %). Unless
+ * cluster.memory_overflow is "fail_replicas", a placement that does not fit
+ * is refused; with it, the replicas that no longer fit (in placement order)
+ * fail, and so do the requests sent to them. */
+static gboolean check_memory(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  GArray *reps = c->placement->replicas;
+  double *used = g_new0(double, MAX(c->n_gpus, 1));
+  c->replica_failed = g_new0(gboolean, MAX(reps->len, 1));
+  gboolean ok = TRUE;
+  for (guint r = 0; r < reps->len && ok; r++) {
+    const CsReplica *rep = &g_array_index(reps, CsReplica, r);
+    double m = replica_mreq(c, rep);
+    if (used[rep->gpu] + m <= 100.0 + 1e-9) {
+      used[rep->gpu] += m;
+      continue;
+    }
+    if (c->memory_overflow_fails) {
+      c->replica_failed[r] = TRUE;
+      g_string_append_printf(c->placement->log,
+                             "replica %u (%s batch %d, Mreq %.2f %%) does not fit in gpu %d's "
+                             "memory (%.2f %% used): it fails\n",
+                             r, c->clients[rep->model].model, rep->batch, m, rep->gpu,
+                             used[rep->gpu]);
+      continue;
+    }
+    GString *list = g_string_new(NULL);
+    for (guint q = 0; q <= r; q++) {
+      const CsReplica *o = &g_array_index(reps, CsReplica, q);
+      if (o->gpu == rep->gpu)
+        g_string_append_printf(list, "%s%s batch %d (%.2f %%)", list->len ? ", " : "",
+                               c->clients[o->model].model, o->batch, replica_mreq(c, o));
+    }
+    ok = cs_json_fail(error, sc->name, "placement",
+                      "gpu %d (%s) cannot hold its replicas: Mreq %s sum to %.2f %% of its "
+                      "memory (set cluster.memory_overflow to \"fail_replicas\" to simulate "
+                      "the failure instead)",
+                      rep->gpu, c->gpus[rep->gpu].gpu_type, list->str, used[rep->gpu] + m);
+    g_string_free(list, TRUE);
+  }
+  g_free(used);
+  return ok;
+}
+
 static gboolean read_placement(const CsScenario *sc, CsConfig *c, GError **error)
 {
   const cJSON *pl = cJSON_GetObjectItemCaseSensitive(sc->root, "placement");
@@ -792,15 +882,7 @@ static gboolean read_placement(const CsScenario *sc, CsConfig *c, GError **error
     }
     return FALSE;
   }
-  for (guint r = 0; r < c->placement->replicas->len; r++) {
-    const CsReplica *rep = &g_array_index(c->placement->replicas, CsReplica, r);
-    if (rep->mps_share > 0.0)
-      return cs_json_fail(error, sc->name, "placement",
-                          "replica %u (%s on gpu %d) has an MPS share, but MPS shares are not "
-                          "simulated yet (GPUs run one batch at a time); remove mps_share",
-                          r, c->clients[rep->model].model, rep->gpu);
-  }
-  return TRUE;
+  return check_memory(sc, c, error);
 }
 
 static const char *const top_keys[] = { "name",      "seed",    "duration_s", "profiles",

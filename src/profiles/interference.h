@@ -1,0 +1,115 @@
+/* Interference data for the GPU execution model (docs/gpu-model.md).
+ *
+ * A file of format "clustersim-interference" (version 1) describes how
+ * co-located work slows down on one kind of GPU:
+ *  - per model, a latency-vs-MPS-share table (batch x share -> latency) and
+ *    L2 / DRAM utilisation tables over the same axes, from solo runs;
+ *  - per ordered pair (victim model, aggressor model), a slowdown factor
+ *    measured for concurrent execution;
+ *  - a parametric fallback for pairs the table does not have:
+ *      slowdown = 1 + constant + victim * u_victim + aggressor * u_aggressor
+ *    where u is a model's utilisation (fraction of peak, metric l2 or dram) at
+ *    its batch size and MPS share, default_util when it has no table.
+ *
+ * Tables need not be rectangular: the loader completes the grid of all the
+ * batch sizes and shares that occur by the ratio rule of docs/gpu-model.md
+ * and fails if a cell cannot be completed. Queries interpolate linearly in
+ * batch, and in 1/share (latency) or share (utilisation); outside the grid
+ * they clamp to its edge, except latency below the smallest share, which
+ * grows as 1/share.
+ *
+ * A set is one file; which GPU types it applies to is the caller's decision
+ * (the file's "description" says where the numbers were measured). Models are
+ * referred to by index (cs_interference_set_find) so the hot path never
+ * compares strings. Ownership: the set owns everything; free with
+ * cs_interference_set_free (accepts NULL). Nothing here is global.
+ */
+#ifndef CS_INTERFERENCE_H
+#define CS_INTERFERENCE_H
+
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+#define CS_INTERFERENCE_FORMAT "clustersim-interference"
+#define CS_INTERFERENCE_FORMAT_VERSION 1
+
+typedef enum {
+  CS_UTIL_L2 = 0, /* L2 cache utilisation */
+  CS_UTIL_DRAM,   /* DRAM bandwidth utilisation */
+  CS_UTIL_N_METRICS
+} CsUtilMetric;
+
+/* The parametric slowdown for pairs missing from the table (see above). */
+typedef struct {
+  double constant;     /* c0 >= 0 */
+  double victim;       /* coefficient of the victim's utilisation (fraction) */
+  double aggressor;    /* coefficient of the aggressor's utilisation (fraction) */
+  CsUtilMetric metric; /* which utilisation the two terms use */
+  double default_util; /* utilisation (fraction) of a model without a table */
+} CsInterferenceFallback;
+
+/* Built-in default when no interference data is given: the constant the
+ * shipped iGniter V100 data fits (docs/gpu-model.md), no utilisation terms. */
+#define CS_INTERFERENCE_DEFAULT_CONSTANT 0.1014
+#define CS_INTERFERENCE_DEFAULT_UTIL 0.1688
+void cs_interference_fallback_init(CsInterferenceFallback *fb);
+
+/* Slowdown (>= 1) of a victim with utilisation u_victim next to an aggressor
+ * with utilisation u_aggressor (fractions) under fb. */
+double cs_interference_fallback_eval(const CsInterferenceFallback *fb, double u_victim,
+                                     double u_aggressor);
+
+typedef struct CsInterferenceSet CsInterferenceSet;
+
+/* Loads a file. Returns NULL with error set (domain CS_INPUT_ERROR; message
+ * naming the file, the JSON path and what was expected) when the file cannot
+ * be read, is not JSON, is not a valid interference file of version 1, or has
+ * a table that cannot be completed. */
+CsInterferenceSet *cs_interference_set_load_file(const char *path, GError **error);
+/* Same from a string; name is used in messages. */
+CsInterferenceSet *cs_interference_set_load_data(const char *json, const char *name,
+                                                 GError **error);
+void cs_interference_set_free(CsInterferenceSet *set);
+
+/* "FILE: SOURCE" of the file; owned by the set. */
+const char *cs_interference_set_source(const CsInterferenceSet *set);
+/* Free-text description of the hardware; owned by the set, may be "". */
+const char *cs_interference_set_description(const CsInterferenceSet *set);
+/* The fallback of the file (its "fallback" object, else the built-in default). */
+const CsInterferenceFallback *cs_interference_set_fallback(const CsInterferenceSet *set);
+
+/* Number of models, the index of a model by name (-1 if absent; set may be
+ * NULL), the name of index i (owned by the set). */
+int cs_interference_set_n_models(const CsInterferenceSet *set);
+int cs_interference_set_find(const CsInterferenceSet *set, const char *model);
+const char *cs_interference_set_model_name(const CsInterferenceSet *set, int i);
+
+/* TRUE if model i has a latency-vs-share table. */
+gboolean cs_interference_has_share_table(const CsInterferenceSet *set, int i);
+
+/* Latency (ms) of one batch of model i alone under an MPS share (fraction in
+ * (0, 1]; 0 means no share = 1) from the completed table. NAN if the model
+ * has no table. Batch sizes outside the table clamp to its edge. */
+double cs_interference_share_latency_ms(const CsInterferenceSet *set, int i, int batch,
+                                        double share);
+
+/* Slowdown (>= 1) of model i at batch under share relative to the same batch
+ * with the whole GPU: latency(b, share) / latency(b, 1), at least 1. NAN if
+ * the model has no table. */
+double cs_interference_share_slowdown(const CsInterferenceSet *set, int i, int batch,
+                                      double share);
+
+/* Utilisation (fraction of peak) of model i at batch under share, NAN if the
+ * model has no table for that metric. */
+double cs_interference_util(const CsInterferenceSet *set, int i, CsUtilMetric metric, int batch,
+                            double share);
+
+/* Measured slowdown of victim next to aggressor (model indices), NAN if the
+ * pair is not in the table (or an index is -1). */
+double cs_interference_pair(const CsInterferenceSet *set, int victim, int aggressor);
+
+G_END_DECLS
+
+#endif

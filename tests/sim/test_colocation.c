@@ -1,0 +1,178 @@
+/* Co-location in the engine: time-slicing without MPS, processor sharing with
+ * contention and interference under MPS (hand-computed), MPS shares, memory
+ * checks and simulated memory failure. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "test_util.h"
+
+/* Models a and b: 10 ms for a batch of 1, WSM 100 % (a batch fills the GPU),
+ * Mreq 40 %; c: 10 ms, WSM 25 %, Mreq 40 %; d like c with Mreq 10 %. */
+static char *profile_dir(void)
+{
+  char *dir = g_dir_make_tmp("cs-coloc-XXXXXX", NULL);
+  const char *json =
+    "{\"format\": \"clustersim-profile\", \"version\": 1, \"source\": \"synthetic, for tests\","
+    " \"gpu_types\": [{\"name\": \"gpu\", \"description\": \"test GPU\", \"sm_count\": 80, \"memory_bytes\": 17179869184}],"
+    " \"models\": ["
+    "  {\"gpu\": \"gpu\", \"model\": \"a\", \"input_bytes\": 0, \"output_bytes\": 0, \"batches\": ["
+    "    {\"batch\": 1, \"latency_ms\": 10, \"mreq_pct\": 40, \"creq_pct\": {\"ao\": 100, \"wao\": 100, \"wsm\": 100}},"
+    "    {\"batch\": 2, \"latency_ms\": 20, \"mreq_pct\": 40, \"creq_pct\": {\"ao\": 100, \"wao\": 100, \"wsm\": 100}}]},"
+    "  {\"gpu\": \"gpu\", \"model\": \"b\", \"input_bytes\": 0, \"output_bytes\": 0, \"batches\": ["
+    "    {\"batch\": 1, \"latency_ms\": 10, \"mreq_pct\": 40, \"creq_pct\": {\"ao\": 100, \"wao\": 100, \"wsm\": 100}},"
+    "    {\"batch\": 2, \"latency_ms\": 20, \"mreq_pct\": 40, \"creq_pct\": {\"ao\": 100, \"wao\": 100, \"wsm\": 100}}]},"
+    "  {\"gpu\": \"gpu\", \"model\": \"c\", \"input_bytes\": 0, \"output_bytes\": 0, \"batches\": ["
+    "    {\"batch\": 1, \"latency_ms\": 10, \"mreq_pct\": 40, \"creq_pct\": {\"ao\": 25, \"wao\": 25, \"wsm\": 25}},"
+    "    {\"batch\": 2, \"latency_ms\": 20, \"mreq_pct\": 40, \"creq_pct\": {\"ao\": 25, \"wao\": 25, \"wsm\": 25}}]},"
+    "  {\"gpu\": \"gpu\", \"model\": \"d\", \"input_bytes\": 0, \"output_bytes\": 0, \"batches\": ["
+    "    {\"batch\": 1, \"latency_ms\": 10, \"mreq_pct\": 10, \"creq_pct\": {\"ao\": 25, \"wao\": 25, \"wsm\": 25}},"
+    "    {\"batch\": 2, \"latency_ms\": 20, \"mreq_pct\": 10, \"creq_pct\": {\"ao\": 25, \"wao\": 25, \"wsm\": 25}}]}]}";
+  char *p = g_build_filename(dir, "coloc.json", NULL);
+  assert_true(g_file_set_contents(p, json, -1, NULL));
+  g_free(p);
+  return dir;
+}
+
+typedef struct {
+  int64_t start[2], end[2]; /* per client: its single request's execution */
+} Exec;
+
+static void record(const CsRequestRecord *rec, void *user)
+{
+  Exec *x = user;
+  x->start[rec->client] = rec->exec_start_ns;
+  x->end[rec->client] = rec->exec_end_ns;
+}
+
+/* One request of each of two models at t = 0, both replicas on GPU 0. */
+static Exec run_pair(const char *dir, const char *models[2], const char *cluster_extra,
+                     const char *share0, const char *share1)
+{
+  char *json = g_strdup_printf(
+    "{\"profiles\": [\"coloc.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"%s},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": ["
+    "   {\"model\": \"%s\", \"gpu\": 0, \"batch\": 1%s}, {\"model\": \"%s\", \"gpu\": 0, \"batch\": 1%s}]},"
+    " \"clients\": [{\"model\": \"%s\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [0]}},"
+    "  {\"model\": \"%s\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [0]}}]}",
+    cluster_extra, models[0], share0, models[1], share1, models[0], models[1]);
+  CsScenario *sc = test_scenario(dir, json);
+  Exec x = { { -1, -1 }, { -1, -1 } };
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = record;
+  opt.user_data = &x;
+  CsResults *r = test_run(sc, &opt);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  g_free(json);
+  return x;
+}
+
+static void test_time_slicing(void **state)
+{
+  (void)state;
+  char *dir = profile_dir();
+  const char *m[2] = { "a", "b" };
+  Exec x = run_pair(dir, m, "", "", "");
+  /* Without MPS the GPU takes turns in arrival order: a [0, 10), then b [10, 20). */
+  assert_int_equal(x.start[0], 0);
+  assert_int_equal(x.end[0], 10000000);
+  assert_int_equal(x.start[1], 10000000);
+  assert_int_equal(x.end[1], 20000000);
+  test_dir_remove(dir);
+}
+
+static void test_processor_sharing(void **state)
+{
+  (void)state;
+  char *dir = profile_dir();
+  const char *m[2] = { "a", "b" };
+  /* MPS, no shares: both start at 0; demands 1 + 1 = D = 2, and each slows
+   * the other by the fallback interference 1.1014 (no table): speed
+   * 1 / (2 x 1.1014), so 10 ms of isolated work ends at 22.028 ms. */
+  Exec x = run_pair(dir, m, ", \"mps\": true", "", "");
+  assert_int_equal(x.start[0], 0);
+  assert_int_equal(x.start[1], 0);
+  assert_int_equal(x.end[0], 22028000);
+  assert_int_equal(x.end[1], 22028000);
+  /* c and d need a quarter of the GPU each: D = 0.5, no contention; only
+   * interference: 10 ms x 1.1014 = 11.014 ms each. */
+  const char *mc[2] = { "c", "d" };
+  x = run_pair(dir, mc, ", \"mps\": true", "", "");
+  assert_int_equal(x.end[0], 11014000);
+  assert_int_equal(x.end[1], 11014000);
+  test_dir_remove(dir);
+}
+
+static void test_mps_share_cap(void **state)
+{
+  (void)state;
+  char *dir = profile_dir();
+  const char *m[2] = { "a", "c" };
+  /* a limited to 50 % of the SMs: cap (0.5 / 1)^1 = 0.5; D = 0.5 + 0.25 < 1;
+   * interference 1.1014 both ways. a: 10 / (0.5 / 1.1014) = 44.056 ms while c
+   * runs... c ends first at 11.014 ms; after that a runs alone at speed 0.5:
+   * a's work done by then is 11.014 x 0.5 / 1.1014 = 5 ms, the other 5 ms take
+   * 10 ms: a ends at 21.014 ms. */
+  Exec x = run_pair(dir, m, ", \"mps\": true", ", \"mps_share\": 0.5", "");
+  assert_int_equal(x.end[1], 11014000);
+  assert_int_equal(x.end[0], 21014000);
+  test_dir_remove(dir);
+}
+
+static void test_memory(void **state)
+{
+  (void)state;
+  char *dir = profile_dir();
+  /* Three replicas of 40 % on one GPU: 120 % does not fit. */
+  const char *base =
+    "{\"profiles\": [\"coloc.json\"], \"cluster\": {\"gpus\": 2, \"gpu_type\": \"gpu\"%s},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": ["
+    "   {\"model\": \"a\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"b\", \"gpu\": 0, \"batch\": 1},"
+    "   {\"model\": \"c\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"c\", \"gpu\": 1, \"batch\": 1}]},"
+    " \"clients\": [{\"model\": \"a\", \"rate\": 10, \"slo_ms\": 100, \"requests\": 20},"
+    "  {\"model\": \"b\", \"rate\": 10, \"slo_ms\": 100, \"requests\": 20},"
+    "  {\"model\": \"c\", \"rate\": 10, \"slo_ms\": 100, \"requests\": 20, \"arrival\": \"constant\"}]}";
+  char *json = g_strdup_printf(base, "");
+  CsScenario *sc = test_scenario(dir, json);
+  GError *err = NULL;
+  assert_false(cs_scenario_validate(sc, &err));
+  assert_non_null(strstr(err->message, "test.json: placement: gpu 0 (gpu) cannot hold its replicas: "
+                                       "Mreq a batch 1 (40.00 %), b batch 1 (40.00 %), c batch 1 "
+                                       "(40.00 %) sum to 120.00 %"));
+  g_clear_error(&err);
+  cs_scenario_free(sc);
+  g_free(json);
+  /* Simulated failure: c's replica on GPU 0 fails, so every other batch of c
+   * (round-robin over its two replicas) fails: with max_wait 100 ms and 10 req/s
+   * each batch holds one request, so 10 of c's 20 requests fail, visibly. */
+  json = g_strdup_printf(base, ", \"memory_overflow\": \"fail_replicas\"");
+  sc = test_scenario(dir, json);
+  CsResults *r = test_run(sc, NULL);
+  assert_int_equal(cs_results_model(r, 2)->failed, 10);
+  assert_int_equal(cs_results_model(r, 2)->completed, 10);
+  assert_int_equal(cs_results_model(r, 0)->failed, 0);
+  char *summary = cs_results_to_json(r);
+  assert_non_null(strstr(summary, "does not fit in gpu 0's memory"));
+  g_free(summary);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  g_free(json);
+  test_dir_remove(dir);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_time_slicing),
+    cmocka_unit_test(test_processor_sharing),
+    cmocka_unit_test(test_mps_share_cap),
+    cmocka_unit_test(test_memory),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
