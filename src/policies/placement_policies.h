@@ -6,5 +6,11 @@
 
 extern const CsPlacementPolicy cs_place_manual;    /* replicas written in the scenario */
 extern const CsPlacementPolicy cs_place_dedicated; /* each model alone on a GPU, largest batch within SLO */
+extern const CsPlacementPolicy cs_place_usher;     /* Usher as in the thesis, metric param (ao) */
+extern const CsPlacementPolicy cs_place_wao_usher; /* Usher with WAO as Creq */
+extern const CsPlacementPolicy cs_place_wsm_usher; /* Usher with WSM as Creq */
+extern const CsPlacementPolicy cs_place_milp;      /* thesis MILP (GLPK), metric param (ao) */
+extern const CsPlacementPolicy cs_place_ao_milp;   /* MILP with AO as Creq */
+extern const CsPlacementPolicy cs_place_wsm_milp;  /* MILP with WSM as Creq */
 
 #endif

@@ -7,6 +7,12 @@
 static const CsPlacementPolicy *const registry[] = {
   &cs_place_manual,
   &cs_place_dedicated,
+  &cs_place_usher,
+  &cs_place_wao_usher,
+  &cs_place_wsm_usher,
+  &cs_place_milp,
+  &cs_place_ao_milp,
+  &cs_place_wsm_milp,
   NULL,
 };
 

@@ -1,0 +1,551 @@
+/* MILP placement with GLPK; see milp.h for the model.
+ *
+ *   "placement": {"policy": "milp", "metric": "ao", "time_limit_s": 60,
+ *                 "prefer_small_batch": false, "max_replicas": 4,
+ *                 "batch_sizes": [4, 8, 16, 32, 64, 128], "mps_shares": false}
+ *
+ * "max_replicas" is one number for every model or an object
+ * {"model name": number}; models not listed get the number of GPUs.
+ * Determinism: GLPK's branch and bound is deterministic, so a solve that
+ * finishes within the time limit always returns the same placement; a solve
+ * cut by the time limit depends on machine speed (the log says so).
+ */
+#include "milp.h"
+
+#include <float.h>
+#include <glpk.h>
+#include <math.h>
+#include <string.h>
+
+#include "common/json_input.h"
+#include "placement_policies.h"
+
+/* How far the tie-break solve may lower the total goodput, req/s. */
+#define TIE_SLACK 1e-7
+
+/* The problem and how its columns map back to replicas. */
+typedef struct {
+  glp_prob *lp;
+  int n_models, n_batches, n_gpus;
+  int *y_col;                  /* [m * n_batches + k]: column of y, 0 if none */
+  int *x_col;                  /* [(m * n_batches + k) * n_gpus + g]: column of x, 0 if none */
+  const CsBatchOption **x_opt; /* same index: the option behind x */
+  int n_cols;
+} Problem;
+
+/* Sparse matrix entries in GLPK's 1-based triplet form; index 0 unused. */
+typedef struct {
+  GArray *ia, *ja, *ar;
+} Triplets;
+
+static void triplet(Triplets *t, int row, int col, double v)
+{
+  g_array_append_val(t->ia, row);
+  g_array_append_val(t->ja, col);
+  g_array_append_val(t->ar, v);
+}
+
+static int add_row(glp_prob *lp, int type, double lb, double ub)
+{
+  int r = glp_add_rows(lp, 1);
+  glp_set_row_bnds(lp, r, type, lb, ub);
+  return r;
+}
+
+static int add_binary(Problem *pb)
+{
+  int c = glp_add_cols(pb->lp, 1);
+  glp_set_col_kind(pb->lp, c, GLP_BV);
+  return c;
+}
+
+static size_t xi(const Problem *pb, int m, int k, int g)
+{
+  return ((size_t)m * (size_t)pb->n_batches + (size_t)k) * (size_t)pb->n_gpus + (size_t)g;
+}
+
+/* Builds the MILP of milp.h from the candidates of every (model, GPU). */
+static void build(Problem *pb, const CsPlacementInput *in, const CsMilpOptions *opt,
+                  CsModelOptions *const *cand_of_gpu)
+{
+  int nm = in->n_models, nb = opt->n_batches, ng = in->n_gpus;
+  pb->n_models = nm;
+  pb->n_batches = nb;
+  pb->n_gpus = ng;
+  pb->lp = glp_create_prob();
+  glp_set_obj_dir(pb->lp, GLP_MAX);
+  pb->y_col = g_new0(int, MAX(nm * nb, 1));
+  pb->x_col = g_new0(int, MAX(xi(pb, nm, 0, 0), 1));
+  pb->x_opt = g_new0(const CsBatchOption *, MAX(xi(pb, nm, 0, 0), 1));
+  glp_add_cols(pb->lp, nm);
+  for (int m = 0; m < nm; m++) {
+    glp_set_col_bnds(pb->lp, m + 1, GLP_DB, 0.0, MAX(in->models[m].rate_rps, 0.0));
+    glp_set_obj_coef(pb->lp, m + 1, 1.0);
+  }
+  for (int m = 0; m < nm; m++) {
+    for (int k = 0; k < nb; k++) {
+      for (int g = 0; g < ng; g++) {
+        const CsModelOptions *c = &cand_of_gpu[g][m];
+        for (int i = 0; i < c->n; i++) {
+          if (c->opts[i].batch != opt->batches[k] || !c->opts[i].meets_slo)
+            continue;
+          if (!pb->y_col[m * nb + k])
+            pb->y_col[m * nb + k] = add_binary(pb);
+          pb->x_col[xi(pb, m, k, g)] = add_binary(pb);
+          pb->x_opt[xi(pb, m, k, g)] = &c->opts[i];
+        }
+      }
+    }
+  }
+  pb->n_cols = glp_get_num_cols(pb->lp);
+
+  Triplets t = { g_array_new(FALSE, FALSE, sizeof(int)), g_array_new(FALSE, FALSE, sizeof(int)),
+                 g_array_new(FALSE, FALSE, sizeof(double)) };
+  triplet(&t, 0, 0, 0.0);
+  for (int m = 0; m < nm; m++) {
+    int goodput_row = add_row(pb->lp, GLP_UP, 0.0, 0.0); /* w_m - sum goodput x <= 0 */
+    int batch_row = add_row(pb->lp, GLP_UP, 0.0, 1.0);   /* sum_b y <= 1 */
+    int max_rep = opt->max_replicas ? opt->max_replicas[m] : ng;
+    int rep_row = add_row(pb->lp, GLP_UP, 0.0, max_rep); /* sum x <= max_rep */
+    triplet(&t, goodput_row, m + 1, 1.0);
+    for (int k = 0; k < nb; k++) {
+      int y = pb->y_col[m * nb + k];
+      if (!y)
+        continue;
+      triplet(&t, batch_row, y, 1.0);
+      for (int g = 0; g < ng; g++) {
+        int x = pb->x_col[xi(pb, m, k, g)];
+        if (!x)
+          continue;
+        /* min(goodput, rate) instead of goodput: the same integer solutions
+         * (w_m <= rate_m anyway, and one replica reaching the rate already
+         * allows w_m = rate_m) but a much tighter LP relaxation. */
+        triplet(&t, goodput_row, x,
+                -MIN(pb->x_opt[xi(pb, m, k, g)]->goodput, MAX(in->models[m].rate_rps, 0.0)));
+        triplet(&t, rep_row, x, 1.0);
+        int link = add_row(pb->lp, GLP_UP, 0.0, 0.0); /* x - y <= 0 */
+        triplet(&t, link, x, 1.0);
+        triplet(&t, link, y, -1.0);
+      }
+    }
+  }
+  for (int g = 0; g < ng; g++) {
+    int creq_row = add_row(pb->lp, GLP_UP, 0.0, 100.0);
+    int mreq_row = add_row(pb->lp, GLP_UP, 0.0, 100.0);
+    for (int m = 0; m < nm; m++) {
+      int once_row = 0; /* sum_b x[m,b,g] <= 1: one replica of m per GPU */
+      for (int k = 0; k < nb; k++) {
+        int x = pb->x_col[xi(pb, m, k, g)];
+        if (!x)
+          continue;
+        const CsBatchOption *o = pb->x_opt[xi(pb, m, k, g)];
+        triplet(&t, creq_row, x, o->creq);
+        triplet(&t, mreq_row, x, o->mreq);
+        if (!once_row)
+          once_row = add_row(pb->lp, GLP_UP, 0.0, 1.0);
+        triplet(&t, once_row, x, 1.0);
+      }
+    }
+  }
+  /* Symmetry breaking: GPUs of one type are interchangeable, so any solution
+   * can be permuted until key(g) = sum over g's replicas of a per-(model,
+   * batch) key is non-increasing along the GPUs of each type. Requiring that
+   * removes no goodput but most of the equivalent branches that otherwise keep
+   * branch and bound busy for minutes on six identical GPUs. */
+  for (int g = 0; g < ng; g++) {
+    int h = g + 1;
+    while (h < ng && strcmp(in->gpus[h].gpu_type, in->gpus[g].gpu_type) != 0)
+      h++;
+    if (h >= ng)
+      continue;
+    int order_row = add_row(pb->lp, GLP_LO, 0.0, 0.0); /* key(g) - key(h) >= 0 */
+    for (int m = 0; m < nm; m++)
+      for (int k = 0; k < nb; k++) {
+        double key = (double)(m * nb + k + 1);
+        if (pb->x_col[xi(pb, m, k, g)])
+          triplet(&t, order_row, pb->x_col[xi(pb, m, k, g)], key);
+        if (pb->x_col[xi(pb, m, k, h)])
+          triplet(&t, order_row, pb->x_col[xi(pb, m, k, h)], -key);
+      }
+  }
+  glp_load_matrix(pb->lp, (int)t.ia->len - 1, (const int *)(void *)t.ia->data,
+                  (const int *)(void *)t.ja->data, (const double *)(void *)t.ar->data);
+  g_array_unref(t.ia);
+  g_array_unref(t.ja);
+  g_array_unref(t.ar);
+}
+
+static void problem_clear(Problem *pb)
+{
+  if (pb->lp)
+    glp_delete_prob(pb->lp);
+  g_free(pb->y_col);
+  g_free(pb->x_col);
+  g_free(pb->x_opt);
+}
+
+/* Branch-and-bound callback: remembers the last relative gap GLPK reports
+ * (glp_ios_mip_gap gives DBL_MAX before the first integer solution). */
+static void record_gap(glp_tree *tree, void *info)
+{
+  double *gap = info;
+  int r = glp_ios_reason(tree);
+  if (r == GLP_IBINGO || r == GLP_ISELECT || r == GLP_IBRANCH)
+    *gap = glp_ios_mip_gap(tree);
+}
+
+static const char *intopt_message(int ret)
+{
+  switch (ret) {
+  case 0: return "solved";
+  case GLP_EBOUND: return "invalid bounds";
+  case GLP_EROOT: return "no optimal basis of the LP relaxation";
+  case GLP_ENOPFS: return "no primal feasible solution";
+  case GLP_ENODFS: return "LP relaxation has no dual feasible solution";
+  case GLP_EFAIL: return "solver failure";
+  case GLP_EMIPGAP: return "relative MIP gap tolerance reached";
+  case GLP_ETMLIM: return "time limit reached";
+  case GLP_ESTOP: return "stopped by the application";
+  default: return "unknown glp_intopt return code";
+  }
+}
+
+/* One glp_intopt run. Returns its code; *gap gets the final relative gap (0
+ * when optimal, NAN when unknown). */
+static int solve(glp_prob *lp, double time_limit_s, double *gap)
+{
+  glp_iocp parm;
+  glp_init_iocp(&parm);
+  parm.msg_lev = GLP_MSG_OFF;
+  parm.presolve = GLP_ON; /* solves the LP relaxation itself: no glp_simplex first */
+  /* Hybrid pseudocost branching proves the thesis-sized problems optimal
+   * 2-10x faster than the default. GLPK's cover and clique cuts would help
+   * too but print to stdout whatever msg_lev says (only the process-wide
+   * glp_term_out silences them), so they stay off. */
+  parm.br_tech = GLP_BR_PCH;
+  parm.tm_lim = (int)MIN(ceil(time_limit_s * 1000.0), (double)G_MAXINT);
+  parm.tm_lim = MAX(parm.tm_lim, 1);
+  double last_gap = NAN;
+  parm.cb_func = record_gap;
+  parm.cb_info = &last_gap;
+  int ret = glp_intopt(lp, &parm);
+  int status = glp_mip_status(lp);
+  if (status == GLP_OPT)
+    *gap = 0.0;
+  else
+    *gap = (last_gap == DBL_MAX) ? NAN : last_gap;
+  return ret;
+}
+
+static gboolean has_solution(glp_prob *lp)
+{
+  int s = glp_mip_status(lp);
+  return s == GLP_OPT || s == GLP_FEAS;
+}
+
+/* Second, lexicographic solve for prefer_small_batch (milp.h). x_first holds
+ * the first solution and is replaced when this one succeeds. */
+static gboolean tie_break(Problem *pb, double goodput, double time_left_s, double *x_first,
+                          GString *log)
+{
+  glp_prob *lp = pb->lp;
+  int row = add_row(lp, GLP_LO, goodput - TIE_SLACK, 0.0);
+  int *ind = g_new(int, pb->n_models + 1);
+  double *val = g_new(double, pb->n_models + 1);
+  for (int m = 0; m < pb->n_models; m++) {
+    ind[m + 1] = m + 1;
+    val[m + 1] = 1.0;
+    glp_set_obj_coef(lp, m + 1, 0.0);
+  }
+  glp_set_mat_row(lp, row, pb->n_models, ind, val);
+  g_free(ind);
+  g_free(val);
+  /* Batch sizes dominate; K exceeds any number of replicas, so replicas only
+   * break ties between equal batch sums. Integer coefficients: exact. */
+  double K = (double)pb->n_models * pb->n_gpus + 1.0;
+  for (int m = 0; m < pb->n_models; m++) {
+    for (int k = 0; k < pb->n_batches; k++) {
+      int y = pb->y_col[m * pb->n_batches + k];
+      if (!y)
+        continue;
+      const CsBatchOption *o = NULL;
+      for (int g = 0; g < pb->n_gpus && !o; g++)
+        o = pb->x_opt[xi(pb, m, k, g)];
+      glp_set_obj_coef(lp, y, K * o->batch);
+      for (int g = 0; g < pb->n_gpus; g++)
+        if (pb->x_col[xi(pb, m, k, g)])
+          glp_set_obj_coef(lp, pb->x_col[xi(pb, m, k, g)], 1.0);
+    }
+  }
+  glp_set_obj_dir(lp, GLP_MIN);
+  double gap = NAN;
+  int ret = solve(lp, MAX(time_left_s, 1.0), &gap);
+  double total = 0.0;
+  for (int m = 0; m < pb->n_models; m++)
+    total += glp_mip_col_val(lp, m + 1);
+  if (!has_solution(lp) || total < goodput - 1e-6) {
+    g_string_append_printf(log,
+                           "prefer_small_batch: tie-break solve failed (%s); keeping the first "
+                           "solution\n",
+                           intopt_message(ret));
+    return FALSE;
+  }
+  g_string_append_printf(log, "prefer_small_batch: tie-break solve %s%s\n",
+                         glp_mip_status(lp) == GLP_OPT ? "optimal" : "stopped by time limit",
+                         glp_mip_status(lp) == GLP_OPT ? "" : " (best tie-break found)");
+  for (int c = 1; c <= pb->n_cols; c++)
+    x_first[c] = glp_mip_col_val(lp, c);
+  return TRUE;
+}
+
+CsPlacement *cs_milp_place(const CsPlacementInput *in, const CsMilpOptions *opt,
+                           CsMilpInfo *info, GError **error)
+{
+  CsMilpInfo local = { 0 };
+  if (!info)
+    info = &local;
+  memset(info, 0, sizeof *info);
+  info->gap = NAN;
+  /* Candidates per (GPU, model); GPUs of one type share them. */
+  CsModelOptions **cand_of_gpu = g_new0(CsModelOptions *, MAX(in->n_gpus, 1));
+  GPtrArray *owned = g_ptr_array_new();
+  gboolean ok = TRUE;
+  for (int g = 0; ok && g < in->n_gpus; g++) {
+    for (int h = 0; h < g && !cand_of_gpu[g]; h++)
+      if (strcmp(in->gpus[h].gpu_type, in->gpus[g].gpu_type) == 0)
+        cand_of_gpu[g] = cand_of_gpu[h];
+    if (cand_of_gpu[g])
+      continue;
+    cand_of_gpu[g] = g_new0(CsModelOptions, MAX(in->n_models, 1));
+    g_ptr_array_add(owned, cand_of_gpu[g]);
+    for (int m = 0; ok && m < in->n_models; m++)
+      ok = cs_model_options_init(&cand_of_gpu[g][m], in->profiles, in->gpus[g].gpu_type,
+                                 &in->models[m], opt->metric, opt->batches, opt->n_batches, "milp",
+                                 error);
+  }
+
+  CsPlacement *p = NULL;
+  Problem pb = { 0 };
+  if (ok) {
+    p = cs_placement_new(in->n_models);
+    g_string_append_printf(p->log, "milp: metric %s, time limit %.3g s%s\n",
+                           cs_place_metric_name(opt->metric), opt->time_limit_s,
+                           opt->prefer_small_batch ? ", prefer_small_batch" : "");
+    build(&pb, in, opt, cand_of_gpu);
+    info->n_binaries = pb.n_cols - in->n_models;
+    g_string_append_printf(p->log, "%d binary variables, %d constraints\n", info->n_binaries,
+                           glp_get_num_rows(pb.lp));
+  }
+  if (ok && info->n_binaries == 0) {
+    info->status = CS_MILP_EMPTY;
+    g_string_append(p->log, "no model has a batch size meeting its SLO on any GPU: nothing "
+                            "placed\n");
+  } else if (ok) {
+    gint64 t0 = g_get_monotonic_time();
+    double gap = NAN;
+    int ret = solve(pb.lp, opt->time_limit_s, &gap);
+    if (!has_solution(pb.lp)) {
+      g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_SOLVER,
+                  "placement \"milp\": GLPK found no solution: %s (glp_intopt %d, status %d)%s",
+                  intopt_message(ret), ret, glp_mip_status(pb.lp),
+                  ret == GLP_ETMLIM ? "; raise time_limit_s" : "");
+      ok = FALSE;
+    } else {
+      info->status = glp_mip_status(pb.lp) == GLP_OPT ? CS_MILP_OPTIMAL : CS_MILP_FEASIBLE;
+      info->gap = gap;
+      info->objective = glp_mip_obj_val(pb.lp);
+      if (info->status == CS_MILP_OPTIMAL)
+        g_string_append_printf(p->log, "GLPK status: optimal, MIP gap 0%%, objective %.2f req/s\n",
+                               info->objective);
+      else
+        g_string_append_printf(p->log,
+                               "GLPK status: %s, best solution found kept, MIP gap %.4g%%, "
+                               "objective %.2f req/s (not proven optimal; depends on machine "
+                               "speed)\n",
+                               intopt_message(ret), gap * 100.0, info->objective);
+      double *x = g_new(double, pb.n_cols + 1);
+      for (int c = 1; c <= pb.n_cols; c++)
+        x[c] = glp_mip_col_val(pb.lp, c);
+      if (opt->prefer_small_batch) {
+        double spent = (double)(g_get_monotonic_time() - t0) * 1e-6;
+        info->tie_break_solved =
+          tie_break(&pb, info->objective, opt->time_limit_s - spent, x, p->log);
+      }
+      for (int m = 0; m < in->n_models; m++)
+        for (int g = 0; g < in->n_gpus; g++)
+          for (int k = 0; k < opt->n_batches; k++) {
+            int c = pb.x_col[xi(&pb, m, k, g)];
+            if (c && x[c] > 0.5) {
+              const CsBatchOption *o = pb.x_opt[xi(&pb, m, k, g)];
+              double share = opt->mps_shares ? CLAMP(o->creq / 100.0, 0.0, 1.0) : 0.0;
+              cs_placement_add(p, m, g, o->batch, share);
+            }
+          }
+      g_free(x);
+    }
+  }
+  if (ok) {
+    cs_place_compute_expected(p, in);
+    for (guint i = 0; i < p->replicas->len; i++) {
+      const CsReplica *r = &g_array_index(p->replicas, CsReplica, i);
+      g_string_append_printf(p->log, "%s: gpu %d, batch %d\n", in->models[r->model].name, r->gpu,
+                             r->batch);
+    }
+    for (int m = 0; m < in->n_models; m++)
+      g_string_append_printf(p->log, "%s: expected goodput %.2f of %.2f req/s\n",
+                             in->models[m].name, p->expected_goodput[m], in->models[m].rate_rps);
+    g_string_append_printf(p->log, "expected total goodput %.2f req/s\n", p->expected_total);
+  }
+
+  problem_clear(&pb);
+  for (guint i = 0; i < owned->len; i++) {
+    CsModelOptions *c = g_ptr_array_index(owned, i);
+    for (int m = 0; m < in->n_models; m++)
+      cs_model_options_clear(&c[m]);
+    g_free(c);
+  }
+  g_ptr_array_unref(owned);
+  g_free(cand_of_gpu);
+  if (!ok) {
+    cs_placement_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+/* ---- Registry entries ------------------------------------------------------ */
+
+/* Reads "max_replicas": a number for all models or {"model": number}. *out is
+ * left NULL when absent, else n_models entries (caller g_free()s). */
+static gboolean read_max_replicas(const CsPlacementInput *in, const cJSON *params, int **out,
+                                  const char *file, const char *path, GError **error)
+{
+  *out = NULL;
+  const cJSON *node = cJSON_GetObjectItemCaseSensitive(params, "max_replicas");
+  if (!node)
+    return TRUE;
+  int all = in->n_gpus;
+  if (cJSON_IsNumber(node)) {
+    if (!cs_json_read_int(params, "max_replicas", TRUE, 1, G_MAXINT, &all, file, path, error))
+      return FALSE;
+    *out = g_new(int, MAX(in->n_models, 1));
+    for (int m = 0; m < in->n_models; m++)
+      (*out)[m] = all;
+    return TRUE;
+  }
+  char *np = cs_json_path_key(path, "max_replicas");
+  if (!cJSON_IsObject(node)) {
+    cs_json_fail(error, file, np, "expected a number or an object {\"model\": number}, got %s",
+                 cs_json_type_name(node));
+    g_free(np);
+    return FALSE;
+  }
+  int *v = g_new(int, MAX(in->n_models, 1));
+  for (int m = 0; m < in->n_models; m++)
+    v[m] = in->n_gpus;
+  const cJSON *item;
+  gboolean ok = TRUE;
+  cJSON_ArrayForEach(item, node)
+  {
+    int m = 0;
+    while (m < in->n_models && strcmp(in->models[m].name, item->string) != 0)
+      m++;
+    if (m == in->n_models) {
+      char *ip = cs_json_path_key(np, item->string);
+      ok = cs_json_fail(error, file, ip, "model \"%s\" has no client in the scenario",
+                        item->string);
+      g_free(ip);
+      break;
+    }
+    if (!cs_json_read_int(node, item->string, TRUE, 0, G_MAXINT, &v[m], file, np, error)) {
+      ok = FALSE;
+      break;
+    }
+  }
+  g_free(np);
+  if (!ok) {
+    g_free(v);
+    return FALSE;
+  }
+  *out = v;
+  return TRUE;
+}
+
+static CsPlacement *milp_place_json(const CsPlacementInput *in, const cJSON *params,
+                                    const char *file, const char *path, const char *policy,
+                                    CsCreqMetric default_metric, gboolean metric_fixed,
+                                    GError **error)
+{
+  static const char *const keys[] = { "policy",       "metric",      "time_limit_s",
+                                      "prefer_small_batch", "max_replicas", "batch_sizes",
+                                      "mps_shares",   NULL };
+  CsMilpOptions opt = { .metric = default_metric, .time_limit_s = 60.0 };
+  int *batches = NULL, *max_rep = NULL;
+  if (params && (!cs_json_expect_object(params, file, path, error) ||
+                 !cs_json_check_keys(params, keys, file, path, error) ||
+                 !cs_place_read_metric(params, "metric", &opt.metric, file, path, error) ||
+                 !cs_json_read_double(params, "time_limit_s", FALSE, 0.001, 1e6, &opt.time_limit_s,
+                                      file, path, error) ||
+                 !cs_json_read_bool(params, "prefer_small_batch", FALSE, &opt.prefer_small_batch,
+                                    file, path, error) ||
+                 !cs_json_read_bool(params, "mps_shares", FALSE, &opt.mps_shares, file, path,
+                                    error)))
+    return NULL;
+  if (metric_fixed && opt.metric != default_metric) {
+    char *mp = cs_json_path_key(path, "metric");
+    cs_json_fail(error, file, mp,
+                 "policy \"%s\" always uses metric \"%s\"; use policy \"milp\" to choose another",
+                 policy, cs_place_metric_name(default_metric));
+    g_free(mp);
+    return NULL;
+  }
+  if (params && !read_max_replicas(in, params, &max_rep, file, path, error))
+    return NULL;
+  if (!cs_place_read_batch_sizes(params, &batches, &opt.n_batches, file, path, error)) {
+    g_free(max_rep);
+    return NULL;
+  }
+  opt.batches = batches;
+  opt.max_replicas = max_rep;
+  CsPlacement *p = cs_milp_place(in, &opt, NULL, error);
+  g_free(batches);
+  g_free(max_rep);
+  return p;
+}
+
+static CsPlacement *milp_generic(const CsPlacementInput *in, const cJSON *params,
+                                 const char *file, const char *path, GError **error)
+{
+  return milp_place_json(in, params, file, path, "milp", CS_CREQ_AO, FALSE, error);
+}
+
+static CsPlacement *milp_ao(const CsPlacementInput *in, const cJSON *params, const char *file,
+                            const char *path, GError **error)
+{
+  return milp_place_json(in, params, file, path, "ao-milp", CS_CREQ_AO, TRUE, error);
+}
+
+static CsPlacement *milp_wsm(const CsPlacementInput *in, const cJSON *params, const char *file,
+                             const char *path, GError **error)
+{
+  return milp_place_json(in, params, file, path, "wsm-milp", CS_CREQ_WSM, TRUE, error);
+}
+
+const CsPlacementPolicy cs_place_milp = {
+  .name = "milp",
+  .description = "thesis MILP (GLPK): maximise expected goodput over batch size and GPU of "
+                 "every replica; metric ao (default), wao or wsm",
+  .place = milp_generic,
+};
+
+const CsPlacementPolicy cs_place_ao_milp = {
+  .name = "ao-milp",
+  .description = "MILP with achieved occupancy as Creq (thesis AO-MILP)",
+  .place = milp_ao,
+};
+
+const CsPlacementPolicy cs_place_wsm_milp = {
+  .name = "wsm-milp",
+  .description = "MILP with weighted average SM utilisation as Creq (thesis WSM-MILP)",
+  .place = milp_wsm,
+};

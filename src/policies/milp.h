@@ -1,0 +1,67 @@
+/* The thesis' MILP placement (5.4.3, "AO-MILP" / "WSM-MILP"), solved with
+ * GLPK. The registry entry "milp" (aliases "ao-milp", "wsm-milp") reads the
+ * parameters from JSON; tests call cs_milp_place() to see the solver facts.
+ *
+ * Variables x[m,b,g] (binary: model m with batch b on GPU g), y[m,b] (binary:
+ * m runs batch b) and w_m (continuous goodput credit):
+ *   max sum_m w_m
+ *   w_m <= rate_m;  w_m <= sum_{b,g} goodput[m,b] x[m,b,g]
+ *   sum_b y[m,b] <= 1;  x[m,b,g] <= y[m,b]
+ *   per GPU g: sum creq x <= 100, sum mreq x <= 100
+ *   per GPU g and model m: sum_b x[m,b,g] <= 1
+ *   per model m: sum x <= max_rep_m (default: the number of GPUs)
+ * Only batch sizes of the candidate list (place_common.h) whose latency meets
+ * the SLO get an x. The formulation takes coefficients per GPU, so mixed GPU
+ * types work (the thesis' suggested extension); the thesis ran one type.
+ *
+ * Ties: the thesis' solver returns any optimum (it picked batch 64 for
+ * efficientnet_b7). prefer_small_batch adds a second, lexicographic solve:
+ * total goodput held at least the first optimum minus 1e-7 req/s, minimise
+ * sum_m batch(m) * K + (number of replicas), K larger than any replica count.
+ */
+#ifndef CS_MILP_H
+#define CS_MILP_H
+
+#include <glib.h>
+
+#include "place_common.h"
+#include "placement.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  CsCreqMetric metric;
+  double time_limit_s;          /* per solve; the second solve gets what is left */
+  gboolean prefer_small_batch;  /* lexicographic second solve (see above) */
+  const int *max_replicas;      /* n_models entries, or NULL for "number of GPUs" */
+  const int *batches;           /* candidate batch sizes, ascending (borrowed) */
+  int n_batches;
+  gboolean mps_shares;          /* MPS share = Creq/100 per replica (thesis: no) */
+} CsMilpOptions;
+
+typedef enum {
+  CS_MILP_EMPTY,     /* nothing to decide (no GPU or no candidate): no solve */
+  CS_MILP_OPTIMAL,   /* proven optimal */
+  CS_MILP_FEASIBLE,  /* time limit hit: best solution found, see gap */
+} CsMilpStatus;
+
+typedef struct {
+  CsMilpStatus status;
+  double objective;      /* solver's total expected goodput, req/s */
+  double gap;            /* relative MIP gap of the goodput solve: 0 when optimal,
+                            NAN when unknown */
+  gboolean tie_break_solved; /* prefer_small_batch: the second solve succeeded */
+  int n_binaries;        /* x and y variables */
+} CsMilpInfo;
+
+/* Solves the MILP. info may be NULL. Returns the placement (replicas in model,
+ * then GPU order) or NULL with error set: CS_PLACEMENT_ERROR_PROFILE when a
+ * model has no profile on a GPU type of the cluster, CS_PLACEMENT_ERROR_SOLVER
+ * when GLPK fails or finds no solution within the time limit. A time-limited
+ * solution is returned with a note in the log. */
+CsPlacement *cs_milp_place(const CsPlacementInput *in, const CsMilpOptions *opt,
+                           CsMilpInfo *info, GError **error);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,529 @@
+/* Usher placement: parameters, per-model preparation, grouping and the
+ * group-by-group driver; see usher.h. The configuration search of one group
+ * is in usher_schedule.c.
+ *
+ *   "placement": {"policy": "usher", "metric": "ao", "mode": "fixed",
+ *                 "max_group_size": 4, "batch_sizes": [4, 8, 16, 32, 64, 128],
+ *                 "mps_shares": true}
+ *
+ * Optional "groups": [["densenet121", "efficientnet_b7", "vgg19"], ["alexnet",
+ * "resnet50"]] replaces step 2: the groups, in placement order. The paper
+ * leaves both the grouping's ties and the group order open; this lets a
+ * scenario pin them (e.g. to the thesis' figures).
+ *
+ * "wao-usher" and "wsm-usher" are the same policy with another default metric.
+ */
+#include "usher.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "common/json_input.h"
+#include "matching.h"
+#include "placement_policies.h"
+
+/* Above this many configurations in one group the enumeration would take
+ * minutes; such a scenario needs a smaller max_group_size or fewer GPUs. */
+#define MAX_CONFIGURATIONS 20000000.0
+
+/* Replication factors are i * c_l for i = 1..6 (paper 3.3.2). */
+#define MAX_MULTIPLE 6
+
+/* One group while grouping: members ascending by model index. */
+typedef struct {
+  int members[CS_MATCHING_MAX_NODES];
+  int size;
+  double sum_creq, sum_mreq; /* of the members' average Creq / Mreq */
+} Group;
+
+void cs_usher_info_clear(CsUsherInfo *info)
+{
+  g_free(info->group_of_model);
+  memset(info, 0, sizeof *info);
+}
+
+/* Fills the scheduler's view of model m: candidates, c_l and choices. */
+static gboolean prepare_model(CsUsherModel *um, const CsPlacementInput *in, int m,
+                              const CsUsherOptions *opt, GString *log, GError **error)
+{
+  const CsPlacementModel *model = &in->models[m];
+  um->model = m;
+  um->name = model->name;
+  um->rate = model->rate_rps;
+  if (!cs_model_options_init(&um->cand, in->profiles, in->gpus[0].gpu_type, model, opt->metric,
+                             opt->batches, opt->n_batches, "usher", error))
+    return FALSE;
+  const CsModelOptions *c = &um->cand;
+  int largest = -1;
+  for (int i = 0; i < c->n; i++)
+    if (c->opts[i].meets_slo)
+      largest = i;
+  if (largest < 0) {
+    g_string_append_printf(log, "%s: not served, no candidate batch size meets SLO %.3f ms "
+                                "and fits a GPU\n",
+                           model->name, model->slo_ms);
+    return TRUE;
+  }
+  /* c_l: replicas at the largest batch size meeting the SLO that serve the
+   * whole rate. The 1e-9 keeps an exact multiple from rounding up. */
+  double need = model->rate_rps / c->opts[largest].goodput;
+  um->c_l = MAX(1, (int)ceil(need - 1e-9));
+  um->choice_batch = g_new(int, c->n * MAX_MULTIPLE);
+  um->choice_rf = g_new(int, c->n * MAX_MULTIPLE);
+  for (int i = 0; i < c->n; i++) {
+    if (!c->opts[i].meets_slo)
+      continue;
+    for (int mult = 1; mult <= MAX_MULTIPLE; mult++) {
+      int rf = mult * um->c_l;
+      if (opt->mode == CS_USHER_FIXED && rf > in->n_gpus)
+        break;
+      /* min_gpus keeps only configurations serving the whole rate: every
+       * replica gets a GPU there, so the others can never be chosen. */
+      if (opt->mode == CS_USHER_MIN_GPUS && rf * c->opts[i].goodput < model->rate_rps - 1e-9)
+        continue;
+      um->choice_batch[um->n_choices] = i;
+      um->choice_rf[um->n_choices] = rf;
+      um->n_choices++;
+    }
+  }
+  if (um->n_choices == 0)
+    g_string_append_printf(log,
+                           "%s: not served, c_l = %d replicas at batch %d (%.2f req/s each) "
+                           "exceed the %d GPUs of the cluster\n",
+                           model->name, um->c_l, c->opts[largest].batch,
+                           c->opts[largest].goodput, in->n_gpus);
+  return TRUE;
+}
+
+/* Merges two sorted member lists into dst. */
+static void merge_groups(Group *dst, const Group *a, const Group *b)
+{
+  int i = 0, j = 0;
+  dst->size = 0;
+  while (i < a->size || j < b->size) {
+    if (j >= b->size || (i < a->size && a->members[i] < b->members[j]))
+      dst->members[dst->size++] = a->members[i++];
+    else
+      dst->members[dst->size++] = b->members[j++];
+  }
+  dst->sum_creq = a->sum_creq + b->sum_creq;
+  dst->sum_mreq = a->sum_mreq + b->sum_mreq;
+}
+
+/* Adds model m to group g, keeping members in model order and summing the
+ * model's average Creq and Mreq. The average is over every batch size that
+ * fits a GPU, not only those meeting the SLO (paper 3.3.1); this is what makes
+ * the thesis' second example group bert with gpt2 and resnet50. */
+static void group_add(Group *g, const CsUsherModel *um)
+{
+  const CsModelOptions *c = &um->cand;
+  int pos = g->size++;
+  while (pos > 0 && g->members[pos - 1] > um->model) {
+    g->members[pos] = g->members[pos - 1];
+    pos--;
+  }
+  g->members[pos] = um->model;
+  for (int i = 0; i < c->n; i++) {
+    g->sum_creq += c->opts[i].creq / c->n;
+    g->sum_mreq += c->opts[i].mreq / c->n;
+  }
+}
+
+/* Groups given in the parameters: forced[m] is model m's group. Models
+ * without candidates are left out. Returns the number of groups. */
+static int forced_groups(const CsUsherModel *um, int n_models, const int *forced, Group *groups)
+{
+  int n = 0;
+  for (int m = 0; m < n_models; m++)
+    n = MAX(n, forced[m] + 1);
+  memset(groups, 0, sizeof *groups * (size_t)n);
+  for (int m = 0; m < n_models; m++)
+    if (um[m].cand.n > 0)
+      group_add(&groups[forced[m]], &um[m]);
+  /* Drop groups left empty by models without candidates. */
+  int kept = 0;
+  for (int gi = 0; gi < n; gi++)
+    if (groups[gi].size > 0)
+      groups[kept++] = groups[gi];
+  return kept;
+}
+
+/* Usher step 2 (thesis 5.2.2): every model with candidates starts as a group,
+ * in scenario order; each round merges the pairs of a minimum-weight
+ * maximum-cardinality matching on D = |sum Creq - sum Mreq| over both groups'
+ * models, with edges only between groups whose union stays within
+ * max_group_size; rounds stop when no edge is left. After a round the merged
+ * groups come first (in the order of their first node), then the unmatched
+ * ones: the order the thesis' implementation produced in both of its examples
+ * with groups of different ages (5.4.1 and 6.2.1), and the order groups are
+ * placed in. This order is also the next round's node order, which decides
+ * the matching's ties (matching.h). Returns the number of groups (in
+ * groups[]), or -1 with error set when there are too many models for the
+ * exact matching. */
+static int form_groups(const CsUsherModel *um, int n_models, int max_group_size, Group *groups,
+                       GString *log, GError **error)
+{
+  int n = 0;
+  for (int m = 0; m < n_models; m++) {
+    if (um[m].cand.n == 0)
+      continue;
+    memset(&groups[n], 0, sizeof groups[n]);
+    group_add(&groups[n++], &um[m]);
+  }
+  if (n > CS_MATCHING_MAX_NODES) {
+    g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PARAMS,
+                "placement \"usher\": %d models to group, the exact grouping supports at most "
+                "%d",
+                n, CS_MATCHING_MAX_NODES);
+    return -1;
+  }
+  double *weight = g_new(double, MAX(n * n, 1));
+  int *mate = g_new(int, MAX(n, 1));
+  Group *next = g_new(Group, MAX(n, 1));
+  for (int round = 1;; round++) {
+    for (int i = 0; i < n; i++) {
+      for (int j = 0; j < n; j++) {
+        gboolean ok = i != j && groups[i].size + groups[j].size <= max_group_size;
+        weight[i * n + j] =
+          ok ? fabs(groups[i].sum_creq + groups[j].sum_creq - groups[i].sum_mreq -
+                    groups[j].sum_mreq)
+             : INFINITY;
+      }
+    }
+    int pairs = cs_min_weight_matching(n, weight, mate, NULL, error);
+    g_assert(pairs >= 0); /* n is in range */
+    if (pairs == 0)
+      break;
+    int n_next = 0;
+    for (int i = 0; i < n; i++)
+      if (mate[i] > i)
+        merge_groups(&next[n_next++], &groups[i], &groups[mate[i]]);
+    for (int i = 0; i < n; i++)
+      if (mate[i] < 0)
+        next[n_next++] = groups[i];
+    memcpy(groups, next, sizeof *next * (size_t)n_next);
+    n = n_next;
+    g_string_append_printf(log, "grouping round %d: %d pair%s merged, %d group%s\n", round, pairs,
+                           pairs == 1 ? "" : "s", n, n == 1 ? "" : "s");
+  }
+  g_free(weight);
+  g_free(mate);
+  g_free(next);
+  return n;
+}
+
+CsPlacement *cs_usher_place(const CsPlacementInput *in, const CsUsherOptions *opt,
+                            CsUsherInfo *info, GError **error)
+{
+  g_return_val_if_fail(opt->max_group_size >= 1 &&
+                         opt->max_group_size <= CS_MATCHING_MAX_NODES,
+                       NULL);
+  if (!cs_place_require_homogeneous(in, "usher", error))
+    return NULL;
+  if (opt->groups) {
+    int *size = g_new0(int, MAX(in->n_models, 1));
+    gboolean bad = FALSE;
+    for (int m = 0; m < in->n_models && !bad; m++) {
+      bad = opt->groups[m] < 0 || opt->groups[m] >= in->n_models ||
+            ++size[opt->groups[m]] > CS_MATCHING_MAX_NODES;
+      if (bad)
+        g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PARAMS,
+                    "placement \"usher\": model \"%s\" has group %d; groups are numbered "
+                    "0..%d and hold at most %d models",
+                    in->models[m].name, opt->groups[m], in->n_models - 1, CS_MATCHING_MAX_NODES);
+    }
+    g_free(size);
+    if (bad)
+      return NULL;
+  }
+  CsPlacement *p = cs_placement_new(in->n_models);
+  g_string_append_printf(p->log, "usher: metric %s, mode %s, max group size %d\n",
+                         cs_place_metric_name(opt->metric),
+                         opt->mode == CS_USHER_FIXED ? "fixed" : "min_gpus", opt->max_group_size);
+  if (in->n_gpus == 0) {
+    /* Without a GPU there is no GPU type to read the profiles of. */
+    g_string_append(p->log, "the cluster has no GPU: nothing placed\n");
+    if (info) {
+      memset(info, 0, sizeof *info);
+      info->group_of_model = g_new(int, MAX(in->n_models, 1));
+      for (int m = 0; m < in->n_models; m++)
+        info->group_of_model[m] = -1;
+    }
+    return p;
+  }
+
+  CsUsherModel *um = g_new0(CsUsherModel, MAX(in->n_models, 1));
+  Group *groups = g_new(Group, MAX(in->n_models, 1));
+  CsUsherGpus gpus = { 0 };
+  int n_groups = -1;
+  long configurations = 0;
+  gboolean ok = TRUE;
+  for (int m = 0; ok && m < in->n_models; m++)
+    ok = prepare_model(&um[m], in, m, opt, p->log, error);
+  if (ok)
+    n_groups = opt->groups
+                 ? forced_groups(um, in->n_models, opt->groups, groups)
+                 : form_groups(um, in->n_models, opt->max_group_size, groups, p->log, error);
+  ok = ok && n_groups >= 0;
+  for (int gi = 0; ok && gi < n_groups; gi++) {
+    double product = 1.0;
+    for (int k = 0; k < groups[gi].size; k++)
+      if (um[groups[gi].members[k]].n_choices > 0)
+        product *= um[groups[gi].members[k]].n_choices;
+    if (product > MAX_CONFIGURATIONS) {
+      g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PARAMS,
+                  "placement \"usher\": group %d has %.3g configurations (more than %.3g); "
+                  "lower max_group_size or use fewer batch sizes",
+                  gi + 1, product, MAX_CONFIGURATIONS);
+      ok = FALSE;
+    }
+  }
+
+  if (ok) {
+    gpus.unbounded = opt->mode == CS_USHER_MIN_GPUS;
+    gpus.n = gpus.unbounded ? 0 : in->n_gpus;
+    gpus.capacity = MAX(gpus.n, 1);
+    gpus.creq = g_new0(double, gpus.capacity);
+    gpus.mreq = g_new0(double, gpus.capacity);
+    gpus.owner = g_new(int, gpus.capacity);
+    for (int g = 0; g < gpus.n; g++)
+      gpus.owner[g] = -1;
+    const CsUsherModel *members[CS_MATCHING_MAX_NODES];
+    for (int gi = 0; gi < n_groups; gi++) {
+      const Group *grp = &groups[gi];
+      g_string_append_printf(p->log, "group %d:", gi + 1);
+      int n_members = 0;
+      for (int k = 0; k < grp->size; k++) {
+        const CsUsherModel *mod = &um[grp->members[k]];
+        g_string_append_printf(p->log, "%s %s", k ? "," : "", mod->name);
+        if (mod->n_choices > 0)
+          members[n_members++] = mod;
+      }
+      g_string_append_printf(p->log, " (sum of average Creq %.2f, Mreq %.2f)\n", grp->sum_creq,
+                             grp->sum_mreq);
+      if (n_members == 0) {
+        g_string_append(p->log, "  no model of the group can be served\n");
+        continue;
+      }
+      configurations += cs_usher_schedule_group(members, n_members, gi, &gpus, opt, p);
+    }
+  }
+
+  int used = 0;
+  for (int g = 0; ok && g < gpus.n; g++)
+    used += gpus.owner[g] >= 0;
+  if (ok && opt->mode == CS_USHER_MIN_GPUS) {
+    g_string_append_printf(p->log, "gpus_needed: %d\n", used);
+    if (used > in->n_gpus) {
+      /* Like the thesis' mapping of a plan onto a smaller cluster (5.1.5):
+       * GPUs in order until they run out. */
+      g_string_append_printf(p->log,
+                             "the cluster has only %d GPU%s, fewer than the %d needed: replicas "
+                             "planned for GPUs %d..%d are dropped\n",
+                             in->n_gpus, in->n_gpus == 1 ? "" : "s", used, in->n_gpus, used - 1);
+      guint kept = 0;
+      for (guint i = 0; i < p->replicas->len; i++) {
+        CsReplica r = g_array_index(p->replicas, CsReplica, i);
+        if (r.gpu < in->n_gpus)
+          g_array_index(p->replicas, CsReplica, kept++) = r;
+      }
+      g_array_set_size(p->replicas, kept);
+    }
+  }
+  if (ok) {
+    cs_place_compute_expected(p, in);
+    for (int m = 0; m < in->n_models; m++)
+      g_string_append_printf(p->log, "%s: expected goodput %.2f of %.2f req/s\n",
+                             in->models[m].name, p->expected_goodput[m], in->models[m].rate_rps);
+    int on = 0;
+    gboolean *hosts = g_new0(gboolean, in->n_gpus);
+    for (guint i = 0; i < p->replicas->len; i++) {
+      int g = g_array_index(p->replicas, CsReplica, i).gpu;
+      on += !hosts[g];
+      hosts[g] = TRUE;
+    }
+    g_free(hosts);
+    g_string_append_printf(p->log, "expected total goodput %.2f req/s on %d GPU%s\n",
+                           p->expected_total, on, on == 1 ? "" : "s");
+    if (info) {
+      info->gpus_needed = used;
+      info->n_groups = n_groups;
+      info->configurations = configurations;
+      info->group_of_model = g_new(int, MAX(in->n_models, 1));
+      for (int m = 0; m < in->n_models; m++)
+        info->group_of_model[m] = -1;
+      for (int gi = 0; gi < n_groups; gi++)
+        for (int k = 0; k < groups[gi].size; k++)
+          info->group_of_model[groups[gi].members[k]] = gi;
+    }
+  }
+
+  for (int m = 0; m < in->n_models; m++) {
+    cs_model_options_clear(&um[m].cand);
+    g_free(um[m].choice_batch);
+    g_free(um[m].choice_rf);
+  }
+  g_free(um);
+  g_free(groups);
+  g_free(gpus.creq);
+  g_free(gpus.mreq);
+  g_free(gpus.owner);
+  if (!ok) {
+    cs_placement_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+/* ---- Registry entries ------------------------------------------------------ */
+
+/* Reads "groups": [["model", ...], ...], every scenario model exactly once.
+ * *out stays NULL when absent, else gets n_models group indices (caller
+ * g_free()s). */
+static gboolean read_groups(const CsPlacementInput *in, const cJSON *params, int **out,
+                            const char *file, const char *path, GError **error)
+{
+  *out = NULL;
+  const cJSON *list = params ? cJSON_GetObjectItemCaseSensitive(params, "groups") : NULL;
+  if (!list)
+    return TRUE;
+  char *lp = cs_json_path_key(path, "groups");
+  int *group = g_new(int, MAX(in->n_models, 1));
+  for (int m = 0; m < in->n_models; m++)
+    group[m] = -1;
+  gboolean ok = cJSON_IsArray(list);
+  if (!ok)
+    cs_json_fail(error, file, lp, "expected an array of groups (arrays of model names), got %s",
+                 cs_json_type_name(list));
+  int gi = 0;
+  const cJSON *g;
+  for (g = ok ? list->child : NULL; ok && g; g = g->next, gi++) {
+    char *gp = cs_json_path_index(lp, gi);
+    int size = cJSON_GetArraySize(g);
+    if (!cJSON_IsArray(g) || size == 0 || size > CS_MATCHING_MAX_NODES)
+      ok = cs_json_fail(error, file, gp, "expected an array of 1 to %d model names, got %s",
+                        CS_MATCHING_MAX_NODES,
+                        cJSON_IsArray(g) ? "another number of elements" : cs_json_type_name(g));
+    int k = 0;
+    for (const cJSON *name = ok ? g->child : NULL; ok && name; name = name->next, k++) {
+      char *np = cs_json_path_index(gp, k);
+      int m = 0;
+      while (cJSON_IsString(name) && m < in->n_models &&
+             strcmp(in->models[m].name, name->valuestring) != 0)
+        m++;
+      if (!cJSON_IsString(name))
+        ok = cs_json_fail(error, file, np, "expected a model name, got %s",
+                          cs_json_type_name(name));
+      else if (m == in->n_models)
+        ok = cs_json_fail(error, file, np, "model \"%s\" has no client in the scenario",
+                          name->valuestring);
+      else if (group[m] >= 0)
+        ok = cs_json_fail(error, file, np, "model \"%s\" is already in group %d",
+                          name->valuestring, group[m]);
+      else
+        group[m] = gi;
+      g_free(np);
+    }
+    g_free(gp);
+  }
+  for (int m = 0; ok && m < in->n_models; m++)
+    if (group[m] < 0)
+      ok = cs_json_fail(error, file, lp, "model \"%s\" is in no group", in->models[m].name);
+  g_free(lp);
+  if (!ok) {
+    g_free(group);
+    return FALSE;
+  }
+  *out = group;
+  return TRUE;
+}
+
+/* policy: registry name; metric_fixed: the name implies the metric (an alias
+ * such as "wao-usher"), so a different "metric" parameter is a contradiction. */
+static CsPlacement *usher_place_json(const CsPlacementInput *in, const cJSON *params,
+                                     const char *file, const char *path, const char *policy,
+                                     CsCreqMetric default_metric, gboolean metric_fixed,
+                                     GError **error)
+{
+  static const char *const keys[] = { "policy",      "metric",     "mode",   "max_group_size",
+                                      "batch_sizes", "mps_shares", "groups", NULL };
+  CsUsherOptions opt = { .metric = default_metric, .mode = CS_USHER_FIXED,
+                         .max_group_size = 4, .mps_shares = TRUE };
+  const char *mode = NULL;
+  int *batches = NULL, *groups = NULL;
+  if (params && (!cs_json_expect_object(params, file, path, error) ||
+                 !cs_json_check_keys(params, keys, file, path, error) ||
+                 !cs_place_read_metric(params, "metric", &opt.metric, file, path, error) ||
+                 !cs_json_read_string(params, "mode", FALSE, &mode, file, path, error) ||
+                 !cs_json_read_int(params, "max_group_size", FALSE, 1, CS_MATCHING_MAX_NODES,
+                                   &opt.max_group_size, file, path, error) ||
+                 !cs_json_read_bool(params, "mps_shares", FALSE, &opt.mps_shares, file, path,
+                                    error)))
+    return NULL;
+  if (metric_fixed && opt.metric != default_metric) {
+    char *mp = cs_json_path_key(path, "metric");
+    cs_json_fail(error, file, mp, "policy \"%s\" always uses metric \"%s\"; use policy "
+                 "\"usher\" to choose another", policy, cs_place_metric_name(default_metric));
+    g_free(mp);
+    return NULL;
+  }
+  if (mode && strcmp(mode, "fixed") == 0) {
+    opt.mode = CS_USHER_FIXED;
+  } else if (mode && strcmp(mode, "min_gpus") == 0) {
+    opt.mode = CS_USHER_MIN_GPUS;
+  } else if (mode) {
+    char *mp = cs_json_path_key(path, "mode");
+    cs_json_fail(error, file, mp, "expected \"fixed\" or \"min_gpus\", got \"%s\"", mode);
+    g_free(mp);
+    return NULL;
+  }
+  if (!read_groups(in, params, &groups, file, path, error))
+    return NULL;
+  if (!cs_place_read_batch_sizes(params, &batches, &opt.n_batches, file, path, error)) {
+    g_free(groups);
+    return NULL;
+  }
+  opt.batches = batches;
+  opt.groups = groups;
+  CsPlacement *p = cs_usher_place(in, &opt, NULL, error);
+  g_free(batches);
+  g_free(groups);
+  return p;
+}
+
+static CsPlacement *usher_ao(const CsPlacementInput *in, const cJSON *params, const char *file,
+                             const char *path, GError **error)
+{
+  return usher_place_json(in, params, file, path, "usher", CS_CREQ_AO, FALSE, error);
+}
+
+static CsPlacement *usher_wao(const CsPlacementInput *in, const cJSON *params, const char *file,
+                              const char *path, GError **error)
+{
+  return usher_place_json(in, params, file, path, "wao-usher", CS_CREQ_WAO, TRUE, error);
+}
+
+static CsPlacement *usher_wsm(const CsPlacementInput *in, const cJSON *params, const char *file,
+                              const char *path, GError **error)
+{
+  return usher_place_json(in, params, file, path, "wsm-usher", CS_CREQ_WSM, TRUE, error);
+}
+
+const CsPlacementPolicy cs_place_usher = {
+  .name = "usher",
+  .description = "Usher (OSDI'24) as in the thesis: grouping, configuration search, greedy "
+                 "C/M-heavy placement; metric ao (default), wao or wsm",
+  .place = usher_ao,
+};
+
+const CsPlacementPolicy cs_place_wao_usher = {
+  .name = "wao-usher",
+  .description = "Usher with weighted average achieved occupancy as Creq (thesis 5.3.1)",
+  .place = usher_wao,
+};
+
+const CsPlacementPolicy cs_place_wsm_usher = {
+  .name = "wsm-usher",
+  .description = "Usher with weighted average SM utilisation as Creq (thesis 5.3.2)",
+  .place = usher_wsm,
+};

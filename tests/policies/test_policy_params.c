@@ -1,0 +1,352 @@
+/* Registry entries of Usher and the MILP: names, parameter validation (errors
+ * name the JSON path), parameters that change the result, and inputs the
+ * policies must refuse or survive (missing profiles, mixed GPU types, no
+ * GPUs, a time limit too short). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/json_input.h"
+#include "policies/milp.h"
+#include "policies/placement.h"
+#include "policies/usher.h"
+
+/* A second GPU type for mixed clusters: two models, one batch size each. */
+static const char *const tiny_profile =
+  "{\"format\": \"clustersim-profile\", \"version\": 1, \"source\": \"test\","
+  " \"gpu_types\": [{\"name\": \"tiny\", \"description\": \"test GPU\"}],"
+  " \"models\": ["
+  "  {\"gpu\": \"tiny\", \"model\": \"alexnet\", \"batches\": ["
+  "    {\"batch\": 4, \"latency_ms\": 2, \"mreq_pct\": 10, \"creq_pct\": {\"ao\": 40, \"wao\": 20,"
+  "     \"wsm\": 30}},"
+  "    {\"batch\": 8, \"latency_ms\": 4, \"mreq_pct\": 20, \"creq_pct\": {\"ao\": 45, \"wao\": 25,"
+  "     \"wsm\": 35}}]},"
+  "  {\"gpu\": \"tiny\", \"model\": \"resnet50\", \"batches\": ["
+  "    {\"batch\": 4, \"latency_ms\": 8, \"mreq_pct\": 10, \"creq_pct\": {\"ao\": 40, \"wao\": 20,"
+  "     \"wsm\": 30}},"
+  "    {\"batch\": 8, \"latency_ms\": 16, \"mreq_pct\": 20, \"creq_pct\": {\"ao\": 45, \"wao\": 25,"
+  "     \"wsm\": 35}}]}]}";
+
+static int setup(void **state)
+{
+  const char *root = g_getenv("CS_SOURCE_ROOT");
+  char *path = g_build_filename(root ? root : ".", "data", "profiles", "v100_thesis.json", NULL);
+  GError *err = NULL;
+  CsProfileSet *set = cs_profile_set_new();
+  gboolean ok = cs_profile_set_load_file(set, path, &err) &&
+                cs_profile_set_load_data(set, tiny_profile, "tiny.json", &err);
+  g_free(path);
+  if (!ok) {
+    print_error("%s\n", err->message);
+    g_error_free(err);
+    cs_profile_set_free(set);
+    return -1;
+  }
+  *state = set;
+  return 0;
+}
+
+static int teardown(void **state)
+{
+  cs_profile_set_free(*state);
+  return 0;
+}
+
+typedef struct {
+  CsPlacementModel models[4];
+  CsPlacementGpu gpus[4];
+  CsPlacementInput in;
+} Instance;
+
+/* The thesis' first example: alexnet, gpt2, resnet50, t5, 400 req/s, 200 ms. */
+static void example1(Instance *x, const CsProfileSet *set, int n_gpus)
+{
+  static const char *const names[] = { "alexnet", "gpt2", "resnet50", "t5" };
+  memset(x, 0, sizeof *x);
+  for (int m = 0; m < 4; m++)
+    x->models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = 400, .slo_ms = 200 };
+  for (int g = 0; g < n_gpus; g++)
+    x->gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
+  x->in = (CsPlacementInput){ .models = x->models, .n_models = 4, .gpus = x->gpus,
+                              .n_gpus = n_gpus, .profiles = set };
+}
+
+/* Runs policy name with JSON parameters; returns the placement or NULL with
+ * *err set. */
+static CsPlacement *run(const CsPlacementInput *in, const char *name, const char *json,
+                        GError **err)
+{
+  const CsPlacementPolicy *pol = cs_placement_policy_lookup(name);
+  assert_non_null(pol);
+  cJSON *params = cJSON_Parse(json);
+  assert_non_null(params);
+  CsPlacement *p = pol->place(in, params, "scen.json", "placement", err);
+  cJSON_Delete(params);
+  return p;
+}
+
+/* Expects run() to fail with a message containing want. */
+static void expect_error(const CsPlacementInput *in, const char *name, const char *json,
+                         const char *want)
+{
+  GError *err = NULL;
+  CsPlacement *p = run(in, name, json, &err);
+  if (p)
+    fail_msg("%s %s: expected an error containing '%s'", name, json, want);
+  assert_non_null(err);
+  if (!strstr(err->message, want))
+    fail_msg("error '%s' does not contain '%s'", err->message, want);
+  g_error_free(err);
+}
+
+static CsPlacement *expect_ok(const CsPlacementInput *in, const char *name, const char *json)
+{
+  GError *err = NULL;
+  CsPlacement *p = run(in, name, json, &err);
+  if (!p)
+    fail_msg("%s %s: %s", name, json, err->message);
+  return p;
+}
+
+static void test_registry(void **state)
+{
+  (void)state;
+  static const char *const names[] = { "usher",    "wao-usher", "wsm-usher",
+                                       "milp",     "ao-milp",   "wsm-milp" };
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+    const CsPlacementPolicy *p = cs_placement_policy_lookup(names[i]);
+    assert_non_null(p);
+    assert_string_equal(p->name, names[i]);
+    assert_non_null(p->description);
+  }
+  /* Listed once each, and the registry has no duplicate names. */
+  const CsPlacementPolicy *const *list = cs_placement_policy_list();
+  for (int i = 0; list[i]; i++)
+    for (int j = i + 1; list[j]; j++)
+      assert_true(strcmp(list[i]->name, list[j]->name) != 0);
+}
+
+static void test_usher_param_errors(void **state)
+{
+  Instance x;
+  example1(&x, *state, 4);
+  expect_error(&x.in, "usher", "{\"policy\": \"usher\", \"metrc\": \"ao\"}",
+               "scen.json: placement: unknown field \"metrc\" (did you mean \"metric\"?)");
+  expect_error(&x.in, "usher", "{\"metric\": \"sm\"}",
+               "scen.json: placement.metric: expected \"ao\", \"wao\" or \"wsm\", got \"sm\"");
+  expect_error(&x.in, "usher", "{\"metric\": 3}", "placement.metric");
+  expect_error(&x.in, "usher", "{\"mode\": \"cheap\"}",
+               "placement.mode: expected \"fixed\" or \"min_gpus\", got \"cheap\"");
+  expect_error(&x.in, "usher", "{\"max_group_size\": 0}", "placement.max_group_size");
+  expect_error(&x.in, "usher", "{\"mps_shares\": 1}", "placement.mps_shares");
+  expect_error(&x.in, "usher", "{\"batch_sizes\": [4, 8.5]}",
+               "placement.batch_sizes[1]: expected an integer batch size");
+  expect_error(&x.in, "usher", "{\"batch_sizes\": []}", "placement.batch_sizes");
+  expect_error(&x.in, "usher", "{\"batch_sizes\": [8, 4, 8]}", "listed twice");
+  expect_error(&x.in, "usher", "{\"groups\": [[\"alexnet\", \"gpt\"]]}",
+               "placement.groups[0][1]: model \"gpt\" has no client in the scenario");
+  expect_error(&x.in, "usher", "{\"groups\": [[\"alexnet\"], [\"alexnet\"]]}",
+               "placement.groups[1][0]: model \"alexnet\" is already in group 0");
+  expect_error(&x.in, "usher", "{\"groups\": [[\"alexnet\", \"gpt2\", \"t5\"]]}",
+               "model \"resnet50\" is in no group");
+  expect_error(&x.in, "wao-usher", "{\"metric\": \"ao\"}",
+               "placement.metric: policy \"wao-usher\" always uses metric \"wao\"");
+  expect_error(&x.in, "usher", "[1]", "scen.json: placement: expected an object");
+  cs_placement_free(expect_ok(&x.in, "wao-usher", "{\"policy\": \"wao-usher\", \"metric\": "
+                                                  "\"wao\"}"));
+}
+
+static void test_milp_param_errors(void **state)
+{
+  Instance x;
+  example1(&x, *state, 4);
+  expect_error(&x.in, "milp", "{\"time_limit\": 5}",
+               "placement: unknown field \"time_limit\" (did you mean \"time_limit_s\"?)");
+  expect_error(&x.in, "milp", "{\"time_limit_s\": -1}", "placement.time_limit_s");
+  expect_error(&x.in, "milp", "{\"prefer_small_batch\": \"yes\"}",
+               "placement.prefer_small_batch");
+  expect_error(&x.in, "milp", "{\"max_replicas\": 0}", "placement.max_replicas");
+  expect_error(&x.in, "milp", "{\"max_replicas\": {\"bert\": 1}}",
+               "placement.max_replicas.bert: model \"bert\" has no client in the scenario");
+  expect_error(&x.in, "milp", "{\"max_replicas\": {\"t5\": -1}}", "placement.max_replicas.t5");
+  expect_error(&x.in, "milp", "{\"max_replicas\": \"2\"}",
+               "placement.max_replicas: expected a number or an object");
+  expect_error(&x.in, "wsm-milp", "{\"metric\": \"ao\"}", "always uses metric \"wsm\"");
+}
+
+static int count_model(const CsPlacement *p, int m)
+{
+  int n = 0;
+  for (guint i = 0; i < p->replicas->len; i++)
+    n += g_array_index(p->replicas, CsReplica, i).model == m;
+  return n;
+}
+
+/* Parameters that change the outcome do so as documented. */
+static void test_parameters_take_effect(void **state)
+{
+  Instance x;
+  example1(&x, *state, 4);
+  /* max_replicas caps t5 (model 3) at one replica: the best is then alexnet,
+   * resnet50, t5 b16 and gpt2 b16 = 400 + 400 + 146.02 + 111.49. */
+  CsPlacement *p = expect_ok(&x.in, "milp", "{\"max_replicas\": {\"t5\": 1}}");
+  assert_int_equal(count_model(p, 3), 1);
+  assert_true(fabs(p->expected_total - 1057.51) < 0.005);
+  cs_placement_free(p);
+  p = expect_ok(&x.in, "milp", "{\"max_replicas\": 1, \"mps_shares\": true}");
+  for (int m = 0; m < 4; m++)
+    assert_true(count_model(p, m) <= 1);
+  for (guint i = 0; i < p->replicas->len; i++) {
+    const CsReplica *r = &g_array_index(p->replicas, CsReplica, i);
+    const CsBatchPoint *pt = cs_model_profile_point(
+      cs_profile_set_lookup(*state, "v100", x.models[r->model].name), r->batch);
+    assert_true(fabs(r->mps_share - pt->creq_pct[CS_CREQ_AO] / 100.0) < 1e-12);
+  }
+  cs_placement_free(p);
+
+  /* WSM as Creq: MPS shares follow the WSM column; without shares they are 0. */
+  p = expect_ok(&x.in, "usher", "{\"metric\": \"wsm\"}");
+  assert_true(p->replicas->len > 0);
+  for (guint i = 0; i < p->replicas->len; i++) {
+    const CsReplica *r = &g_array_index(p->replicas, CsReplica, i);
+    const CsBatchPoint *pt = cs_model_profile_point(
+      cs_profile_set_lookup(*state, "v100", x.models[r->model].name), r->batch);
+    assert_true(fabs(r->mps_share - pt->creq_pct[CS_CREQ_WSM] / 100.0) < 1e-12);
+  }
+  assert_non_null(strstr(p->log->str, "metric wsm"));
+  cs_placement_free(p);
+  p = expect_ok(&x.in, "wsm-usher", "{\"mps_shares\": false}");
+  for (guint i = 0; i < p->replicas->len; i++)
+    assert_true(g_array_index(p->replicas, CsReplica, i).mps_share == 0.0);
+  cs_placement_free(p);
+
+  /* Only batch size 4 allowed: Usher's 800 req/s placement needs t5 at 8. */
+  p = expect_ok(&x.in, "usher", "{\"batch_sizes\": [4]}");
+  for (guint i = 0; i < p->replicas->len; i++)
+    assert_int_equal(g_array_index(p->replicas, CsReplica, i).batch, 4);
+  cs_placement_free(p);
+
+  /* min_gpus through JSON: the log reports the GPUs needed. */
+  p = expect_ok(&x.in, "usher", "{\"mode\": \"min_gpus\"}");
+  assert_non_null(strstr(p->log->str, "gpus_needed: "));
+  assert_non_null(strstr(p->log->str, "fewer than the"));
+  cs_placement_free(p);
+}
+
+static void test_bad_inputs(void **state)
+{
+  Instance x;
+  example1(&x, *state, 4);
+  GError *err = NULL;
+
+  /* A model without a profile. */
+  x.models[1].name = "no_such_model";
+  for (int i = 0; i < 2; i++) {
+    CsPlacement *p = run(&x.in, i ? "milp" : "usher", "{}", &err);
+    assert_null(p);
+    assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PROFILE));
+    assert_non_null(strstr(err->message, "no_such_model"));
+    g_clear_error(&err);
+  }
+  x.models[1].name = "gpt2";
+
+  /* Mixed GPU types: Usher refuses, the MILP uses per-type coefficients. */
+  x.gpus[3].gpu_type = "tiny";
+  x.models[1] = x.models[2]; /* only alexnet and resnet50 exist on "tiny" */
+  x.in.n_models = 2;
+  assert_null(run(&x.in, "usher", "{}", &err));
+  assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PARAMS));
+  assert_non_null(strstr(err->message, "GPU 3 is \"tiny\""));
+  g_clear_error(&err);
+  CsPlacement *p = expect_ok(&x.in, "milp", "{}");
+  /* alexnet and resnet50 at 400 req/s fit on four GPUs either way. */
+  assert_true(fabs(p->expected_total - 800.0) < 1e-6);
+  cs_placement_free(p);
+  example1(&x, *state, 4);
+
+  /* Forced groups out of range (the JSON reader cannot produce these). */
+  example1(&x, *state, 4);
+  static const int bad_groups[] = { 0, 4, 0, 0 };
+  CsUsherOptions uo = { .metric = CS_CREQ_AO, .mode = CS_USHER_FIXED, .max_group_size = 4,
+                        .batches = cs_place_default_batches,
+                        .n_batches = cs_place_n_default_batches, .groups = bad_groups };
+  assert_null(cs_usher_place(&x.in, &uo, NULL, &err));
+  assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PARAMS));
+  assert_non_null(strstr(err->message, "model \"gpt2\" has group 4"));
+  g_clear_error(&err);
+
+  /* No GPU: empty placements, no error. */
+  example1(&x, *state, 0);
+  p = expect_ok(&x.in, "usher", "{}");
+  assert_int_equal(p->replicas->len, 0);
+  assert_true(p->expected_total == 0.0);
+  cs_placement_free(p);
+  p = expect_ok(&x.in, "milp", "{}");
+  assert_int_equal(p->replicas->len, 0);
+  cs_placement_free(p);
+
+  /* No batch size meets a 1 ms SLO: nothing to place, said in the log. */
+  example1(&x, *state, 4);
+  for (int m = 0; m < 4; m++)
+    x.models[m].slo_ms = 1.0;
+  p = expect_ok(&x.in, "milp", "{}");
+  assert_int_equal(p->replicas->len, 0);
+  assert_non_null(strstr(p->log->str, "nothing placed"));
+  cs_placement_free(p);
+  p = expect_ok(&x.in, "usher", "{}");
+  assert_int_equal(p->replicas->len, 0);
+  assert_non_null(strstr(p->log->str, "not served"));
+  cs_placement_free(p);
+}
+
+/* A time limit far too short for a larger instance: either the best solution
+ * found (with the status in the log) or a solver error, never a crash. */
+static void test_milp_time_limit(void **state)
+{
+  static const char *const names[] = { "alexnet",     "bert",     "densenet121",
+                                       "efficientnet_b7", "gpt2", "inception_v3",
+                                       "mobilenet_v2", "resnet50", "resnext50_32x4d",
+                                       "t5",          "vgg19",    "xlnet" };
+  CsPlacementModel models[G_N_ELEMENTS(names)];
+  CsPlacementGpu gpus[12];
+  for (size_t m = 0; m < G_N_ELEMENTS(names); m++)
+    models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = 900, .slo_ms = 400 };
+  for (int g = 0; g < 12; g++)
+    gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
+  CsPlacementInput in = { .models = models, .n_models = G_N_ELEMENTS(names), .gpus = gpus,
+                          .n_gpus = 12, .profiles = *state };
+  CsMilpOptions opt = { .metric = CS_CREQ_WAO, .time_limit_s = 0.001,
+                        .prefer_small_batch = TRUE, .batches = cs_place_default_batches,
+                        .n_batches = cs_place_n_default_batches };
+  CsMilpInfo info;
+  GError *err = NULL;
+  CsPlacement *p = cs_milp_place(&in, &opt, &info, &err);
+  if (p) {
+    assert_true(info.status == CS_MILP_OPTIMAL || info.status == CS_MILP_FEASIBLE);
+    if (info.status == CS_MILP_FEASIBLE)
+      assert_non_null(strstr(p->log->str, "time limit"));
+    assert_true(p->expected_total <= 900.0 * G_N_ELEMENTS(names) + 1e-6);
+    cs_placement_free(p);
+  } else {
+    assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_SOLVER));
+    assert_non_null(strstr(err->message, "time_limit_s"));
+    g_error_free(err);
+  }
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_registry),
+    cmocka_unit_test(test_usher_param_errors),
+    cmocka_unit_test(test_milp_param_errors),
+    cmocka_unit_test(test_parameters_take_effect),
+    cmocka_unit_test(test_bad_inputs),
+    cmocka_unit_test(test_milp_time_limit),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

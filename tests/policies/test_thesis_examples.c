@@ -1,0 +1,450 @@
+/* The thesis' worked examples (section 5.4, V100 Table A.1, AO as Creq;
+ * POLICIES.md) reproduced by Usher and the MILP, to two decimals. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "policies/milp.h"
+#include "policies/usher.h"
+
+typedef struct {
+  CsProfileSet *profiles;
+} Fixture;
+
+static int setup(void **state)
+{
+  Fixture *f = g_new0(Fixture, 1);
+  const char *root = g_getenv("CS_SOURCE_ROOT");
+  char *path = g_build_filename(root ? root : ".", "data", "profiles", "v100_thesis.json", NULL);
+  GError *err = NULL;
+  f->profiles = cs_profile_set_new();
+  if (!cs_profile_set_load_file(f->profiles, path, &err)) {
+    print_error("%s\n", err->message);
+    g_error_free(err);
+    g_free(path);
+    return -1;
+  }
+  g_free(path);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state)
+{
+  Fixture *f = *state;
+  cs_profile_set_free(f->profiles);
+  g_free(f);
+  return 0;
+}
+
+/* A scenario: models at one rate and SLO on n V100s. */
+typedef struct {
+  CsPlacementModel models[8];
+  CsPlacementGpu gpus[16];
+  CsPlacementInput in;
+} Instance;
+
+static void instance_init(Instance *x, const Fixture *f, const char *const *names, double rate,
+                          double slo_ms, int n_gpus)
+{
+  memset(x, 0, sizeof *x);
+  int n = 0;
+  while (names[n]) {
+    x->models[n] = (CsPlacementModel){ .name = names[n], .rate_rps = rate, .slo_ms = slo_ms };
+    n++;
+  }
+  for (int g = 0; g < n_gpus; g++)
+    x->gpus[g] = (CsPlacementGpu){ .gpu_type = "v100", .node = 0 };
+  x->in = (CsPlacementInput){ .models = x->models, .n_models = n, .gpus = x->gpus,
+                              .n_gpus = n_gpus, .profiles = f->profiles };
+}
+
+static int model_index(const Instance *x, const char *name)
+{
+  for (int m = 0; m < x->in.n_models; m++)
+    if (strcmp(x->models[m].name, name) == 0)
+      return m;
+  fail_msg("no model %s", name);
+  return -1;
+}
+
+/* Number of replicas of model name; *batch gets their batch size (all equal
+ * for these policies), 0 if none. */
+static int replicas_of(const CsPlacement *p, const Instance *x, const char *name, int *batch)
+{
+  int m = model_index(x, name), count = 0;
+  *batch = 0;
+  for (guint i = 0; i < p->replicas->len; i++) {
+    const CsReplica *r = &g_array_index(p->replicas, CsReplica, i);
+    if (r->model != m)
+      continue;
+    if (count++)
+      assert_int_equal(r->batch, *batch);
+    *batch = r->batch;
+  }
+  return count;
+}
+
+static int gpus_used(const CsPlacement *p, int n_gpus)
+{
+  gboolean used[64] = { FALSE };
+  int count = 0;
+  for (guint i = 0; i < p->replicas->len; i++) {
+    int g = g_array_index(p->replicas, CsReplica, i).gpu;
+    assert_true(g >= 0 && g < n_gpus);
+    if (!used[g]++)
+      count++;
+  }
+  return count;
+}
+
+static void assert_2dp(double expected, double got)
+{
+  if (fabs(round(got * 100.0) - round(expected * 100.0)) > 0.5)
+    fail_msg("expected %.2f, got %.4f", expected, got);
+}
+
+static CsPlacement *usher_grouped(const Instance *x, CsUsherMode mode, const int *groups,
+                                  CsUsherInfo *info)
+{
+  CsUsherOptions opt = { .metric = CS_CREQ_AO, .mode = mode, .max_group_size = 4,
+                         .batches = cs_place_default_batches,
+                         .n_batches = cs_place_n_default_batches, .mps_shares = TRUE,
+                         .groups = groups };
+  GError *err = NULL;
+  CsPlacement *p = cs_usher_place(&x->in, &opt, info, &err);
+  if (!p)
+    fail_msg("usher: %s", err->message);
+  return p;
+}
+
+static CsPlacement *usher(const Instance *x, CsUsherMode mode, CsUsherInfo *info)
+{
+  return usher_grouped(x, mode, NULL, info);
+}
+
+static CsPlacement *milp(const Instance *x, gboolean prefer_small, CsMilpInfo *info)
+{
+  CsMilpOptions opt = { .metric = CS_CREQ_AO, .time_limit_s = 60.0,
+                        .prefer_small_batch = prefer_small, .batches = cs_place_default_batches,
+                        .n_batches = cs_place_n_default_batches };
+  GError *err = NULL;
+  CsPlacement *p = cs_milp_place(&x->in, &opt, info, &err);
+  if (!p)
+    fail_msg("milp: %s", err->message);
+  assert_int_equal(info->status, CS_MILP_OPTIMAL);
+  assert_true(info->gap == 0.0);
+  assert_non_null(strstr(p->log->str, "optimal"));
+  return p;
+}
+
+static const char *const example1[] = { "alexnet", "gpt2", "resnet50", "t5", NULL };
+
+/* 5.4.1: Usher's best is 800 req/s: t5 three times at batch 8 and resnet50 at
+ * batch 32 (Figure 5.5); alexnet and gpt2 are not served. */
+static void test_example1_usher(void **state)
+{
+  Instance x;
+  instance_init(&x, *state, example1, 400, 200, 4);
+  CsUsherInfo info = { 0 };
+  CsPlacement *p = usher(&x, CS_USHER_FIXED, &info);
+  assert_2dp(800.00, p->expected_total);
+  int b;
+  assert_int_equal(replicas_of(p, &x, "t5", &b), 3);
+  assert_int_equal(b, 8);
+  assert_int_equal(replicas_of(p, &x, "resnet50", &b), 1);
+  assert_int_equal(b, 32);
+  assert_int_equal(replicas_of(p, &x, "alexnet", &b), 0);
+  assert_int_equal(replicas_of(p, &x, "gpt2", &b), 0);
+  assert_int_equal(info.n_groups, 1);
+  /* MPS share = Creq of the batch: t5 batch 8 has AO 97.49 %. */
+  const CsReplica *r = &g_array_index(p->replicas, CsReplica, 0);
+  assert_true(fabs(r->mps_share - 0.9749) < 1e-9);
+  cs_usher_info_clear(&info);
+  cs_placement_free(p);
+}
+
+/* 5.4.3, Figure 5.8b: 1092.04 req/s (alexnet b4, resnet50 b4, t5 b16 twice). */
+static void test_example1_milp(void **state)
+{
+  Instance x;
+  instance_init(&x, *state, example1, 400, 200, 4);
+  CsMilpInfo info;
+  CsPlacement *p = milp(&x, FALSE, &info);
+  assert_2dp(1092.04, p->expected_total);
+  assert_2dp(1092.04, info.objective);
+  int b;
+  assert_int_equal(replicas_of(p, &x, "t5", &b), 2);
+  assert_int_equal(b, 16);
+  for (guint i = 0; i < p->replicas->len; i++)
+    assert_true(g_array_index(p->replicas, CsReplica, i).mps_share == 0.0);
+  cs_placement_free(p);
+
+  /* The tie-break picks the thesis' batch sizes and keeps the goodput. */
+  p = milp(&x, TRUE, &info);
+  assert_true(info.tie_break_solved);
+  assert_2dp(1092.04, p->expected_total);
+  assert_int_equal(replicas_of(p, &x, "alexnet", &b), 1);
+  assert_int_equal(b, 4);
+  assert_int_equal(replicas_of(p, &x, "resnet50", &b), 1);
+  assert_int_equal(b, 4);
+  assert_int_equal(replicas_of(p, &x, "t5", &b), 2);
+  assert_int_equal(b, 16);
+  assert_int_equal(replicas_of(p, &x, "gpt2", &b), 0);
+  cs_placement_free(p);
+}
+
+static const char *const example2[] = { "bert", "resnet50", "gpt2", "vgg19", "mobilenet_v2",
+                                        NULL };
+
+/* 5.4.1, Figure 5.9a: groups {bert, resnet50, gpt2} and {vgg19, mobilenet_v2};
+ * the first group takes all GPUs: resnet50 once, bert on the 3 left. */
+static void test_example2_usher(void **state)
+{
+  Instance x;
+  instance_init(&x, *state, example2, 400, 300, 4);
+  CsUsherInfo info = { 0 };
+  CsPlacement *p = usher(&x, CS_USHER_FIXED, &info);
+  assert_2dp(793.57, p->expected_total);
+  assert_int_equal(info.n_groups, 2);
+  assert_int_equal(info.group_of_model[model_index(&x, "bert")], 0);
+  assert_int_equal(info.group_of_model[model_index(&x, "resnet50")], 0);
+  assert_int_equal(info.group_of_model[model_index(&x, "gpt2")], 0);
+  assert_int_equal(info.group_of_model[model_index(&x, "vgg19")], 1);
+  assert_int_equal(info.group_of_model[model_index(&x, "mobilenet_v2")], 1);
+  int b;
+  assert_int_equal(replicas_of(p, &x, "resnet50", &b), 1);
+  assert_int_equal(replicas_of(p, &x, "bert", &b), 3);
+  assert_int_equal(b, 32);
+  assert_int_equal(replicas_of(p, &x, "gpt2", &b), 0);
+  assert_int_equal(replicas_of(p, &x, "vgg19", &b), 0);
+  assert_int_equal(replicas_of(p, &x, "mobilenet_v2", &b), 0);
+  cs_usher_info_clear(&info);
+  cs_placement_free(p);
+}
+
+/* Figure 5.9b: 1331.19 req/s. */
+static void test_example2_milp(void **state)
+{
+  Instance x;
+  instance_init(&x, *state, example2, 400, 300, 4);
+  CsMilpInfo info;
+  CsPlacement *p = milp(&x, FALSE, &info);
+  assert_2dp(1331.19, p->expected_total);
+  cs_placement_free(p);
+}
+
+static const char *const example3[] = { "alexnet", "resnet50", "mobilenet_v2", "bert", NULL };
+
+/* 5.4.2, Figure 5.7: bert needs c_l = 5 > 4 GPUs and is not served; one GPU
+ * stays idle. */
+static void test_example3_usher(void **state)
+{
+  Instance x;
+  instance_init(&x, *state, example3, 500, 200, 4);
+  CsUsherInfo info = { 0 };
+  CsPlacement *p = usher(&x, CS_USHER_FIXED, &info);
+  int b;
+  assert_int_equal(replicas_of(p, &x, "bert", &b), 0);
+  assert_true(p->expected_goodput[model_index(&x, "bert")] == 0.0);
+  assert_int_equal(gpus_used(p, 4), 3);
+  assert_int_equal(info.gpus_needed, 3);
+  assert_2dp(1500.00, p->expected_total);
+  assert_non_null(strstr(p->log->str, "bert: not served, c_l = 5"));
+  cs_usher_info_clear(&info);
+  cs_placement_free(p);
+}
+
+/* Figure 5.10b: the MILP uses all four GPUs (bert gets one at batch 16). */
+static void test_example3_milp(void **state)
+{
+  Instance x;
+  instance_init(&x, *state, example3, 500, 200, 4);
+  CsMilpInfo info;
+  CsPlacement *p = milp(&x, FALSE, &info);
+  assert_int_equal(gpus_used(p, 4), 4);
+  int b;
+  assert_int_equal(replicas_of(p, &x, "bert", &b), 1);
+  assert_int_equal(b, 16);
+  assert_2dp(1624.88, p->expected_total);
+  cs_placement_free(p);
+}
+
+static const char *const vision5[] = { "alexnet", "densenet121", "efficientnet_b7", "resnet50",
+                                       "vgg19", NULL };
+
+/* 6.2.1, Figure 6.5a: Usher needs six GPUs for five vision models at 500 req/s,
+ * efficientnet_b7 twice at batch 8, resnet50 at batch 4. */
+static void test_vision_usher_min_gpus(void **state)
+{
+  Instance x;
+  instance_init(&x, *state, vision5, 500, 200, 6);
+  CsUsherInfo info = { 0 };
+  CsPlacement *p = usher(&x, CS_USHER_MIN_GPUS, &info);
+  assert_int_equal(info.gpus_needed, 6);
+  assert_non_null(strstr(p->log->str, "gpus_needed: 6"));
+  assert_int_equal(gpus_used(p, 6), 6);
+  int b;
+  assert_int_equal(replicas_of(p, &x, "efficientnet_b7", &b), 2);
+  assert_int_equal(b, 8);
+  assert_int_equal(replicas_of(p, &x, "resnet50", &b), 1);
+  assert_int_equal(b, 4);
+  assert_int_equal(replicas_of(p, &x, "alexnet", &b), 1);
+  assert_int_equal(replicas_of(p, &x, "densenet121", &b), 1);
+  assert_int_equal(replicas_of(p, &x, "vgg19", &b), 1);
+  assert_2dp(2500.00, p->expected_total);
+  cs_usher_info_clear(&info);
+  cs_placement_free(p);
+
+  /* On four GPUs the same plan does not fit: the log says so and only the
+   * replicas of the first four GPUs are kept. */
+  instance_init(&x, *state, vision5, 500, 200, 4);
+  p = usher(&x, CS_USHER_MIN_GPUS, &info);
+  assert_int_equal(info.gpus_needed, 6);
+  assert_non_null(strstr(p->log->str, "fewer than the 6 needed"));
+  assert_int_equal(gpus_used(p, 4), 4);
+  assert_true(p->expected_total < 2500.0);
+  cs_usher_info_clear(&info);
+  cs_placement_free(p);
+}
+
+/* 6.2.1 Observation 1 (Figure 6.2): in a fixed cluster each added GPU gets one
+ * more replica; with three GPUs efficientnet_b7 runs once at batch 16 on GPU 2,
+ * with four it runs twice at batch 8. This needs the thesis' groups,
+ * {densenet121, efficientnet_b7, vgg19} placed before {alexnet, resnet50}: the
+ * first matching round is an exact tie between three pairings (all models are
+ * C-heavy under AO, so D is additive) and the thesis' networkx broke it
+ * differently from our rule (docs/policies.md). */
+static void test_vision_usher_fixed_thesis_groups(void **state)
+{
+  /* alexnet, densenet121, efficientnet_b7, resnet50, vgg19 */
+  static const int thesis_groups[] = { 1, 0, 0, 1, 0 };
+  for (int n = 2; n <= 4; n++) {
+    Instance x;
+    instance_init(&x, *state, vision5, 500, 200, n);
+    CsPlacement *p = usher_grouped(&x, CS_USHER_FIXED, thesis_groups, NULL);
+    assert_int_equal((int)p->replicas->len, n);
+    assert_int_equal(gpus_used(p, n), n);
+    int b;
+    int eff = replicas_of(p, &x, "efficientnet_b7", &b);
+    assert_int_equal(replicas_of(p, &x, "alexnet", &b), 0);
+    assert_int_equal(replicas_of(p, &x, "resnet50", &b), 0);
+    if (n == 2) {
+      assert_int_equal(eff, 0);
+      assert_2dp(1000.00, p->expected_total);
+    } else if (n == 3) {
+      assert_int_equal(eff, 1);
+      replicas_of(p, &x, "efficientnet_b7", &b);
+      assert_int_equal(b, 16);
+      const CsReplica *r = &g_array_index(p->replicas, CsReplica, 2);
+      assert_int_equal(r->model, model_index(&x, "efficientnet_b7"));
+      assert_int_equal(r->gpu, 2);
+      assert_2dp(1344.10, p->expected_total);
+    } else {
+      assert_int_equal(eff, 2);
+      replicas_of(p, &x, "efficientnet_b7", &b);
+      assert_int_equal(b, 8);
+      assert_2dp(1500.00, p->expected_total);
+    }
+    cs_placement_free(p);
+  }
+}
+
+/* The same with our own grouping: the first round's tie goes to
+ * {alexnet, efficientnet_b7} + {resnet50, vgg19} (densenet121 alone), so
+ * group 1 is {densenet121, resnet50, vgg19}: three GPUs serve those three. */
+static void test_vision_usher_fixed_own_groups(void **state)
+{
+  Instance x;
+  instance_init(&x, *state, vision5, 500, 200, 3);
+  CsUsherInfo info = { 0 };
+  CsPlacement *p = usher(&x, CS_USHER_FIXED, &info);
+  assert_int_equal(info.n_groups, 2);
+  assert_int_equal(info.group_of_model[model_index(&x, "densenet121")], 0);
+  assert_int_equal(info.group_of_model[model_index(&x, "resnet50")], 0);
+  assert_int_equal(info.group_of_model[model_index(&x, "vgg19")], 0);
+  assert_int_equal(info.group_of_model[model_index(&x, "alexnet")], 1);
+  assert_int_equal(info.group_of_model[model_index(&x, "efficientnet_b7")], 1);
+  assert_2dp(1500.00, p->expected_total);
+  cs_usher_info_clear(&info);
+  cs_placement_free(p);
+}
+
+static const char *const mixed4[] = { "resnet50", "mobilenet_v2", "bert", "gpt2", NULL };
+
+/* 6.2.2 Observation 2 (Figure 6.12, Table 6.4): at 300 req/s, SLO 300 ms,
+ * five GPUs, WSM-MILP colocates resnet50 and mobilenet_v2 on one GPU and
+ * places bert and gpt2 twice each (2 x 131.19 + 2 x 117.21 beats three gpt2
+ * and one bert); a sixth GPU adds the third gpt2, a seventh the third bert. */
+static void test_mixed_wsm_milp(void **state)
+{
+  static const double expected[] = { 1096.80, 1162.38, 1200.00 };
+  for (int n = 5; n <= 7; n++) {
+    Instance x;
+    instance_init(&x, *state, mixed4, 300, 300, n);
+    CsMilpOptions opt = { .metric = CS_CREQ_WSM, .time_limit_s = 60.0,
+                          .batches = cs_place_default_batches,
+                          .n_batches = cs_place_n_default_batches };
+    CsMilpInfo info;
+    CsPlacement *p = cs_milp_place(&x.in, &opt, &info, NULL);
+    assert_non_null(p);
+    assert_int_equal(info.status, CS_MILP_OPTIMAL);
+    assert_2dp(expected[n - 5], p->expected_total);
+    int b;
+    assert_int_equal(replicas_of(p, &x, "bert", &b), n == 7 ? 3 : 2);
+    assert_int_equal(replicas_of(p, &x, "gpt2", &b), n == 5 ? 2 : 3);
+    if (n == 5) {
+      int gpu[2] = { -1, -1 };
+      for (guint i = 0; i < p->replicas->len; i++) {
+        const CsReplica *r = &g_array_index(p->replicas, CsReplica, i);
+        if (r->model < 2)
+          gpu[r->model] = r->gpu;
+      }
+      assert_true(gpu[0] >= 0 && gpu[0] == gpu[1]);
+    }
+    cs_placement_free(p);
+  }
+}
+
+/* Same setting, Usher (AO) on five GPUs: three replicas of gpt2 on GPUs 0 to 2
+ * (Figure 6.12a), resnet50 and mobilenet_v2 alone on the other two. */
+static void test_mixed_usher(void **state)
+{
+  Instance x;
+  instance_init(&x, *state, mixed4, 300, 300, 5);
+  CsPlacement *p = usher(&x, CS_USHER_FIXED, NULL);
+  int b;
+  assert_int_equal(replicas_of(p, &x, "gpt2", &b), 3);
+  assert_int_equal(replicas_of(p, &x, "bert", &b), 0);
+  assert_int_equal(replicas_of(p, &x, "resnet50", &b), 1);
+  assert_int_equal(replicas_of(p, &x, "mobilenet_v2", &b), 1);
+  for (guint i = 0; i < p->replicas->len; i++) {
+    const CsReplica *r = &g_array_index(p->replicas, CsReplica, i);
+    if (r->model == model_index(&x, "gpt2"))
+      assert_true(r->gpu <= 2);
+  }
+  assert_2dp(900.00, p->expected_total);
+  cs_placement_free(p);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_example1_usher),
+    cmocka_unit_test(test_example1_milp),
+    cmocka_unit_test(test_example2_usher),
+    cmocka_unit_test(test_example2_milp),
+    cmocka_unit_test(test_example3_usher),
+    cmocka_unit_test(test_example3_milp),
+    cmocka_unit_test(test_vision_usher_min_gpus),
+    cmocka_unit_test(test_vision_usher_fixed_thesis_groups),
+    cmocka_unit_test(test_vision_usher_fixed_own_groups),
+    cmocka_unit_test(test_mixed_wsm_milp),
+    cmocka_unit_test(test_mixed_usher),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
