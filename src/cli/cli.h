@@ -32,5 +32,7 @@ void cli_progress_done(CliProgress *p);
 int cmd_run(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_place(int argc, char **argv);
 
 #endif

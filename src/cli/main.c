@@ -15,8 +15,10 @@ static const char *const usage_text =
   "\n"
   "Commands:\n"
   "  run SCENARIO      simulate a scenario file, print the per-model table, write results\n"
+  "  place SCENARIO    compute and print the placement (--list: the policies)\n"
   "  search SCENARIO   find the highest load served within the SLO (goodput search)\n"
   "  trace inspect FILE  statistics of an Azure trace file (MAF 2019/2021, Azure LLM)\n"
+  "  calibrate         the GPU model against measured co-location (error per model pair)\n"
   "\n"
   "Options:\n"
   "  -h, --help        show this help (COMMAND --help for a command's options)\n"
@@ -39,10 +41,14 @@ int main(int argc, char **argv)
   }
   if (strcmp(cmd, "run") == 0)
     return cmd_run(argc - 1, argv + 1);
+  if (strcmp(cmd, "place") == 0)
+    return cmd_place(argc - 1, argv + 1);
   if (strcmp(cmd, "search") == 0)
     return cmd_search(argc - 1, argv + 1);
   if (strcmp(cmd, "trace") == 0)
     return cmd_trace(argc - 1, argv + 1);
+  if (strcmp(cmd, "calibrate") == 0)
+    return cmd_calibrate(argc - 1, argv + 1);
   fprintf(stderr, "clustersim: unknown command \"%s\"\n\n%s", cmd, usage_text);
   return EXIT_BAD_INPUT;
 }

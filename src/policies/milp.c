@@ -328,6 +328,7 @@ CsPlacement *cs_milp_place(const CsPlacementInput *in, const CsMilpOptions *opt,
   Problem pb = { 0 };
   if (ok) {
     p = cs_placement_new(in->n_models);
+    p->creq_metric = opt->metric;
     g_string_append_printf(p->log, "milp: metric %s, time limit %.3g s%s\n",
                            cs_place_metric_name(opt->metric), opt->time_limit_s,
                            opt->prefer_small_batch ? ", prefer_small_batch" : "");

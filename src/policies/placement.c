@@ -9,6 +9,8 @@ CsPlacement *cs_placement_new(int n_models)
   p->replicas = g_array_new(FALSE, TRUE, sizeof(CsReplica));
   p->expected_goodput = g_new0(double, n_models > 0 ? n_models : 1);
   p->log = g_string_new(NULL);
+  p->creq_metric = -1;
+  p->gpus_needed = -1;
   return p;
 }
 

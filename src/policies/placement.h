@@ -65,6 +65,8 @@ typedef struct {
   double *expected_goodput;  /* per model (n_models entries), req/s, policy's own prediction */
   double expected_total;     /* sum of expected_goodput */
   GString *log;              /* human-readable notes of the policy (solver status, choices) */
+  int creq_metric;           /* CsCreqMetric the policy used as Creq, or -1 if none */
+  int gpus_needed;           /* GPUs the policy needs to serve everything (min_gpus mode), or -1 */
 } CsPlacement;
 
 /* Returns a new empty placement for n_models models. */

@@ -237,6 +237,7 @@ CsPlacement *cs_usher_place(const CsPlacementInput *in, const CsUsherOptions *op
       return NULL;
   }
   CsPlacement *p = cs_placement_new(in->n_models);
+  p->creq_metric = opt->metric;
   g_string_append_printf(p->log, "usher: metric %s, mode %s, max group size %d\n",
                          cs_place_metric_name(opt->metric),
                          opt->mode == CS_USHER_FIXED ? "fixed" : "min_gpus", opt->max_group_size);
@@ -314,6 +315,7 @@ CsPlacement *cs_usher_place(const CsPlacementInput *in, const CsUsherOptions *op
     used += gpus.owner[g] >= 0;
   if (ok && opt->mode == CS_USHER_MIN_GPUS) {
     g_string_append_printf(p->log, "gpus_needed: %d\n", used);
+    p->gpus_needed = used;
     if (used > in->n_gpus) {
       /* Like the thesis' mapping of a plan onto a smaller cluster (5.1.5):
        * GPUs in order until they run out. */

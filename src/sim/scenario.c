@@ -202,14 +202,16 @@ void cs_config_free(CsConfig *c)
   g_free(c);
 }
 
-/* Data directories searched for profile and curve names, in order. */
-static char **data_dirs(void)
+/* Data directories searched for profile, curve and trace names, in order:
+ * $CLUSTERSIM_DATA_DIR, the installed data directory, the source tree's. */
+char **cs_data_dirs(void)
 {
   GPtrArray *dirs = g_ptr_array_new();
   const char *env = g_getenv("CLUSTERSIM_DATA_DIR");
   if (env && *env)
     g_ptr_array_add(dirs, g_strdup(env));
   g_ptr_array_add(dirs, g_strdup(CS_DATADIR));
+  g_ptr_array_add(dirs, g_strdup(CS_SOURCE_DATADIR));
   g_ptr_array_add(dirs, NULL);
   return (char **)g_ptr_array_free(dirs, FALSE);
 }
@@ -228,7 +230,7 @@ static char *resolve_data_file(const CsScenario *sc, const char *entry, const ch
     if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
       return p;
     g_free(p);
-    char **dirs = data_dirs();
+    char **dirs = cs_data_dirs();
     for (int i = 0; dirs[i]; i++) {
       char *with_ext = g_str_has_suffix(entry, ".json") ? g_strdup(entry)
                                                         : g_strconcat(entry, ".json", NULL);

@@ -49,6 +49,23 @@ check "autoscaling signals in the summary" grep -q '"advice_add_gpus"' "$tmp/a/s
 check "search exits 0 and reports a goodput" python3 -c "
 import json,sys; d=json.load(open('$tmp/search.json')); sys.exit(0 if d['probes'] and d['goodput_rps'] >= 0 else 1)"
 
+"$bin" place --list >"$tmp/list" 2>&1
+check "place --list names usher, milp and dedicated" bash -c "grep -q '^usher ' '$tmp/list' && grep -q '^milp ' '$tmp/list' && grep -q '^dedicated ' '$tmp/list'"
+cat >"$tmp/usher.json" <<JSON
+{"profiles": ["$src/data/profiles/v100_thesis.json"], "cluster": {"gpus": 4, "gpu_type": "v100", "mps": true},
+ "placement": {"policy": "usher"},
+ "clients": [{"model": "alexnet", "rate": 400, "slo_ms": 200, "duration_s": 5},
+             {"model": "gpt2", "rate": 400, "slo_ms": 200, "duration_s": 5},
+             {"model": "resnet50", "rate": 400, "slo_ms": 200, "duration_s": 5},
+             {"model": "t5", "rate": 400, "slo_ms": 200, "duration_s": 5}]}
+JSON
+"$bin" place "$tmp/usher.json" --json >"$tmp/place.json" 2>&1
+check "place --json: Usher expects 800 req/s on the thesis example" python3 -c "
+import json,sys; d=json.load(open('$tmp/place.json')); sys.exit(0 if abs(d['expected_goodput_rps'] - 800) < 0.01 and len(d['gpus']) == 4 else 1)"
+"$bin" place "$tmp/usher.json" --set placement.policy=milp >"$tmp/place.txt" 2>&1
+check "place prints the MILP's 1092.04" grep -q "^total .* 1092.04" "$tmp/place.txt"
+"$bin" calibrate >"$tmp/calib.txt" 2>&1
+check "calibrate prints the per-pair errors" grep -q "^alexnet+resnet50" "$tmp/calib.txt"
 t19="$src/data/traces/maf2019_vhive_loader_sample500/invocations.csv"
 "$bin" trace inspect "$t19" --json >"$tmp/inspect.json" 2>"$tmp/inspect.err"
 check "trace inspect --json: 3,037,902 invocations in the MAF 2019 excerpt" python3 -c "
@@ -78,6 +95,11 @@ check "no output directory on failure" test ! -e "$tmp/never"
 bad "trace inspect: negative duration" "neg.csv: line 2:" trace inspect "$tmp/neg.csv"
 bad "trace inspect: bad format name" "clustersim trace inspect:" trace inspect "$t19" --format maf2020
 bad "trace: no subcommand" "expected a subcommand: inspect" trace
+python3 -c "
+import json; d=json.load(open('$tmp/usher.json')); del d['placement']; d['dispatch']={'policy':'symphony'}
+json.dump(d, open('$tmp/sym.json','w'))"
+bad "place: symphony has no placement" 'dispatch "symphony" runs every model on every GPU and uses no placement' place "$tmp/sym.json"
+bad "calibrate: missing file" "nope.json" calibrate --interference "$tmp/nope.json"
 bad "search: bad criterion" "--criterion p95: expected p99 or bad-rate" search "$q" --criterion p95
 bad "search: no scenario" "expected exactly one SCENARIO file" search
 printf '{"seed": 1,' >"$tmp/broken.json"

@@ -1,0 +1,79 @@
+/* clustersim calibrate [--interference F] [--experiments F] [--profile F] [--gamma G] */
+#include <stdio.h>
+
+#include "cli.h"
+#include "sim/gpu_calibrate.h"
+#include "sim/scenario.h"
+
+/* A file given on the command line as is, else the named file in the first
+ * data directory that has it. */
+static char *data_file(const char *given, const char *name)
+{
+  if (given)
+    return g_strdup(given);
+  char **dirs = cs_data_dirs();
+  char *found = NULL;
+  for (int i = 0; dirs[i] && !found; i++) {
+    char *p = g_build_filename(dirs[i], "profiles", name, NULL);
+    if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
+      found = p;
+    else
+      g_free(p);
+  }
+  g_strfreev(dirs);
+  return found ? found : g_build_filename("data", "profiles", name, NULL);
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+  const char *prog = "clustersim calibrate";
+  char *interference = NULL, *experiments = NULL, *profile = NULL;
+  double gamma = 1.0;
+  GOptionEntry entries[] = {
+    { "interference", 0, 0, G_OPTION_ARG_FILENAME, &interference, "Interference tables (default: igniter_v100.json from the data directory)", "FILE" },
+    { "experiments", 0, 0, G_OPTION_ARG_FILENAME, &experiments, "Measured co-location experiments (default: gpu_calibration.json)", "FILE" },
+    { "profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "Profile for experiments that need one (default: v100_thesis.json)", "FILE" },
+    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &gamma, "Exponent of the MPS cap (r/d)^gamma (default 1.0)", "G" },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  GOptionContext *ctx = g_option_context_new("- the GPU model against measured co-location");
+  g_option_context_set_summary(ctx,
+    "Runs the measured co-location experiments (iGniter's V100 pairs, the iGniter README example,\n"
+    "the thesis' points) through the simulator's GPU model and prints, per model pair, the median\n"
+    "and 90th percentile of |sim - real| / real, with the pair table, with the fallback only,\n"
+    "without interference, and leaving each pair out of the fallback's fit. docs/gpu-model.md\n"
+    "explains the figures.");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  GError *err = NULL;
+  int status = 0;
+  char *ipath = NULL, *epath = NULL, *ppath = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
+  if (argc != 1) {
+    status = cli_fail(prog, "takes no positional argument (see --help)");
+    goto out;
+  }
+  if (!(gamma > 0)) {
+    status = cli_fail(prog, "--gamma: expected a number > 0");
+    goto out;
+  }
+  ipath = data_file(interference, "igniter_v100.json");
+  epath = data_file(experiments, "gpu_calibration.json");
+  ppath = data_file(profile, "v100_thesis.json");
+  CsGpuCalibrateOptions opt = { .interference_path = ipath, .calibration_path = epath,
+                                .profile_path = ppath, .gamma = gamma };
+  if (!cs_gpu_calibrate_run(&opt, stdout, &err))
+    status = cli_fail("clustersim", err->message);
+out:
+  g_clear_error(&err);
+  g_free(ipath);
+  g_free(epath);
+  g_free(ppath);
+  g_free(interference);
+  g_free(experiments);
+  g_free(profile);
+  g_option_context_free(ctx);
+  return status;
+}

@@ -1,0 +1,171 @@
+/* clustersim place SCENARIO [--json] [--set PATH=VALUE ...] | clustersim place --list */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "policies/placement.h"
+#include "sim/scenario.h"
+
+static const char *const metric_names[CS_CREQ_N_METRICS] = { "ao", "wao", "wsm" };
+
+/* The profiled point of the replica's batch, or of the nearest profiled batch. */
+static const CsBatchPoint *point_of(const CsConfig *c, const CsReplica *r)
+{
+  const CsModelProfile *p = cs_profile_set_lookup(c->profiles, c->gpus[r->gpu].gpu_type,
+                                                  c->clients[r->model].model);
+  const CsBatchPoint *best = NULL;
+  for (int i = 0; p && i < p->n_points; i++)
+    if (!best || abs(p->points[i].batch - r->batch) < abs(best->batch - r->batch))
+      best = &p->points[i];
+  return best;
+}
+
+static void list_policies(void)
+{
+  const CsPlacementPolicy *const *all = cs_placement_policy_list();
+  for (int i = 0; all[i]; i++)
+    printf("%-12s %s\n", all[i]->name, all[i]->description);
+}
+
+int cmd_place(int argc, char **argv)
+{
+  const char *prog = "clustersim place";
+  gboolean json = FALSE, list = FALSE;
+  char **sets = NULL;
+  GOptionEntry entries[] = {
+    { "list", 'l', 0, G_OPTION_ARG_NONE, &list, "List the placement policies", NULL },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the placement as JSON", NULL },
+    { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario field (repeatable)", "PATH=VALUE" },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  GOptionContext *ctx = g_option_context_new("SCENARIO - compute and print the scenario's placement");
+  g_option_context_set_summary(ctx,
+    "Runs the scenario's placement policy and prints, per GPU, the replicas (model, batch, MPS\n"
+    "share) with their summed Creq (in the policy's metric) and Mreq, then the policy's expected\n"
+    "goodput per model. Nothing is simulated: `clustersim run` uses the same placement and shows\n"
+    "expected next to simulated goodput.");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  GError *err = NULL;
+  int status = 0;
+  CsScenario *sc = NULL;
+  CsConfig *cfg = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
+  if (list) {
+    list_policies();
+    goto out;
+  }
+  if (argc != 2) {
+    status = cli_fail(prog, "expected exactly one SCENARIO file, or --list (see --help)");
+    goto out;
+  }
+  if (!(sc = cli_load_scenario(prog, argv[1], sets))) {
+    status = EXIT_BAD_INPUT;
+    goto out;
+  }
+  if (!(cfg = cs_scenario_compile(sc, &err))) {
+    status = cli_fail("clustersim", err->message);
+    goto out;
+  }
+  if (!cfg->placement) {
+    char *m = g_strdup_printf("dispatch \"%s\" runs every model on every GPU and uses no placement",
+                              cfg->dispatch->name);
+    status = cli_fail(prog, m);
+    g_free(m);
+    goto out;
+  }
+  const CsPlacement *p = cfg->placement;
+  int metric = p->creq_metric >= 0 ? p->creq_metric : CS_CREQ_WSM;
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "policy", cfg->placement_policy->name);
+  cJSON_AddStringToObject(root, "creq_metric", metric_names[metric]);
+  cJSON *gpus = cJSON_AddArrayToObject(root, "gpus");
+  if (!json)
+    printf("placement %s (Creq in %s%s)\n\n%-5s %-10s %8s %8s  replicas (model batch share)\n",
+           cfg->placement_policy->name, metric_names[metric],
+           p->creq_metric < 0 ? ", the policy has no metric of its own" : "", "gpu", "type",
+           "creq_%", "mreq_%");
+  int used = 0;
+  for (int g = 0; g < cfg->n_gpus; g++) {
+    double creq = 0, mreq = 0;
+    GString *line = g_string_new(NULL);
+    cJSON *o = cJSON_CreateObject(), *reps = cJSON_CreateArray();
+    for (guint r = 0; r < p->replicas->len; r++) {
+      const CsReplica *rep = &g_array_index(p->replicas, CsReplica, r);
+      if (rep->gpu != g)
+        continue;
+      const CsBatchPoint *pt = point_of(cfg, rep);
+      double c = pt && !isnan(pt->creq_pct[metric]) ? pt->creq_pct[metric] : 0;
+      double m = pt && !isnan(pt->mreq_pct) ? pt->mreq_pct : 0;
+      creq += c;
+      mreq += m;
+      g_string_append_printf(line, "%s%s %d %s", line->len ? ", " : "",
+                             cfg->clients[rep->model].model, rep->batch,
+                             rep->mps_share > 0 ? "" : "-");
+      if (rep->mps_share > 0)
+        g_string_append_printf(line, "%.4g%%", 100 * rep->mps_share);
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddStringToObject(x, "model", cfg->clients[rep->model].model);
+      cJSON_AddNumberToObject(x, "batch", rep->batch);
+      cJSON_AddNumberToObject(x, "mps_share", rep->mps_share);
+      cJSON_AddNumberToObject(x, "creq_pct", c);
+      cJSON_AddNumberToObject(x, "mreq_pct", m);
+      cJSON_AddBoolToObject(x, "fails_memory", cfg->replica_failed && cfg->replica_failed[r]);
+      cJSON_AddItemToArray(reps, x);
+    }
+    used += line->len > 0;
+    cJSON_AddNumberToObject(o, "id", g);
+    cJSON_AddStringToObject(o, "gpu_type", cfg->gpus[g].gpu_type);
+    cJSON_AddNumberToObject(o, "creq_pct", creq);
+    cJSON_AddNumberToObject(o, "mreq_pct", mreq);
+    cJSON_AddItemToObject(o, "replicas", reps);
+    cJSON_AddItemToArray(gpus, o);
+    if (!json)
+      printf("%-5d %-10s %8.2f %8.2f  %s\n", g, cfg->gpus[g].gpu_type, creq, mreq,
+             line->len ? line->str : "(idle)");
+    g_string_free(line, TRUE);
+  }
+  cJSON *models = cJSON_AddArrayToObject(root, "models");
+  if (!json)
+    printf("\n%-16s %10s %10s %12s\n", "model", "rate", "slo_ms", "expected");
+  for (int m = 0; m < cfg->n_clients; m++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "model", cfg->clients[m].model);
+    cJSON_AddNumberToObject(o, "rate_rps", cfg->clients[m].rate_rps);
+    cJSON_AddNumberToObject(o, "slo_ms", cfg->clients[m].slo_ms);
+    cJSON_AddNumberToObject(o, "expected_goodput_rps", p->expected_goodput[m]);
+    cJSON_AddItemToArray(models, o);
+    if (!json)
+      printf("%-16s %10.2f %10.1f %12.2f\n", cfg->clients[m].model, cfg->clients[m].rate_rps,
+             cfg->clients[m].slo_ms, p->expected_goodput[m]);
+  }
+  cJSON_AddNumberToObject(root, "expected_goodput_rps", p->expected_total);
+  cJSON_AddNumberToObject(root, "gpus_used", used);
+  if (p->gpus_needed >= 0)
+    cJSON_AddNumberToObject(root, "gpus_needed", p->gpus_needed);
+  cJSON_AddStringToObject(root, "log", p->log->str);
+  if (json) {
+    char *text = cJSON_Print(root);
+    printf("%s\n", text);
+    cJSON_free(text);
+  } else {
+    printf("%-16s %10s %10s %12.2f\n", "total", "", "", p->expected_total);
+    printf("\n%d of %d GPUs used", used, cfg->n_gpus);
+    if (p->gpus_needed >= 0)
+      printf("; the policy needs %d to serve everything", p->gpus_needed);
+    printf("\n%s%s", p->log->len ? "\npolicy log:\n" : "", p->log->str);
+  }
+  cJSON_Delete(root);
+out:
+  g_clear_error(&err);
+  cs_config_free(cfg);
+  cs_scenario_free(sc);
+  g_strfreev(sets);
+  g_option_context_free(ctx);
+  return status;
+}
