@@ -199,6 +199,14 @@ CS_API char *cs_results_to_json(const CsResults *r);
 CS_API gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *path,
                                                 GError **error);
 
+/* Writes the co-location time series as CSV: gpu_path gets, per GPU and bin,
+ * the busy fraction, the time-weighted SM use (fraction of the GPU's SMs) and
+ * the memory placed (% of the GPU); worker_path gets, per worker (replica)
+ * and bin, the batches that finished and their mean execution time on the
+ * GPU. Returns FALSE with error set if a file cannot be written. */
+CS_API gboolean cs_results_write_gpu_detail(const CsResults *r, const char *gpu_path,
+                                            const char *worker_path, GError **error);
+
 /* Prints the per-model table to out. */
 CS_API void cs_results_print_table(const CsResults *r, FILE *out);
 

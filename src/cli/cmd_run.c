@@ -11,12 +11,19 @@ static gboolean write_outputs(const CsResults *res, const char *dir, GError **er
   char *summary = cs_results_to_json(res);
   char *spath = g_build_filename(dir, "summary.json", NULL);
   char *tpath = g_build_filename(dir, "gpus_over_time.csv", NULL);
+  char *gpath = g_build_filename(dir, "gpu_timeseries.csv", NULL);
+  char *wpath = g_build_filename(dir, "worker_latency.csv", NULL);
   gboolean ok = g_file_set_contents(spath, summary, -1, error) &&
-                cs_results_write_gpu_timeseries(res, tpath, error);
+                cs_results_write_gpu_timeseries(res, tpath, error) &&
+                cs_results_write_gpu_detail(res, gpath, wpath, error);
   if (!ok) {
     g_unlink(spath);
     g_unlink(tpath);
+    g_unlink(gpath);
+    g_unlink(wpath);
   }
+  g_free(gpath);
+  g_free(wpath);
   g_free(summary);
   g_free(spath);
   g_free(tpath);
@@ -31,7 +38,7 @@ int cmd_run(int argc, char **argv)
   gboolean requests_csv = FALSE;
   GOptionEntry entries[] = {
     { "seed", 0, 0, G_OPTION_ARG_STRING, &seed_text, "Seed for every random stream (overrides the scenario's)", "N" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write summary.json, gpus_over_time.csv (and requests.csv if asked) to DIR", "DIR" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write summary.json, gpus_over_time.csv, gpu_timeseries.csv, worker_latency.csv (and requests.csv if asked) to DIR", "DIR" },
     { "requests-csv", 0, 0, G_OPTION_ARG_NONE, &requests_csv, "Also write DIR/requests.csv, one row per request", NULL },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario field, e.g. clients[0].rate=200 (repeatable)", "PATH=VALUE" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },

@@ -65,6 +65,7 @@ typedef struct {
   const CsPlacementPolicy *placement_policy; /* NULL when the dispatch policy uses none */
   CsPlacement *placement; /* computed at validation; NULL when none */
   gboolean *replica_failed; /* per replica: did not fit in memory (memory_overflow "fail") */
+  double *replica_mreq;   /* per replica: its memory requirement, % of its GPU */
   gboolean mps;           /* co-located replicas share SMs under MPS (else time-slicing) */
   gboolean memory_overflow_fails; /* replicas beyond a GPU's memory fail instead of an error */
   double mps_gamma;       /* exponent of the MPS cap (r/d)^gamma */

@@ -51,6 +51,8 @@ typedef struct {
   int interference_model; /* index in the interference tables, -1 if unknown */
   gboolean failed;        /* did not fit in memory: its batches fail */
   gboolean busy;
+  int gpu;                /* its GPU (replica workers), or -1 */
+  GArray *bins;           /* CsWorkerBin per time-series bin */
 } Worker;
 
 typedef struct {
@@ -65,6 +67,9 @@ typedef struct {
   int64_t batches;
   int type;               /* index into Engine.gpu_types */
   int64_t last_bin;       /* last time-series bin counted as "used", -1 if none */
+  GArray *bins;           /* CsGpuBin per time-series bin */
+  int64_t last_change_ns; /* when the running set last changed */
+  double sm_use;          /* SM use since then */
 } Gpu;
 
 struct Engine {
@@ -348,6 +353,63 @@ static void on_arrival(Engine *e, int ci)
 
 /* ---- node, worker, GPU ------------------------------------------------------ */
 
+static GArray *bins_upto(GArray *a, int64_t b)
+{
+  if ((guint)b >= a->len)
+    g_array_set_size(a, b + 1);
+  return a;
+}
+
+/* Adds SM use (fraction of the GPU's SMs, from the execution model) held over
+ * [start, end) to GPU g's bins. */
+static void account_sm(Engine *e, int g, int64_t start, int64_t end, double sm)
+{
+  if (end <= start || sm <= 0)
+    return;
+  GArray *a = bins_upto(e->gpus[g].bins, (end - 1) / e->bin_ns);
+  for (int64_t b = start / e->bin_ns; b <= (end - 1) / e->bin_ns; b++) {
+    int64_t lo = MAX(start, b * e->bin_ns), hi = MIN(end, (b + 1) * e->bin_ns);
+    g_array_index(a, CsGpuBin, b).sm_ns += sm * (double)(hi - lo);
+  }
+}
+
+/* Called when GPU g's running set is about to change: books the SM use of
+ * the period that ends now. gpu_changed() records the new level. */
+static void gpu_changing(Engine *e, int g)
+{
+  Gpu *gpu = &e->gpus[g];
+  account_sm(e, g, gpu->last_change_ns, e->now, gpu->sm_use);
+  gpu->last_change_ns = e->now;
+}
+
+static void gpu_changed(Engine *e, int g)
+{
+  e->gpus[g].sm_use = cs_gpu_exec_sm_use(e->gpus[g].exec);
+}
+
+/* Adds a busy period [start, end) of GPU g (at least one batch running) to
+ * the time series. A GPU's busy periods arrive in time order. */
+static void account_bins(Engine *e, int g, int64_t start, int64_t end)
+{
+  if (end <= start)
+    return;
+  GArray *gb = bins_upto(e->gpus[g].bins, (end - 1) / e->bin_ns);
+  int64_t b0 = start / e->bin_ns, b1 = (end - 1) / e->bin_ns;
+  if ((guint)b1 >= e->bin_busy_ns->len) {
+    g_array_set_size(e->bin_busy_ns, b1 + 1);
+    g_array_set_size(e->bin_gpus_used, b1 + 1);
+  }
+  for (int64_t b = b0; b <= b1; b++) {
+    int64_t lo = MAX(start, b * e->bin_ns), hi = MIN(end, (b + 1) * e->bin_ns);
+    g_array_index(e->bin_busy_ns, int64_t, b) += hi - lo;
+    g_array_index(gb, CsGpuBin, b).busy_ns += hi - lo;
+    if (b > e->gpus[g].last_bin) {
+      g_array_index(e->bin_gpus_used, int64_t, b)++;
+      e->gpus[g].last_bin = b;
+    }
+  }
+}
+
 /* Compute demand d of a batch of n: the model's WSM at that batch size, or at
  * the nearest profiled batch size; NAN (the GPU model's default) if unknown. */
 static double batch_demand(Engine *e, int model, int g, int n)
@@ -385,7 +447,9 @@ static void gpu_start(Engine *e, int g, Batch *b)
     .share = w->share,
     .worker = b->worker,
   };
+  gpu_changing(e, g);
   cs_gpu_exec_start(gpu->exec, e->now, b->job, &spec);
+  gpu_changed(e, g);
   w->busy = TRUE;
   if (gpu->n_running == gpu->cap_running) {
     gpu->cap_running = gpu->cap_running ? 2 * gpu->cap_running : 4;
@@ -455,27 +519,6 @@ static void on_batch_at_node(Engine *e, Batch *b)
   gpu_dispatch(e, g);
 }
 
-/* Adds the busy interval [start, end) of GPU g to the time series. A GPU's
- * intervals arrive in time order (it runs one batch at a time). */
-static void account_bins(Engine *e, int g, int64_t start, int64_t end)
-{
-  if (end <= start)
-    return;
-  int64_t b0 = start / e->bin_ns, b1 = (end - 1) / e->bin_ns;
-  if ((guint)b1 >= e->bin_busy_ns->len) {
-    g_array_set_size(e->bin_busy_ns, b1 + 1);
-    g_array_set_size(e->bin_gpus_used, b1 + 1);
-  }
-  for (int64_t b = b0; b <= b1; b++) {
-    int64_t lo = MAX(start, b * e->bin_ns), hi = MIN(end, (b + 1) * e->bin_ns);
-    g_array_index(e->bin_busy_ns, int64_t, b) += hi - lo;
-    if (b > e->gpus[g].last_bin) {
-      g_array_index(e->bin_gpus_used, int64_t, b)++;
-      e->gpus[g].last_bin = b;
-    }
-  }
-}
-
 static void on_gpu_done(Engine *e, int g)
 {
   Gpu *gpu = &e->gpus[g];
@@ -484,7 +527,9 @@ static void on_gpu_done(Engine *e, int g)
   uint64_t job;
   gboolean any = cs_gpu_exec_next(gpu->exec, &t, &job);
   g_assert(any);
+  gpu_changing(e, g);
   cs_gpu_exec_finish(gpu->exec, e->now, job);
+  gpu_changed(e, g);
   Batch *b = NULL;
   for (int i = 0; i < gpu->n_running; i++)
     if (gpu->running[i]->job == job) {
@@ -493,8 +538,14 @@ static void on_gpu_done(Engine *e, int g)
       break;
     }
   g_assert(b != NULL);
-  e->workers[b->worker].busy = FALSE;
+  Worker *wk = &e->workers[b->worker];
+  wk->busy = FALSE;
   b->end_ns = e->now;
+  /* Inference latency of this worker over time (by completion time). */
+  GArray *wb = bins_upto(wk->bins, e->now / e->bin_ns);
+  CsWorkerBin *bin = &g_array_index(wb, CsWorkerBin, e->now / e->bin_ns);
+  bin->batches++;
+  bin->gpu_ns += b->end_ns - b->start_ns;
   gpu->batches++;
   if (gpu->n_running == 0) {
     gpu->busy_ns += e->now - gpu->busy_since;
@@ -618,9 +669,12 @@ static void setup(Engine *e)
       wk->model = r->model;
       wk->share = cfg->mps ? r->mps_share : 0.0;
       wk->failed = cfg->replica_failed && cfg->replica_failed[w];
+      wk->gpu = r->gpu;
     } else {
+      wk->gpu = w % MAX(cfg->n_gpus, 1);
       wk->model = w / cfg->n_gpus; /* worker = model * n_gpus + gpu */
     }
+    wk->bins = g_array_new(FALSE, TRUE, sizeof(CsWorkerBin));
     wk->interference_model =
       cfg->interference ? cs_interference_set_find(cfg->interference, cfg->clients[wk->model].model)
                         : -1;
@@ -639,6 +693,7 @@ static void setup(Engine *e)
     gc.gamma = cfg->mps_gamma;
     gpu->exec = cs_gpu_exec_new(&gc);
     gpu->busy_since = -1;
+    gpu->bins = g_array_new(FALSE, TRUE, sizeof(CsGpuBin));
   }
   e->dispatch = cfg->dispatch;
   e->dispatch_state = e->dispatch->create(e, cfg->dispatch_params);
@@ -791,6 +846,27 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
     res->gpus[g].batches = e.gpus[g].batches;
     res->gpus[g].busy_fraction = e.now > 0 ? (double)e.gpus[g].busy_ns / (double)e.now : 0.0;
   }
+  /* Per-GPU and per-worker time series move to the results. */
+  res->gpu_bins = g_new0(GArray *, MAX(cfg->n_gpus, 1));
+  for (int g = 0; g < cfg->n_gpus; g++) {
+    res->gpu_bins[g] = e.gpus[g].bins;
+    e.gpus[g].bins = NULL;
+    res->gpus[g].memory_pct = 0;
+  }
+  res->n_workers = e.n_workers;
+  res->workers = g_new0(CsWorkerResult, MAX(e.n_workers, 1));
+  for (int w = 0; w < e.n_workers; w++) {
+    CsWorkerResult *wr = &res->workers[w];
+    wr->model = g_strdup(cfg->clients[e.workers[w].model].model);
+    wr->gpu = e.workers[w].gpu;
+    wr->share = e.workers[w].share;
+    wr->bins = e.workers[w].bins;
+    e.workers[w].bins = NULL;
+  }
+  for (guint r = 0; cfg->placement && r < cfg->placement->replicas->len; r++)
+    if (!(cfg->replica_failed && cfg->replica_failed[r]))
+      res->gpus[g_array_index(cfg->placement->replicas, CsReplica, r).gpu].memory_pct +=
+        cfg->replica_mreq ? cfg->replica_mreq[r] : 0;
   res->bin_ns = e.bin_ns;
   res->bin_busy_ns = e.bin_busy_ns;
   res->bin_gpus_used = e.bin_gpus_used;

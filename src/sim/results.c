@@ -1,5 +1,6 @@
 /* Results: accessors, the summary JSON and the per-model table. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cs_config.h"
@@ -35,8 +36,18 @@ void cs_results_free(CsResults *r)
   g_free(r->models);
   g_free(r->batch_sizes);
   g_free(r->replicas);
-  for (int g = 0; g < r->n_gpus; g++)
+  for (int g = 0; g < r->n_gpus; g++) {
     g_free(r->gpus[g].gpu_type);
+    if (r->gpu_bins && r->gpu_bins[g])
+      g_array_unref(r->gpu_bins[g]);
+  }
+  g_free(r->gpu_bins);
+  for (int w = 0; w < r->n_workers; w++) {
+    g_free(r->workers[w].model);
+    if (r->workers[w].bins)
+      g_array_unref(r->workers[w].bins);
+  }
+  g_free(r->workers);
   g_free(r->gpus);
   g_free(r->placement_policy);
   g_free(r->dispatch_policy);
@@ -206,6 +217,7 @@ char *cs_results_to_json(const CsResults *r)
     cJSON_AddNumberToObject(o, "node", r->gpus[g].node);
     cJSON_AddStringToObject(o, "gpu_type", r->gpus[g].gpu_type);
     add_num(o, "busy_fraction", r->gpus[g].busy_fraction);
+    add_num(o, "memory_pct", r->gpus[g].memory_pct);
     cJSON_AddNumberToObject(o, "batches", (double)r->gpus[g].batches);
     cJSON_AddItemToArray(gpus, o);
   }
@@ -302,6 +314,41 @@ gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *path, G
                            (gint64)g_array_index(r->bin_gpus_used, int64_t, b), busy);
   }
   gboolean ok = g_file_set_contents(path, out->str, (gssize)out->len, error);
+  g_string_free(out, TRUE);
+  return ok;
+}
+
+gboolean cs_results_write_gpu_detail(const CsResults *r, const char *gpu_path,
+                                     const char *worker_path, GError **error)
+{
+  double bin_s = r->bin_ns * 1e-9;
+  GString *out = g_string_new("time_s,gpu,busy_fraction,sm_use,memory_pct\n");
+  for (int g = 0; g < r->n_gpus; g++) {
+    GArray *bins = r->gpu_bins ? r->gpu_bins[g] : NULL;
+    for (guint b = 0; bins && b < bins->len; b++) {
+      const CsGpuBin *x = &g_array_index(bins, CsGpuBin, b);
+      g_string_append_printf(out, "%.9g,%d,%.6f,%.6f,%.4f\n", b * bin_s, g,
+                             (double)x->busy_ns / (double)r->bin_ns, x->sm_ns / (double)r->bin_ns,
+                             r->gpus[g].memory_pct);
+    }
+  }
+  gboolean ok = g_file_set_contents(gpu_path, out->str, (gssize)out->len, error);
+  g_string_free(out, TRUE);
+  if (!ok)
+    return FALSE;
+  out = g_string_new("time_s,worker,model,gpu,mps_share,batches,mean_gpu_latency_ms\n");
+  for (int w = 0; w < r->n_workers; w++) {
+    GArray *bins = r->workers[w].bins;
+    for (guint b = 0; bins && b < bins->len; b++) {
+      const CsWorkerBin *x = &g_array_index(bins, CsWorkerBin, b);
+      if (x->batches == 0)
+        continue;
+      g_string_append_printf(out, "%.9g,%d,%s,%d,%.4g,%" G_GINT64_FORMAT ",%.6f\n", b * bin_s, w,
+                             r->workers[w].model, r->workers[w].gpu, r->workers[w].share,
+                             (gint64)x->batches, x->gpu_ns / 1e6 / (double)x->batches);
+    }
+  }
+  ok = g_file_set_contents(worker_path, out->str, (gssize)out->len, error);
   g_string_free(out, TRUE);
   return ok;
 }

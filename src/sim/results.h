@@ -13,8 +13,26 @@ typedef struct {
 } CsResultReplica;
 
 typedef struct {
+  int64_t busy_ns; /* time with at least one batch running */
+  double sm_ns;    /* integral of SM use (fraction of the GPU) */
+} CsGpuBin;
+
+typedef struct {
+  int64_t batches; /* batches that finished in the bin */
+  int64_t gpu_ns;  /* their summed execution time */
+} CsWorkerBin;
+
+typedef struct {
+  char *model;
+  int gpu;         /* -1: any GPU (one worker per model and GPU otherwise) */
+  double share;
+  GArray *bins;    /* CsWorkerBin */
+} CsWorkerResult;
+
+typedef struct {
   int node;
   char *gpu_type;
+  double memory_pct;  /* sum of the Mreq of its (non-failed) replicas */
   double busy_fraction;
   int64_t busy_ns;
   int64_t batches;
@@ -39,6 +57,9 @@ struct CsResults {
   char *network;
   char **profiles;
   int64_t bin_ns;             /* width of a time-series bin */
+  GArray **gpu_bins;          /* per GPU: CsGpuBin per bin */
+  CsWorkerResult *workers;
+  int n_workers;
   GArray *bin_busy_ns;        /* int64 per bin: GPU-ns busy over all GPUs */
   GArray *bin_gpus_used;      /* int64 per bin: GPUs that ran anything */
   char *trace_desc;           /* JSON text of the trace used, or NULL */

@@ -193,6 +193,7 @@ void cs_config_free(CsConfig *c)
   cs_network_curve_free(c->network);
   cs_placement_free(c->placement);
   g_free(c->replica_failed);
+  g_free(c->replica_mreq);
   cs_interference_set_free(c->interference);
   g_free(c->interference_desc);
   if (c->dispatch && c->dispatch_params)
@@ -802,10 +803,12 @@ static gboolean check_memory(const CsScenario *sc, CsConfig *c, GError **error)
   GArray *reps = c->placement->replicas;
   double *used = g_new0(double, MAX(c->n_gpus, 1));
   c->replica_failed = g_new0(gboolean, MAX(reps->len, 1));
+  c->replica_mreq = g_new0(double, MAX(reps->len, 1));
   gboolean ok = TRUE;
   for (guint r = 0; r < reps->len && ok; r++) {
     const CsReplica *rep = &g_array_index(reps, CsReplica, r);
     double m = replica_mreq(c, rep);
+    c->replica_mreq[r] = m;
     if (used[rep->gpu] + m <= 100.0 + 1e-9) {
       used[rep->gpu] += m;
       continue;

@@ -43,6 +43,8 @@ check "requests.csv has a header and one row per request" \
   test "$(($(wc -l <"$tmp/d/requests.csv") - 1))" -eq "$(python3 -c "import json;print(json.load(open('$tmp/d/summary.json'))['total']['requests']['generated'])")"
 
 check "gpus_over_time.csv written" grep -q "^time_s,gpus_used,busy_gpus" "$tmp/a/gpus_over_time.csv"
+check "gpu_timeseries.csv written" grep -q "^time_s,gpu,busy_fraction,sm_use,memory_pct" "$tmp/a/gpu_timeseries.csv"
+check "worker_latency.csv has rows" test "$(wc -l <"$tmp/a/worker_latency.csv")" -gt 1
 check "autoscaling signals in the summary" grep -q '"advice_add_gpus"' "$tmp/a/summary.json"
 "$bin" search "$q" --set clients[0].duration_s=3 --set clients[1].duration_s=3 --set clients[2].duration_s=3 \
   --max-multiplier 4 --tolerance 0.1 --json >"$tmp/search.json" 2>"$tmp/search.err"
