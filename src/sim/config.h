@@ -49,6 +49,10 @@ typedef struct {
 typedef struct {
   int node;               /* node index */
   char *gpu_type;
+  int physical;           /* physical GPU index (MIG instances of one GPU share it) */
+  int mig_instance;       /* instance index on its GPU, -1 for a whole GPU */
+  double sm_fraction;     /* share of the GPU's SMs (1 for a whole GPU) */
+  double memory_fraction; /* share of the GPU's memory (1 for a whole GPU) */
 } CsGpuConfig;
 
 typedef struct {

@@ -439,11 +439,21 @@ static void gpu_start(Engine *e, int g, Batch *b)
   Worker *w = &e->workers[b->worker];
   b->start_ns = e->now;
   b->job = e->next_job++;
+  double demand = batch_demand(e, b->model, g, b->n);
+  int64_t iso = cs_engine_latency(e, b->model, g, b->n);
+  double f = e->cfg->gpus[g].sm_fraction;
+  if (f < 1.0) {
+    /* A MIG instance with a fraction f of the SMs runs a batch of demand d at
+     * (min(1, f/d))^gamma of its full-GPU speed; instances do not interfere. */
+    double d = isnan(demand) ? 1.0 : demand;
+    double speed = pow(MIN(1.0, f / d), e->cfg->mps_gamma);
+    iso = (int64_t)ceil((double)iso / speed);
+  }
   CsGpuJobSpec spec = {
     .model = w->interference_model,
     .batch = b->n,
-    .iso_ns = cs_engine_latency(e, b->model, g, b->n),
-    .demand = batch_demand(e, b->model, g, b->n),
+    .iso_ns = iso,
+    .demand = demand,
     .share = w->share,
     .worker = b->worker,
   };
@@ -841,6 +851,10 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   fill_total(res, &e);
   for (int g = 0; g < cfg->n_gpus; g++) {
     res->gpus[g].node = cfg->gpus[g].node;
+    res->gpus[g].physical = cfg->gpus[g].physical;
+    res->gpus[g].mig_instance = cfg->gpus[g].mig_instance;
+    res->gpus[g].sm_fraction = cfg->gpus[g].sm_fraction;
+    res->gpus[g].memory_fraction = cfg->gpus[g].memory_fraction;
     res->gpus[g].gpu_type = g_strdup(cfg->gpus[g].gpu_type);
     res->gpus[g].busy_ns = e.gpus[g].busy_ns;
     res->gpus[g].batches = e.gpus[g].batches;

@@ -218,6 +218,12 @@ char *cs_results_to_json(const CsResults *r)
     cJSON_AddStringToObject(o, "gpu_type", r->gpus[g].gpu_type);
     add_num(o, "busy_fraction", r->gpus[g].busy_fraction);
     add_num(o, "memory_pct", r->gpus[g].memory_pct);
+    if (r->gpus[g].mig_instance >= 0) {
+      cJSON_AddNumberToObject(o, "physical_gpu", r->gpus[g].physical);
+      cJSON_AddNumberToObject(o, "mig_instance", r->gpus[g].mig_instance);
+      add_num(o, "sm_fraction", r->gpus[g].sm_fraction);
+      add_num(o, "memory_fraction", r->gpus[g].memory_fraction);
+    }
     cJSON_AddNumberToObject(o, "batches", (double)r->gpus[g].batches);
     cJSON_AddItemToArray(gpus, o);
   }

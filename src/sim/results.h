@@ -33,6 +33,9 @@ typedef struct {
   int node;
   char *gpu_type;
   double memory_pct;  /* sum of the Mreq of its (non-failed) replicas */
+  int physical;       /* physical GPU (MIG instances share one) */
+  int mig_instance;   /* -1 for a whole GPU */
+  double sm_fraction, memory_fraction;
   double busy_fraction;
   int64_t busy_ns;
   int64_t batches;

@@ -346,15 +346,72 @@ static gboolean read_network(const CsScenario *sc, CsConfig *c, GError **error)
   return TRUE;
 }
 
+/* Appends n GPUs of a type on a node. With "mig" (a list of instances, each
+ * {"sm_fraction": f, "memory_fraction": m}), every GPU is split into those
+ * instances, and each instance is a GPU of the cluster numbering. */
+static gboolean add_gpus(const CsScenario *sc, GArray *gpus, int node, const char *type, int n,
+                         const cJSON *obj, const char *path, int *physical, GError **error)
+{
+  const cJSON *mig = cJSON_GetObjectItemCaseSensitive(obj, "mig");
+  char *mp = cs_json_path_key(path, "mig");
+  gboolean ok = TRUE;
+  int n_inst = 0;
+  if (mig && (!cJSON_IsArray(mig) || cJSON_GetArraySize(mig) == 0))
+    ok = cs_json_fail(error, sc->name, mp,
+                      "expected a non-empty array of {\"sm_fraction\": f, \"memory_fraction\": m}, "
+                      "got %s",
+                      cs_json_type_name(mig));
+  double *smf = NULL, *memf = NULL;
+  if (ok && mig) {
+    n_inst = cJSON_GetArraySize(mig);
+    smf = g_new0(double, n_inst);
+    memf = g_new0(double, n_inst);
+    double sum_sm = 0, sum_mem = 0;
+    static const char *const keys[] = { "sm_fraction", "memory_fraction", NULL };
+    for (int k = 0; ok && k < n_inst; k++) {
+      const cJSON *inst = cJSON_GetArrayItem(mig, k);
+      char *ip = cs_json_path_index(mp, k);
+      ok = cs_json_expect_object(inst, sc->name, ip, error) &&
+           cs_json_check_keys(inst, keys, sc->name, ip, error) &&
+           cs_json_read_double(inst, "sm_fraction", TRUE, 1e-3, 1, &smf[k], sc->name, ip, error) &&
+           cs_json_read_double(inst, "memory_fraction", TRUE, 1e-3, 1, &memf[k], sc->name, ip,
+                               error);
+      sum_sm += smf[k];
+      sum_mem += memf[k];
+      g_free(ip);
+    }
+    if (ok && (sum_sm > 1 + 1e-9 || sum_mem > 1 + 1e-9))
+      ok = cs_json_fail(error, sc->name, mp,
+                        "instances take %.4g of the SMs and %.4g of the memory; each must be at "
+                        "most 1",
+                        sum_sm, sum_mem);
+  }
+  for (int g = 0; ok && g < n; g++) {
+    int phys = (*physical)++;
+    for (int k = 0; k < MAX(n_inst, 1); k++) {
+      CsGpuConfig gc = { .node = node, .gpu_type = g_strdup(type), .physical = phys,
+                         .mig_instance = mig ? k : -1, .sm_fraction = mig ? smf[k] : 1.0,
+                         .memory_fraction = mig ? memf[k] : 1.0 };
+      g_array_append_val(gpus, gc);
+    }
+  }
+  g_free(smf);
+  g_free(memf);
+  g_free(mp);
+  return ok;
+}
+
 static gboolean read_cluster(const CsScenario *sc, CsConfig *c, GError **error)
 {
   const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
   if (!cl)
     return cs_json_fail(error, sc->name, "cluster",
                         "required field is missing (e.g. {\"gpus\": 4, \"gpu_type\": \"v100\"})");
-  static const char *const keys[] = { "gpus", "gpu_type", "nodes", "mps", "mps_gamma",
-                                      "interference", "memory_overflow", NULL };
-  static const char *const node_keys[] = { "gpus", "gpu_type", NULL };
+  static const char *const keys[] = { "gpus",         "gpu_type",        "nodes", "mps",
+                                      "mps_gamma",    "interference",    "mig",
+                                      "memory_overflow", NULL };
+  static const char *const node_keys[] = { "gpus", "gpu_type", "mig", NULL };
+  int physical = 0;
   const char *interference = NULL, *overflow = "error";
   c->mps_gamma = 1.0;
   if (!cs_json_expect_object(cl, sc->name, "cluster", error) ||
@@ -391,9 +448,11 @@ static gboolean read_cluster(const CsScenario *sc, CsConfig *c, GError **error)
   gboolean ok = TRUE;
   if (nodes) {
     if (cJSON_GetObjectItemCaseSensitive(cl, "gpus") ||
-        cJSON_GetObjectItemCaseSensitive(cl, "gpu_type"))
+        cJSON_GetObjectItemCaseSensitive(cl, "gpu_type") ||
+        cJSON_GetObjectItemCaseSensitive(cl, "mig"))
       ok = cs_json_fail(error, sc->name, "cluster",
-                        "give either \"nodes\" or \"gpus\" with \"gpu_type\" (one node), not both");
+                        "give either \"nodes\" or \"gpus\" with \"gpu_type\" (and \"mig\") for one "
+                        "node, not both");
     else if (!cJSON_IsArray(nodes) || cJSON_GetArraySize(nodes) == 0)
       ok = cs_json_fail(error, sc->name, "cluster.nodes",
                         "expected a non-empty array of {\"gpus\": n, \"gpu_type\": name}, got %s",
@@ -413,10 +472,7 @@ static gboolean read_cluster(const CsScenario *sc, CsConfig *c, GError **error)
         if (ok && !cs_profile_set_gpu_type(c->profiles, type))
           ok = cs_json_fail(error, sc->name, jp,
                             "gpu_type \"%s\" is not defined by any loaded profile", type);
-        for (int g = 0; ok && g < n; g++) {
-          CsGpuConfig gc = { .node = i, .gpu_type = g_strdup(type) };
-          g_array_append_val(gpus, gc);
-        }
+        ok = ok && add_gpus(sc, gpus, i, type, n, node, jp, &physical, error);
         g_free(jp);
         i++;
         if (!ok)
@@ -432,10 +488,7 @@ static gboolean read_cluster(const CsScenario *sc, CsConfig *c, GError **error)
     if (ok && !cs_profile_set_gpu_type(c->profiles, type))
       ok = cs_json_fail(error, sc->name, "cluster.gpu_type",
                         "\"%s\" is not defined by any loaded profile", type);
-    for (int g = 0; ok && g < n; g++) {
-      CsGpuConfig gc = { .node = 0, .gpu_type = g_strdup(type) };
-      g_array_append_val(gpus, gc);
-    }
+    ok = ok && add_gpus(sc, gpus, 0, type, n, cl, "cluster", &physical, error);
     c->n_nodes = 1;
   }
   c->n_gpus = (int)gpus->len;
@@ -809,7 +862,9 @@ static gboolean check_memory(const CsScenario *sc, CsConfig *c, GError **error)
     const CsReplica *rep = &g_array_index(reps, CsReplica, r);
     double m = replica_mreq(c, rep);
     c->replica_mreq[r] = m;
-    if (used[rep->gpu] + m <= 100.0 + 1e-9) {
+    /* Mreq is a share of the whole GPU; a MIG instance holds its memory fraction. */
+    double capacity = 100.0 * c->gpus[rep->gpu].memory_fraction;
+    if (used[rep->gpu] + m <= capacity + 1e-9) {
       used[rep->gpu] += m;
       continue;
     }
@@ -830,10 +885,11 @@ static gboolean check_memory(const CsScenario *sc, CsConfig *c, GError **error)
                                c->clients[o->model].model, o->batch, replica_mreq(c, o));
     }
     ok = cs_json_fail(error, sc->name, "placement",
-                      "gpu %d (%s) cannot hold its replicas: Mreq %s sum to %.2f %% of its "
-                      "memory (set cluster.memory_overflow to \"fail_replicas\" to simulate "
-                      "the failure instead)",
-                      rep->gpu, c->gpus[rep->gpu].gpu_type, list->str, used[rep->gpu] + m);
+                      "gpu %d (%s) cannot hold its replicas: Mreq %s sum to %.2f %% of the GPU's "
+                      "memory, over the %.4g %% it has (set cluster.memory_overflow to "
+                      "\"fail_replicas\" to simulate the failure instead)",
+                      rep->gpu, c->gpus[rep->gpu].gpu_type, list->str, used[rep->gpu] + m,
+                      capacity);
     g_string_free(list, TRUE);
   }
   g_free(used);

@@ -166,6 +166,48 @@ static void test_memory(void **state)
   test_dir_remove(dir);
 }
 
+/* MIG: one GPU split into two halves. a (demand 1) runs at half speed on its
+ * instance, d (demand 0.25) at full speed on the other; instances do not
+ * interfere, even with MPS on. Memory: an instance holds half the GPU's. */
+static void test_mig(void **state)
+{
+  (void)state;
+  char *dir = profile_dir();
+  const char *tmpl =
+    "{\"profiles\": [\"coloc.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps\": true,"
+    "   \"mig\": [{\"sm_fraction\": 0.5, \"memory_fraction\": 0.5}, {\"sm_fraction\": 0.5, \"memory_fraction\": 0.5}]},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": [%s]},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [0]}},"
+    "  {\"model\": \"d\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [0]}}]}";
+  char *json = g_strdup_printf(tmpl, "{\"model\": \"a\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"d\", \"gpu\": 1, \"batch\": 1}");
+  CsScenario *sc = test_scenario(dir, json);
+  Exec x = { { -1, -1 }, { -1, -1 } };
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = record;
+  opt.user_data = &x;
+  CsResults *r = test_run(sc, &opt);
+  assert_int_equal(x.end[0], 20000000);
+  assert_int_equal(x.end[1], 10000000);
+  char *summary = cs_results_to_json(r);
+  assert_non_null(strstr(summary, "\"mig_instance\":\t1"));
+  g_free(summary);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  g_free(json);
+  /* a (40 %) and b (40 %) on one half-GPU instance: 80 % of the GPU's memory > 50 %. */
+  json = g_strdup_printf(tmpl, "{\"model\": \"a\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"d\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"a\", \"gpu\": 0, \"batch\": 2}");
+  sc = test_scenario(dir, json);
+  GError *err = NULL;
+  assert_false(cs_scenario_validate(sc, &err));
+  assert_non_null(strstr(err->message, "over the 50 % it has"));
+  g_error_free(err);
+  cs_scenario_free(sc);
+  g_free(json);
+  test_dir_remove(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -173,6 +215,7 @@ int main(void)
     cmocka_unit_test(test_processor_sharing),
     cmocka_unit_test(test_mps_share_cap),
     cmocka_unit_test(test_memory),
+    cmocka_unit_test(test_mig),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
