@@ -646,3 +646,11 @@ double cs_model_profile_throughput_rps(const CsModelProfile *p, int batch)
     return pt->throughput_rps;
   return batch / ((double)cs_model_profile_latency_ns(p, batch) * 1e-9);
 }
+
+int64_t cs_model_profile_exec_ns(const CsModelProfile *p, int batch)
+{
+  const CsBatchPoint *pt = cs_model_profile_point(p, batch);
+  if (pt && !isnan(pt->throughput_rps) && pt->throughput_rps > 0)
+    return MAX((int64_t)1, llround((double)batch / pt->throughput_rps * 1e9));
+  return cs_model_profile_latency_ns(p, batch);
+}

@@ -124,6 +124,12 @@ int64_t cs_model_profile_latency_ns(const CsModelProfile *p, int batch);
  * batch / latency. batch >= 1. */
 double cs_model_profile_throughput_rps(const CsModelProfile *p, int batch);
 
+/* Execution time of a batch of this size in ns, as the simulator runs it:
+ * batch / throughput_rps for a profiled point that gives its throughput (the
+ * thesis' latency column is rounded to 0.1 ms, its throughput column keeps the
+ * measured precision), else cs_model_profile_latency_ns. batch >= 1. */
+int64_t cs_model_profile_exec_ns(const CsModelProfile *p, int batch);
+
 G_END_DECLS
 
 #endif

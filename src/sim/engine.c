@@ -306,7 +306,7 @@ int64_t cs_engine_latency(Engine *e, int model, int gpu, int n)
     guint old = t->len;
     g_array_set_size(t, MAX((guint)n + 1, old * 2));
     for (guint s = MAX(old, 1); s < t->len; s++)
-      g_array_index(t, int64_t, s) = cs_model_profile_latency_ns(prof, (int)s);
+      g_array_index(t, int64_t, s) = cs_model_profile_exec_ns(prof, (int)s);
   }
   return g_array_index(t, int64_t, n);
 }
