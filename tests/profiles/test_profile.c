@@ -73,6 +73,9 @@ static void test_v100_shipped(void **state)
   assert_true(alex->linear_fitted);
   assert_int_equal(alex->n_points, 6);
   assert_int_equal(cs_model_profile_latency_ns(alex, 4), 1400000);
+  /* The simulator executes with the unrounded value: 4 / 2801.75 req/s. */
+  assert_int_equal(cs_model_profile_exec_ns(alex, 4), llround(4.0 / 2801.75 * 1e9));
+  assert_int_equal(cs_model_profile_exec_ns(alex, 5), cs_model_profile_latency_ns(alex, 5));
   const CsBatchPoint *b4 = cs_model_profile_point(alex, 4);
   assert_non_null(b4);
   assert_close(b4->mreq_pct, 1.66, 1e-12);
