@@ -3,7 +3,7 @@
 
 #include "cli.h"
 #include "sim/gpu_calibrate.h"
-#include "sim/scenario.h"
+#include "common/data_files.h"
 
 /* A file given on the command line as is, else the named file in the first
  * data directory that has it. */
@@ -11,16 +11,7 @@ static char *data_file(const char *given, const char *name)
 {
   if (given)
     return g_strdup(given);
-  char **dirs = cs_data_dirs();
-  char *found = NULL;
-  for (int i = 0; dirs[i] && !found; i++) {
-    char *p = g_build_filename(dirs[i], "profiles", name, NULL);
-    if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
-      found = p;
-    else
-      g_free(p);
-  }
-  g_strfreev(dirs);
+  char *found = cs_data_file_find("profiles", name);
   return found ? found : g_build_filename("data", "profiles", name, NULL);
 }
 

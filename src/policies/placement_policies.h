@@ -12,5 +12,6 @@ extern const CsPlacementPolicy cs_place_wsm_usher; /* Usher with WSM as Creq */
 extern const CsPlacementPolicy cs_place_milp;      /* thesis MILP (GLPK), metric param (ao) */
 extern const CsPlacementPolicy cs_place_ao_milp;   /* MILP with AO as Creq */
 extern const CsPlacementPolicy cs_place_wsm_milp;  /* MILP with WSM as Creq */
+extern const CsPlacementPolicy cs_place_igniter;   /* iGniter provisioning, plan mapped in order */
 
 #endif

@@ -13,6 +13,7 @@ static const CsPlacementPolicy *const registry[] = {
   &cs_place_milp,
   &cs_place_ao_milp,
   &cs_place_wsm_milp,
+  &cs_place_igniter,
   NULL,
 };
 

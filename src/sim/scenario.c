@@ -6,6 +6,7 @@
 
 #include "cs_config.h"
 #include "clustersim/clustersim.h"
+#include "common/data_files.h"
 #include "common/json_input.h"
 #include "config.h"
 #include "scenario.h"
@@ -203,20 +204,6 @@ void cs_config_free(CsConfig *c)
   g_free(c);
 }
 
-/* Data directories searched for profile, curve and trace names, in order:
- * $CLUSTERSIM_DATA_DIR, the installed data directory, the source tree's. */
-char **cs_data_dirs(void)
-{
-  GPtrArray *dirs = g_ptr_array_new();
-  const char *env = g_getenv("CLUSTERSIM_DATA_DIR");
-  if (env && *env)
-    g_ptr_array_add(dirs, g_strdup(env));
-  g_ptr_array_add(dirs, g_strdup(CS_DATADIR));
-  g_ptr_array_add(dirs, g_strdup(CS_SOURCE_DATADIR));
-  g_ptr_array_add(dirs, NULL);
-  return (char **)g_ptr_array_free(dirs, FALSE);
-}
-
 /* Resolves a file named in the scenario: relative to the scenario's directory,
  * else as a name in <data dir>/<sub>/ with or without ".json". Returns the path
  * (g_free it) or NULL after setting error. */
@@ -231,19 +218,9 @@ static char *resolve_data_file(const CsScenario *sc, const char *entry, const ch
     if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
       return p;
     g_free(p);
-    char **dirs = cs_data_dirs();
-    for (int i = 0; dirs[i]; i++) {
-      char *with_ext = g_str_has_suffix(entry, ".json") ? g_strdup(entry)
-                                                        : g_strconcat(entry, ".json", NULL);
-      p = g_build_filename(dirs[i], sub, with_ext, NULL);
-      g_free(with_ext);
-      if (g_file_test(p, G_FILE_TEST_IS_REGULAR)) {
-        g_strfreev(dirs);
-        return p;
-      }
-      g_free(p);
-    }
-    g_strfreev(dirs);
+    p = cs_data_file_find(sub, entry);
+    if (p)
+      return p;
   }
   cs_json_fail(error, sc->name, json_path,
                "file \"%s\" not found (looked relative to the scenario and in the data "

@@ -14,9 +14,4 @@ CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error);
 const char *cs_scenario_name(const CsScenario *sc);
 
 
-/* Directories searched for data files named without a path
- * ($CLUSTERSIM_DATA_DIR, the installed data directory, the source tree's
- * data directory), NULL-terminated; g_strfreev it. */
-char **cs_data_dirs(void);
-
 #endif
