@@ -161,17 +161,9 @@ fail:
 int cs_azure_llm_reader_next(CsAzureLlmReader *r, CsAzureLlmRecord *rec, GError **error)
 {
   CsCsv *csv = &r->csv;
-  int rc = cs_csv_next(csv, error);
-  if (rc < 0)
-    return -1;
-  if (rc == 0) {
-    if (r->rows == 0)
-      return cs_csv_fail(csv, error, "no data rows after the header (expected one row per "
-                                     "request: " LLM_COLUMNS ")");
-    return 0;
-  }
-  if (!cs_csv_expect_fields(csv, r->n_columns, error))
-    return -1;
+  int rc = cs_csv_next_row(csv, r->rows, r->n_columns, "request: " LLM_COLUMNS, error);
+  if (rc <= 0)
+    return rc;
   const char *text = csv->fields[r->col_time];
   int64_t epoch_ns;
   if (!parse_timestamp(text, &epoch_ns))

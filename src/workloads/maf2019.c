@@ -215,17 +215,10 @@ fail:
 int cs_maf2019_reader_next(CsMaf2019Reader *r, CsMaf2019Record *rec, GError **error)
 {
   CsCsv *csv = &r->csv;
-  int rc = cs_csv_next(csv, error);
-  if (rc < 0)
-    return -1;
-  if (rc == 0) {
-    if (r->rows == 0)
-      return cs_csv_fail(csv, error, "no data rows after the header (expected one row per "
-                                     "function)");
-    return 0;
-  }
-  if (!cs_csv_expect_fields(csv, (size_t)(r->first_column + r->n_minutes), error))
-    return -1;
+  int rc = cs_csv_next_row(csv, r->rows, (size_t)(r->first_column + r->n_minutes), "function",
+                           error);
+  if (rc <= 0)
+    return rc;
   int64_t total = 0;
   char column[32];
   for (int m = 0; m < r->n_minutes; m++) {

@@ -43,17 +43,9 @@ fail:
 int cs_maf2021_reader_next(CsMaf2021Reader *r, CsMaf2021Record *rec, GError **error)
 {
   CsCsv *csv = &r->csv;
-  int rc = cs_csv_next(csv, error);
-  if (rc < 0)
-    return -1;
-  if (rc == 0) {
-    if (r->rows == 0)
-      return cs_csv_fail(csv, error, "no data rows after the header (expected one row per "
-                                     "invocation: " MAF2021_COLUMNS ")");
-    return 0;
-  }
-  if (!cs_csv_expect_fields(csv, r->n_columns, error))
-    return -1;
+  int rc = cs_csv_next_row(csv, r->rows, r->n_columns, "invocation: " MAF2021_COLUMNS, error);
+  if (rc <= 0)
+    return rc;
   double end, duration;
   if (!cs_csv_parse_double(csv, csv->fields[r->col_end], "column end_timestamp", FALSE, &end,
                            error) ||

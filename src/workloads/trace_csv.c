@@ -231,3 +231,17 @@ gboolean cs_csv_parse_double(const CsCsv *csv, const char *text, const char *lab
   *out = v;
   return TRUE;
 }
+
+int cs_csv_next_row(CsCsv *csv, int64_t rows_read, size_t n, const char *what, GError **error)
+{
+  int rc = cs_csv_next(csv, error);
+  if (rc < 0)
+    return -1;
+  if (rc == 0) {
+    if (rows_read == 0)
+      return cs_csv_fail(csv, error, "no data rows after the header (expected one row per %s)",
+                         what);
+    return 0;
+  }
+  return cs_csv_expect_fields(csv, n, error) ? 1 : -1;
+}

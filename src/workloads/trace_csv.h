@@ -51,6 +51,12 @@ int cs_csv_require(const CsCsv *csv, const char *name, const char *expected_colu
  * n fields. Returns TRUE when it has. */
 gboolean cs_csv_expect_fields(const CsCsv *csv, size_t n, GError **error);
 
+/* Reads the next data row of a trace and checks it has n fields. rows_read is
+ * the number of data rows read before. Returns 1 for a row, 0 at the end of
+ * the file, -1 with error set on a bad row, or when the file ends without any
+ * data row ("no data rows after the header (expected one row per WHAT)"). */
+int cs_csv_next_row(CsCsv *csv, int64_t rows_read, size_t n, const char *what, GError **error);
+
 /* Parses a decimal integer (digits only, no sign, no spaces) into *out.
  * Returns TRUE, or FALSE with an error "<label>: <expectation>, got ..."
  * (label names the field, e.g. "column duration"; a negative value gets its
