@@ -806,6 +806,34 @@ static gboolean read_dispatch(const CsScenario *sc, CsConfig *c, GError **error)
           g_free(jp);
           return FALSE;
         }
+    /* Memory permitting: every model is loaded on every GPU. Each needs at
+     * least its Mreq at its smallest profiled batch (weights and the least
+     * activation memory); their sum must fit each GPU. */
+    for (int g = 0; g < c->n_gpus; g++) {
+      double sum = 0;
+      GString *list = g_string_new(NULL);
+      for (int m = 0; m < c->n_clients; m++) {
+        const CsModelProfile *p =
+          cs_profile_set_lookup(c->profiles, c->gpus[g].gpu_type, c->clients[m].model);
+        for (int i = 0; i < p->n_points; i++)
+          if (!isnan(p->points[i].mreq_pct)) {
+            sum += p->points[i].mreq_pct;
+            g_string_append_printf(list, "%s%s %.2f %%", list->len ? ", " : "",
+                                   c->clients[m].model, p->points[i].mreq_pct);
+            break;
+          }
+      }
+      double capacity = 100.0 * c->gpus[g].memory_fraction;
+      gboolean fits = sum <= capacity + 1e-9;
+      if (!fits)
+        cs_json_fail(error, sc->name, "dispatch",
+                     "dispatch \"%s\" loads every model on every GPU, but on gpu %d (%s) their "
+                     "memory (%s) sums to %.2f %%, over the %.4g %% it has",
+                     c->dispatch->name, g, c->gpus[g].gpu_type, list->str, sum, capacity);
+      g_string_free(list, TRUE);
+      if (!fits)
+        return FALSE;
+    }
   }
   return TRUE;
 }

@@ -208,6 +208,35 @@ static void test_mig(void **state)
   test_dir_remove(dir);
 }
 
+/* Centralized dispatch loads every model on every GPU: their memory must fit. */
+static void test_central_memory(void **state)
+{
+  (void)state;
+  char *dir = profile_dir();
+  const char *tmpl =
+    "{\"profiles\": [\"coloc.json\"], \"cluster\": {\"gpus\": 2, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"symphony\"},"
+    " \"clients\": [{\"model\": \"a\", \"rate\": 10, \"slo_ms\": 100, \"requests\": 5},"
+    "  {\"model\": \"%s\", \"rate\": 10, \"slo_ms\": 100, \"requests\": 5},"
+    "  {\"model\": \"%s\", \"rate\": 10, \"slo_ms\": 100, \"requests\": 5}]}";
+  char *json = g_strdup_printf(tmpl, "b", "c"); /* 3 x 40 % */
+  CsScenario *sc = test_scenario(dir, json);
+  GError *err = NULL;
+  assert_false(cs_scenario_validate(sc, &err));
+  assert_non_null(strstr(err->message, "test.json: dispatch: dispatch \"symphony\" loads every model on "
+                                       "every GPU, but on gpu 0 (gpu) their memory (a 40.00 %, b 40.00 %, "
+                                       "c 40.00 %) sums to 120.00 %, over the 100 % it has"));
+  g_error_free(err);
+  cs_scenario_free(sc);
+  g_free(json);
+  json = g_strdup_printf(tmpl, "b", "d"); /* 40 + 40 + 10 % fits */
+  sc = test_scenario(dir, json);
+  assert_true(cs_scenario_validate(sc, NULL));
+  cs_scenario_free(sc);
+  g_free(json);
+  test_dir_remove(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -216,6 +245,7 @@ int main(void)
     cmocka_unit_test(test_mps_share_cap),
     cmocka_unit_test(test_memory),
     cmocka_unit_test(test_mig),
+    cmocka_unit_test(test_central_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
