@@ -11,3 +11,18 @@ meson test -C build-test --print-errorlogs
   -Db_lundef=false >/dev/null
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
   meson test -C build-asan --print-errorlogs --timeout-multiplier 4
+
+# One closing line over both runs (meson's own summary precedes it).
+python3 - build-test/meson-logs/testlog.json build-asan/meson-logs/testlog.json <<'PY'
+import json, sys
+passed = failed = 0
+for path in sys.argv[1:]:
+    with open(path) as f:
+        for line in f:
+            result = json.loads(line).get("result")
+            if result in ("OK", "EXPECTEDFAIL", "SKIP"):
+                passed += result != "SKIP"
+            else:
+                failed += 1
+print(f"tests: {passed} passed, {failed} failed")
+PY
