@@ -14,13 +14,9 @@ static const char *const metric_names[CS_CREQ_N_METRICS] = { "ao", "wao", "wsm" 
 /* The profiled point of the replica's batch, or of the nearest profiled batch. */
 static const CsBatchPoint *point_of(const CsConfig *c, const CsReplica *r)
 {
-  const CsModelProfile *p = cs_profile_set_lookup(c->profiles, c->gpus[r->gpu].gpu_type,
-                                                  c->clients[r->model].model);
-  const CsBatchPoint *best = NULL;
-  for (int i = 0; p && i < p->n_points; i++)
-    if (!best || abs(p->points[i].batch - r->batch) < abs(best->batch - r->batch))
-      best = &p->points[i];
-  return best;
+  return cs_model_profile_nearest_point(
+    cs_profile_set_lookup(c->profiles, c->gpus[r->gpu].gpu_type, c->clients[r->model].model),
+    r->batch);
 }
 
 static void list_policies(void)
@@ -101,7 +97,7 @@ int cmd_place(int argc, char **argv)
         continue;
       const CsBatchPoint *pt = point_of(cfg, rep);
       double c = pt && !isnan(pt->creq_pct[metric]) ? pt->creq_pct[metric] : 0;
-      double m = pt && !isnan(pt->mreq_pct) ? pt->mreq_pct : 0;
+      double m = cfg->replica_mreq[r]; /* as the memory check counted it */
       creq += c;
       mreq += m;
       g_string_append_printf(line, "%s%s %d %s", line->len ? ", " : "",

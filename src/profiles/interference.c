@@ -512,10 +512,9 @@ void cs_interference_set_free(CsInterferenceSet *set)
   g_free(set);
 }
 
-CsInterferenceSet *cs_interference_set_load_data(const char *json, const char *name,
-                                                 GError **error)
+/* Builds a set from a parsed document and frees the document. */
+static CsInterferenceSet *load_tree(cJSON *root, const char *name, GError **error)
 {
-  cJSON *root = cs_json_parse(json, name, error);
   if (!root)
     return NULL;
   CsInterferenceSet *set = set_new();
@@ -528,19 +527,15 @@ CsInterferenceSet *cs_interference_set_load_data(const char *json, const char *n
   return set;
 }
 
+CsInterferenceSet *cs_interference_set_load_data(const char *json, const char *name,
+                                                 GError **error)
+{
+  return load_tree(cs_json_parse(json, name, error), name, error);
+}
+
 CsInterferenceSet *cs_interference_set_load_file(const char *path, GError **error)
 {
-  char *text = NULL;
-  GError *io = NULL;
-  if (!g_file_get_contents(path, &text, NULL, &io)) {
-    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO, "%s: cannot read: %s", path,
-                io->message);
-    g_error_free(io);
-    return NULL;
-  }
-  CsInterferenceSet *set = cs_interference_set_load_data(text, path, error);
-  g_free(text);
-  return set;
+  return load_tree(cs_json_load_file(path, error), path, error);
 }
 
 /* ---- queries ------------------------------------------------------------------- */

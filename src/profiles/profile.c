@@ -654,3 +654,12 @@ int64_t cs_model_profile_exec_ns(const CsModelProfile *p, int batch)
     return MAX((int64_t)1, llround((double)batch / pt->throughput_rps * 1e9));
   return cs_model_profile_latency_ns(p, batch);
 }
+
+const CsBatchPoint *cs_model_profile_nearest_point(const CsModelProfile *p, int batch)
+{
+  const CsBatchPoint *best = NULL;
+  for (int i = 0; p && i < p->n_points; i++)
+    if (!best || abs(p->points[i].batch - batch) < abs(best->batch - batch))
+      best = &p->points[i];
+  return best;
+}

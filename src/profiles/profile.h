@@ -109,6 +109,10 @@ const CsGpuType *cs_profile_set_gpu_type(const CsProfileSet *set, const char *na
 int cs_profile_set_n_models(const CsProfileSet *set);
 const CsModelProfile *cs_profile_set_model(const CsProfileSet *set, int i);
 
+/* Returns the profiled point whose batch size is nearest to batch (the
+ * smaller one on a tie), or NULL when the profile has no points. */
+const CsBatchPoint *cs_model_profile_nearest_point(const CsModelProfile *p, int batch);
+
 /* Returns the profiled point for exactly this batch size, or NULL. */
 const CsBatchPoint *cs_model_profile_point(const CsModelProfile *p, int batch);
 

@@ -414,11 +414,8 @@ static void account_bins(Engine *e, int g, int64_t start, int64_t end)
  * the nearest profiled batch size; NAN (the GPU model's default) if unknown. */
 static double batch_demand(Engine *e, int model, int g, int n)
 {
-  const CsModelProfile *p = e->profile[model * e->n_gpu_types + e->gpus[g].type];
-  const CsBatchPoint *best = NULL;
-  for (int i = 0; p && i < p->n_points; i++)
-    if (!best || abs(p->points[i].batch - n) < abs(best->batch - n))
-      best = &p->points[i];
+  const CsBatchPoint *best =
+    cs_model_profile_nearest_point(e->profile[model * e->n_gpu_types + e->gpus[g].type], n);
   return best ? best->creq_pct[CS_CREQ_WSM] / 100.0 : NAN;
 }
 
