@@ -99,8 +99,9 @@ typedef struct {
   const char *model;        /* model name */
   int client;               /* client index in the scenario */
   gboolean measured;        /* FALSE for warm-up requests (excluded from metrics) */
-  gboolean served;          /* FALSE if the request never ran (failed or dropped) */
+  gboolean served;          /* FALSE if the request never ran (dropped, unserved or failed) */
   gboolean dropped;         /* TRUE if the dispatch policy dropped it (deadline unreachable) */
+  gboolean unserved;        /* TRUE if its model has no replica in the placement */
   int64_t send_ns;          /* client sends */
   int64_t dispatch_ns;      /* router sends the batch */
   int64_t node_ns;          /* batch arrives at the node, enters the worker queue */
@@ -154,17 +155,29 @@ typedef enum {
 /* Returns the stage's name as used in outputs ("router_wait", ...). */
 CS_API const char *cs_stage_name(CsStage s);
 
+/* Per-model results; docs/scenario.md defines every figure. Requests are
+ * "measured" when sent inside the client's measurement window (after
+ * warm-up); rates are per second of that window. */
 typedef struct {
   const char *model;
   double slo_ms;
-  double offered_rps;      /* the client's configured rate */
-  double submitted_rps;    /* measured requests / measurement window */
-  double throughput_rps;   /* completed measured requests / window */
-  double goodput_rps;      /* measured requests within SLO / window */
-  double bad_rate;         /* 1 - good / measured */
-  double expected_goodput_rps; /* the placement policy's prediction */
+  double offered_rps;      /* the client's configured sending rate */
+  double planned_rps;      /* the rate the placement planned for (planned_rate, else rate) */
+  double submitted_rps;    /* measured requests / window */
+  double throughput_rps;   /* results (of any request) arriving inside the window / window */
+  double goodput_rps;      /* of those, the ones within the SLO / window */
+  double bad_rate;         /* 1 - good / measured: measured requests not answered within SLO */
+  double expected_goodput_rps; /* the placement policy's prediction; NAN without placement */
   double window_s;         /* measurement window (after warm-up) */
-  int64_t generated, warmup, measured, completed, good, failed, dropped;
+  double drain_s;          /* from the window's end to the last measured request's outcome */
+  int64_t generated, warmup, measured;
+  int64_t completed;       /* measured requests that got a result (in the window or late) */
+  int64_t good;            /* measured requests answered within the SLO */
+  int64_t late;            /* measured requests whose result arrived after the window */
+  int64_t dropped;         /* measured requests the dispatch policy dropped */
+  int64_t unserved;        /* measured requests of a model the placement gave no replica */
+  int64_t failed;          /* measured requests sent to a replica that did not fit in memory */
+  int64_t in_window, good_in_window; /* results arriving inside the window (throughput) */
   CsLatencyStats latency;            /* end to end, measured requests */
   CsLatencyStats stage[CS_N_STAGES]; /* breakdown, measured requests */
   int64_t batches;                   /* batches dispatched holding measured requests */
@@ -210,6 +223,21 @@ CS_API gboolean cs_results_write_gpu_detail(const CsResults *r, const char *gpu_
 /* Prints the per-model table to out. */
 CS_API void cs_results_print_table(const CsResults *r, FILE *out);
 
+/* A condition that does not stop a run but would mislead a reader of its
+ * numbers: code is stable (docs/scenario.md lists every code), model is NULL
+ * and gpu -1 when the warning concerns no single model or GPU. */
+typedef struct {
+  const char *code;
+  const char *model;
+  int gpu;
+  const char *message;
+} CsWarning;
+
+/* Number of warnings of the run (scenario warnings first, then those found by
+ * running it), and the i-th (owned by the results; NULL when out of range). */
+CS_API int cs_results_n_warnings(const CsResults *r);
+CS_API const CsWarning *cs_results_warning(const CsResults *r, int i);
+
 /* ---- Goodput search ------------------------------------------------------------ */
 
 /* Symphony's goodput: the highest offered load a configuration serves within
@@ -238,13 +266,18 @@ typedef struct {
   double offered_rps;   /* total offered rate at this multiplier */
   double goodput_rps;   /* total simulated goodput */
   double worst_bad_rate; /* highest bad rate over the models */
+  gboolean measured_all; /* every model measured at least one request (else it cannot pass) */
   gboolean pass;        /* the criterion holds */
 } CsGoodputProbe;
 
 typedef void (*CsGoodputProbeCallback)(const CsGoodputProbe *probe, void *user_data);
 
-/* Runs the search. Returns TRUE and fills *best with the highest passing probe
- * (multiplier 0 and offered 0 if even the smallest probe fails), calling
+/* Runs the search: probes from max_multiplier/64 upwards by doubling until one
+ * fails, then bisects; when the first probe fails it halves downwards, and
+ * stops at a probe that measured no request of some model or at
+ * max_multiplier/4096. A probe passes only if every model measured at least
+ * one request. Returns TRUE and fills *best with the highest passing probe
+ * (index -1, multiplier 0 and offered 0 if no probe passed), calling
  * on_probe (may be NULL) after every simulation. Returns FALSE with error set
  * when the scenario is invalid, a client has no rate to scale (explicit
  * times), or the options are out of range. */

@@ -87,3 +87,18 @@ void cli_progress_done(CliProgress *p)
     fputs("\r\033[K", stderr);
   p->shown = FALSE;
 }
+
+void cli_print_warnings(const CsResults *res)
+{
+  for (int i = 0; i < cs_results_n_warnings(res); i++) {
+    const CsWarning *w = cs_results_warning(res, i);
+    GString *who = g_string_new(NULL);
+    if (w->model)
+      g_string_append_printf(who, " %s", w->model);
+    if (w->gpu >= 0)
+      g_string_append_printf(who, " gpu %d", w->gpu);
+    fprintf(stderr, "clustersim: warning [%s]%s: %s\n", w->code, who->str,
+            w->message);
+    g_string_free(who, TRUE);
+  }
+}

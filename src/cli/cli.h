@@ -29,6 +29,10 @@ typedef struct {
 void cli_progress_install(CliProgress *p, CsRunOptions *opt);
 void cli_progress_done(CliProgress *p);
 
+/* Prints every warning of a run on stderr, one line each:
+ * "clustersim: warning [CODE] MODEL gpu N: MESSAGE". */
+void cli_print_warnings(const CsResults *res);
+
 int cmd_run(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_trace(int argc, char **argv);

@@ -114,6 +114,7 @@ int cmd_run(int argc, char **argv)
     goto out;
   }
   cs_results_print_table(res, stdout);
+  cli_print_warnings(res);
 out:
   g_clear_error(&err);
   cs_results_free(res);

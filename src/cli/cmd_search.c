@@ -10,11 +10,13 @@
 typedef struct {
   gboolean json;
   cJSON *probes;
+  double lowest; /* lowest multiplier probed */
 } ProbeSink;
 
 static void on_probe(const CsGoodputProbe *p, void *user)
 {
   ProbeSink *s = user;
+  s->lowest = p->index == 0 ? p->multiplier : MIN(s->lowest, p->multiplier);
   if (s->json) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "probe", p->index);
@@ -22,11 +24,13 @@ static void on_probe(const CsGoodputProbe *p, void *user)
     cJSON_AddNumberToObject(o, "offered_rps", p->offered_rps);
     cJSON_AddNumberToObject(o, "goodput_rps", p->goodput_rps);
     cJSON_AddNumberToObject(o, "worst_bad_rate", p->worst_bad_rate);
+    cJSON_AddBoolToObject(o, "measured_all", p->measured_all);
     cJSON_AddBoolToObject(o, "pass", p->pass);
     cJSON_AddItemToArray(s->probes, o);
   } else {
     printf("%5d %12.6g %12.1f %12.1f %14.4f %s\n", p->index, p->multiplier, p->offered_rps,
-           p->goodput_rps, p->worst_bad_rate, p->pass ? "pass" : "fail");
+           p->goodput_rps, p->worst_bad_rate,
+           p->pass ? "pass" : p->measured_all ? "fail" : "fail (a model measured nothing)");
     fflush(stdout);
   }
 }
@@ -58,7 +62,7 @@ int cmd_search(int argc, char **argv)
   int status = 0;
   CsScenario *sc = NULL;
   gint64 seed = -1;
-  ProbeSink sink = { .json = FALSE, .probes = NULL };
+  ProbeSink sink = { .json = FALSE, .probes = NULL, .lowest = 0.0 };
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     status = cli_fail(prog, err->message);
     goto out;
@@ -109,17 +113,30 @@ int cmd_search(int argc, char **argv)
       cJSON_AddNumberToObject(root, "bad_rate_bound", o.bad_rate_bound);
     cJSON_AddItemToObject(root, "probes", sink.probes);
     sink.probes = NULL;
-    cJSON_AddNumberToObject(root, "multiplier", best.multiplier);
-    cJSON_AddNumberToObject(root, "goodput_rps", best.offered_rps);
+    cJSON_AddBoolToObject(root, "passed", best.index >= 0);
+    if (best.index >= 0) {
+      cJSON_AddNumberToObject(root, "multiplier", best.multiplier);
+      cJSON_AddNumberToObject(root, "goodput_rps", best.offered_rps);
+    } else {
+      cJSON_AddNullToObject(root, "multiplier");
+      cJSON_AddNullToObject(root, "goodput_rps");
+    }
     char *text = cJSON_Print(root);
     printf("%s\n", text);
     cJSON_free(text);
     cJSON_Delete(root);
-  } else {
+  } else if (best.index >= 0) {
     printf("\ngoodput: %.1f req/s offered (multiplier %.6g) with %s\n", best.offered_rps,
            best.multiplier,
            o.criterion == CS_GOODPUT_P99 ? "p99 <= SLO for every model" : "bad rate within bound");
+  } else {
+    printf("\ngoodput: none: no probe passed\n");
   }
+  if (best.index < 0)
+    fprintf(stderr,
+            "clustersim search: warning [no_goodput]: the objective fails at every load tried "
+            "(down to multiplier %.6g): there is no goodput to report\n",
+            sink.lowest);
 out:
   cJSON_Delete(sink.probes);
   g_clear_error(&err);

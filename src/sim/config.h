@@ -14,6 +14,7 @@
 #include "profiles/interference.h"
 #include "profiles/profile.h"
 #include "sim/dispatch.h"
+#include "sim/warnings.h"
 
 typedef enum {
   CS_ARRIVAL_POISSON,  /* exponential gaps */
@@ -25,7 +26,8 @@ typedef enum {
 
 typedef struct {
   char *model;            /* model name; one client per model */
-  double rate_rps;        /* > 0 */
+  double rate_rps;        /* > 0: the rate the client sends at */
+  double planned_rate_rps; /* > 0: the rate the placement plans for (default rate_rps) */
   double slo_ms;          /* > 0 */
   int64_t slo_ns;
   CsArrivalKind arrival;
@@ -80,6 +82,7 @@ typedef struct {
   int64_t timeseries_bin_ns; /* bin width of time series outputs */
   char *trace_desc;       /* JSON text describing the trace used (file, sha256, ...), or NULL */
   char **profile_files;   /* resolved profile paths, NULL-terminated */
+  CsWarningList *warnings; /* found while compiling: settings that mislead, models unserved */
 } CsConfig;
 
 void cs_config_free(CsConfig *c);

@@ -4,8 +4,8 @@
  * to that replica's GPU when it reaches the replica's batch size, or when
  * max_wait_ms (MAX_WAIT_TIME, default 100 ms) has passed since its first
  * request, whichever comes first; then the model moves round-robin to its next
- * replica, so each replica receives load in proportion to its batch size. A
- * model without replicas fails its requests. max_wait_ms = 0 sends every
+ * replica, so each replica receives load in proportion to its batch size. The
+ * requests of a model without replicas are unserved. max_wait_ms = 0 sends every
  * request alone. */
 #include <math.h>
 
@@ -107,7 +107,7 @@ static void router_on_request(void *state, int m, const Req *req)
   Router *r = state;
   ModelRoute *mr = &r->models[m];
   if (mr->n_replicas == 0) {
-    cs_engine_fail(r->e, m, req);
+    cs_engine_unserved(r->e, m, req);
     return;
   }
   if (!mr->open) {

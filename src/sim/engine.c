@@ -30,10 +30,13 @@ typedef struct {
   gsl_rng *rng;
   int64_t index;          /* requests generated so far, warm-up included */
   int64_t last_ns;        /* time of the last arrival (random processes) */
-  int64_t window_start_ns, window_end_ns;
+  int64_t window_start_ns, window_end_ns; /* window_end_ns is 0 until known */
   gboolean done;
   /* metrics */
-  int64_t generated, warmup, measured, completed, good, failed, dropped;
+  int64_t generated, warmup, measured, completed, good, failed, dropped, unserved;
+  int64_t late;           /* measured requests whose result arrived after the window */
+  int64_t in_window, good_in_window; /* results (any request) arriving inside the window */
+  int64_t last_out_ns;    /* when the last measured request completed, failed or was dropped */
   GArray *e2e;            /* int64 ns per completed measured request */
   GArray *router_wait;    /* int64 ns per completed measured request */
   /* Every other stage is shared by the requests of a batch: one weighted
@@ -207,7 +210,7 @@ static void emit(Engine *e, const CsRequestRecord *r)
             ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
             ",%" G_GINT64_FORMAT ",%d,%d,%d\n",
             (guint64)r->id, r->model, r->measured ? 1 : 0,
-            r->served ? "ok" : (r->dropped ? "dropped" : "failed"),
+            r->served ? "ok" : r->dropped ? "dropped" : r->unserved ? "unserved" : "failed",
             (gint64)r->send_ns, (gint64)r->dispatch_ns, (gint64)r->node_ns,
             (gint64)r->exec_start_ns, (gint64)r->exec_end_ns, (gint64)r->receive_ns,
             (gint64)(r->receive_ns - r->send_ns), r->slo_met ? 1 : 0, r->batch_size, r->gpu);
@@ -311,13 +314,17 @@ int64_t cs_engine_latency(Engine *e, int model, int gpu, int n)
   return g_array_index(t, int64_t, n);
 }
 
-static void emit_unserved(Engine *e, int model, const Req *r, gboolean dropped)
+static void emit_unserved(Engine *e, int model, const Req *r, gboolean dropped,
+                          gboolean unserved)
 {
+  if (r->measured)
+    e->clients[model].last_out_ns = e->now;
   if (!wants_records(e))
     return;
   CsRequestRecord rec = {
     .id = r->id, .model = e->clients[model].cfg->model, .client = model,
-    .measured = r->measured, .served = FALSE, .dropped = dropped, .send_ns = r->send_ns,
+    .measured = r->measured, .served = FALSE, .dropped = dropped, .unserved = unserved,
+    .send_ns = r->send_ns,
     .dispatch_ns = e->now, .node_ns = e->now, .exec_start_ns = e->now,
     .exec_end_ns = e->now, .receive_ns = e->now, .batch_size = 0, .gpu = -1,
     .slo_met = FALSE,
@@ -328,13 +335,19 @@ static void emit_unserved(Engine *e, int model, const Req *r, gboolean dropped)
 void cs_engine_drop(Engine *e, int model, const Req *r)
 {
   e->clients[model].dropped += r->measured;
-  emit_unserved(e, model, r, TRUE);
+  emit_unserved(e, model, r, TRUE, FALSE);
 }
 
 void cs_engine_fail(Engine *e, int model, const Req *r)
 {
   e->clients[model].failed += r->measured;
-  emit_unserved(e, model, r, FALSE);
+  emit_unserved(e, model, r, FALSE, FALSE);
+}
+
+void cs_engine_unserved(Engine *e, int model, const Req *r)
+{
+  e->clients[model].unserved += r->measured;
+  emit_unserved(e, model, r, FALSE, TRUE);
 }
 
 static void on_arrival(Engine *e, int ci)
@@ -576,13 +589,23 @@ static void on_result(Engine *e, Batch *b)
   Client *c = &e->clients[b->model];
   int64_t slo = c->cfg->slo_ns;
   int measured_in_batch = 0;
+  /* Results arrive in time order, and a client's window end is known before
+   * any result arrives at or after it (it is set when the client stops). */
+  gboolean in_window = e->now >= c->window_start_ns &&
+                       (c->window_end_ns == 0 || e->now < c->window_end_ns);
+  gboolean late = c->window_end_ns != 0 && e->now >= c->window_end_ns;
   for (int i = 0; i < b->n; i++) {
     const Req *r = &b->reqs[i];
     int64_t lat = e->now - r->send_ns;
+    if (in_window) {
+      c->in_window++;
+      c->good_in_window += lat <= slo;
+    }
     if (r->measured) {
       measured_in_batch++;
       c->completed++;
       c->good += lat <= slo;
+      c->late += late;
       push64(c->e2e, lat);
       push64(c->router_wait, b->dispatch_ns - r->send_ns);
     }
@@ -598,6 +621,7 @@ static void on_result(Engine *e, Batch *b)
     }
   }
   if (measured_in_batch > 0) {
+    c->last_out_ns = e->now;
     const int64_t stage_ns[CS_N_STAGES] = {
       [CS_STAGE_TO_NODE] = b->node_ns - b->dispatch_ns,
       [CS_STAGE_QUEUE_WAIT] = b->start_ns - b->node_ns,
@@ -749,6 +773,7 @@ static void fill_model_result(CsModelResult *m, Client *c)
   const CsClientConfig *cfg = c->cfg;
   m->slo_ms = cfg->slo_ms;
   m->offered_rps = cfg->rate_rps;
+  m->planned_rps = cfg->planned_rate_rps;
   int64_t window = c->window_end_ns - c->window_start_ns;
   m->window_s = window > 0 ? window * 1e-9 : 0.0;
   m->generated = c->generated;
@@ -758,9 +783,16 @@ static void fill_model_result(CsModelResult *m, Client *c)
   m->good = c->good;
   m->failed = c->failed;
   m->dropped = c->dropped;
+  m->unserved = c->unserved;
+  m->late = c->late;
+  m->in_window = c->in_window;
+  m->good_in_window = c->good_in_window;
+  m->drain_s = c->measured > 0 && c->window_end_ns > 0 && c->last_out_ns > c->window_end_ns
+                 ? (c->last_out_ns - c->window_end_ns) * 1e-9
+                 : 0.0;
   m->submitted_rps = m->window_s > 0 ? c->measured / m->window_s : 0.0;
-  m->throughput_rps = m->window_s > 0 ? c->completed / m->window_s : 0.0;
-  m->goodput_rps = m->window_s > 0 ? c->good / m->window_s : 0.0;
+  m->throughput_rps = m->window_s > 0 ? c->in_window / m->window_s : 0.0;
+  m->goodput_rps = m->window_s > 0 ? c->good_in_window / m->window_s : 0.0;
   m->bad_rate = c->measured > 0 ? 1.0 - (double)c->good / (double)c->measured : 0.0;
   cs_latency_stats((int64_t *)c->e2e->data, c->e2e->len, &m->latency);
   cs_latency_stats((int64_t *)c->router_wait->data, c->router_wait->len,
@@ -782,6 +814,7 @@ static void fill_total(CsResults *res, Engine *e)
   for (int i = 0; i < res->n_models; i++) {
     const CsModelResult *m = &res->models[i];
     t->offered_rps += m->offered_rps;
+    t->planned_rps += m->planned_rps;
     t->submitted_rps += m->submitted_rps;
     t->throughput_rps += m->throughput_rps;
     t->goodput_rps += m->goodput_rps;
@@ -793,6 +826,11 @@ static void fill_total(CsResults *res, Engine *e)
     t->good += m->good;
     t->failed += m->failed;
     t->dropped += m->dropped;
+    t->unserved += m->unserved;
+    t->late += m->late;
+    t->in_window += m->in_window;
+    t->good_in_window += m->good_in_window;
+    t->drain_s = MAX(t->drain_s, m->drain_s);
     t->batches += m->batches;
     batched += e->clients[i].batched_requests;
     t->window_s = MAX(t->window_s, m->window_s);
@@ -817,6 +855,42 @@ static void fill_total(CsResults *res, Engine *e)
     cs_weighted_latency_stats((CsWeightedSample *)wpool->data, wpool->len, &t->stage[s]);
   }
   g_array_unref(wpool);
+}
+
+/* A model is unstable when its measured requests keep finishing long after
+ * its window ended: work was still queued, so its rates and percentiles
+ * describe a queue that grows with the run's length, not a steady state.
+ * "Long" is 10 SLOs or 1 s, whichever is longer: a stable queue drains
+ * within a few latencies (the last request's own latency), and the SLO
+ * bounds those for any setting a researcher would call feasible; the 1 s
+ * floor keeps short SLOs from flagging a burst. */
+static void warn_about_run(CsResults *res)
+{
+  for (int i = 0; i < res->n_models; i++) {
+    const CsModelResult *m = &res->models[i];
+    double limit_s = MAX(10.0 * m->slo_ms * 1e-3, 1.0);
+    if (m->drain_s > limit_s)
+      cs_warning_add(res->warnings, "unstable", m->model, -1,
+                     "its last measured request finished %.3f s after the %.3f s measurement "
+                     "window ended (%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+                     " results late): the offered load exceeds what it is served at, and its "
+                     "numbers depend on the run's length",
+                     m->drain_s, m->window_s, (gint64)m->late, (gint64)m->measured);
+    else if (m->measured > 0 && m->completed == 0 && m->unserved < m->measured)
+      cs_warning_add(res->warnings, "model_no_results", m->model, -1,
+                     "none of its %" G_GINT64_FORMAT " measured requests got a result (%" G_GINT64_FORMAT
+                     " dropped, %" G_GINT64_FORMAT " unserved, %" G_GINT64_FORMAT " failed)",
+                     (gint64)m->measured, (gint64)m->dropped, (gint64)m->unserved,
+                     (gint64)m->failed);
+  }
+  if (res->total.measured > 0 && res->total.completed == 0)
+    cs_warning_add(res->warnings, "nothing_served", NULL, -1,
+                   "the run served none of its %" G_GINT64_FORMAT " measured requests",
+                   (gint64)res->total.measured);
+  else if (res->total.measured == 0)
+    cs_warning_add(res->warnings, "nothing_measured", NULL, -1,
+                   "no request was sent inside a measurement window: every rate and percentile "
+                   "is empty");
 }
 
 CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOptions *opt)
@@ -893,6 +967,9 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   cfg->dispatch->describe(cfg->dispatch_params, res->dispatch_params);
   res->network = g_strdup(cfg->network_desc);
   res->profiles = g_strdupv(cfg->profile_files);
+  res->warnings = cs_warning_list_new();
+  cs_warning_list_extend(res->warnings, cfg->warnings);
+  warn_about_run(res);
 
   /* teardown */
   e.dispatch->destroy(e.dispatch_state);

@@ -51,8 +51,10 @@ void cs_engine_batch_add(Engine *e, Batch *b, const Req *r);
 void cs_engine_send(Engine *e, Batch *b, int gpu, int worker);
 /* The request is dropped by the policy (it cannot meet its deadline). */
 void cs_engine_drop(Engine *e, int model, const Req *r);
-/* The request fails: its model has no replica. */
+/* The request fails: the replica it was sent to did not fit in memory. */
 void cs_engine_fail(Engine *e, int model, const Req *r);
+/* The request is not served: its model has no replica. */
+void cs_engine_unserved(Engine *e, int model, const Req *r);
 
 /* Isolated latency of a batch of size n of model on gpu (profile). */
 int64_t cs_engine_latency(Engine *e, int model, int gpu, int n);

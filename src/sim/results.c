@@ -60,7 +60,18 @@ void cs_results_free(CsResults *r)
   g_free(r->placement_log);
   g_free(r->network);
   g_strfreev(r->profiles);
+  cs_warning_list_free(r->warnings);
   g_free(r);
+}
+
+int cs_results_n_warnings(const CsResults *r)
+{
+  return cs_warning_list_len(r->warnings);
+}
+
+const CsWarning *cs_results_warning(const CsResults *r, int i)
+{
+  return cs_warning_list_get(r->warnings, i);
 }
 
 int cs_results_n_models(const CsResults *r)
@@ -142,20 +153,26 @@ static cJSON *model_json(const CsResults *r, const CsModelResult *m, int index)
   cJSON_AddStringToObject(o, "model", m->model);
   add_num(o, "slo_ms", m->slo_ms);
   add_num(o, "offered_rps", m->offered_rps);
+  add_num(o, "planned_rps", m->planned_rps);
   add_num(o, "submitted_rps", m->submitted_rps);
   add_num(o, "throughput_rps", m->throughput_rps);
   add_num(o, "goodput_rps", m->goodput_rps);
   add_num(o, "expected_goodput_rps", m->expected_goodput_rps);
   add_num(o, "bad_rate", m->bad_rate);
   add_num(o, "window_s", m->window_s);
+  add_num(o, "drain_s", m->drain_s);
   cJSON *req = cJSON_AddObjectToObject(o, "requests");
   cJSON_AddNumberToObject(req, "generated", (double)m->generated);
   cJSON_AddNumberToObject(req, "warmup", (double)m->warmup);
   cJSON_AddNumberToObject(req, "measured", (double)m->measured);
   cJSON_AddNumberToObject(req, "completed", (double)m->completed);
   cJSON_AddNumberToObject(req, "good", (double)m->good);
-  cJSON_AddNumberToObject(req, "failed", (double)m->failed);
+  cJSON_AddNumberToObject(req, "late", (double)m->late);
   cJSON_AddNumberToObject(req, "dropped", (double)m->dropped);
+  cJSON_AddNumberToObject(req, "unserved", (double)m->unserved);
+  cJSON_AddNumberToObject(req, "failed", (double)m->failed);
+  cJSON_AddNumberToObject(req, "results_in_window", (double)m->in_window);
+  cJSON_AddNumberToObject(req, "good_results_in_window", (double)m->good_in_window);
   cJSON_AddItemToObject(o, "latency_ms", latency_json(&m->latency, TRUE));
   cJSON *st = cJSON_AddObjectToObject(o, "stages_ms");
   for (int s = 0; s < CS_N_STAGES; s++)
@@ -191,6 +208,7 @@ char *cs_results_to_json(const CsResults *r)
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "clustersim_version", CS_VERSION);
   cJSON_AddNumberToObject(root, "seed", (double)r->seed);
+  cJSON_AddItemToObject(root, "warnings", cs_warning_list_to_json(r->warnings));
   add_num(root, "simulated_time_s", r->sim_time_ns * 1e-9);
   cJSON *setup = cJSON_AddObjectToObject(root, "setup");
   cJSON *prof = cJSON_AddArrayToObject(setup, "profiles");
@@ -267,12 +285,22 @@ static void fmt_num(char *buf, size_t n, double v, int prec)
     g_strlcpy(buf, "-", n);
 }
 
-static void print_row(FILE *out, const CsModelResult *m)
+/* Whether any model's placement planned for a rate other than the one sent:
+ * then the table shows both. */
+static gboolean shows_planned(const CsResults *r)
 {
-  char slo[32], off[32], sub[32], thr[32], good[32], exp[32], bad[32], p50[32], p99[32], mb[32];
+  for (int i = 0; i < r->n_models; i++)
+    if (r->models[i].planned_rps != r->models[i].offered_rps)
+      return TRUE;
+  return FALSE;
+}
+
+static void print_row(FILE *out, const CsModelResult *m, gboolean planned)
+{
+  char slo[32], off[32], pla[32], thr[32], good[32], exp[32], bad[32], p50[32], p99[32], mb[32];
   fmt_num(slo, sizeof slo, m->slo_ms, 1);
   fmt_num(off, sizeof off, m->offered_rps, 1);
-  fmt_num(sub, sizeof sub, m->submitted_rps, 1);
+  fmt_num(pla, sizeof pla, m->planned_rps, 1);
   fmt_num(thr, sizeof thr, m->throughput_rps, 1);
   fmt_num(good, sizeof good, m->goodput_rps, 1);
   fmt_num(exp, sizeof exp, m->expected_goodput_rps, 1);
@@ -280,20 +308,33 @@ static void print_row(FILE *out, const CsModelResult *m)
   fmt_num(p50, sizeof p50, m->latency.p50, 2);
   fmt_num(p99, sizeof p99, m->latency.p99, 2);
   fmt_num(mb, sizeof mb, m->mean_batch, 1);
-  fprintf(out, "%-16s %8s %9s %9s %10s %9s %9s %7s %9s %9s %6s %9" G_GINT64_FORMAT "\n",
-          m->model, slo, off, sub, thr, good, exp, bad, p50, p99, mb, (gint64)m->failed);
+  fprintf(out, "%-16s %7s %9s", m->model, slo, off);
+  if (planned)
+    fprintf(out, " %9s", pla);
+  fprintf(out,
+          " %10s %9s %9s %7s %9s %9s %6s %8" G_GINT64_FORMAT " %8" G_GINT64_FORMAT
+          " %7" G_GINT64_FORMAT " %7" G_GINT64_FORMAT "\n",
+          thr, good, exp, bad, p50, p99, mb, (gint64)m->dropped, (gint64)m->unserved,
+          (gint64)m->failed, (gint64)m->late);
 }
 
 void cs_results_print_table(const CsResults *r, FILE *out)
 {
-  fprintf(out, "%-16s %8s %9s %9s %10s %9s %9s %7s %9s %9s %6s %9s\n", "model", "slo_ms",
-          "offered", "submitted", "throughput", "goodput", "expected", "bad_%", "p50_ms",
-          "p99_ms", "batch", "failed");
+  gboolean planned = shows_planned(r);
+  fprintf(out, "%-16s %7s %9s", "model", "slo_ms", "offered");
+  if (planned)
+    fprintf(out, " %9s", "planned");
+  fprintf(out, " %10s %9s %9s %7s %9s %9s %6s %8s %8s %7s %7s\n", "throughput", "goodput",
+          "expected", "bad_%", "p50_ms", "p99_ms", "batch", "dropped", "unserved", "failed",
+          "late");
   for (int i = 0; i < r->n_models; i++)
-    print_row(out, &r->models[i]);
-  print_row(out, &r->total);
-  fprintf(out, "\nrates in req/s; dispatch %s; expected = goodput the placement policy (%s) "
-          "predicts\n",
+    print_row(out, &r->models[i], planned);
+  print_row(out, &r->total, planned);
+  fprintf(out,
+          "\nrates in req/s over the measurement window; throughput and goodput count results "
+          "arriving in it;\nbad_%% counts measured requests not answered within the SLO "
+          "(dropped, unserved, failed or too slow);\nlate = measured requests answered after "
+          "the window; dispatch %s; expected = goodput placement %s predicts\n",
           r->dispatch_policy, r->placement_policy);
   fprintf(out, "gpu busy:");
   for (int g = 0; g < r->n_gpus; g++)
@@ -305,6 +346,9 @@ void cs_results_print_table(const CsResults *r, FILE *out)
           "%.0f simulated requests/s\n",
           (guint64)r->events, sim_s, r->wall_s, r->wall_s > 0 ? r->events / r->wall_s : 0.0,
           r->wall_s > 0 ? r->total.generated / r->wall_s : 0.0);
+  if (cs_warning_list_len(r->warnings) > 0)
+    fprintf(out, "warnings: %d (on stderr and in summary.json)\n",
+            cs_warning_list_len(r->warnings));
 }
 
 gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *path, GError **error)

@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "clustersim/clustersim.h"
+#include "warnings.h"
 
 typedef struct {
   int gpu;
@@ -68,6 +69,7 @@ struct CsResults {
   char *trace_desc;           /* JSON text of the trace used, or NULL */
   char *dispatch_policy;
   cJSON *dispatch_params;   /* the dispatch policy's parameters, for the summary */
+  CsWarningList *warnings;
 };
 
 CsResults *cs_results_alloc(int n_models, int n_gpus);

@@ -201,6 +201,7 @@ void cs_config_free(CsConfig *c)
     c->dispatch->free_params(c->dispatch_params);
   g_free(c->network_desc);
   g_strfreev(c->profile_files);
+  cs_warning_list_free(c->warnings);
   g_free(c);
 }
 
@@ -646,7 +647,7 @@ static gboolean read_clients(const CsScenario *sc, CsConfig *c, GError **error)
     return FALSE;
   static const char *const keys[] = { "model",      "rate",        "slo_ms",       "arrival",
                                       "requests",   "duration_s",  "warmup_s",     "start_s",
-                                      "input_bytes", "output_bytes", NULL };
+                                      "input_bytes", "output_bytes", "planned_rate", NULL };
   c->n_clients = cJSON_GetArraySize(list);
   c->clients = g_new0(CsClientConfig, c->n_clients);
   int i = 0;
@@ -664,6 +665,8 @@ static gboolean read_clients(const CsScenario *sc, CsConfig *c, GError **error)
                   cs_json_read_string(cl, "model", TRUE, &model, sc->name, jp, error) &&
                   cs_json_read_double(cl, "rate", FALSE, 1e-9, 1e12, &cc->rate_rps, sc->name, jp,
                                       error) &&
+                  cs_json_read_double(cl, "planned_rate", FALSE, 1e-9, 1e12, &cc->planned_rate_rps,
+                                      sc->name, jp, error) &&
                   cs_json_read_double(cl, "slo_ms", TRUE, 1e-6, 1e9, &cc->slo_ms, sc->name, jp,
                                       error) &&
                   read_arrival(sc, cl, jp, cc, error) &&
@@ -757,7 +760,13 @@ static gboolean read_clients(const CsScenario *sc, CsConfig *c, GError **error)
     if (!ok)
       return FALSE;
   }
-  return read_trace(sc, c, error);
+  if (!read_trace(sc, c, error))
+    return FALSE;
+  /* Trace clients learn their rate from the trace: plan for it unless told otherwise. */
+  for (int k = 0; k < c->n_clients; k++)
+    if (!(c->clients[k].planned_rate_rps > 0))
+      c->clients[k].planned_rate_rps = c->clients[k].rate_rps;
+  return TRUE;
 }
 
 static char *registry_names(gboolean dispatch)
@@ -773,6 +782,44 @@ static char *registry_names(gboolean dispatch)
       g_string_append_printf(names, "%s%s", i ? ", " : "", all[i]->name);
   }
   return g_string_free(names, FALSE);
+}
+
+/* A dispatch policy without placement runs one batch at a time on each GPU
+ * (Symphony's exclusive execution): settings about co-located replicas would
+ * be ignored, so they are refused, as a "placement" object is. */
+static gboolean refuse_ignored_settings(const CsScenario *sc, const CsConfig *c, GError **error)
+{
+  const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
+  static const char *const cluster_keys[] = { "mps", "interference", "memory_overflow", NULL };
+  for (int k = 0; cluster_keys[k]; k++)
+    if (cJSON_GetObjectItemCaseSensitive(cl, cluster_keys[k])) {
+      char *jp = cs_json_path_key("cluster", cluster_keys[k]);
+      cs_json_fail(error, sc->name, jp,
+                   "dispatch \"%s\" runs one batch at a time on each GPU, with every model loaded "
+                   "(memory checked at validation), so this setting would be ignored; remove it",
+                   c->dispatch->name);
+      g_free(jp);
+      return FALSE;
+    }
+  gboolean mig = FALSE;
+  for (int g = 0; g < c->n_gpus; g++)
+    mig |= c->gpus[g].mig_instance >= 0;
+  if (!mig && cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
+    return cs_json_fail(error, sc->name, "cluster.mps_gamma",
+                        "applies to MPS co-location and MIG instances; dispatch \"%s\" on whole "
+                        "GPUs uses neither, so it would be ignored; remove it",
+                        c->dispatch->name);
+  const cJSON *list = cJSON_GetObjectItemCaseSensitive(sc->root, "clients");
+  for (int m = 0; m < c->n_clients; m++)
+    if (cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(list, m), "planned_rate")) {
+      char *jp = g_strdup_printf("clients[%d].planned_rate", m);
+      cs_json_fail(error, sc->name, jp,
+                   "dispatch \"%s\" uses no placement, so nothing plans for this rate; remove it",
+                   c->dispatch->name);
+      g_free(jp);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 static gboolean read_dispatch(const CsScenario *sc, CsConfig *c, GError **error)
@@ -792,6 +839,8 @@ static gboolean read_dispatch(const CsScenario *sc, CsConfig *c, GError **error)
   }
   c->dispatch_params = c->dispatch->parse(d, sc->name, "dispatch", error);
   if (!c->dispatch_params)
+    return FALSE;
+  if (!c->dispatch->uses_placement && !refuse_ignored_settings(sc, c, error))
     return FALSE;
   if (!c->dispatch->uses_placement) {
     /* Every model runs on every GPU: each needs a profile on every GPU type. */
@@ -875,6 +924,10 @@ static gboolean check_memory(const CsScenario *sc, CsConfig *c, GError **error)
     }
     if (c->memory_overflow_fails) {
       c->replica_failed[r] = TRUE;
+      cs_warning_add(c->warnings, "replica_fails", c->clients[rep->model].model, rep->gpu,
+                     "replica %u (batch %d, Mreq %.2f %%) does not fit in gpu %d's memory "
+                     "(%.2f %% used): the requests sent to it fail",
+                     r, rep->batch, m, rep->gpu, used[rep->gpu]);
       g_string_append_printf(c->placement->log,
                              "replica %u (%s batch %d, Mreq %.2f %%) does not fit in gpu %d's "
                              "memory (%.2f %% used): it fails\n",
@@ -899,6 +952,38 @@ static gboolean check_memory(const CsScenario *sc, CsConfig *c, GError **error)
   }
   g_free(used);
   return ok;
+}
+
+/* Warnings about a placement that runs but misleads: models without a
+ * replica, and MPS shares that time-slicing ignores. */
+static void warn_about_placement(CsConfig *c)
+{
+  GArray *reps = c->placement->replicas;
+  int *per_model = g_new0(int, MAX(c->n_clients, 1));
+  int *per_gpu = g_new0(int, MAX(c->n_gpus, 1));
+  gboolean shares = FALSE;
+  for (guint r = 0; r < reps->len; r++) {
+    const CsReplica *rep = &g_array_index(reps, CsReplica, r);
+    per_model[rep->model]++;
+    per_gpu[rep->gpu]++;
+    shares |= rep->mps_share > 0 && rep->mps_share < 1.0 - 1e-9;
+  }
+  for (int m = 0; m < c->n_clients; m++)
+    if (per_model[m] == 0)
+      cs_warning_add(c->warnings, "model_unserved", c->clients[m].model, -1,
+                     "placement \"%s\" gives %s no replica: its requests are unserved",
+                     c->placement_policy->name, c->clients[m].model);
+  int colocated = 0;
+  for (int g = 0; g < c->n_gpus; g++)
+    colocated += per_gpu[g] > 1;
+  if (!c->mps && shares && colocated > 0)
+    cs_warning_add(c->warnings, "mps_shares_ignored", NULL, -1,
+                   "placement \"%s\" plans MPS shares for co-located replicas on %d GPU(s), but "
+                   "cluster.mps is false: they time-slice and the shares are ignored (set "
+                   "\"mps\": true in \"cluster\" to run them concurrently)",
+                   c->placement_policy->name, colocated);
+  g_free(per_model);
+  g_free(per_gpu);
 }
 
 static gboolean read_placement(const CsScenario *sc, CsConfig *c, GError **error)
@@ -927,7 +1012,7 @@ static gboolean read_placement(const CsScenario *sc, CsConfig *c, GError **error
   CsPlacementModel *models = g_new0(CsPlacementModel, c->n_clients);
   for (int i = 0; i < c->n_clients; i++)
     models[i] = (CsPlacementModel){ .name = c->clients[i].model,
-                                    .rate_rps = c->clients[i].rate_rps,
+                                    .rate_rps = c->clients[i].planned_rate_rps,
                                     .slo_ms = c->clients[i].slo_ms };
   CsPlacementGpu *gpus = g_new0(CsPlacementGpu, c->n_gpus);
   for (int g = 0; g < c->n_gpus; g++)
@@ -948,7 +1033,10 @@ static gboolean read_placement(const CsScenario *sc, CsConfig *c, GError **error
     }
     return FALSE;
   }
-  return check_memory(sc, c, error);
+  if (!check_memory(sc, c, error))
+    return FALSE;
+  warn_about_placement(c);
+  return TRUE;
 }
 
 static const char *const top_keys[] = { "name",      "seed",    "duration_s", "profiles",
@@ -961,6 +1049,7 @@ CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error)
       !cs_json_check_keys(sc->root, top_keys, sc->name, "", error))
     return NULL;
   CsConfig *c = g_new0(CsConfig, 1);
+  c->warnings = cs_warning_list_new();
   int64_t seed = 1;
   const char *name = NULL;
   gboolean ok = cs_json_read_string(sc->root, "name", FALSE, &name, sc->name, "", error) &&

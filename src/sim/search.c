@@ -14,13 +14,22 @@ void cs_goodput_search_options_init(CsGoodputSearchOptions *o)
   o->max_probes = 40;
 }
 
-static gboolean passes(const CsResults *r, const CsGoodputSearchOptions *opt, double *worst)
+static gboolean passes(const CsResults *r, const CsGoodputSearchOptions *opt, double *worst,
+                       gboolean *measured_all)
 {
   gboolean ok = TRUE;
   *worst = 0.0;
+  *measured_all = TRUE;
   for (int i = 0; i < cs_results_n_models(r); i++) {
     const CsModelResult *m = cs_results_model(r, i);
     *worst = MAX(*worst, m->bad_rate);
+    /* A probe that measured nothing shows nothing: it cannot pass. */
+    if (m->measured == 0) {
+      ok = FALSE;
+      *measured_all = FALSE;
+      *worst = 1.0;
+      continue;
+    }
     if (opt->criterion == CS_GOODPUT_P99) {
       /* Nearest-rank p99 over all measured requests, dropped and failed ones
        * counted as infinitely late, is <= SLO exactly when this many are good. */
@@ -86,6 +95,7 @@ gboolean cs_goodput_search(CsScenario *sc, const CsGoodputSearchOptions *opt,
   /* Bracket: grow from 1/64 of the maximum by doubling until a probe fails,
    * then bisect between the last pass and the first failure. */
   double lo = 0.0, hi = -1.0, k = opt->max_multiplier / 64.0;
+  const double min_k = opt->max_multiplier / 4096.0;
   int index = 0;
   while (ok && index < opt->max_probes) {
     if (hi > 0) {
@@ -100,10 +110,14 @@ gboolean cs_goodput_search(CsScenario *sc, const CsGoodputSearchOptions *opt,
     }
     CsGoodputProbe p = { .index = index++, .multiplier = k, .offered_rps = total_base * k,
                          .goodput_rps = cs_results_total(r)->goodput_rps };
-    p.pass = passes(r, opt, &p.worst_bad_rate);
+    p.pass = passes(r, opt, &p.worst_bad_rate, &p.measured_all);
     cs_results_free(r);
     if (on_probe)
       on_probe(&p, user_data);
+    /* Below a probe that measured nothing, or below the floor, lower loads
+     * tell nothing more: the objective fails at every load tried. */
+    if (!p.pass && lo == 0.0 && (!p.measured_all || k <= min_k))
+      break;
     if (p.pass) {
       lo = k;
       *best = p;

@@ -47,9 +47,18 @@ check "gpu_timeseries.csv written" grep -q "^time_s,gpu,busy_fraction,sm_use,mem
 check "worker_latency.csv has rows" test "$(wc -l <"$tmp/a/worker_latency.csv")" -gt 1
 check "autoscaling signals in the summary" grep -q '"advice_add_gpus"' "$tmp/a/summary.json"
 "$bin" search "$q" --set clients[0].duration_s=3 --set clients[1].duration_s=3 --set clients[2].duration_s=3 \
-  --max-multiplier 4 --tolerance 0.1 --json >"$tmp/search.json" 2>"$tmp/search.err"
+  --set dispatch.max_wait_ms=20 --max-multiplier 4 --tolerance 0.1 --json >"$tmp/search.json" 2>"$tmp/search.err"
 check "search exits 0 and reports a goodput" python3 -c "
-import json,sys; d=json.load(open('$tmp/search.json')); sys.exit(0 if d['probes'] and d['goodput_rps'] >= 0 else 1)"
+import json,sys; d=json.load(open('$tmp/search.json')); sys.exit(0 if d['probes'] and d['passed'] and d['goodput_rps'] > 0 else 1)"
+# alexnet's 100 ms SLO cannot hold with a 100 ms MAX_WAIT_TIME at low load: no load passes,
+# and the probes at loads too low to measure a request must not count as passes.
+"$bin" search "$q" --set clients[0].duration_s=3 --set clients[1].duration_s=3 --set clients[2].duration_s=3 \
+  --max-multiplier 4 --tolerance 0.1 --json >"$tmp/search0.json" 2>"$tmp/search0.err"
+check "search: no passing probe gives no goodput" python3 -c "
+import json,sys; d=json.load(open('$tmp/search0.json'))
+sys.exit(0 if not d['passed'] and d['goodput_rps'] is None and not any(p['pass'] for p in d['probes'])
+         and not d['probes'][-1]['measured_all'] else 1)"
+check "search: no passing probe is a warning" grep -q "warning \[no_goodput\]" "$tmp/search0.err"
 
 "$bin" place --list >"$tmp/list" 2>&1
 check "place --list names usher, milp and dedicated" bash -c "grep -q '^usher ' '$tmp/list' && grep -q '^milp ' '$tmp/list' && grep -q '^dedicated ' '$tmp/list'"
@@ -98,8 +107,10 @@ bad "trace inspect: negative duration" "neg.csv: line 2:" trace inspect "$tmp/ne
 bad "trace inspect: bad format name" "clustersim trace inspect:" trace inspect "$t19" --format maf2020
 bad "trace: no subcommand" "expected a subcommand: inspect" trace
 python3 -c "
-import json; d=json.load(open('$tmp/usher.json')); del d['placement']; d['dispatch']={'policy':'symphony'}
-json.dump(d, open('$tmp/sym.json','w'))"
+import json; d=json.load(open('$tmp/usher.json')); d['dispatch']={'policy':'symphony'}
+json.dump(d, open('$tmp/sym_mps.json','w'))
+del d['cluster']['mps']; json.dump(d, open('$tmp/sym.json','w'))"
+bad "symphony refuses cluster.mps, which it would ignore" 'cluster.mps: dispatch "symphony" runs one batch at a time on each GPU' run "$tmp/sym_mps.json"
 bad "place: symphony has no placement" 'dispatch "symphony" runs every model on every GPU and uses no placement' place "$tmp/sym.json"
 bad "calibrate: missing file" "nope.json" calibrate --interference "$tmp/nope.json"
 bad "search: bad criterion" "--criterion p95: expected p99 or bad-rate" search "$q" --criterion p95

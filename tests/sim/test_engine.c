@@ -96,7 +96,13 @@ static void test_batch_target_reached(void **state)
   /* Window: 800 requests, 1 ms apart, from 0 to where the 801st would be. */
   assert_float_equal(m->window_s, 0.8, 1e-12);
   assert_float_equal(m->submitted_rps, 1000.0, 1e-9);
-  assert_float_equal(m->goodput_rps, 1000.0, 1e-9);
+  /* The last batch (requests sent at 792..799 ms) leaves at 799 ms and ends at
+   * 804 ms, after the window: 792 results arrive inside it, 8 late. */
+  assert_int_equal(m->late, 8);
+  assert_int_equal(m->in_window, 792);
+  assert_float_equal(m->throughput_rps, 990.0, 1e-9);
+  assert_float_equal(m->goodput_rps, 990.0, 1e-9);
+  assert_float_equal(m->drain_s, 0.004, 1e-12);
   cs_results_free(r);
   cs_scenario_free(sc);
   test_dir_remove(dir);
@@ -163,7 +169,7 @@ static void test_warmup_and_window(void **state)
 
 /* Round-robin over replicas of batch 4 and 8: each gets every other batch, so
  * the batch-8 replica serves twice the requests. A model that gets no GPU
- * fails every request, visibly. Constant 2 ms network both ways. */
+ * has every request unserved (not failed, not dropped), visibly. Constant 2 ms network both ways. */
 static void test_round_robin_unserved_network(void **state)
 {
   (void)state;
@@ -185,8 +191,18 @@ static void test_round_robin_unserved_network(void **state)
   assert_non_null(strstr(json, "\"4\":\t100"));
   assert_non_null(strstr(json, "\"8\":\t100"));
   g_free(json);
-  assert_int_equal(b->failed, 20);
+  assert_int_equal(b->unserved, 20);
+  assert_int_equal(b->failed, 0);
+  assert_int_equal(b->dropped, 0);
   assert_int_equal(b->completed, 0);
+  int unserved_warnings = 0, no_results = 0;
+  for (int i = 0; i < cs_results_n_warnings(r); i++) {
+    const CsWarning *w = cs_results_warning(r, i);
+    unserved_warnings += strcmp(w->code, "model_unserved") == 0 && strcmp(w->model, "b") == 0;
+    no_results += strcmp(w->code, "model_no_results") == 0 && strcmp(w->model, "b") == 0;
+  }
+  assert_int_equal(unserved_warnings, 1);
+  assert_int_equal(no_results, 0); /* model_unserved already says why */
   assert_float_equal(b->goodput_rps, 0.0, 0.0);
   assert_float_equal(b->bad_rate, 1.0, 0.0);
   cs_results_free(r);
