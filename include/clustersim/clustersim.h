@@ -90,6 +90,17 @@ CS_API gboolean cs_scenario_requests_csv_wanted(const CsScenario *sc);
 /* Returns the scenario as JSON text (newly allocated; g_free it). */
 CS_API char *cs_scenario_to_json(const CsScenario *sc);
 
+typedef struct CsRunOptions CsRunOptions;
+
+/* Returns the effective scenario as JSON text (newly allocated; g_free it):
+ * the document that runs, with every cs_scenario_set override applied and
+ * listed in "overrides_applied", the seed of opt (may be NULL) written in,
+ * defaults written out (docs/scenario.md says which), and every file
+ * reference replaced by its absolute path. Running it gives the same
+ * cs_results_to_json() text as running sc with opt. Returns NULL with error
+ * set when the scenario is invalid. */
+CS_API char *cs_scenario_effective_json(CsScenario *sc, const CsRunOptions *opt, GError **error);
+
 /* ---- Running ---------------------------------------------------------------- */
 
 /* One request as it leaves the simulation (completed or failed). Times are
@@ -117,13 +128,13 @@ typedef void (*CsRequestObserver)(const CsRequestRecord *rec, void *user_data);
 /* fraction in [0, 1] of the requests to generate that have been generated. */
 typedef void (*CsProgressCallback)(double fraction, int64_t sim_time_ns, void *user_data);
 
-typedef struct {
+struct CsRunOptions {
   const char *requests_csv;      /* if set, every request is streamed to this CSV file */
   CsRequestObserver on_request;  /* optional, called for every request that leaves */
   CsProgressCallback on_progress; /* optional, called now and then during the run */
   void *user_data;               /* passed to both callbacks */
   int64_t seed_override;         /* >= 0 replaces the scenario seed; -1 keeps it */
-} CsRunOptions;
+};
 
 /* Initialises options to "no outputs, no callbacks, scenario seed". */
 CS_API void cs_run_options_init(CsRunOptions *opt);
@@ -219,6 +230,10 @@ CS_API gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *
  * GPU. Returns FALSE with error set if a file cannot be written. */
 CS_API gboolean cs_results_write_gpu_detail(const CsResults *r, const char *gpu_path,
                                             const char *worker_path, GError **error);
+
+/* The effective scenario of the run (see cs_scenario_effective_json), owned
+ * by the results. Running it reproduces cs_results_to_json() byte for byte. */
+CS_API const char *cs_results_effective_scenario(const CsResults *r);
 
 /* Prints the per-model table to out. */
 CS_API void cs_results_print_table(const CsResults *r, FILE *out);

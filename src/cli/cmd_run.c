@@ -1,32 +1,143 @@
-/* clustersim run SCENARIO [--seed N] [--output DIR] [--requests-csv] [--set PATH=VALUE ...] */
+/* clustersim run SCENARIO [--seed N] [--output DIR [--force]] [--requests-csv] [--json]
+ *                         [--set PATH=VALUE ...]
+ *
+ * Outputs never mix runs: a DIR that holds any file of the output set is
+ * refused unless --force, which replaces the whole set (files of the set this
+ * run does not write are removed too). Every file is first written under a
+ * temporary name and renamed only when all of them are complete, with
+ * SIGINT/SIGTERM blocked while that happens; a signal during the simulation
+ * removes the temporary files (and DIR if this run created it) and exits
+ * 128 + the signal number. */
 #include <errno.h>
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
-/* Writes every output file of a run into dir; on failure removes what it wrote. */
-static gboolean write_outputs(const CsResults *res, const char *dir, GError **error)
+/* The output set, in the order it is listed to users. */
+static const char *const output_set[] = { "summary.json",       "scenario.json",
+                                          "gpus_over_time.csv", "gpu_timeseries.csv",
+                                          "worker_latency.csv", "requests.csv",
+                                          NULL };
+enum { N_OUTPUTS = 6 };
+#define TMP_SUFFIX ".new"
+
+/* What a signal handler removes: the temporary files (and their ".partial"
+ * forms, which cs_run streams to) and the directory if this run created it.
+ * Filled before the handlers are installed; read only in the handler. */
+static char *cleanup_paths[2 * N_OUTPUTS + 1];
+static char *cleanup_dir;
+
+static void on_signal(int sig)
+{
+  for (int i = 0; cleanup_paths[i]; i++)
+    unlink(cleanup_paths[i]);
+  if (cleanup_dir)
+    rmdir(cleanup_dir);
+  _exit(128 + sig);
+}
+
+static void install_cleanup(const char *dir, gboolean created)
+{
+  int k = 0;
+  for (int i = 0; output_set[i]; i++) {
+    cleanup_paths[k++] = g_strconcat(dir, "/", output_set[i], TMP_SUFFIX, NULL);
+    cleanup_paths[k++] = g_strconcat(dir, "/", output_set[i], TMP_SUFFIX ".partial", NULL);
+  }
+  cleanup_paths[k] = NULL;
+  cleanup_dir = created ? g_strdup(dir) : NULL;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+static void remove_temporaries(void)
+{
+  for (int i = 0; cleanup_paths[i]; i++)
+    g_unlink(cleanup_paths[i]);
+}
+
+static void free_cleanup(void)
+{
+  for (int i = 0; cleanup_paths[i]; i++)
+    g_clear_pointer(&cleanup_paths[i], g_free);
+  g_clear_pointer(&cleanup_dir, g_free);
+}
+
+static char *out_path(const char *dir, const char *name, gboolean tmp)
+{
+  return g_strconcat(dir, "/", name, tmp ? TMP_SUFFIX : "", NULL);
+}
+
+/* Returns a comma-separated list of the output-set files already in dir
+ * (g_free it), or NULL when there are none. */
+static char *existing_outputs(const char *dir)
+{
+  GString *list = g_string_new(NULL);
+  for (int i = 0; output_set[i]; i++) {
+    char *p = out_path(dir, output_set[i], FALSE);
+    if (g_file_test(p, G_FILE_TEST_EXISTS))
+      g_string_append_printf(list, "%s%s", list->len ? ", " : "", output_set[i]);
+    g_free(p);
+  }
+  return g_string_free(list, list->len == 0);
+}
+
+/* Writes every output of the run under temporary names. Returns FALSE with
+ * error set if one cannot be written (the caller removes the temporaries). */
+static gboolean write_temporaries(const CsResults *res, const char *dir, GError **error)
 {
   char *summary = cs_results_to_json(res);
-  char *spath = g_build_filename(dir, "summary.json", NULL);
-  char *tpath = g_build_filename(dir, "gpus_over_time.csv", NULL);
-  char *gpath = g_build_filename(dir, "gpu_timeseries.csv", NULL);
-  char *wpath = g_build_filename(dir, "worker_latency.csv", NULL);
+  char *spath = out_path(dir, "summary.json", TRUE);
+  char *epath = out_path(dir, "scenario.json", TRUE);
+  char *tpath = out_path(dir, "gpus_over_time.csv", TRUE);
+  char *gpath = out_path(dir, "gpu_timeseries.csv", TRUE);
+  char *wpath = out_path(dir, "worker_latency.csv", TRUE);
   gboolean ok = g_file_set_contents(spath, summary, -1, error) &&
+                g_file_set_contents(epath, cs_results_effective_scenario(res), -1, error) &&
                 cs_results_write_gpu_timeseries(res, tpath, error) &&
                 cs_results_write_gpu_detail(res, gpath, wpath, error);
-  if (!ok) {
-    g_unlink(spath);
-    g_unlink(tpath);
-    g_unlink(gpath);
-    g_unlink(wpath);
-  }
-  g_free(gpath);
-  g_free(wpath);
   g_free(summary);
   g_free(spath);
+  g_free(epath);
   g_free(tpath);
+  g_free(gpath);
+  g_free(wpath);
+  return ok;
+}
+
+/* Replaces the output set in dir with the temporaries, signals blocked so
+ * that the set is never left half replaced. Files of the set that this run
+ * did not write (an earlier requests.csv) are removed. */
+static gboolean commit_outputs(const char *dir, GError **error)
+{
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  gboolean ok = TRUE;
+  for (int i = 0; output_set[i] && ok; i++) {
+    char *tmp = out_path(dir, output_set[i], TRUE), *final = out_path(dir, output_set[i], FALSE);
+    if (g_file_test(tmp, G_FILE_TEST_EXISTS)) {
+      if (g_rename(tmp, final) != 0) {
+        g_set_error(error, CS_ERROR, CS_ERROR_IO, "%s: cannot write: %s", final,
+                    g_strerror(errno));
+        ok = FALSE;
+      }
+    } else {
+      g_unlink(final);
+    }
+    g_free(tmp);
+    g_free(final);
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
   return ok;
 }
 
@@ -35,21 +146,25 @@ int cmd_run(int argc, char **argv)
   const char *prog = "clustersim run";
   char *seed_text = NULL, *output = NULL;
   char **sets = NULL;
-  gboolean requests_csv = FALSE;
+  gboolean requests_csv = FALSE, force = FALSE, json = FALSE;
   GOptionEntry entries[] = {
     { "seed", 0, 0, G_OPTION_ARG_STRING, &seed_text, "Seed for every random stream (overrides the scenario's)", "N" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write summary.json, gpus_over_time.csv, gpu_timeseries.csv, worker_latency.csv (and requests.csv if asked) to DIR", "DIR" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write summary.json, scenario.json (the effective scenario), gpus_over_time.csv, gpu_timeseries.csv, worker_latency.csv (and requests.csv if asked) to DIR", "DIR" },
+    { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace the outputs of an earlier run in DIR (the whole set)", NULL },
     { "requests-csv", 0, 0, G_OPTION_ARG_NONE, &requests_csv, "Also write DIR/requests.csv, one row per request", NULL },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the summary (as summary.json holds it) instead of the table", NULL },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario field, e.g. clients[0].rate=200 (repeatable)", "PATH=VALUE" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = g_option_context_new("SCENARIO - simulate a scenario");
   g_option_context_set_summary(ctx,
-    "Simulates the scenario file and prints a per-model table: offered, submitted, throughput,\n"
-    "goodput (requests within SLO per second), the placement policy's expected goodput, bad\n"
-    "rate, latency percentiles, mean batch size and failed requests. With --output DIR it\n"
-    "writes DIR/summary.json (deterministic: same scenario and seed, same bytes) and\n"
-    "DIR/gpus_over_time.csv.");
+    "Simulates the scenario file and prints a per-model table: offered rate, throughput and\n"
+    "goodput (results inside the measurement window, within SLO for goodput), the placement\n"
+    "policy's expected goodput, bad rate, latency percentiles, mean batch size and the\n"
+    "measured requests dropped, unserved, failed and late. Warnings go to stderr. With\n"
+    "--output DIR it writes DIR/summary.json (deterministic: same scenario and seed, same\n"
+    "bytes) and DIR/scenario.json, the effective scenario that reproduces it; a DIR holding\n"
+    "an earlier run's outputs is refused unless --force.");
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *err = NULL;
   int status = 0;
@@ -76,6 +191,29 @@ int cmd_run(int argc, char **argv)
     status = cli_fail(prog, "--requests-csv needs --output DIR");
     goto out;
   }
+  if (force && !output) {
+    status = cli_fail(prog, "--force needs --output DIR");
+    goto out;
+  }
+  if (output) {
+    if (g_file_test(output, G_FILE_TEST_EXISTS) && !g_file_test(output, G_FILE_TEST_IS_DIR)) {
+      char *m = g_strdup_printf("--output %s: exists and is not a directory", output);
+      status = cli_fail(prog, m);
+      g_free(m);
+      goto out;
+    }
+    char *existing = existing_outputs(output);
+    if (existing && !force) {
+      char *m = g_strdup_printf("--output %s: holds the outputs of an earlier run (%s); use "
+                                "--force to replace them all, or another directory",
+                                output, existing);
+      status = cli_fail(prog, m);
+      g_free(m);
+      g_free(existing);
+      goto out;
+    }
+    g_free(existing);
+  }
   /* Validate before creating anything, so bad input leaves no trace. */
   if (!cs_scenario_validate(sc, &err)) {
     status = cli_fail("clustersim", err->message);
@@ -95,27 +233,36 @@ int cmd_run(int argc, char **argv)
       g_free(m);
       goto out;
     }
-    csv_path = g_build_filename(output, "requests.csv", NULL);
+    install_cleanup(output, created_dir);
+    csv_path = out_path(output, "requests.csv", TRUE);
     if (requests_csv || cs_scenario_requests_csv_wanted(sc))
       opt.requests_csv = csv_path;
   }
   res = cs_run(sc, &opt, &err);
   cli_progress_done(&progress);
-  if (res && output && !write_outputs(res, output, &err)) {
-    if (opt.requests_csv)
-      g_unlink(opt.requests_csv);
+  if (res && output && (!write_temporaries(res, output, &err) || !commit_outputs(output, &err))) {
     cs_results_free(res);
     res = NULL;
   }
   if (!res) {
     status = cli_fail("clustersim", err->message);
-    if (created_dir)
-      g_rmdir(output); /* leave nothing behind; only succeeds if empty */
+    if (output) {
+      remove_temporaries();
+      if (created_dir)
+        g_rmdir(output); /* leave nothing behind; only succeeds if empty */
+    }
     goto out;
   }
-  cs_results_print_table(res, stdout);
+  if (json) {
+    char *summary = cs_results_to_json(res);
+    fputs(summary, stdout);
+    g_free(summary);
+  } else {
+    cs_results_print_table(res, stdout);
+  }
   cli_print_warnings(res);
 out:
+  free_cleanup();
   g_clear_error(&err);
   cs_results_free(res);
   cs_scenario_free(sc);

@@ -81,7 +81,12 @@ typedef struct {
   gboolean network_is_zero; /* payload sizes are not needed */
   int64_t timeseries_bin_ns; /* bin width of time series outputs */
   char *trace_desc;       /* JSON text describing the trace used (file, sha256, ...), or NULL */
-  char **profile_files;   /* resolved profile paths, NULL-terminated */
+  char **profile_files;   /* profile entries as written, NULL-terminated */
+  char **profile_paths;   /* the same, resolved to absolute paths */
+  char *network_path;     /* absolute path of the network curve file, or NULL */
+  char *interference_path; /* absolute path of the interference file, or NULL */
+  char *trace_path;       /* absolute path of the trace file, or NULL */
+  char **overrides;       /* "PATH=VALUE" applied (earlier runs' first), NULL-terminated */
   CsWarningList *warnings; /* found while compiling: settings that mislead, models unserved */
 } CsConfig;
 

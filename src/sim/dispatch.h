@@ -37,6 +37,10 @@ typedef struct CsDispatchPolicy {
   void (*on_timer)(void *state, uint32_t arg);
   /* Writes a JSON description of the parameters (for the summary). */
   void (*describe)(const void *params, cJSON *out);
+  /* Adds to the scenario's "dispatch" object every parameter it leaves out,
+   * with the value parse() gave it, so that the effective scenario states
+   * every default and parses to the same parameters. */
+  void (*fill_defaults)(const void *params, cJSON *obj);
 } CsDispatchPolicy;
 
 /* Returns the policy registered under name, or NULL. */

@@ -51,6 +51,13 @@ static void router_describe(const void *params, cJSON *out)
   cJSON_AddNumberToObject(out, "max_wait_ms", p->max_wait_ns / 1e6);
 }
 
+static void router_fill_defaults(const void *params, cJSON *obj)
+{
+  const RouterParams *p = params;
+  if (!cJSON_GetObjectItemCaseSensitive(obj, "max_wait_ms"))
+    cJSON_AddNumberToObject(obj, "max_wait_ms", p->max_wait_ns / 1e6);
+}
+
 static void *router_create(Engine *e, const void *params)
 {
   const CsConfig *cfg = cs_engine_config(e);
@@ -138,4 +145,5 @@ const CsDispatchPolicy cs_dispatch_router = {
   .on_request = router_on_request,
   .on_timer = router_on_timer,
   .describe = router_describe,
+  .fill_defaults = router_fill_defaults,
 };

@@ -51,17 +51,21 @@ void cs_results_free(CsResults *r)
   g_free(r->gpus);
   g_free(r->placement_policy);
   g_free(r->dispatch_policy);
-  g_free(r->trace_desc);
   if (r->bin_busy_ns)
     g_array_unref(r->bin_busy_ns);
   if (r->bin_gpus_used)
     g_array_unref(r->bin_gpus_used);
   cJSON_Delete(r->dispatch_params);
   g_free(r->placement_log);
-  g_free(r->network);
-  g_strfreev(r->profiles);
+  cJSON_Delete(r->setup);
+  g_free(r->effective_scenario);
   cs_warning_list_free(r->warnings);
   g_free(r);
+}
+
+const char *cs_results_effective_scenario(const CsResults *r)
+{
+  return r->effective_scenario;
 }
 
 int cs_results_n_warnings(const CsResults *r)
@@ -210,13 +214,8 @@ char *cs_results_to_json(const CsResults *r)
   cJSON_AddNumberToObject(root, "seed", (double)r->seed);
   cJSON_AddItemToObject(root, "warnings", cs_warning_list_to_json(r->warnings));
   add_num(root, "simulated_time_s", r->sim_time_ns * 1e-9);
-  cJSON *setup = cJSON_AddObjectToObject(root, "setup");
-  cJSON *prof = cJSON_AddArrayToObject(setup, "profiles");
-  for (int i = 0; r->profiles && r->profiles[i]; i++)
-    cJSON_AddItemToArray(prof, cJSON_CreateString(r->profiles[i]));
-  cJSON_AddStringToObject(setup, "network", r->network);
-  if (r->trace_desc)
-    cJSON_AddItemToObject(setup, "trace", cJSON_Parse(r->trace_desc));
+  cJSON_AddItemToObject(root, "setup",
+                        r->setup ? cJSON_Duplicate(r->setup, TRUE) : cJSON_CreateObject());
   cJSON *disp = cJSON_AddObjectToObject(root, "dispatch");
   cJSON_AddStringToObject(disp, "policy", r->dispatch_policy);
   cJSON_AddItemToObject(disp, "params", cJSON_Duplicate(r->dispatch_params, TRUE));

@@ -58,18 +58,17 @@ struct CsResults {
   char *placement_policy;
   char *placement_log;
   double expected_total;
-  char *network;
-  char **profiles;
   int64_t bin_ns;             /* width of a time-series bin */
   GArray **gpu_bins;          /* per GPU: CsGpuBin per bin */
   CsWorkerResult *workers;
   int n_workers;
   GArray *bin_busy_ns;        /* int64 per bin: GPU-ns busy over all GPUs */
   GArray *bin_gpus_used;      /* int64 per bin: GPUs that ran anything */
-  char *trace_desc;           /* JSON text of the trace used, or NULL */
   char *dispatch_policy;
   cJSON *dispatch_params;   /* the dispatch policy's parameters, for the summary */
   CsWarningList *warnings;
+  cJSON *setup;               /* how the run was produced (provenance.c) */
+  char *effective_scenario;   /* the document that ran, as JSON text */
 };
 
 CsResults *cs_results_alloc(int n_models, int n_gpus);

@@ -20,6 +20,11 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
     return NULL;
   if (opt && opt->seed_override >= 0)
     cfg->seed = (uint64_t)opt->seed_override;
+  cJSON *setup = cs_config_setup_json(cfg, error);
+  if (!setup) {
+    cs_config_free(cfg);
+    return NULL;
+  }
 
   /* The CSV is written under a temporary name and renamed at the end, so a
    * failed run leaves no partial file behind. */
@@ -33,11 +38,14 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
                   opt->requests_csv, g_strerror(errno));
       g_free(tmp);
       cs_config_free(cfg);
+      cJSON_Delete(setup);
       return NULL;
     }
     setvbuf(csv, NULL, _IOFBF, 1 << 20);
   }
   CsResults *res = cs_engine_run(cfg, csv, opt);
+  res->setup = setup;
+  res->effective_scenario = cs_config_effective_json(sc, cfg);
   cs_config_free(cfg);
   if (csv) {
     gboolean ok = !ferror(csv);

@@ -16,6 +16,7 @@ struct CsScenario {
   cJSON *root;
   char *name;     /* file name used in messages */
   char *base_dir; /* resolves relative paths */
+  GPtrArray *overrides; /* "PATH=VALUE" of every cs_scenario_set, in order */
 };
 
 GQuark cs_error_quark(void)
@@ -34,6 +35,7 @@ static CsScenario *scenario_wrap(cJSON *root, const char *name, const char *base
   sc->root = root;
   sc->name = g_strdup(name);
   sc->base_dir = g_strdup(base_dir ? base_dir : ".");
+  sc->overrides = g_ptr_array_new_with_free_func(g_free);
   return sc;
 }
 
@@ -67,6 +69,7 @@ void cs_scenario_free(CsScenario *sc)
   cJSON_Delete(sc->root);
   g_free(sc->name);
   g_free(sc->base_dir);
+  g_ptr_array_unref(sc->overrides);
   g_free(sc);
 }
 
@@ -83,6 +86,11 @@ const char *cs_scenario_name(const CsScenario *sc)
   return sc->name;
 }
 
+const cJSON *cs_scenario_root(const CsScenario *sc)
+{
+  return sc->root;
+}
+
 /* ---- --set ------------------------------------------------------------------ */
 
 static gboolean set_fail(GError **error, const char *path, const char *why)
@@ -92,6 +100,15 @@ static gboolean set_fail(GError **error, const char *path, const char *why)
 }
 
 gboolean cs_scenario_set(CsScenario *sc, const char *path, const char *value, GError **error)
+{
+  if (!cs_scenario_set_unrecorded(sc, path, value, error))
+    return FALSE;
+  g_ptr_array_add(sc->overrides, g_strdup_printf("%s=%s", path, value));
+  return TRUE;
+}
+
+gboolean cs_scenario_set_unrecorded(CsScenario *sc, const char *path, const char *value,
+                                    GError **error)
 {
   /* The value is JSON when it parses as JSON, else a bare string, so that
    * --set clients[0].arrival=gamma works without shell quoting. */
@@ -201,15 +218,35 @@ void cs_config_free(CsConfig *c)
     c->dispatch->free_params(c->dispatch_params);
   g_free(c->network_desc);
   g_strfreev(c->profile_files);
+  g_strfreev(c->profile_paths);
+  g_free(c->network_path);
+  g_free(c->interference_path);
+  g_free(c->trace_path);
+  g_strfreev(c->overrides);
   cs_warning_list_free(c->warnings);
   g_free(c);
 }
 
+static char *find_data_file(const CsScenario *sc, const char *entry, const char *sub,
+                            const char *json_path, GError **error);
+
 /* Resolves a file named in the scenario: relative to the scenario's directory,
- * else as a name in <data dir>/<sub>/ with or without ".json". Returns the path
- * (g_free it) or NULL after setting error. */
+ * else as a name in <data dir>/<sub>/ with or without ".json". Returns the
+ * absolute path (g_free it) or NULL after setting error. */
 static char *resolve_data_file(const CsScenario *sc, const char *entry, const char *sub,
                                const char *json_path, GError **error)
+{
+  char *found = find_data_file(sc, entry, sub, json_path, error);
+  if (!found)
+    return NULL;
+  /* Absolute, so that the effective scenario can be run from anywhere. */
+  char *abs = g_canonicalize_filename(found, NULL);
+  g_free(found);
+  return abs;
+}
+
+static char *find_data_file(const CsScenario *sc, const char *entry, const char *sub,
+                            const char *json_path, GError **error)
 {
   if (g_path_is_absolute(entry)) {
     if (g_file_test(entry, G_FILE_TEST_IS_REGULAR))
@@ -243,6 +280,7 @@ static gboolean read_profiles(const CsScenario *sc, CsConfig *c, GError **error)
                         cs_json_type_name(list));
   c->profiles = cs_profile_set_new();
   GPtrArray *files = g_ptr_array_new();
+  GPtrArray *paths = g_ptr_array_new();
   int i = 0;
   const cJSON *item;
   gboolean ok = TRUE;
@@ -266,6 +304,7 @@ static gboolean read_profiles(const CsScenario *sc, CsConfig *c, GError **error)
         ok = FALSE;
       } else {
         g_ptr_array_add(files, g_strdup(item->valuestring));
+        g_ptr_array_add(paths, g_strdup(path));
       }
     }
     g_free(path);
@@ -275,6 +314,8 @@ static gboolean read_profiles(const CsScenario *sc, CsConfig *c, GError **error)
   }
   g_ptr_array_add(files, NULL);
   c->profile_files = (char **)g_ptr_array_free(files, FALSE);
+  g_ptr_array_add(paths, NULL);
+  c->profile_paths = (char **)g_ptr_array_free(paths, FALSE);
   return ok;
 }
 
@@ -310,7 +351,7 @@ static gboolean read_network(const CsScenario *sc, CsConfig *c, GError **error)
       return FALSE;
     GError *nerr = NULL;
     c->network = cs_network_curve_load_file(path, &nerr);
-    g_free(path);
+    c->network_path = path;
     if (!c->network) {
       cs_json_fail(error, sc->name, "network.curve", "%s", nerr->message);
       g_error_free(nerr);
@@ -413,7 +454,7 @@ static gboolean read_cluster(const CsScenario *sc, CsConfig *c, GError **error)
       return FALSE;
     GError *ierr = NULL;
     c->interference = cs_interference_set_load_file(path, &ierr);
-    g_free(path);
+    c->interference_path = path;
     if (!c->interference) {
       cs_json_fail(error, sc->name, "cluster.interference", "%s", ierr->message);
       g_error_free(ierr);
@@ -627,7 +668,7 @@ static gboolean read_trace(const CsScenario *sc, CsConfig *c, GError **error)
     char *path = ok ? resolve_data_file(sc, file, "traces", "trace.file", error) : NULL;
     ok = ok && path && cs_trace_clients_compile(tr, sc->name, path, file, c->clients, idx, n,
                                                 &c->trace_desc, error);
-    g_free(path);
+    c->trace_path = path;
   }
   g_free(idx);
   return ok;
@@ -1039,9 +1080,44 @@ static gboolean read_placement(const CsScenario *sc, CsConfig *c, GError **error
   return TRUE;
 }
 
-static const char *const top_keys[] = { "name",      "seed",    "duration_s", "profiles",
-                                        "network",   "cluster", "dispatch",   "placement",
-                                        "clients",   "trace",   "outputs",    NULL };
+static const char *const top_keys[] = { "name",     "seed",    "duration_s", "profiles",
+                                        "network",  "cluster", "dispatch",   "placement",
+                                        "clients",  "trace",   "outputs",    "overrides_applied",
+                                        NULL };
+
+/* "overrides_applied": the --set overrides an effective scenario already
+ * holds (informational: they are in its values); the summary lists them
+ * before this run's own. */
+static gboolean read_overrides(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  const cJSON *list = cJSON_GetObjectItemCaseSensitive(sc->root, "overrides_applied");
+  GPtrArray *all = g_ptr_array_new();
+  gboolean ok = TRUE;
+  if (list && !cJSON_IsArray(list))
+    ok = cs_json_fail(error, sc->name, "overrides_applied",
+                      "expected an array of \"PATH=VALUE\" strings, got %s",
+                      cs_json_type_name(list));
+  int i = 0;
+  const cJSON *item;
+  const cJSON *items = ok ? list : NULL;
+  cJSON_ArrayForEach(item, items)
+  {
+    if (!cJSON_IsString(item)) {
+      char *jp = cs_json_path_index("overrides_applied", i);
+      ok = cs_json_fail(error, sc->name, jp, "expected a \"PATH=VALUE\" string, got %s",
+                        cs_json_type_name(item));
+      g_free(jp);
+      break;
+    }
+    g_ptr_array_add(all, g_strdup(item->valuestring));
+    i++;
+  }
+  for (guint k = 0; k < sc->overrides->len; k++)
+    g_ptr_array_add(all, g_strdup(g_ptr_array_index(sc->overrides, k)));
+  g_ptr_array_add(all, NULL);
+  c->overrides = (char **)g_ptr_array_free(all, FALSE);
+  return ok;
+}
 
 CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error)
 {
@@ -1069,7 +1145,8 @@ CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error)
                                "outputs", error);
     c->timeseries_bin_ns = llround(bin_s * 1e9);
   }
-  ok = ok && read_profiles(sc, c, error) && read_network(sc, c, error) &&
+  ok = ok && read_overrides(sc, c, error) && read_profiles(sc, c, error) &&
+       read_network(sc, c, error) &&
        read_cluster(sc, c, error) && read_clients(sc, c, error) &&
        read_dispatch(sc, c, error) && read_placement(sc, c, error);
   if (!ok) {

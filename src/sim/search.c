@@ -50,7 +50,7 @@ static CsResults *probe(CsScenario *sc, const double *base_rates, int n, double 
     char path[64], value[64];
     g_snprintf(path, sizeof path, "clients[%d].rate", i);
     g_ascii_formatd(value, sizeof value, "%.17g", base_rates[i] * k);
-    if (!cs_scenario_set(sc, path, value, error))
+    if (!cs_scenario_set_unrecorded(sc, path, value, error))
       return NULL;
   }
   return cs_run(sc, run_opt, error);
@@ -135,7 +135,7 @@ gboolean cs_goodput_search(CsScenario *sc, const CsGoodputSearchOptions *opt,
     char path[64], value[64];
     g_snprintf(path, sizeof path, "clients[%d].rate", i);
     g_ascii_formatd(value, sizeof value, "%.17g", base[i]);
-    cs_scenario_set(sc, path, value, NULL);
+    cs_scenario_set_unrecorded(sc, path, value, NULL);
   }
   g_free(base);
   return ok;

@@ -43,7 +43,22 @@ def main():
             print(f"FAIL {scenario}: clustersim exited {run.returncode}\n{run.stderr}")
             return 1
         with open(os.path.join(tmp, "summary.json")) as f:
-            new = json.load(f)
+            text = f.read()
+            new = json.loads(text)
+        # Provenance: the effective scenario written beside the summary,
+        # run from another directory, reproduces the summary byte for byte.
+        rerun = os.path.join(tmp, "rerun")
+        again = subprocess.run([os.path.abspath(clustersim), "run",
+                                os.path.join(tmp, "scenario.json"), "--output", rerun],
+                               capture_output=True, text=True, cwd="/")
+        if again.returncode != 0:
+            print(f"FAIL {scenario}: its effective scenario exited {again.returncode}\n"
+                  f"{again.stderr}")
+            return 1
+        with open(os.path.join(rerun, "summary.json")) as f:
+            if f.read() != text:
+                print(f"FAIL {scenario}: its effective scenario gives another summary")
+                return 1
     if not os.path.exists(golden):
         print(f"FAIL {scenario}: no golden file {golden} (tools/update-goldens.sh creates it)")
         return 1

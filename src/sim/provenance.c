@@ -1,0 +1,240 @@
+/* How a run was produced: the setup recorded in summary.json and the
+ * effective scenario written beside it.
+ *
+ * Two rules make a run reproducible from its outputs alone:
+ * - the summary names every input file by its base name and SHA-256, never
+ *   by the path it was found at, so it does not depend on where the scenario
+ *   file lives or how it spelled its paths;
+ * - the effective scenario is the document that ran: --set overrides applied
+ *   (and listed in "overrides_applied"), defaults written out, and file
+ *   references replaced by absolute paths, so running it from anywhere gives
+ *   the same summary byte for byte. */
+#include <math.h>
+#include <string.h>
+
+#include "clustersim/clustersim.h"
+#include "config.h"
+#include "scenario.h"
+#include "workloads/trace.h"
+
+/* {"file": base name, "sha256": hex} of a file, or NULL with error set. */
+static cJSON *file_json(const char *path, GError **error)
+{
+  char *sha = cs_trace_file_sha256(path, error);
+  if (!sha)
+    return NULL;
+  cJSON *o = cJSON_CreateObject();
+  char *base = g_path_get_basename(path);
+  cJSON_AddStringToObject(o, "file", base);
+  cJSON_AddStringToObject(o, "sha256", sha);
+  g_free(base);
+  g_free(sha);
+  return o;
+}
+
+static const char *arrival_name(const CsClientConfig *cc)
+{
+  switch (cc->arrival) {
+  case CS_ARRIVAL_POISSON:
+    return "poisson";
+  case CS_ARRIVAL_GAMMA:
+    return "gamma";
+  case CS_ARRIVAL_CONSTANT:
+    return "constant";
+  case CS_ARRIVAL_TIMES:
+    return cc->window_ns > 0 ? "trace (exact timestamps)" : "times";
+  default:
+    return cc->piecewise_gamma ? "trace (gamma per interval)" : "trace (poisson per interval)";
+  }
+}
+
+static cJSON *client_json(const CsClientConfig *cc)
+{
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "model", cc->model);
+  cJSON_AddStringToObject(o, "arrival", arrival_name(cc));
+  if (cc->arrival == CS_ARRIVAL_GAMMA || (cc->arrival == CS_ARRIVAL_PIECEWISE && cc->piecewise_gamma)) {
+    cJSON_AddNumberToObject(o, "gamma_shape", cc->gamma_shape);
+    cJSON_AddNumberToObject(o, "cv", 1.0 / sqrt(cc->gamma_shape));
+  }
+  cJSON_AddNumberToObject(o, "rate_rps", cc->rate_rps);
+  cJSON_AddNumberToObject(o, "planned_rate_rps", cc->planned_rate_rps);
+  cJSON_AddNumberToObject(o, "slo_ms", cc->slo_ms);
+  if (cc->requests > 0 && cc->window_ns == 0)
+    cJSON_AddNumberToObject(o, "requests", (double)cc->requests);
+  else
+    cJSON_AddNumberToObject(o, "duration_s", cc->duration_ns * 1e-9);
+  cJSON_AddNumberToObject(o, "warmup_s", cc->warmup_ns * 1e-9);
+  cJSON_AddNumberToObject(o, "start_s", cc->start_ns * 1e-9);
+  cJSON_AddNumberToObject(o, "input_bytes", (double)cc->input_bytes);
+  cJSON_AddNumberToObject(o, "output_bytes", (double)cc->output_bytes);
+  return o;
+}
+
+cJSON *cs_config_setup_json(const CsConfig *c, GError **error)
+{
+  cJSON *setup = cJSON_CreateObject();
+  cJSON *prof = cJSON_AddArrayToObject(setup, "profiles");
+  for (int i = 0; c->profile_paths && c->profile_paths[i]; i++) {
+    cJSON *f = file_json(c->profile_paths[i], error);
+    if (!f)
+      goto fail;
+    cJSON_AddItemToArray(prof, f);
+  }
+  if (c->network_path) {
+    cJSON *f = file_json(c->network_path, error);
+    if (!f)
+      goto fail;
+    cJSON_AddItemToObject(setup, "network", f);
+  } else {
+    cJSON_AddStringToObject(setup, "network", c->network_desc);
+  }
+  if (c->trace_desc) {
+    /* The trace as the trace reader described it, named by base name. */
+    cJSON *t = cJSON_Parse(c->trace_desc);
+    char *base = g_path_get_basename(c->trace_path);
+    cJSON_ReplaceItemInObjectCaseSensitive(t, "file", cJSON_CreateString(base));
+    g_free(base);
+    cJSON_AddItemToObject(setup, "trace", t);
+  }
+  cJSON *cl = cJSON_AddObjectToObject(setup, "cluster");
+  cJSON_AddNumberToObject(cl, "gpus", c->n_gpus);
+  cJSON_AddNumberToObject(cl, "nodes", c->n_nodes);
+  gboolean mig = FALSE;
+  for (int g = 0; g < c->n_gpus; g++)
+    mig |= c->gpus[g].mig_instance >= 0;
+  cJSON_AddBoolToObject(cl, "mig", mig);
+  cJSON_AddBoolToObject(cl, "mps", c->mps);
+  cJSON_AddNumberToObject(cl, "mps_gamma", c->mps_gamma);
+  if (c->interference_path) {
+    cJSON *f = file_json(c->interference_path, error);
+    if (!f)
+      goto fail;
+    cJSON_AddItemToObject(cl, "interference", f);
+  } else {
+    cJSON_AddNullToObject(cl, "interference");
+  }
+  cJSON_AddStringToObject(cl, "memory_overflow",
+                          c->memory_overflow_fails ? "fail_replicas" : "error");
+  cJSON *clients = cJSON_AddArrayToObject(setup, "clients");
+  for (int i = 0; i < c->n_clients; i++)
+    cJSON_AddItemToArray(clients, client_json(&c->clients[i]));
+  cJSON *ov = cJSON_AddArrayToObject(setup, "overrides");
+  for (int i = 0; c->overrides && c->overrides[i]; i++)
+    cJSON_AddItemToArray(ov, cJSON_CreateString(c->overrides[i]));
+  return setup;
+fail:
+  cJSON_Delete(setup);
+  return NULL;
+}
+
+/* ---- the effective scenario ---------------------------------------------------- */
+
+/* Sets o[key] to v unless o has it (takes v either way). */
+static void add_default(cJSON *o, const char *key, cJSON *v)
+{
+  if (cJSON_GetObjectItemCaseSensitive(o, key))
+    cJSON_Delete(v);
+  else
+    cJSON_AddItemToObject(o, key, v);
+}
+
+static void set_item(cJSON *o, const char *key, cJSON *v)
+{
+  if (cJSON_GetObjectItemCaseSensitive(o, key))
+    cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
+  else
+    cJSON_AddItemToObject(o, key, v);
+}
+
+static cJSON *object_member(cJSON *root, const char *key)
+{
+  cJSON *o = cJSON_GetObjectItemCaseSensitive(root, key);
+  if (!o) {
+    o = cJSON_CreateObject();
+    cJSON_AddItemToObject(root, key, o);
+  }
+  return o;
+}
+
+char *cs_scenario_effective_json(CsScenario *sc, const CsRunOptions *opt, GError **error)
+{
+  CsConfig *c = cs_scenario_compile(sc, error);
+  if (!c)
+    return NULL;
+  if (opt && opt->seed_override >= 0)
+    c->seed = (uint64_t)opt->seed_override;
+  char *text = cs_config_effective_json(sc, c);
+  cs_config_free(c);
+  return text;
+}
+
+char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
+{
+  cJSON *root = cJSON_Duplicate(cs_scenario_root(sc), TRUE);
+  set_item(root, "seed", cJSON_CreateNumber((double)c->seed));
+  cJSON *prof = cJSON_CreateArray();
+  for (int i = 0; c->profile_paths[i]; i++)
+    cJSON_AddItemToArray(prof, cJSON_CreateString(c->profile_paths[i]));
+  set_item(root, "profiles", prof);
+  if (c->network_path) {
+    cJSON *net = cJSON_CreateObject();
+    cJSON_AddStringToObject(net, "curve", c->network_path);
+    set_item(root, "network", net);
+  } else {
+    add_default(root, "network", cJSON_CreateString("zero"));
+  }
+  cJSON *cl = object_member(root, "cluster");
+  if (c->interference_path)
+    set_item(cl, "interference", cJSON_CreateString(c->interference_path));
+  gboolean mig = FALSE;
+  for (int g = 0; g < c->n_gpus; g++)
+    mig |= c->gpus[g].mig_instance >= 0;
+  /* Dispatch without placement refuses the co-location settings (it would
+   * ignore them), so their defaults are written only where they apply. */
+  if (c->dispatch->uses_placement) {
+    add_default(cl, "mps", cJSON_CreateBool(c->mps));
+    add_default(cl, "mps_gamma", cJSON_CreateNumber(c->mps_gamma));
+    add_default(cl, "memory_overflow",
+                cJSON_CreateString(c->memory_overflow_fails ? "fail_replicas" : "error"));
+    cJSON *pl = object_member(root, "placement");
+    add_default(pl, "policy", cJSON_CreateString(c->placement_policy->name));
+  } else if (mig) {
+    add_default(cl, "mps_gamma", cJSON_CreateNumber(c->mps_gamma));
+  }
+  cJSON *d = object_member(root, "dispatch");
+  add_default(d, "policy", cJSON_CreateString(c->dispatch->name));
+  if (c->dispatch->fill_defaults)
+    c->dispatch->fill_defaults(c->dispatch_params, d);
+  cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "clients");
+  cJSON *top_duration = cJSON_GetObjectItemCaseSensitive(root, "duration_s");
+  for (int i = 0; i < c->n_clients; i++) {
+    const CsClientConfig *cc = &c->clients[i];
+    cJSON *o = cJSON_GetArrayItem(list, i);
+    add_default(o, "arrival", cJSON_CreateString("poisson"));
+    gboolean trace = cc->window_ns > 0;
+    if (!trace && cc->arrival != CS_ARRIVAL_TIMES && top_duration &&
+        !cJSON_GetObjectItemCaseSensitive(o, "requests"))
+      add_default(o, "duration_s", cJSON_Duplicate(top_duration, TRUE));
+    add_default(o, "warmup_s", cJSON_CreateNumber(0));
+    add_default(o, "start_s", cJSON_CreateNumber(0));
+    add_default(o, "input_bytes", cJSON_CreateNumber((double)cc->input_bytes));
+    add_default(o, "output_bytes", cJSON_CreateNumber((double)cc->output_bytes));
+  }
+  if (top_duration)
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "duration_s"); /* now in every client */
+  if (c->trace_path)
+    set_item(object_member(root, "trace"), "file", cJSON_CreateString(c->trace_path));
+  cJSON *out = object_member(root, "outputs");
+  add_default(out, "requests_csv", cJSON_CreateBool(FALSE));
+  add_default(out, "timeseries_bin_s", cJSON_CreateNumber(c->timeseries_bin_ns * 1e-9));
+  cJSON *ov = cJSON_CreateArray();
+  for (int i = 0; c->overrides[i]; i++)
+    cJSON_AddItemToArray(ov, cJSON_CreateString(c->overrides[i]));
+  set_item(root, "overrides_applied", ov);
+  char *s = cJSON_Print(root);
+  cJSON_Delete(root);
+  char *text = g_strconcat(s, "\n", NULL);
+  cJSON_free(s);
+  return text;
+}

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# clustersim run as a researcher meets it: warnings for runs that mislead,
+# honest counts, outputs that never mix runs, provenance that reproduces a
+# run, and planned versus offered rates.
+# Usage: test_cli_run.sh CLUSTERSIM_BINARY SOURCE_ROOT
+set -u
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") # absolute: some checks change directory
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+passes=0
+check() { # description, condition...
+  local what=$1
+  shift
+  if "$@"; then
+    echo "ok - $what"
+    passes=$((passes + 1))
+  else
+    echo "FAIL - $what"
+    fails=$((fails + 1))
+  fi
+}
+q="$src/examples/quickstart.json"
+prof="$src/data/profiles/v100_thesis.json"
+# py EXPR FILE: evaluates a Python condition on the JSON document d of FILE.
+py() { python3 -c "import json,sys; d=json.load(open('$2')); sys.exit(0 if ($1) else 1)"; }
+
+# ---- warnings -----------------------------------------------------------------
+# One resnet50 replica at batch 16 serves about 1000 req/s; 5000 req/s for 20 s
+# leaves a queue that drains for about 80 s after the window.
+cat >"$tmp/over.json" <<JSON
+{"profiles": ["$prof"], "cluster": {"gpus": 1, "gpu_type": "v100"},
+ "placement": {"policy": "manual", "replicas": [{"model": "resnet50", "gpu": 0, "batch": 16}]},
+ "clients": [{"model": "resnet50", "rate": 5000, "slo_ms": 200, "duration_s": 20}]}
+JSON
+"$bin" run "$tmp/over.json" --output "$tmp/over" >"$tmp/over.out" 2>"$tmp/over.err"
+check "overload: run still exits 0" test $? -eq 0
+check "overload: 'unstable' warning on stderr names the model" grep -q "warning \[unstable\] resnet50:" "$tmp/over.err"
+check "overload: the warning is in summary.json" py "[w['code'] for w in d['warnings']] == ['unstable'] and d['warnings'][0]['model'] == 'resnet50'" "$tmp/over/summary.json"
+check "overload: throughput counts results inside the window (about 1000, not the 5000 sent)" \
+  py "900 < d['models'][0]['throughput_rps'] < 1100 and d['models'][0]['requests']['late'] > 50000" "$tmp/over/summary.json"
+check "overload: the table points at the warning" grep -q "^warnings: 1" "$tmp/over.out"
+"$bin" run "$q" --set clients[0].duration_s=5 --set clients[1].duration_s=5 --set clients[2].duration_s=5 \
+  >"$tmp/q.out" 2>"$tmp/q.err"
+check "a stable run prints no warning" test ! -s "$tmp/q.err"
+
+# A placement that leaves a model without a replica: model_unserved, and the
+# table's unserved column (not failed, not dropped) counts its requests.
+cat >"$tmp/unserved.json" <<JSON
+{"profiles": ["$prof"], "cluster": {"gpus": 1, "gpu_type": "v100"},
+ "placement": {"policy": "manual", "replicas": [{"model": "resnet50", "gpu": 0, "batch": 8}]},
+ "clients": [{"model": "resnet50", "rate": 100, "slo_ms": 200, "requests": 500},
+             {"model": "alexnet", "rate": 100, "slo_ms": 200, "requests": 300}]}
+JSON
+"$bin" run "$tmp/unserved.json" >"$tmp/u.out" 2>"$tmp/u.err"
+check "model_unserved warning" grep -q "warning \[model_unserved\] alexnet: placement \"manual\" gives alexnet no replica" "$tmp/u.err"
+check "table: alexnet's 300 requests are unserved, 0 failed, 0 dropped" \
+  bash -c "awk '\$1 == \"alexnet\" { exit !(\$11 == 0 && \$12 == 300 && \$13 == 0) }' '$tmp/u.out'"
+check "table header separates dropped, unserved, failed and late" \
+  grep -qE "dropped +unserved +failed +late$" "$tmp/u.out"
+
+# Every replica fails in memory: the run serves nothing and says so.
+cat >"$tmp/nothing.json" <<JSON
+{"profiles": ["$prof"], "cluster": {"gpus": 1, "gpu_type": "v100", "memory_overflow": "fail_replicas"},
+ "placement": {"policy": "manual", "replicas": [{"model": "resnet50", "gpu": 0, "batch": 8},
+   {"model": "resnet50", "gpu": 0, "batch": 8}, {"model": "resnet50", "gpu": 0, "batch": 8},
+   {"model": "resnet50", "gpu": 0, "batch": 8}, {"model": "resnet50", "gpu": 0, "batch": 8},
+   {"model": "resnet50", "gpu": 0, "batch": 8}, {"model": "resnet50", "gpu": 0, "batch": 8},
+   {"model": "resnet50", "gpu": 0, "batch": 8}, {"model": "resnet50", "gpu": 0, "batch": 8},
+   {"model": "resnet50", "gpu": 0, "batch": 8}, {"model": "resnet50", "gpu": 0, "batch": 8}]},
+ "clients": [{"model": "resnet50", "rate": 100, "slo_ms": 200, "requests": 200}]}
+JSON
+python3 - "$tmp/nothing.json" "$prof" <<'PY'
+# Keep only as many replicas as needed so that the first fits and every later
+# one does not: with Mreq m of batch 8, the first fits and the rest fail only
+# if m > 50 %; otherwise make the first take the memory with a big batch.
+import json, sys
+scen, prof = sys.argv[1:]
+d = json.load(open(scen))
+p = json.load(open(prof))
+m = next(x for x in p["models"] if x["model"] == "resnet50")
+pts = [b for b in m["batches"] if "mreq_pct" in b]
+big = max(pts, key=lambda b: b["mreq_pct"])
+n = int(100 // big["mreq_pct"]) + 1  # one more than fits
+d["placement"]["replicas"] = [{"model": "resnet50", "gpu": 0, "batch": big["batch"]}] * n
+json.dump(d, open(scen, "w"))
+PY
+"$bin" run "$tmp/nothing.json" --output "$tmp/nothing" >"$tmp/n.out" 2>"$tmp/n.err"
+check "replica_fails warning for replicas beyond the GPU's memory" grep -q "warning \[replica_fails\] resnet50 gpu 0:" "$tmp/n.err"
+check "failed requests are counted as failed" py "d['models'][0]['requests']['failed'] > 0 and d['models'][0]['requests']['unserved'] == 0" "$tmp/nothing/summary.json"
+
+# Settings the chosen dispatch would ignore are refused.
+cat >"$tmp/sym.json" <<JSON
+{"profiles": ["$prof"], "cluster": {"gpus": 2, "gpu_type": "v100", "interference": "igniter_v100"},
+ "dispatch": {"policy": "symphony"},
+ "clients": [{"model": "resnet50", "rate": 100, "slo_ms": 200, "requests": 200}]}
+JSON
+"$bin" run "$tmp/sym.json" >"$tmp/s.out" 2>"$tmp/s.err"
+check "symphony refuses cluster.interference: exit 2" test $? -eq 2
+check "symphony refuses cluster.interference: message" grep -q "cluster.interference: dispatch \"symphony\" runs one batch at a time" "$tmp/s.err"
+python3 -c "
+import json; d=json.load(open('$tmp/sym.json')); del d['cluster']['interference']; d['clients'][0]['planned_rate']=50
+json.dump(d, open('$tmp/sym_planned.json','w'))"
+"$bin" run "$tmp/sym_planned.json" >/dev/null 2>"$tmp/s.err"
+check "symphony refuses planned_rate (nothing plans): message" grep -q "clients\[0\].planned_rate: dispatch \"symphony\" uses no placement" "$tmp/s.err"
+# MPS shares of co-located replicas mean nothing under time-slicing.
+cat >"$tmp/shares.json" <<JSON
+{"profiles": ["$prof"], "cluster": {"gpus": 1, "gpu_type": "v100"},
+ "placement": {"policy": "manual", "replicas": [{"model": "resnet50", "gpu": 0, "batch": 8, "mps_share": 0.5},
+                                                {"model": "alexnet", "gpu": 0, "batch": 8, "mps_share": 0.5}]},
+ "clients": [{"model": "resnet50", "rate": 100, "slo_ms": 200, "duration_s": 2},
+             {"model": "alexnet", "rate": 100, "slo_ms": 200, "duration_s": 2}]}
+JSON
+"$bin" run "$tmp/shares.json" >/dev/null 2>"$tmp/sh.err"
+check "mps_shares_ignored warning when co-located shares meet time-slicing" grep -q "warning \[mps_shares_ignored\]" "$tmp/sh.err"
+"$bin" run "$tmp/shares.json" --set cluster.mps=true >/dev/null 2>"$tmp/sh.err"
+check "no warning with cluster.mps" test ! -s "$tmp/sh.err"
+
+# ---- outputs never mix runs ---------------------------------------------------
+short=(--set clients[0].duration_s=2 --set clients[1].duration_s=2 --set clients[2].duration_s=2)
+"$bin" run "$q" "${short[@]}" --output "$tmp/o" --requests-csv >/dev/null 2>&1
+check "first run writes requests.csv" test -s "$tmp/o/requests.csv"
+cp "$tmp/o/summary.json" "$tmp/o.summary"
+"$bin" run "$q" "${short[@]}" --output "$tmp/o" --seed 2 >"$tmp/o.out" 2>"$tmp/o.err"
+check "reused --output is refused: exit 2" test $? -eq 2
+check "reused --output is refused: message lists the files and --force" \
+  grep -q "holds the outputs of an earlier run (summary.json, scenario.json, .*requests.csv); use --force" "$tmp/o.err"
+check "reused --output is refused: nothing changed" cmp -s "$tmp/o/summary.json" "$tmp/o.summary"
+check "reused --output is refused: nothing on stdout" test ! -s "$tmp/o.out"
+"$bin" run "$q" "${short[@]}" --output "$tmp/o" --seed 2 --force >/dev/null 2>&1
+check "--force replaces the set: new summary" py "d['seed'] == 2" "$tmp/o/summary.json"
+check "--force replaces the whole set: the earlier requests.csv is gone" test ! -e "$tmp/o/requests.csv"
+check "no temporary file is left" bash -c "! ls '$tmp/o' | grep -qE '\\.(new|partial)'"
+mkdir "$tmp/mine" && echo keep >"$tmp/mine/notes.txt"
+"$bin" run "$q" "${short[@]}" --output "$tmp/mine" >/dev/null 2>&1
+check "a directory with other files (not outputs) is used and they are kept" \
+  bash -c "test -s '$tmp/mine/summary.json' && test \"\$(cat '$tmp/mine/notes.txt')\" = keep"
+: >"$tmp/afile"
+"$bin" run "$q" "${short[@]}" --output "$tmp/afile" >/dev/null 2>"$tmp/f.err"
+check "--output naming a file: exit 2 with a message" bash -c "test $? -eq 2 && grep -q 'exists and is not a directory' '$tmp/f.err'"
+"$bin" run "$q" --force >/dev/null 2>"$tmp/f.err"
+check "--force without --output is refused" grep -q -- "--force needs --output DIR" "$tmp/f.err"
+
+# SIGINT and SIGTERM during a long run: no partial file, exit 130 / 143.
+long=(--set clients[0].duration_s=100000 --set clients[1].duration_s=100000 --set clients[2].duration_s=100000)
+"$bin" run "$q" "${long[@]}" --output "$tmp/int" --requests-csv >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 50); do [ -e "$tmp/int/requests.csv.new.partial" ] && break; sleep 0.1; done
+kill -INT $pid
+wait $pid
+rc=$?
+check "SIGINT: exit 130" test $rc -eq 130
+check "SIGINT: the directory the run created is gone, no partial file" test ! -e "$tmp/int"
+mkdir "$tmp/term"
+"$bin" run "$q" "${long[@]}" --output "$tmp/term" --requests-csv >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 50); do [ -e "$tmp/term/requests.csv.new.partial" ] && break; sleep 0.1; done
+kill -TERM $pid
+wait $pid
+rc=$?
+check "SIGTERM: exit 143" test $rc -eq 143
+check "SIGTERM: an existing directory stays, empty" bash -c "test -d '$tmp/term' && test -z \"\$(ls -A '$tmp/term')\""
+
+# ---- provenance -----------------------------------------------------------------
+(cd "$src/examples" && "$bin" run quickstart.json "${short[@]}" --set clients[0].rate=250 --seed 7 \
+   --output "$tmp/p1" >/dev/null 2>&1)
+check "scenario.json is written beside summary.json" test -s "$tmp/p1/scenario.json"
+(cd / && "$bin" run "$tmp/p1/scenario.json" --output "$tmp/p2" >/dev/null 2>&1)
+check "the effective scenario, run from another directory, reproduces summary.json byte for byte" \
+  cmp -s "$tmp/p1/summary.json" "$tmp/p2/summary.json"
+check "the effective scenario fills defaults (mps, max_wait_ms, warm-up, payloads) and lists the overrides" \
+  py "d['cluster']['mps'] is False and d['dispatch']['max_wait_ms'] == 100 and d['clients'][2]['warmup_s'] == 5 and d['clients'][0]['input_bytes'] == 602112 and d['seed'] == 7 and d['overrides_applied'][-1] == 'clients[0].rate=250'" "$tmp/p1/scenario.json"
+check "summary.json records seed, overrides, cluster, arrivals and warm-up" \
+  py "d['seed'] == 7 and d['setup']['overrides'][-1] == 'clients[0].rate=250' and d['setup']['cluster']['mps'] is False and d['setup']['cluster']['interference'] is None and d['setup']['clients'][1]['arrival'] == 'gamma' and d['setup']['clients'][1]['cv'] == 2 and d['setup']['clients'][0]['warmup_s'] == 5" "$tmp/p1/summary.json"
+check "summary.json names files by base name and SHA-256, not by path" \
+  py "d['setup']['profiles'][0]['file'] == 'v100_thesis.json' and len(d['setup']['profiles'][0]['sha256']) == 64 and '/' not in json.dumps(d['setup'])" "$tmp/p1/summary.json"
+"$bin" run "$q" "${short[@]}" --json >"$tmp/j.out" 2>/dev/null
+check "run --json prints the summary on stdout" py "d['models'][0]['model'] == 'resnet50' and 'warnings' in d" "$tmp/j.out"
+
+# ---- planned versus offered rate ---------------------------------------------------
+# The thesis' clients sent less than their target (Table 4.1: 800 -> 711 req/s):
+# the placement plans for 800 while the client sends 711.
+cat >"$tmp/planned.json" <<JSON
+{"profiles": ["$prof"], "cluster": {"gpus": 2, "gpu_type": "v100"},
+ "placement": {"policy": "dedicated"},
+ "clients": [{"model": "resnet50", "rate": 711, "planned_rate": 800, "slo_ms": 200, "duration_s": 5, "warmup_s": 1}]}
+JSON
+"$bin" run "$tmp/planned.json" --output "$tmp/planned" >"$tmp/pl.out" 2>&1
+check "planned_rate: the placement expects the planned rate, the client sends the offered one" \
+  py "d['models'][0]['planned_rps'] == 800 and d['models'][0]['offered_rps'] == 711 and abs(d['models'][0]['expected_goodput_rps'] - 800) < 1e-6 and 690 < d['models'][0]['throughput_rps'] < 730" "$tmp/planned/summary.json"
+check "planned_rate: the table shows a planned column" grep -qE "^model +slo_ms +offered +planned" "$tmp/pl.out"
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
