@@ -133,9 +133,14 @@ static int suggest_distance(const char *name, const char *known)
   return cs_name_distance(name, known);
 }
 
-static int compare_str_ptr(const void *a, const void *b)
+/* Orders tied suggestions: the one that needs fewer edits first ("resnet" ->
+ * "resnet50" before "resnet101"), then by strcmp, so that the result does not
+ * depend on the order names were loaded in. user_data is the unknown name. */
+static int compare_suggestions(const void *a, const void *b, void *user_data)
 {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
+  const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+  int dx = cs_name_distance(user_data, x), dy = cs_name_distance(user_data, y);
+  return dx != dy ? (dx < dy ? -1 : 1) : strcmp(x, y);
 }
 
 const char **cs_suggest_names(const char *name, const char *const *known, int n_known)
@@ -159,8 +164,7 @@ const char **cs_suggest_names(const char *name, const char *const *known, int n_
     if (!seen)
       g_ptr_array_add(out, (gpointer)known[i]);
   }
-  /* Sorted, so that the message does not depend on the order names were loaded in. */
-  g_ptr_array_sort(out, compare_str_ptr);
+  g_ptr_array_sort_with_data(out, compare_suggestions, (gpointer)name);
   g_ptr_array_add(out, NULL);
   return (const char **)g_ptr_array_free(out, FALSE);
 }

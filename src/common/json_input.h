@@ -66,8 +66,9 @@ gboolean cs_json_check_keys(const cJSON *obj, const char *const *known, const ch
  * (at most a third of the name differs). A known name that starts with name
  * (case-insensitively, name of 3 or more characters) counts as distance 1 at
  * most: a missing suffix such as a unit ("slo" -> "slo_ms"). Ties are all
- * returned, sorted by strcmp (whatever the order of known), each distinct
- * string once. The result is a
+ * returned, each distinct string once, whatever the order of known sorted by
+ * plain distance (so "resnet" gives "resnet50" before "resnet101"), then by
+ * strcmp. The result is a
  * NULL-terminated array of pointers into known (g_free the array only); it is
  * empty (first element NULL) when no name is close enough. Never fails.
  *

@@ -77,10 +77,13 @@ static void test_typos_and_missing_suffix(void **state)
   expect_suggestions("modle", fields, -1, (const char *const[]){ NULL });
   /* "mdel": 1 edit (+o) <= 1. */
   expect_suggestions("mdel", fields, -1, (const char *const[]){ "model", NULL });
-  /* "resnet" (6 chars, limit 2) is a prefix of both: a tie at 1; "resnext50_32x4d" is not
-   * a prefix match and is 9 edits away. */
-  static const char *const models[] = { "resnext50_32x4d", "resnet50", "resnet101", NULL };
-  expect_suggestions("resnet", models, -1, (const char *const[]){ "resnet101", "resnet50", NULL });
+  /* "resnet" (6 chars, limit 2) is a prefix of both: a tie at 1, ordered by plain distance
+   * (+5+0: 2 before +1+0+1: 3); "resnext50_32x4d" is not a prefix match and 9 edits away. */
+  static const char *const models[] = { "resnext50_32x4d", "resnet101", "resnet50", NULL };
+  expect_suggestions("resnet", models, -1, (const char *const[]){ "resnet50", "resnet101", NULL });
+  /* Equal plain distances (2): by strcmp, upper case first. */
+  expect_suggestions("resnet", (const char *const[]){ "resnet50", "ResNet50", NULL }, -1,
+                     (const char *const[]){ "ResNet50", "resnet50", NULL });
   /* A prefix rule needs 3 characters: "re" is 2 edits from anything here. */
   expect_suggestions("re", (const char *const[]){ "rate", NULL }, -1,
                      (const char *const[]){ NULL });
@@ -90,7 +93,8 @@ static void test_ties_sorted_and_unique(void **state)
 {
   (void)state;
   /* "vgg18" is 1 edit from vgg16 and vgg19 (limit max(1, 5 / 3) = 1), 6 from resnet50.
-   * Ties come sorted whatever the order of known, and each name once. */
+   * Ties at the same plain distance come sorted by strcmp whatever the order of known,
+   * and each name once. */
   static const char *const known[] = { "vgg19", "resnet50", "vgg16", "vgg19", NULL };
   expect_suggestions("vgg18", known, -1, (const char *const[]){ "vgg16", "vgg19", NULL });
   /* Only the closest: "vgg16" is 0 from itself, 1 from "vgg19". */
