@@ -385,10 +385,20 @@ static GPtrArray *interference_files_for(const Catalog *cat, const char *model)
 
 /* ---- Formatting helpers --------------------------------------------------- */
 
+/* Characters of s as a terminal shows them: UTF-8 characters, or bytes when
+ * s is not valid UTF-8 (the JSON parser does not check, and the UTF-8
+ * functions must not walk past the end of a broken sequence). */
+static int display_width(const char *s)
+{
+  return g_utf8_validate(s, -1, NULL) ? (int)g_utf8_strlen(s, -1) : (int)strlen(s);
+}
+
 static char *one_line(const char *text, int width)
 {
   /* Sources are paragraphs; a listing gets the start of the first line. */
-  char *line = g_strndup(text, strcspn(text, "\n"));
+  char *raw = g_strndup(text, strcspn(text, "\n"));
+  char *line = g_utf8_make_valid(raw, -1);
+  g_free(raw);
   if (g_utf8_strlen(line, -1) <= width)
     return line;
   char *cut = g_utf8_substring(line, 0, width - 3);
@@ -494,7 +504,7 @@ static void table_print(Table *t, GString *out)
   for (guint r = 0; r < t->rows->len; r++) {
     char **row = g_ptr_array_index(t->rows, r);
     for (int c = 0; c < t->n_cols; c++)
-      w[c] = MAX(w[c], (int)g_utf8_strlen(row[c], -1));
+      w[c] = MAX(w[c], display_width(row[c]));
   }
   for (guint r = 0; r < t->rows->len; r++) {
     char **row = g_ptr_array_index(t->rows, r);
@@ -502,7 +512,7 @@ static void table_print(Table *t, GString *out)
     for (int c = 0; c < t->n_cols; c++) {
       g_string_append(line, row[c]);
       if (c < t->n_cols - 1)
-        for (int k = (int)g_utf8_strlen(row[c], -1); k < w[c] + 2; k++)
+        for (int k = display_width(row[c]); k < w[c] + 2; k++)
           g_string_append_c(line, ' ');
     }
     while (line->len && line->str[line->len - 1] == ' ')
