@@ -100,8 +100,7 @@ gboolean cs_json_expect_object(const cJSON *node, const char *file, const char *
   return cs_json_fail(error, file, path, "expected an object, got %s", cs_json_type_name(node));
 }
 
-/* Levenshtein distance, for "did you mean" suggestions on short field names. */
-static int edit_distance(const char *a, const char *b)
+int cs_name_distance(const char *a, const char *b)
 {
   size_t la = strlen(a), lb = strlen(b);
   int *row = g_new(int, lb + 1);
@@ -112,7 +111,7 @@ static int edit_distance(const char *a, const char *b)
     row[0] = (int)i;
     for (size_t j = 1; j <= lb; j++) {
       int up = row[j];
-      int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      int cost = g_ascii_tolower(a[i - 1]) == g_ascii_tolower(b[j - 1]) ? 0 : 1;
       int best = MIN(row[j] + 1, row[j - 1] + 1);
       row[j] = MIN(best, diag + cost);
       diag = up;
@@ -121,6 +120,69 @@ static int edit_distance(const char *a, const char *b)
   int d = row[lb];
   g_free(row);
   return d;
+}
+
+/* Distance used to rank suggestions: a known name that merely adds a suffix
+ * to a name of 3 or more characters (often a unit, "_ms", or a variant,
+ * "resnet" -> "resnet50") is as close as one typo. */
+static int suggest_distance(const char *name, const char *known)
+{
+  size_t n = strlen(name);
+  if (n >= 3 && strlen(known) >= n && g_ascii_strncasecmp(known, name, n) == 0)
+    return MIN(1, cs_name_distance(name, known));
+  return cs_name_distance(name, known);
+}
+
+/* Orders tied suggestions: the one that needs fewer edits first ("resnet" ->
+ * "resnet50" before "resnet101"), then by strcmp, so that the result does not
+ * depend on the order names were loaded in. user_data is the unknown name. */
+static int compare_suggestions(const void *a, const void *b, void *user_data)
+{
+  const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+  int dx = cs_name_distance(user_data, x), dy = cs_name_distance(user_data, y);
+  return dx != dy ? (dx < dy ? -1 : 1) : strcmp(x, y);
+}
+
+const char **cs_suggest_names(const char *name, const char *const *known, int n_known)
+{
+  g_return_val_if_fail(name != NULL, NULL);
+  if (n_known < 0)
+    for (n_known = 0; known && known[n_known]; n_known++)
+      ;
+  /* Close means at most a third of the name differs (and at least one edit allowed). */
+  int limit = MAX(1, (int)strlen(name) / 3);
+  int best = G_MAXINT;
+  for (int i = 0; i < n_known; i++)
+    best = MIN(best, suggest_distance(name, known[i]));
+  GPtrArray *out = g_ptr_array_new();
+  for (int i = 0; i < n_known && best <= limit; i++) {
+    if (suggest_distance(name, known[i]) != best)
+      continue;
+    gboolean seen = FALSE;
+    for (guint k = 0; k < out->len && !seen; k++)
+      seen = strcmp(g_ptr_array_index(out, k), known[i]) == 0;
+    if (!seen)
+      g_ptr_array_add(out, (gpointer)known[i]);
+  }
+  g_ptr_array_sort_with_data(out, compare_suggestions, (gpointer)name);
+  g_ptr_array_add(out, NULL);
+  return (const char **)g_ptr_array_free(out, FALSE);
+}
+
+char *cs_did_you_mean(const char *name, const char *const *known, int n_known)
+{
+  const char **names = cs_suggest_names(name, known, n_known);
+  int n = 0;
+  while (names[n] && n < CS_SUGGEST_MAX)
+    n++;
+  GString *s = g_string_new(NULL);
+  for (int i = 0; i < n; i++)
+    g_string_append_printf(s, "%s\"%s\"", i == 0 ? " (did you mean " : i == n - 1 ? " or " : ", ",
+                           names[i]);
+  if (n > 0)
+    g_string_append(s, "?)");
+  g_free(names);
+  return g_string_free(s, FALSE);
 }
 
 gboolean cs_json_check_keys(const cJSON *obj, const char *const *known, const char *file,
@@ -134,23 +196,13 @@ gboolean cs_json_check_keys(const cJSON *obj, const char *const *known, const ch
       ok = strcmp(field->string, known[i]) == 0;
     if (ok)
       continue;
-    const char *best = NULL;
-    int best_d = G_MAXINT;
-    for (int i = 0; known[i]; i++) {
-      /* A known name that merely adds a suffix (often the unit: "_ms") counts as close. */
-      int d = g_str_has_prefix(known[i], field->string) && strlen(field->string) >= 3
-                ? 1
-                : edit_distance(field->string, known[i]);
-      if (d < best_d) {
-        best_d = d;
-        best = known[i];
-      }
+    char *hint = cs_did_you_mean(field->string, known, -1);
+    if (*hint) {
+      cs_json_fail(error, file, path, "unknown field \"%s\"%s", field->string, hint);
+      g_free(hint);
+      return FALSE;
     }
-    /* Close means at most a third of the name differs (and at least one edit allowed). */
-    int limit = MAX(1, (int)strlen(field->string) / 3);
-    if (best && best_d <= limit)
-      return cs_json_fail(error, file, path, "unknown field \"%s\" (did you mean \"%s\"?)",
-                          field->string, best);
+    g_free(hint);
     GString *list = g_string_new(NULL);
     for (int i = 0; known[i]; i++)
       g_string_append_printf(list, "%s%s", i ? ", " : "", known[i]);

@@ -49,9 +49,37 @@ gboolean cs_json_expect_object(const cJSON *node, const char *file, const char *
                                GError **error);
 
 /* Checks that every field of obj is in known (NULL-terminated); an unknown
- * field is an error that suggests the closest known name when one is close. */
+ * field is an error that suggests the closest known names when one is close
+ * (cs_did_you_mean), else lists the known fields. */
 gboolean cs_json_check_keys(const cJSON *obj, const char *const *known, const char *file,
                             const char *path, GError **error);
+
+/* "Did you mean" for an unknown name (field, model, GPU type, file).
+ *
+ * cs_name_distance returns the Levenshtein distance between a and b (edits of
+ * one byte: insert, delete, substitute) with ASCII letters compared
+ * case-insensitively, so "ResNet50" is at distance 0 from "resnet50".
+ *
+ * cs_suggest_names returns the names of known[0..n_known-1] (n_known < 0:
+ * known is NULL-terminated) that a user most likely meant by name: those at
+ * the smallest distance, when that distance is at most max(1, strlen(name) / 3)
+ * (at most a third of the name differs). A known name that starts with name
+ * (case-insensitively, name of 3 or more characters) counts as distance 1 at
+ * most: a missing suffix such as a unit ("slo" -> "slo_ms"). Ties are all
+ * returned, each distinct string once, whatever the order of known sorted by
+ * plain distance (so "resnet" gives "resnet50" before "resnet101"), then by
+ * strcmp. The result is a
+ * NULL-terminated array of pointers into known (g_free the array only); it is
+ * empty (first element NULL) when no name is close enough. Never fails.
+ *
+ * cs_did_you_mean returns those suggestions as text to append to a message:
+ * " (did you mean \"a\"?)", " (did you mean \"a\" or \"b\"?)", " (did you mean
+ * \"a\", \"b\" or \"c\"?)" (the first CS_SUGGEST_MAX ties), or "" when none is
+ * close. g_free the result. */
+#define CS_SUGGEST_MAX 3
+int cs_name_distance(const char *a, const char *b);
+const char **cs_suggest_names(const char *name, const char *const *known, int n_known);
+char *cs_did_you_mean(const char *name, const char *const *known, int n_known);
 
 /* Number in [min, max]. */
 gboolean cs_json_read_double(const cJSON *obj, const char *key, gboolean required, double min,

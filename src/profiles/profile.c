@@ -603,6 +603,29 @@ const CsGpuType *cs_profile_set_gpu_type(const CsProfileSet *set, const char *na
   return g ? &g->type : NULL;
 }
 
+int cs_profile_set_n_gpu_types(const CsProfileSet *set)
+{
+  g_return_val_if_fail(set != NULL, 0);
+  return (int)set->gpus->len;
+}
+
+const CsGpuType *cs_profile_set_gpu_type_at(const CsProfileSet *set, int i)
+{
+  g_return_val_if_fail(set != NULL && i >= 0 && (guint)i < set->gpus->len, NULL);
+  return &((const GpuEntry *)g_ptr_array_index(set->gpus, i))->type;
+}
+
+char *cs_profile_set_suggest_gpu_type(const CsProfileSet *set, const char *name)
+{
+  g_return_val_if_fail(set != NULL && name != NULL, NULL);
+  GPtrArray *names = g_ptr_array_new();
+  for (guint i = 0; i < set->gpus->len; i++)
+    g_ptr_array_add(names, ((GpuEntry *)g_ptr_array_index(set->gpus, i))->type.name);
+  char *hint = cs_did_you_mean(name, (const char *const *)names->pdata, (int)names->len);
+  g_ptr_array_free(names, TRUE);
+  return hint;
+}
+
 int cs_profile_set_n_models(const CsProfileSet *set)
 {
   g_return_val_if_fail(set != NULL, 0);

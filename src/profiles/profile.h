@@ -105,7 +105,19 @@ const CsModelProfile *cs_profile_set_lookup(const CsProfileSet *set, const char 
 /* Returns the GPU type called name, or NULL. */
 const CsGpuType *cs_profile_set_gpu_type(const CsProfileSet *set, const char *name);
 
-/* Number of model profiles / the i-th one in load order (0 <= i < count). */
+/* Number of GPU types / the i-th one in declaration order (0 <= i < count;
+ * NULL otherwise). Types a file declares are appended when it loads, so the
+ * types of one file are the indices between the counts before and after. */
+int cs_profile_set_n_gpu_types(const CsProfileSet *set);
+const CsGpuType *cs_profile_set_gpu_type_at(const CsProfileSet *set, int i);
+
+/* Returns the " (did you mean ...?)" text of cs_did_you_mean (json_input.h)
+ * for an unknown GPU type name among the set's GPU types, or "" when none is
+ * close. g_free the result. */
+char *cs_profile_set_suggest_gpu_type(const CsProfileSet *set, const char *name);
+
+/* Number of model profiles / the i-th one in load order (0 <= i < count).
+ * As for GPU types, a loaded file's models are appended after the others. */
 int cs_profile_set_n_models(const CsProfileSet *set);
 const CsModelProfile *cs_profile_set_model(const CsProfileSet *set, int i);
 

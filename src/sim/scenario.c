@@ -488,9 +488,12 @@ static gboolean read_cluster(const CsScenario *sc, CsConfig *c, GError **error)
              cs_json_check_keys(node, node_keys, sc->name, jp, error) &&
              cs_json_read_int(node, "gpus", TRUE, 1, 1 << 20, &n, sc->name, jp, error) &&
              cs_json_read_string(node, "gpu_type", TRUE, &type, sc->name, jp, error);
-        if (ok && !cs_profile_set_gpu_type(c->profiles, type))
+        if (ok && !cs_profile_set_gpu_type(c->profiles, type)) {
+          char *hint = cs_profile_set_suggest_gpu_type(c->profiles, type);
           ok = cs_json_fail(error, sc->name, jp,
-                            "gpu_type \"%s\" is not defined by any loaded profile", type);
+                            "gpu_type \"%s\" is not defined by any loaded profile%s", type, hint);
+          g_free(hint);
+        }
         ok = ok && add_gpus(sc, gpus, i, type, n, node, jp, &physical, error);
         g_free(jp);
         i++;
@@ -504,9 +507,12 @@ static gboolean read_cluster(const CsScenario *sc, CsConfig *c, GError **error)
     const char *type = NULL;
     ok = cs_json_read_int(cl, "gpus", TRUE, 1, 1 << 20, &n, sc->name, "cluster", error) &&
          cs_json_read_string(cl, "gpu_type", TRUE, &type, sc->name, "cluster", error);
-    if (ok && !cs_profile_set_gpu_type(c->profiles, type))
+    if (ok && !cs_profile_set_gpu_type(c->profiles, type)) {
+      char *hint = cs_profile_set_suggest_gpu_type(c->profiles, type);
       ok = cs_json_fail(error, sc->name, "cluster.gpu_type",
-                        "\"%s\" is not defined by any loaded profile", type);
+                        "\"%s\" is not defined by any loaded profile%s", type, hint);
+      g_free(hint);
+    }
     ok = ok && add_gpus(sc, gpus, 0, type, n, cl, "cluster", &physical, error);
     c->n_nodes = 1;
   }
@@ -773,9 +779,26 @@ static gboolean read_clients(const CsScenario *sc, CsConfig *c, GError **error)
       gboolean known = FALSE;
       for (int g = 0; g < c->n_gpus && !known; g++)
         known = cs_profile_set_lookup(c->profiles, c->gpus[g].gpu_type, model) != NULL;
-      if (!known)
+      if (!known) {
+        /* Suggest among the models of the cluster's GPU types (one type per
+         * node, its GPUs consecutive): a name on another type would fail too. */
+        GPtrArray *names = g_ptr_array_new();
+        for (int g = 0; g < c->n_gpus; g++) {
+          if (g > 0 && c->gpus[g].node == c->gpus[g - 1].node)
+            continue;
+          for (int i = 0; i < cs_profile_set_n_models(c->profiles); i++) {
+            const CsModelProfile *p = cs_profile_set_model(c->profiles, i);
+            if (strcmp(p->gpu_type, c->gpus[g].gpu_type) == 0)
+              g_ptr_array_add(names, p->model);
+          }
+        }
+        char *hint = cs_did_you_mean(model, (const char *const *)names->pdata, (int)names->len);
         ok = cs_json_fail(error, sc->name, jp,
-                          "model \"%s\" has no profile on any GPU type of the cluster", model);
+                          "model \"%s\" has no profile on any GPU type of the cluster%s", model,
+                          hint);
+        g_free(hint);
+        g_ptr_array_free(names, TRUE);
+      }
     }
     if (ok) {
       cc->slo_ns = llround(cc->slo_ms * 1e6);
