@@ -19,6 +19,7 @@ static const char *const usage_text =
   "  search SCENARIO   find the highest load served within the SLO (goodput search)\n"
   "  trace inspect FILE  statistics of an Azure trace file (MAF 2019/2021, Azure LLM)\n"
   "  calibrate         the GPU model against measured co-location (error per model pair)\n"
+  "  derive-igniter    write iGniter's measurements derived from the simulator's GPU model\n"
   "\n"
   "Options:\n"
   "  -h, --help        show this help (COMMAND --help for a command's options)\n"
@@ -49,6 +50,8 @@ int main(int argc, char **argv)
     return cmd_trace(argc - 1, argv + 1);
   if (strcmp(cmd, "calibrate") == 0)
     return cmd_calibrate(argc - 1, argv + 1);
+  if (strcmp(cmd, "derive-igniter") == 0)
+    return cmd_derive(argc - 1, argv + 1);
   fprintf(stderr, "clustersim: unknown command \"%s\"\n\n%s", cmd, usage_text);
   return EXIT_BAD_INPUT;
 }
