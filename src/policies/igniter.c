@@ -7,7 +7,11 @@
  *
  * "coefficients" is a clustersim-igniter file (a path as given, else a name
  * in the data directories' profiles/, with or without ".json") or the
- * document itself as a JSON object.
+ * document itself as a JSON object. Without it, iGniter's own measurements
+ * (igniter_v100_coefficients) are used when they cover the models and the
+ * cluster's GPU type; otherwise they are derived from the simulator's GPU
+ * model with the scenario's profiles and cluster settings
+ * (igniter_derive.h), and the log says so.
  */
 #include "igniter.h"
 #include "igniter_derive.h"
