@@ -76,8 +76,9 @@ typedef struct {
 } CsIgniterDeriveOptions;
 
 /* Measures and returns the document (cJSON_Delete it). Returns NULL with
- * error (CS_PLACEMENT_ERROR) when gpu_type is not in the profiles or a model
- * has no profile on it (CS_PLACEMENT_ERROR_PROFILE), or an option is invalid:
+ * error (CS_PLACEMENT_ERROR) when gpu_type is not in the profiles, a model
+ * has no profile on it, or the interference file gives a model no L2 use at
+ * the pair cell (CS_PLACEMENT_ERROR_PROFILE), or an option is invalid:
  * no model, a model listed twice, a grid that is not increasing or too small,
  * a gamma <= 0 (CS_PLACEMENT_ERROR_PARAMS). */
 cJSON *cs_igniter_derive_document(const CsIgniterDeriveOptions *opt, GError **error);

@@ -79,6 +79,23 @@ check "the written file places the same replicas" python3 -c "
 import json,sys; a=json.load(open('$tmp/auto.out')); b=json.load(open('$tmp/file.out'))
 sys.exit(0 if a['gpus'] == b['gpus'] and a['expected_goodput_rps'] == b['expected_goodput_rps'] else 1)"
 
+# The engine runs a batch exactly as the derivation measured it: resnet50
+# batch 16 alone under a 30 % share, full batches only (constant arrivals).
+cat >"$tmp/manual.json" <<JSON
+{"profiles": ["$src/data/profiles/v100_thesis.json"], "cluster": {"gpus": 1, "gpu_type": "v100", "mps": true},
+ "dispatch": {"policy": "router", "max_wait_ms": 1000},
+ "placement": {"policy": "manual", "replicas": [{"model": "resnet50", "gpu": 0, "batch": 16, "mps_share": 0.3}]},
+ "clients": [{"model": "resnet50", "rate": 400, "slo_ms": 1000, "requests": 320, "arrival": "constant"}]}
+JSON
+"$bin" run "$tmp/manual.json" --output "$tmp/manual" >/dev/null 2>&1
+check "simulated GPU latency equals the derived cell (batch 16, 30 %)" python3 -c "
+import csv,json,sys
+d=json.load(open('$tmp/a.json')); g=d['grid']
+m=[x for x in d['models'] if x['model']=='resnet50'][0]
+want=m['gpu_latency_ms'][g['batches'].index(16)][g['shares_pct'].index(30)]
+rows=list(csv.DictReader(open('$tmp/manual/worker_latency.csv')))
+sys.exit(0 if rows and all(abs(float(r['mean_gpu_latency_ms']) - want) < 1e-6 for r in rows) else 1)"
+
 bad() { # description, expected message, args...
   local what=$1 msg=$2
   shift 2
