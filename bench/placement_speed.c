@@ -9,9 +9,10 @@
  * profiles/v100_thesis.json, the k-th draw of a base model named "base#k" and
  * given a copy of its profile; a rate uniform in 100..1000 req/s (steps of 10)
  * and an SLO of 200, 300 or 400 ms. The same n models are used for every
- * cluster size; GPUs are all "v100". iGniter has coefficients only for its
- * own four models on "v100_igniter", so it refuses these instances (the table
- * says why) and gets instances of its own drawn the same way from
+ * cluster size; GPUs are all "v100". iGniter has measurements only for its
+ * own four models on "v100_igniter", so on these instances it derives them
+ * from the simulator's GPU model (timed with the placement), and it also gets
+ * instances of its own drawn the same way from
  * igniter_v100_coefficients.json (alexnet, resnet50, vgg19, ssd; rates
  * 100..1000 req/s, SLO 40, 60 or 100 ms; coefficient copies renamed the same
  * way and passed inline).

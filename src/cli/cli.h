@@ -39,5 +39,6 @@ int cmd_trace(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_place(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_derive(int argc, char **argv);
 
 #endif

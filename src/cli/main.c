@@ -22,6 +22,7 @@ static const char *const usage_text =
   "  profile list      the profile files found: GPU types, models, source (--json)\n"
   "  profile show NAME  a profile file, model or GPU type: batch sizes, latency, SLO, and\n"
   "                    which of Creq, Mreq, interference, iGniter inputs it has (--json)\n"
+  "  derive-igniter    write iGniter's measurements derived from the simulator's GPU model\n"
   "\n"
   "Options:\n"
   "  -h, --help        show this help (COMMAND --help for a command's options)\n"
@@ -54,6 +55,8 @@ int main(int argc, char **argv)
     return cmd_calibrate(argc - 1, argv + 1);
   if (strcmp(cmd, "profile") == 0)
     return cmd_profile(argc - 1, argv + 1);
+  if (strcmp(cmd, "derive-igniter") == 0)
+    return cmd_derive(argc - 1, argv + 1);
   fprintf(stderr, "clustersim: unknown command \"%s\"\n\n%s", cmd, usage_text);
   return EXIT_BAD_INPUT;
 }

@@ -7,9 +7,14 @@
  *
  * "coefficients" is a clustersim-igniter file (a path as given, else a name
  * in the data directories' profiles/, with or without ".json") or the
- * document itself as a JSON object.
+ * document itself as a JSON object. Without it, iGniter's own measurements
+ * (igniter_v100_coefficients) are used when they cover the models and the
+ * cluster's GPU type; otherwise they are derived from the simulator's GPU
+ * model with the scenario's profiles and cluster settings
+ * (igniter_derive.h), and the log says so.
  */
 #include "igniter.h"
+#include "igniter_derive.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -423,6 +428,114 @@ static CsIgniterCoefs *load_coefficients(const cJSON *params, const char *file, 
   return c;
 }
 
+/* Why the shipped measurements c do not serve this input, or NULL when they
+ * do: every model is in them and the cluster has a GPU of their type.
+ * g_free the result. */
+static char *not_covered(const CsIgniterCoefs *c, const CsPlacementInput *in)
+{
+  gboolean type = FALSE;
+  for (int g = 0; g < in->n_gpus && !type; g++)
+    type = strcmp(in->gpus[g].gpu_type, c->gpu_type) == 0;
+  if (!type)
+    return g_strdup_printf("they are of GPU type %s", c->gpu_type);
+  for (int m = 0; m < in->n_models; m++)
+    if (!cs_igniter_coefs_find(c, in->models[m].name))
+      return g_strdup_printf("they have no model %s", in->models[m].name);
+  return NULL;
+}
+
+/* Measures the simulator's GPU model for the models of in on the GPU type of
+ * the cluster's first GPU, with the cluster's settings (igniter_derive.h).
+ * why says why the shipped file was not used; the log gets a line saying
+ * the coefficients are derived. */
+static CsIgniterCoefs *derive_coefficients(const CsPlacementInput *in, const char *why,
+                                           GString *log, GError **error)
+{
+  if (!in->profiles) {
+    g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PROFILE,
+                "placement \"igniter\": no \"coefficients\" given, the shipped measurements "
+                "(%s) do not serve this cluster (%s), and there are no profiles to derive them "
+                "from",
+                DEFAULT_COEFFICIENTS, why);
+    return NULL;
+  }
+  const CsPlacementGpuModel defaults = { .mps = TRUE, .mps_gamma = 1.0 };
+  const CsPlacementGpuModel *gm = in->gpu_model ? in->gpu_model : &defaults;
+  /* Each model once: two client streams of one model share its measurements. */
+  const char **names = g_new(const char *, MAX(in->n_models, 1));
+  int n = 0;
+  for (int m = 0; m < in->n_models; m++) {
+    gboolean seen = FALSE;
+    for (int k = 0; k < n && !seen; k++)
+      seen = strcmp(names[k], in->models[m].name) == 0;
+    if (!seen)
+      names[n++] = in->models[m].name;
+  }
+  const char *interference = gm->interference_name ? gm->interference_name
+                             : gm->interference    ? "(unnamed file)"
+                                                   : "none (the built-in fallback)";
+  CsIgniterDeriveOptions d = { .profiles = in->profiles,
+                               .gpu_type = in->gpus[0].gpu_type,
+                               .models = names,
+                               .n_models = n,
+                               .mps_gamma = gm->mps_gamma,
+                               .interference = gm->interference,
+                               .profile_label = "of the scenario",
+                               .interference_label = interference };
+  GError *err = NULL;
+  CsIgniterCoefs *c = cs_igniter_derive(&d, &err);
+  g_free(names);
+  if (!c) {
+    g_set_error(error, CS_PLACEMENT_ERROR, err->domain == CS_PLACEMENT_ERROR
+                                             ? err->code : CS_PLACEMENT_ERROR_PROFILE,
+                "placement \"igniter\": deriving its measurements from the simulator's GPU "
+                "model: %s",
+                err->message);
+    g_error_free(err);
+    return NULL;
+  }
+  g_string_append_printf(log,
+                         "igniter: coefficients derived from the simulator's GPU model (no "
+                         "\"coefficients\" given; the shipped %s do not serve: %s): GPU type "
+                         "%s, MPS gamma %g, interference %s; measured solo latency over batch x "
+                         "MPS share and one pair per model; no L2, power/frequency or "
+                         "scheduling model (see `clustersim derive-igniter`)\n",
+                         DEFAULT_COEFFICIENTS, why, d.gpu_type, gm->mps_gamma > 0 ? gm->mps_gamma : 1.0,
+                         interference);
+  if (!gm->mps)
+    g_string_append(log, "igniter: the cluster runs without MPS (cluster.mps false): the "
+                         "simulator does not apply the shares of this plan\n");
+  return c;
+}
+
+/* The coefficients: the file "coefficients" names (or holds) when given;
+ * else the shipped measurements when they cover the models and the
+ * cluster's GPU type (or the cluster has no GPU), else derived from the
+ * simulator's GPU model. Lines for the log go to log. */
+static CsIgniterCoefs *coefficients_for(const CsPlacementInput *in, const cJSON *params,
+                                        const char *file, const char *path, GString *log,
+                                        GError **error)
+{
+  if (params && cJSON_GetObjectItemCaseSensitive(params, "coefficients"))
+    return load_coefficients(params, file, path, error);
+  char *found = resolve_coefficients(DEFAULT_COEFFICIENTS);
+  char *why = NULL;
+  if (found) {
+    CsIgniterCoefs *c = cs_igniter_coefs_load_file(found, error);
+    g_free(found);
+    if (!c)
+      return NULL; /* a broken shipped file is an error, not a reason to measure */
+    if (in->n_gpus == 0 || !(why = not_covered(c, in)))
+      return c;
+    cs_igniter_coefs_free(c);
+  } else {
+    why = g_strdup("not found in the data directories");
+  }
+  CsIgniterCoefs *c = derive_coefficients(in, why, log, error);
+  g_free(why);
+  return c;
+}
+
 static CsPlacement *igniter_place_json(const CsPlacementInput *in, const cJSON *params,
                                        const char *file, const char *path, GError **error)
 {
@@ -434,12 +547,17 @@ static CsPlacement *igniter_place_json(const CsPlacementInput *in, const cJSON *
                                       &opt.slo_fraction, file, path, error) ||
                  !cs_json_read_bool(params, "split", FALSE, &opt.split, file, path, error)))
     return NULL;
-  CsIgniterCoefs *coefs = load_coefficients(params, file, path, error);
-  if (!coefs)
-    return NULL;
-  opt.coefs = coefs;
-  CsPlacement *p = cs_igniter_place(in, &opt, NULL, error);
-  cs_igniter_coefs_free(coefs);
+  GString *log = g_string_new(NULL);
+  CsIgniterCoefs *coefs = coefficients_for(in, params, file, path, log, error);
+  CsPlacement *p = NULL;
+  if (coefs) {
+    opt.coefs = coefs;
+    p = cs_igniter_place(in, &opt, NULL, error);
+    cs_igniter_coefs_free(coefs);
+  }
+  if (p && log->len > 0)
+    g_string_prepend(p->log, log->str);
+  g_string_free(log, TRUE);
   return p;
 }
 

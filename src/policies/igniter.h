@@ -4,6 +4,10 @@
  *   "placement": {"policy": "igniter", "coefficients": "igniter_v100_coefficients",
  *                 "slo_fraction": 0.5, "split": true}
  *
+ * Without "coefficients" the measurements are the shipped ones when they
+ * serve the scenario, else derived from the simulator's GPU model
+ * (igniter_derive.h); docs/policies.md says exactly when.
+ *
  * Provisioning, per iGniter, for every model with rate R (req/ms) and SLO T:
  *   - target t = slo_fraction x T (iGniter halves the SLO: half for the batch
  *     to fill, half for the inference);

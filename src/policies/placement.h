@@ -18,6 +18,7 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "../profiles/interference.h"
 #include "../profiles/profile.h"
 
 G_BEGIN_DECLS
@@ -45,12 +46,23 @@ typedef struct {
   int node;             /* node index the GPU belongs to */
 } CsPlacementGpu;
 
+/* How the simulator will execute the placement (the scenario's "cluster"
+ * settings), for a policy that measures the simulator's GPU model itself:
+ * iGniter without a coefficients file (igniter_derive.h). */
+typedef struct {
+  gboolean mps;                          /* cluster.mps */
+  double mps_gamma;                      /* cluster.mps_gamma (> 0) */
+  const CsInterferenceSet *interference; /* cluster.interference, or NULL */
+  const char *interference_name;         /* as the scenario names it, for logs; or NULL */
+} CsPlacementGpuModel;
+
 typedef struct {
   const CsPlacementModel *models; /* n_models entries, scenario order */
   int n_models;
   const CsPlacementGpu *gpus;     /* n_gpus entries */
   int n_gpus;
   const CsProfileSet *profiles;
+  const CsPlacementGpuModel *gpu_model; /* NULL: MPS, gamma 1, no interference file */
 } CsPlacementInput;
 
 typedef struct {

@@ -1081,8 +1081,12 @@ static gboolean read_placement(const CsScenario *sc, CsConfig *c, GError **error
   CsPlacementGpu *gpus = g_new0(CsPlacementGpu, c->n_gpus);
   for (int g = 0; g < c->n_gpus; g++)
     gpus[g] = (CsPlacementGpu){ .gpu_type = c->gpus[g].gpu_type, .node = c->gpus[g].node };
+  CsPlacementGpuModel gpu_model = { .mps = c->mps, .mps_gamma = c->mps_gamma,
+                                    .interference = c->interference,
+                                    .interference_name = c->interference_desc };
   CsPlacementInput in = { .models = models, .n_models = c->n_clients, .gpus = gpus,
-                          .n_gpus = c->n_gpus, .profiles = c->profiles };
+                          .n_gpus = c->n_gpus, .profiles = c->profiles,
+                          .gpu_model = &gpu_model };
   GError *perr = NULL;
   c->placement = c->placement_policy->place(&in, pl, sc->name, "placement", &perr);
   g_free(models);

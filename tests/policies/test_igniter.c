@@ -468,24 +468,36 @@ static void test_bad_parameters(void **state)
 static void test_bad_inputs(void **state)
 {
   (void)state;
-  /* A model without coefficients. */
+  /* A model without coefficients in a file given explicitly. */
+  static const char *const explicit_file = "{\"coefficients\": \"igniter_v100_coefficients\"}";
   static const char *const names[] = { "alexnet", "bert" };
   static const double slo[] = { 15, 100 }, rate[] = { 500, 100 };
   Instance x;
   instance(&x, 2, names, slo, rate, 2);
   GError *err = NULL;
-  assert_null(run(&x.in, NULL, &err));
+  assert_null(run(&x.in, explicit_file, &err));
   assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PROFILE));
   assert_non_null(strstr(err->message, "no iGniter coefficients for model \"bert\" (the "
                                        "coefficients have \"alexnet\", \"resnet50\", \"vgg19\", "
                                        "\"ssd\")"));
   g_clear_error(&err);
-  /* A cluster without a GPU of the coefficients' type. */
+  /* Without "coefficients" the shipped file does not serve (no bert), so
+   * the measurements would be derived, but there are no profiles. */
+  assert_null(run(&x.in, NULL, &err));
+  assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PROFILE));
+  assert_non_null(strstr(err->message, "the shipped measurements (igniter_v100_coefficients) do "
+                                       "not serve this cluster (they have no model bert), and "
+                                       "there are no profiles to derive them from"));
+  g_clear_error(&err);
+  /* A cluster without a GPU of the explicit file's type. */
   readme_example(&x, 2);
   x.gpus[0].gpu_type = x.gpus[1].gpu_type = "v100";
-  assert_null(run(&x.in, NULL, &err));
+  assert_null(run(&x.in, explicit_file, &err));
   assert_non_null(strstr(err->message, "measured on GPU type \"v100_igniter\", but the cluster "
                                        "has none (GPU 0 is \"v100\")"));
+  g_clear_error(&err);
+  assert_null(run(&x.in, NULL, &err));
+  assert_non_null(strstr(err->message, "(they are of GPU type v100_igniter)"));
   g_clear_error(&err);
 }
 
