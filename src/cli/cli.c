@@ -88,17 +88,19 @@ void cli_progress_done(CliProgress *p)
   p->shown = FALSE;
 }
 
+void cli_print_warning(const CsWarning *w)
+{
+  GString *who = g_string_new(NULL);
+  if (w->model)
+    g_string_append_printf(who, " %s", w->model);
+  if (w->gpu >= 0)
+    g_string_append_printf(who, " gpu %d", w->gpu);
+  fprintf(stderr, "clustersim: warning [%s]%s: %s\n", w->code, who->str, w->message);
+  g_string_free(who, TRUE);
+}
+
 void cli_print_warnings(const CsResults *res)
 {
-  for (int i = 0; i < cs_results_n_warnings(res); i++) {
-    const CsWarning *w = cs_results_warning(res, i);
-    GString *who = g_string_new(NULL);
-    if (w->model)
-      g_string_append_printf(who, " %s", w->model);
-    if (w->gpu >= 0)
-      g_string_append_printf(who, " gpu %d", w->gpu);
-    fprintf(stderr, "clustersim: warning [%s]%s: %s\n", w->code, who->str,
-            w->message);
-    g_string_free(who, TRUE);
-  }
+  for (int i = 0; i < cs_results_n_warnings(res); i++)
+    cli_print_warning(cs_results_warning(res, i));
 }

@@ -32,6 +32,8 @@ void cli_progress_done(CliProgress *p);
 /* Prints every warning of a run on stderr, one line each:
  * "clustersim: warning [CODE] MODEL gpu N: MESSAGE". */
 void cli_print_warnings(const CsResults *res);
+/* Prints one warning that way. */
+void cli_print_warning(const CsWarning *w);
 
 int cmd_run(int argc, char **argv);
 int cmd_search(int argc, char **argv);

@@ -128,16 +128,16 @@ int cmd_place(int argc, char **argv)
   }
   cJSON *models = cJSON_AddArrayToObject(root, "models");
   if (!json)
-    printf("\n%-16s %10s %10s %12s\n", "model", "rate", "slo_ms", "expected");
+    printf("\n%-16s %10s %10s %12s\n", "model", "planned", "slo_ms", "expected");
   for (int m = 0; m < cfg->n_clients; m++) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "model", cfg->clients[m].model);
-    cJSON_AddNumberToObject(o, "rate_rps", cfg->clients[m].rate_rps);
+    cJSON_AddNumberToObject(o, "rate_rps", cfg->clients[m].planned_rate_rps);
     cJSON_AddNumberToObject(o, "slo_ms", cfg->clients[m].slo_ms);
     cJSON_AddNumberToObject(o, "expected_goodput_rps", p->expected_goodput[m]);
     cJSON_AddItemToArray(models, o);
     if (!json)
-      printf("%-16s %10.2f %10.1f %12.2f\n", cfg->clients[m].model, cfg->clients[m].rate_rps,
+      printf("%-16s %10.2f %10.1f %12.2f\n", cfg->clients[m].model, cfg->clients[m].planned_rate_rps,
              cfg->clients[m].slo_ms, p->expected_goodput[m]);
   }
   cJSON_AddNumberToObject(root, "expected_goodput_rps", p->expected_total);
@@ -145,6 +145,9 @@ int cmd_place(int argc, char **argv)
   if (p->gpus_needed >= 0)
     cJSON_AddNumberToObject(root, "gpus_needed", p->gpus_needed);
   cJSON_AddStringToObject(root, "log", p->log->str);
+  cJSON_AddItemToObject(root, "warnings", cs_warning_list_to_json(cfg->warnings));
+  for (int i = 0; i < cs_warning_list_len(cfg->warnings); i++)
+    cli_print_warning(cs_warning_list_get(cfg->warnings, i));
   if (json) {
     char *text = cJSON_Print(root);
     printf("%s\n", text);

@@ -70,7 +70,7 @@ cat >"$tmp/usher.json" <<JSON
              {"model": "resnet50", "rate": 400, "slo_ms": 200, "duration_s": 5},
              {"model": "t5", "rate": 400, "slo_ms": 200, "duration_s": 5}]}
 JSON
-"$bin" place "$tmp/usher.json" --json >"$tmp/place.json" 2>&1
+"$bin" place "$tmp/usher.json" --json >"$tmp/place.json" 2>"$tmp/place.err"
 check "place --json: Usher expects 800 req/s on the thesis example" python3 -c "
 import json,sys; d=json.load(open('$tmp/place.json')); sys.exit(0 if abs(d['expected_goodput_rps'] - 800) < 0.01 and len(d['gpus']) == 4 else 1)"
 "$bin" place "$tmp/usher.json" --set placement.policy=milp >"$tmp/place.txt" 2>&1

@@ -59,6 +59,9 @@ check "table: alexnet's 300 requests are unserved, 0 failed, 0 dropped" \
   bash -c "awk '\$1 == \"alexnet\" { exit !(\$11 == 0 && \$12 == 300 && \$13 == 0) }' '$tmp/u.out'"
 check "table header separates dropped, unserved, failed and late" \
   grep -qE "dropped +unserved +failed +late$" "$tmp/u.out"
+"$bin" place "$tmp/unserved.json" --json >"$tmp/up.json" 2>"$tmp/up.err"
+check "place: model_unserved warning on stderr and in --json" \
+  bash -c "grep -q 'warning \[model_unserved\] alexnet' '$tmp/up.err' && python3 -c \"import json,sys; d=json.load(open('$tmp/up.json')); sys.exit(0 if d['warnings'][0]['code'] == 'model_unserved' else 1)\""
 
 # Every replica fails in memory: the run serves nothing and says so.
 cat >"$tmp/nothing.json" <<JSON
