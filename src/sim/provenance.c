@@ -194,7 +194,8 @@ char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
    * ignore them), so their defaults are written only where they apply. */
   if (c->dispatch->uses_placement) {
     add_default(cl, "mps", cJSON_CreateBool(c->mps));
-    add_default(cl, "mps_gamma", cJSON_CreateNumber(c->mps_gamma));
+    if (c->mps || mig) /* elsewhere it would be ignored, and say so */
+      add_default(cl, "mps_gamma", cJSON_CreateNumber(c->mps_gamma));
     add_default(cl, "memory_overflow",
                 cJSON_CreateString(c->memory_overflow_fails ? "fail_replicas" : "error"));
     cJSON *pl = object_member(root, "placement");

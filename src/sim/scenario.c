@@ -886,6 +886,27 @@ static gboolean refuse_ignored_settings(const CsScenario *sc, const CsConfig *c,
   return TRUE;
 }
 
+/* With a placement and without MPS, co-located replicas time-slice: the
+ * interference tables and the MPS exponent (outside MIG) have nothing to
+ * act on. A scenario may toggle "mps" to compare, so this is a warning. */
+static void warn_ignored_settings(const CsScenario *sc, CsConfig *c)
+{
+  const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
+  gboolean mig = FALSE;
+  for (int g = 0; g < c->n_gpus; g++)
+    mig |= c->gpus[g].mig_instance >= 0;
+  if (c->mps)
+    return;
+  if (cJSON_GetObjectItemCaseSensitive(cl, "interference"))
+    cs_warning_add(c->warnings, "setting_ignored", NULL, -1,
+                   "cluster.interference applies to replicas running concurrently under MPS; "
+                   "cluster.mps is false, so co-located replicas time-slice and it is ignored");
+  if (!mig && cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
+    cs_warning_add(c->warnings, "setting_ignored", NULL, -1,
+                   "cluster.mps_gamma applies under MPS or to MIG instances; cluster.mps is "
+                   "false and there is no MIG, so it is ignored");
+}
+
 static gboolean read_dispatch(const CsScenario *sc, CsConfig *c, GError **error)
 {
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(sc->root, "dispatch");
@@ -906,6 +927,8 @@ static gboolean read_dispatch(const CsScenario *sc, CsConfig *c, GError **error)
     return FALSE;
   if (!c->dispatch->uses_placement && !refuse_ignored_settings(sc, c, error))
     return FALSE;
+  if (c->dispatch->uses_placement)
+    warn_ignored_settings(sc, c);
   if (!c->dispatch->uses_placement) {
     /* Every model runs on every GPU: each needs a profile on every GPU type. */
     for (int m = 0; m < c->n_clients; m++)
