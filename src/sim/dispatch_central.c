@@ -34,8 +34,8 @@
  * Model timer: pick a GPU free by exec: the lowest id (Algorithm 1; idle
  * high-id GPUs stay idle, so GPU use is load-proportional) or the earliest free
  * (Appendix D; spreads load). None free: the candidate waits as schedulable.
- * GPU timer (one, on the earliest free GPU, at its free time - delay of the
- * largest waiting candidate): drop waiting candidates whose latest is before
+ * GPU timer (one, on the earliest free GPU, at its free time - the largest
+ * delay of the waiting candidates): drop waiting candidates whose latest is before
  * the GPU's free time, then grant the GPU to the one with the smallest latest.
  * Grant: recompute the candidate with the GPU's free time, send its requests,
  * the GPU is believed busy until exec + l(bs); the batch may not start before

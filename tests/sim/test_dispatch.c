@@ -520,7 +520,8 @@ static void test_budget_mismatch_warning(void **state)
     { "", 0 },
     { "\"d_resp_ms\": 1", 0 },    { "\"d_resp_ms\": 1.08", 0 }, { "\"d_resp_ms\": 0.92", 0 },
     { "\"d_resp_ms\": 1.12", 1 }, { "\"d_resp_ms\": 0.88", 1 }, { "\"d_resp_ms\": 2", 1 },
-    /* d_data x k cannot be 1 ms both for 1 and for the largest batch (5 here) */
+    /* d_data x k cannot be 1 ms both for 1 and for the largest batch (7 here:
+     * 0.1 + 1 + (k + 5) + 1 <= 15) */
     { "\"d_data_us\": 1000", 1 },
   };
   for (size_t i = 0; i < G_N_ELEMENTS(con_cases); i++) {
