@@ -57,7 +57,7 @@ typedef struct {
   double memory_fraction; /* share of the GPU's memory (1 for a whole GPU) */
 } CsGpuConfig;
 
-typedef struct {
+typedef struct CsConfig { /* tagged: dispatch.h declares it */
   uint64_t seed;
   CsClientConfig *clients;
   int n_clients;

@@ -17,6 +17,8 @@
 
 typedef struct Engine Engine;
 typedef struct Req Req;
+typedef struct CsConfig CsConfig;           /* config.h */
+typedef struct CsWarningList CsWarningList; /* warnings.h */
 
 typedef struct CsDispatchPolicy {
   const char *name;
@@ -28,6 +30,12 @@ typedef struct CsDispatchPolicy {
    * policy's parameters (freed with free_params), or NULL with error set. */
   void *(*parse)(const cJSON *params, const char *file, const char *path, GError **error);
   void (*free_params)(void *params);
+  /* Optional (NULL: nothing to check). Called once, when the scenario is
+   * compiled, after parse and after clients, GPUs, profiles and network are
+   * compiled and checked: completes params with what the policy derives from
+   * the simulated world (shown by describe) and adds a warning to warnings for
+   * each setting that disagrees with it. Never fails. */
+  void (*check)(void *params, const CsConfig *cfg, CsWarningList *warnings);
   /* Creates the per-run state. */
   void *(*create)(Engine *e, const void *params);
   void (*destroy)(void *state);

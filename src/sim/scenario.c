@@ -971,6 +971,9 @@ static gboolean read_dispatch(const CsScenario *sc, CsConfig *c, GError **error)
         return FALSE;
     }
   }
+  /* Last: the policy may compare its settings with the compiled world. */
+  if (c->dispatch->check)
+    c->dispatch->check(c->dispatch_params, c, c->warnings);
   return TRUE;
 }
 
