@@ -68,7 +68,7 @@ typedef struct {
   GpuChoice gpu_choice;
   Gathering gathering;
   int64_t d_ctrl_ns, d_data_ns, d_resp_ns; /* d_data/d_resp: only when explicit */
-  gboolean ctrl_explicit, data_explicit, resp_explicit;
+  gboolean data_explicit, resp_explicit;
   int64_t timeout_ns; /* RULE_TIMEOUT: k */
   int max_batch;
   ModelBudget *budgets; /* per client, filled by central_check; NULL before */
@@ -185,7 +185,6 @@ static void *central_parse(const cJSON *params, const char *file, const char *pa
   cp->d_ctrl_ns = llround(d_ctrl_us * 1e3);
   cp->d_data_ns = llround(d_data_us * 1e3);
   cp->d_resp_ns = llround(d_resp_ms * 1e6);
-  cp->ctrl_explicit = cJSON_GetObjectItemCaseSensitive(params, "d_ctrl_us") != NULL;
   cp->data_explicit = cJSON_GetObjectItemCaseSensitive(params, "d_data_us") != NULL;
   cp->resp_explicit = cJSON_GetObjectItemCaseSensitive(params, "d_resp_ms") != NULL;
   cp->timeout_ns = timeout_ms >= 0 ? llround(timeout_ms * 1e6) : 0;
@@ -215,6 +214,24 @@ static void central_free(void *params)
   g_free(p);
 }
 
+/* The effective scenario's dispatch object: every parameter with its value.
+ * d_data_us and d_resp_ms stay out unless given: their default is "from the
+ * network", which only their absence says. */
+static void central_fill_defaults(const void *params, cJSON *obj)
+{
+  const CentralParams *p = params;
+  if (!cJSON_GetObjectItemCaseSensitive(obj, "gpu_choice"))
+    cJSON_AddStringToObject(obj, "gpu_choice",
+                            p->gpu_choice == GPU_LOWEST_ID ? "lowest_id" : "earliest_free");
+  if (!cJSON_GetObjectItemCaseSensitive(obj, "batch_gathering"))
+    cJSON_AddStringToObject(obj, "batch_gathering",
+                            p->gathering == GATHER_WINDOW ? "window" : "head");
+  if (!cJSON_GetObjectItemCaseSensitive(obj, "d_ctrl_us"))
+    cJSON_AddNumberToObject(obj, "d_ctrl_us", p->d_ctrl_ns / 1e3);
+  if (!cJSON_GetObjectItemCaseSensitive(obj, "max_batch"))
+    cJSON_AddNumberToObject(obj, "max_batch", p->max_batch);
+}
+
 static void central_describe(const void *params, cJSON *out)
 {
   const CentralParams *p = params;
@@ -223,7 +240,6 @@ static void central_describe(const void *params, cJSON *out)
   cJSON_AddStringToObject(out, "batch_gathering", p->gathering == GATHER_WINDOW ? "window" : "head");
   /* Whether each delay was set or derived, so that a reader knows what ran. */
   cJSON_AddNumberToObject(out, "d_ctrl_us", p->d_ctrl_ns / 1e3);
-  cJSON_AddStringToObject(out, "d_ctrl_source", p->ctrl_explicit ? "explicit" : "default");
   if (p->data_explicit)
     cJSON_AddNumberToObject(out, "d_data_us", p->d_data_ns / 1e3);
   cJSON_AddStringToObject(out, "d_data_source", p->data_explicit ? "explicit" : "network");
@@ -748,6 +764,7 @@ static void central_on_timer(void *state, uint32_t arg)
     .on_request = central_on_request,                                                         \
     .on_timer = central_on_timer,                                                             \
     .describe = central_describe,                                                             \
+    .fill_defaults = central_fill_defaults,                                                   \
   }
 
 CENTRAL_POLICY(cs_dispatch_symphony, "symphony",

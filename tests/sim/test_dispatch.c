@@ -482,7 +482,6 @@ static void test_budget_mismatch_warning(void **state)
   assert_int_equal(budget_warnings(dir, lin, "", &desc), 0);
   assert_string_equal(cJSON_GetObjectItem(desc, "d_data_source")->valuestring, "network");
   assert_string_equal(cJSON_GetObjectItem(desc, "d_resp_source")->valuestring, "network");
-  assert_string_equal(cJSON_GetObjectItem(desc, "d_ctrl_source")->valuestring, "default");
   assert_null(cJSON_GetObjectItem(desc, "d_data_us"));
   assert_float_equal(budget_field(desc, "largest_batch"), 6, 0);
   assert_float_equal(budget_field(desc, "transfer_us_batch_1"), 500, 1e-9);
