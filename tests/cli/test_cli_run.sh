@@ -93,6 +93,35 @@ PY
 check "replica_fails warning for replicas beyond the GPU's memory" grep -q "warning \[replica_fails\] resnet50 gpu 0:" "$tmp/n.err"
 check "failed requests are counted as failed" py "d['models'][0]['requests']['failed'] > 0 and d['models'][0]['requests']['unserved'] == 0" "$tmp/nothing/summary.json"
 
+# The only replica does not fit its MIG instance's memory: nothing is served.
+cat >"$tmp/none.json" <<JSON
+{"profiles": ["$prof"], "cluster": {"gpus": 1, "gpu_type": "v100", "memory_overflow": "fail_replicas",
+   "mig": [{"sm_fraction": 0.5, "memory_fraction": 0.001}]},
+ "placement": {"policy": "manual", "replicas": [{"model": "resnet50", "gpu": 0, "batch": 8}]},
+ "clients": [{"model": "resnet50", "rate": 100, "slo_ms": 200, "requests": 50}]}
+JSON
+"$bin" run "$tmp/none.json" >/dev/null 2>"$tmp/none.err"
+check "model_no_results and nothing_served when every request fails" \
+  bash -c "grep -q 'warning \[model_no_results\] resnet50: none of its 50 measured requests' '$tmp/none.err' && grep -q 'warning \[nothing_served\]: the run served none of its 50' '$tmp/none.err'"
+# A client that sends nothing inside its window.
+cat >"$tmp/empty.json" <<JSON
+{"profiles": ["$prof"], "cluster": {"gpus": 1, "gpu_type": "v100"},
+ "clients": [{"model": "resnet50", "rate": 0.001, "slo_ms": 200, "duration_s": 0.5, "arrival": "constant", "start_s": 0.1,
+              "warmup_s": 0.1}]}
+JSON
+"$bin" run "$tmp/empty.json" >/dev/null 2>"$tmp/empty.err"
+check "nothing_measured when no request falls in the window" grep -q "warning \[nothing_measured\]" "$tmp/empty.err"
+# Symphony with an explicit per-request transfer budget the network contradicts.
+cat >"$tmp/budget.json" <<JSON
+{"profiles": ["$prof"], "network": {"curve": "gcp_n1_standard_16"}, "cluster": {"gpus": 2, "gpu_type": "v100"},
+ "dispatch": {"policy": "symphony", "d_data_us": 50},
+ "clients": [{"model": "resnet50", "rate": 100, "slo_ms": 200, "duration_s": 1}]}
+JSON
+"$bin" run "$tmp/budget.json" >/dev/null 2>"$tmp/budget.err"
+check "budget_network_mismatch for an explicit d_data_us the curve contradicts" grep -q "warning \[budget_network_mismatch\] resnet50" "$tmp/budget.err"
+"$bin" run "$tmp/budget.json" --set dispatch='{"policy": "symphony"}' >/dev/null 2>"$tmp/budget.err"
+check "no budget warning when the budget comes from the network" test ! -s "$tmp/budget.err"
+
 # Settings the chosen dispatch would ignore are refused.
 cat >"$tmp/sym.json" <<JSON
 {"profiles": ["$prof"], "cluster": {"gpus": 2, "gpu_type": "v100", "interference": "igniter_v100"},
