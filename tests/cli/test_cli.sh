@@ -1,24 +1,7 @@
 #!/usr/bin/env bash
 # The CLI as a user meets it: exit codes, messages, outputs, determinism.
 # Usage: test_cli.sh CLUSTERSIM_BINARY SOURCE_ROOT
-set -u
-bin=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-check() { # description, condition...
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok - $what"
-    passes=$((passes + 1))
-  else
-    echo "FAIL - $what"
-    fails=$((fails + 1))
-  fi
-}
+. "$(dirname "$0")/harness.sh"
 q="$src/examples/quickstart.json"
 
 "$bin" --help >"$tmp/help" 2>&1
@@ -85,15 +68,6 @@ import json,sys; d=json.load(open('$tmp/inspect.json')); sys.exit(0 if d['invoca
 check "trace inspect prints a table" grep -q "busiest functions" "$tmp/inspect.txt"
 printf 'app,func,end_timestamp,duration\na,f,10,-1\n' >"$tmp/neg.csv"
 
-bad() { # description, expected message, args...
-  local what=$1 msg=$2
-  shift 2
-  "$bin" "$@" >"$tmp/bad.out" 2>"$tmp/bad.err"
-  local rc=$?
-  check "$what: exit 2" test $rc -eq 2
-  check "$what: message" grep -qF -- "$msg" "$tmp/bad.err"
-  check "$what: nothing on stdout" test ! -s "$tmp/bad.out"
-}
 bad "unknown command" 'unknown command "runn"' runn
 bad "no scenario" "expected a SCENARIO file" run
 bad "missing file" "nope.json: cannot read" run "$tmp/nope.json"
@@ -118,5 +92,4 @@ bad "search: no scenario" "expected exactly one SCENARIO file" search
 printf '{"seed": 1,' >"$tmp/broken.json"
 bad "broken JSON" "broken.json: line 1, column 12: not valid JSON" run "$tmp/broken.json"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

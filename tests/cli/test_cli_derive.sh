@@ -4,24 +4,7 @@
 # "coefficients" (the same derivation), and bad input (exit 2, a message
 # naming what was wrong, no file written).
 # Usage: test_cli_derive.sh CLUSTERSIM_BINARY SOURCE_ROOT
-set -u
-bin=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-check() { # description, condition...
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok - $what"
-    passes=$((passes + 1))
-  else
-    echo "FAIL - $what"
-    fails=$((fails + 1))
-  fi
-}
+. "$(dirname "$0")/harness.sh"
 
 "$bin" --help >"$tmp/help" 2>&1
 check "--help lists derive-igniter" grep -q "derive-igniter" "$tmp/help"
@@ -96,7 +79,7 @@ want=m['gpu_latency_ms'][g['batches'].index(16)][g['shares_pct'].index(30)]
 rows=list(csv.DictReader(open('$tmp/manual/worker_latency.csv')))
 sys.exit(0 if rows and all(abs(float(r['mean_gpu_latency_ms']) - want) < 1e-6 for r in rows) else 1)"
 
-bad() { # description, expected message, args...
+bad_derive() { # description, expected message, derive-igniter args...: bad plus no file written
   local what=$1 msg=$2
   shift 2
   rm -f "$tmp/out.json"
@@ -108,20 +91,19 @@ bad() { # description, expected message, args...
   check "$what: no file written" test ! -e "$tmp/out.json"
 }
 o=(-o "$tmp/out.json")
-bad "unknown GPU type" 'GPU type "a100" is not in the profiles' -p v100_thesis -g a100 "${o[@]}"
-bad "unknown model" 'no profile of model "resnet5" on GPU type "v100"' -p v100_thesis -g v100 --models alexnet,resnet5 "${o[@]}"
-bad "model twice" 'model "vgg19" is listed twice' -p v100_thesis -g v100 --models vgg19,vgg19 "${o[@]}"
-bad "empty model name" "--models: expected comma-separated model names" -p v100_thesis -g v100 --models alexnet, "${o[@]}"
-bad "missing profile" '--profile: "nope" not found' -p nope -g v100 "${o[@]}"
-bad "no --profile" "--profile is required" -g v100 "${o[@]}"
-bad "no --gpu-type" "--gpu-type is required" -p v100_thesis "${o[@]}"
-bad "no --output" "--output is required" -p v100_thesis -g v100
-bad "bad gamma" "--mps-gamma: expected a number > 0" -p v100_thesis -g v100 --mps-gamma 0 "${o[@]}"
-bad "bad batches" "--batches: expected at least 3 increasing whole batch sizes" -p v100_thesis -g v100 --batches 1,8,4 "${o[@]}"
-bad "bad shares" "--shares: expected at least 3 increasing MPS shares in (0, 100]" -p v100_thesis -g v100 --shares 10,50,x "${o[@]}"
-bad "missing interference file" '--interference: "nope.json" not found' -p v100_thesis -g v100 -i nope.json "${o[@]}"
-bad "positional argument" "takes no positional argument" -p v100_thesis -g v100 extra "${o[@]}"
-bad "unwritable output" "$tmp/no/dir/out.json" -p v100_thesis -g v100 -o "$tmp/no/dir/out.json"
+bad_derive "unknown GPU type" 'GPU type "a100" is not in the profiles' -p v100_thesis -g a100 "${o[@]}"
+bad_derive "unknown model" 'no profile of model "resnet5" on GPU type "v100"' -p v100_thesis -g v100 --models alexnet,resnet5 "${o[@]}"
+bad_derive "model twice" 'model "vgg19" is listed twice' -p v100_thesis -g v100 --models vgg19,vgg19 "${o[@]}"
+bad_derive "empty model name" "--models: expected comma-separated model names" -p v100_thesis -g v100 --models alexnet, "${o[@]}"
+bad_derive "missing profile" '--profile: "nope" not found' -p nope -g v100 "${o[@]}"
+bad_derive "no --profile" "--profile is required" -g v100 "${o[@]}"
+bad_derive "no --gpu-type" "--gpu-type is required" -p v100_thesis "${o[@]}"
+bad_derive "no --output" "--output is required" -p v100_thesis -g v100
+bad_derive "bad gamma" "--mps-gamma: expected a number > 0" -p v100_thesis -g v100 --mps-gamma 0 "${o[@]}"
+bad_derive "bad batches" "--batches: expected at least 3 increasing whole batch sizes" -p v100_thesis -g v100 --batches 1,8,4 "${o[@]}"
+bad_derive "bad shares" "--shares: expected at least 3 increasing MPS shares in (0, 100]" -p v100_thesis -g v100 --shares 10,50,x "${o[@]}"
+bad_derive "missing interference file" '--interference: "nope.json" not found' -p v100_thesis -g v100 -i nope.json "${o[@]}"
+bad_derive "positional argument" "takes no positional argument" -p v100_thesis -g v100 extra "${o[@]}"
+bad_derive "unwritable output" "$tmp/no/dir/out.json" -p v100_thesis -g v100 -o "$tmp/no/dir/out.json"
 
-echo "$passes passed, $fails failed"
-test $fails -eq 0
+finish

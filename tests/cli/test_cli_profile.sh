@@ -3,24 +3,7 @@
 # user meets them. Expected values come from the shipped data files (read with
 # python3), not from copies of their numbers.
 # Usage: test_cli_profile.sh CLUSTERSIM_BINARY SOURCE_ROOT
-set -u
-bin=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-check() { # description, condition...
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok - $what"
-    passes=$((passes + 1))
-  else
-    echo "FAIL - $what"
-    fails=$((fails + 1))
-  fi
-}
+. "$(dirname "$0")/harness.sh"
 v100="$src/data/profiles/v100_thesis.json"
 # Only the source tree's data: an installed copy or the caller's data directory
 # must not change what the test sees.
@@ -168,15 +151,6 @@ sys.exit(0 if d['matched'] == 'gpu type' and sorted(p['model'] for p in d['profi
 check "show: names differing only in case are pointed out" grep -q 'also known: "resnet50"' "$tmp/case.txt"
 
 # ---- bad input: exit 2, message, nothing on stdout --------------------------
-bad() { # description, expected message, args...
-  local what=$1 msg=$2
-  shift 2
-  "$bin" "$@" >"$tmp/bad.out" 2>"$tmp/bad.err"
-  local rc=$?
-  check "$what: exit 2" test $rc -eq 2
-  check "$what: message" grep -qF -- "$msg" "$tmp/bad.err"
-  check "$what: nothing on stdout" test ! -s "$tmp/bad.out"
-}
 bad "show: unknown model" 'no profile file, model or GPU type called "alexnt" (did you mean "alexnet"?)' profile show alexnt
 bad "show: unknown GPU type, case" 'called "V100" (did you mean "v100"?)' profile show V100
 bad "show: unknown file name" '(did you mean "v100_thesis"?)' profile show v100_thesys --json
@@ -230,5 +204,4 @@ cat >"$tmp/nodes.json" <<JSON
 JSON
 bad "scenario: nodes[i].gpu_type misspelt" 'cluster.nodes[1]: gpu_type "v10" is not defined by any loaded profile (did you mean "v100"?)' place "$tmp/nodes.json"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

@@ -3,28 +3,9 @@
 # honest counts, outputs that never mix runs, provenance that reproduces a
 # run, and planned versus offered rates.
 # Usage: test_cli_run.sh CLUSTERSIM_BINARY SOURCE_ROOT
-set -u
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") # absolute: some checks change directory
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-check() { # description, condition...
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok - $what"
-    passes=$((passes + 1))
-  else
-    echo "FAIL - $what"
-    fails=$((fails + 1))
-  fi
-}
+. "$(dirname "$0")/harness.sh"
 q="$src/examples/quickstart.json"
 prof="$src/data/profiles/v100_thesis.json"
-# py EXPR FILE: evaluates a Python condition on the JSON document d of FILE.
-py() { python3 -c "import json,sys; d=json.load(open('$2')); sys.exit(0 if ($1) else 1)"; }
 
 # ---- warnings -----------------------------------------------------------------
 # One resnet50 replica at batch 16 serves about 1000 req/s; 5000 req/s for 20 s
@@ -228,5 +209,4 @@ check "planned_rate: the placement expects the planned rate, the client sends th
   py "d['models'][0]['planned_rps'] == 800 and d['models'][0]['offered_rps'] == 711 and abs(d['models'][0]['expected_goodput_rps'] - 800) < 1e-6 and 690 < d['models'][0]['throughput_rps'] < 730" "$tmp/planned/summary.json"
 check "planned_rate: the table shows a planned column" grep -qE "^model +slo_ms +offered +planned" "$tmp/pl.out"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish
