@@ -44,7 +44,10 @@ def write_scenario(path, profile, policy, beta, duration):
 def goodput(clustersim, scenario):
     out = subprocess.run([clustersim, "search", scenario, "--json", "--max-multiplier", "256",
                           "--tolerance", "0.005"], check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)["goodput_rps"]
+    result = json.loads(out.stdout)
+    if not result["passed"]:
+        sys.exit(f"{scenario}: no load passes the SLO, so there is no goodput")
+    return result["goodput_rps"]
 
 
 def main():

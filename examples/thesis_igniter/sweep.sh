@@ -18,7 +18,7 @@ trap 'rm -rf "$tmp"' EXIT
 run() {
   local label=$1 scenario=$2
   shift 2
-  "$bin" run "$scenario" --output "$tmp/out" "$@" >/dev/null
+  "$bin" run "$scenario" --output "$tmp/out" --force "$@" >/dev/null 2>&1
   python3 - "$label" "$tmp/out/summary.json" <<'PY'
 import json, re, sys
 label, path = sys.argv[1], sys.argv[2]
