@@ -47,6 +47,12 @@ static CsResults *run_with(const char *dir, const char *json, Seen *seen)
   return r;
 }
 
+static gint cmp_ns(gconstpointer a, gconstpointer b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
 static void seen_free(Seen *s)
 {
   for (int i = 0; i < 3; i++)
@@ -160,6 +166,114 @@ static void test_explicit_mapping_and_window(void **state)
   test_dir_remove(dir);
 }
 
+
+/* Sorted send times of client 0, in ns. */
+static int64_t *sends_of(Seen *seen, guint *n)
+{
+  GArray *a = seen->sends[0];
+  g_array_sort(a, cmp_ns);
+  *n = a->len;
+  return (int64_t *)a->data;
+}
+
+/* Exact replay of MAF 2021 rows inside a window: a row starting at trace time
+ * t (end_timestamp - duration) is sent at (t - start_s) * time_scale after
+ * the client starts. Rows start at 10, 2001, 2002, 2059.25 and 2060 s; the
+ * window [2000, 2060) keeps the middle three. */
+static void test_window_maf2021_timestamps(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.1, 1.0);
+  char *path = g_build_filename(dir, "inv.csv", NULL);
+  assert_true(g_file_set_contents(path,
+    "app,func,end_timestamp,duration\n"
+    "a1,f1,10.5,0.5\n"
+    "a1,f1,2001.5,0.5\n"
+    "a2,f2,2002.25,0.25\n"
+    "a1,f1,2059.75,0.5\n"
+    "a2,f2,2060.0,0.0\n", -1, NULL));
+  const char *tmpl =
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"trace\": {\"file\": \"inv.csv\", \"start_s\": 2000, \"duration_s\": 60, \"time_scale\": %g},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": \"trace\"}]}";
+  const double scales[] = { 1.0, 2.0 };
+  for (int k = 0; k < 2; k++) {
+    char *json = g_strdup_printf(tmpl, scales[k]);
+    Seen seen = { 0 };
+    CsResults *r = run_with(dir, json, &seen);
+    guint n;
+    int64_t *t = sends_of(&seen, &n);
+    assert_int_equal(n, 3);
+    assert_int_equal(t[0], (int64_t)(1.0e9 * scales[k]));
+    assert_int_equal(t[1], (int64_t)(2.0e9 * scales[k]));
+    assert_int_equal(t[2], (int64_t)(59.25e9 * scales[k]));
+    assert_float_equal(cs_results_model(r, 0)->window_s, 60.0 * scales[k], 1e-12);
+    seen_free(&seen);
+    cs_results_free(r);
+    g_free(json);
+  }
+  g_free(path);
+  test_dir_remove(dir);
+}
+
+/* Azure LLM rows are timed from the file's first row: rows at +0, +1.5,
+ * +3.25 and +7 s with start_s 1 and duration_s 5 keep +1.5 and +3.25, sent
+ * at 0.5 and 2.25 s. */
+static void test_window_llm_timestamps(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.1, 1.0);
+  char *path = g_build_filename(dir, "llm.csv", NULL);
+  assert_true(g_file_set_contents(path,
+    "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+    "2023-11-16 18:15:46.0000000,374,44\n"
+    "2023-11-16 18:15:47.5000000,396,109\n"
+    "2023-11-16 18:15:49.2500000,10,1\n"
+    "2023-11-16 18:15:53.0000000,10,1\n", -1, NULL));
+  Seen seen = { 0 };
+  CsResults *r = run_with(dir,
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"trace\": {\"file\": \"llm.csv\", \"start_s\": 1, \"duration_s\": 5},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": \"trace\"}]}", &seen);
+  guint n;
+  int64_t *t = sends_of(&seen, &n);
+  assert_int_equal(n, 2);
+  assert_int_equal(t[0], 500000000);
+  assert_int_equal(t[1], 2250000000);
+  seen_free(&seen);
+  cs_results_free(r);
+  g_free(path);
+  test_dir_remove(dir);
+}
+
+/* MAF 2019 counts with a window that starts at minute 2: the window's one
+ * minute takes minute 2's 1000 invocations (minute 1 has 10), all sent
+ * within the window's 60 s. */
+static void test_window_maf2019_start(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.1, 1.0);
+  char *path = g_build_filename(dir, "counts.csv", NULL);
+  assert_true(g_file_set_contents(path,
+    "HashOwner,HashApp,HashFunction,Trigger,1,2,3\n"
+    "o1,a1,f1,http,10,1000,0\n", -1, NULL));
+  Seen seen = { 0 };
+  CsResults *r = run_with(dir,
+    "{\"seed\": 3, \"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"trace\": {\"file\": \"counts.csv\", \"start_s\": 60, \"duration_s\": 60},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": \"trace\"}]}", &seen);
+  guint n;
+  int64_t *t = sends_of(&seen, &n);
+  /* Poisson with mean 1000: 4 standard deviations. */
+  assert_true(fabs(n - 1000.0) < 4 * sqrt(1000.0));
+  assert_true(t[0] >= 0 && t[n - 1] < 60000000000LL);
+  assert_float_equal(cs_results_model(r, 0)->offered_rps, 1000.0 / 60.0, 1e-9);
+  seen_free(&seen);
+  cs_results_free(r);
+  g_free(path);
+  test_dir_remove(dir);
+}
+
 typedef struct {
   const char *trace; /* JSON of the "trace" object; %s = the MAF 2019 file */
   const char *clients;
@@ -221,6 +335,9 @@ int main(void)
     cmocka_unit_test(test_maf2021_exact),
     cmocka_unit_test(test_counts_poisson),
     cmocka_unit_test(test_explicit_mapping_and_window),
+    cmocka_unit_test(test_window_maf2021_timestamps),
+    cmocka_unit_test(test_window_llm_timestamps),
+    cmocka_unit_test(test_window_maf2019_start),
     cmocka_unit_test(test_bad_trace_settings),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
