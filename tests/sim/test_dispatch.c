@@ -590,6 +590,129 @@ static void test_gcp_symphony_vs_eager(void **state)
   cs_results_free(old);
 }
 
+/* Every stage time of every request, by id. */
+typedef struct {
+  int64_t dispatch[8], start[8], end[8], receive[8];
+  int model[8];
+  int n;
+} Stages;
+
+static void record_stages(const CsRequestRecord *rec, void *user)
+{
+  Stages *s = user;
+  assert_true(rec->id < 8 && rec->served);
+  s->dispatch[rec->id] = rec->dispatch_ns;
+  s->start[rec->id] = rec->exec_start_ns;
+  s->end[rec->id] = rec->exec_end_ns;
+  s->receive[rec->id] = rec->receive_ns;
+  s->model[rec->id] = rec->client;
+  s->n++;
+}
+
+static CsResults *run_stages(const char *dir, const char *json, Stages *s)
+{
+  CsScenario *sc = test_scenario(dir, json);
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = record_stages;
+  opt.user_data = s;
+  CsResults *r = test_run(sc, &opt);
+  cs_scenario_free(sc);
+  return r;
+}
+
+#define MS(x) ((int64_t)llround((x) * 1e6))
+
+/* Explicit non-zero delays: d_ctrl 0.5 ms, d_data 0.25 ms per request,
+ * d_resp 1 ms, so delay(k) = 0.5 + 0.25 k; the simulated network takes 1 ms
+ * each way. One GPU, l(b) = b + 5 ms, SLO 30 ms, requests at 0, 1, 2 ms.
+ * Deadline dl = send + 30 - 1 = 29 ms for the head.
+ * Symphony: after the third request bs = 3, exec = max(2 + 1.25, dl - l(4))
+ * = max(3.25, 20) = 20; the model timer fires at exec - delay(3) = 18.75: the
+ * batch leaves then, reaches the node at 19.75, may not start before 20, ends
+ * at 28 and is back at 29.
+ * Eager: request 1 leaves at 0 (exec = delay(1) = 0.75; the scheduler
+ * believes the GPU busy until 0.75 + l(1) = 6.75), reaches the node at 1,
+ * runs 1..7, back at 8. Request 2 waits for the GPU; with request 3 the
+ * waiting candidate is bs = 2, and the GPU timer fires at 6.75 - delay(2) =
+ * 5.75: the batch leaves then, reaches the node at 6.75, but the GPU runs
+ * request 1 until 7 (the network was slower than the budget): it runs 7..14,
+ * back at 15. */
+static void test_explicit_delays_timeline(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(1.0, 5.0);
+  const char *tmpl =
+    "{\"profiles\": [\"synthetic.json\"], \"network\": {\"constant_ms\": 1},"
+    " \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"%s\", \"d_ctrl_us\": 500, \"d_data_us\": 250, \"d_resp_ms\": 1},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 30, \"arrival\": {\"process\": \"times\","
+    "   \"times_ms\": [0, 1, 2]}}]}";
+  char *json = g_strdup_printf(tmpl, "symphony");
+  Stages s = { 0 };
+  CsResults *r = run_stages(dir, json, &s);
+  assert_int_equal(s.n, 3);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(s.dispatch[i], MS(18.75));
+    assert_int_equal(s.start[i], MS(20));
+    assert_int_equal(s.end[i], MS(28));
+    assert_int_equal(s.receive[i], MS(29));
+  }
+  assert_float_equal(cs_results_model(r, 0)->bad_rate, 0.0, 0.0);
+  cs_results_free(r);
+  g_free(json);
+
+  json = g_strdup_printf(tmpl, "eager");
+  memset(&s, 0, sizeof s);
+  r = run_stages(dir, json, &s);
+  assert_int_equal(s.n, 3);
+  assert_int_equal(s.dispatch[0], 0);
+  assert_int_equal(s.start[0], MS(1));
+  assert_int_equal(s.end[0], MS(7));
+  assert_int_equal(s.receive[0], MS(8));
+  for (int i = 1; i < 3; i++) {
+    assert_int_equal(s.dispatch[i], MS(5.75));
+    assert_int_equal(s.start[i], MS(7));
+    assert_int_equal(s.end[i], MS(14));
+    assert_int_equal(s.receive[i], MS(15));
+  }
+  cs_results_free(r);
+  g_free(json);
+  test_dir_remove(dir);
+}
+
+/* Two candidates wait for the one GPU with the same latest time: the GPU
+ * timer grants the first model in client order. Models b and c: l(k) = k + 4
+ * ms, SLO 100, no delays. b's request at 0 runs 0..5; at 1 ms c and b each
+ * get a request (latest = 1 + 100 - 5 = 96 for both) and wait; at 5 the GPU
+ * goes to b (5..10), then to c (10..15). Ids: b@0 is 0, c@1 is 1 (its first
+ * arrival was scheduled at setup), b@1 is 2. */
+static void test_gpu_timer_latest_tie(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(1.0, 5.0);
+  Stages s = { 0 };
+  CsResults *r = run_stages(dir,
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"eager\", \"d_ctrl_us\": 0, \"d_data_us\": 0, \"d_resp_ms\": 0},"
+    " \"clients\": [{\"model\": \"b\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [0, 1]}},"
+    "  {\"model\": \"c\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [1]}}]}",
+    &s);
+  assert_int_equal(s.n, 3);
+  assert_int_equal(s.model[0], 0);
+  assert_int_equal(s.start[0], 0);
+  assert_int_equal(s.model[2], 0);
+  assert_int_equal(s.dispatch[2], MS(5));
+  assert_int_equal(s.start[2], MS(5));
+  assert_int_equal(s.end[2], MS(10));
+  assert_int_equal(s.model[1], 1);
+  assert_int_equal(s.dispatch[1], MS(10));
+  assert_int_equal(s.start[1], MS(10));
+  assert_int_equal(s.end[1], MS(15));
+  cs_results_free(r);
+  test_dir_remove(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -602,6 +725,8 @@ int main(void)
     cmocka_unit_test(test_budget_timeline),
     cmocka_unit_test(test_budget_mismatch_warning),
     cmocka_unit_test(test_gcp_symphony_vs_eager),
+    cmocka_unit_test(test_explicit_delays_timeline),
+    cmocka_unit_test(test_gpu_timer_latest_tie),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
