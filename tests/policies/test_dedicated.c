@@ -1,0 +1,143 @@
+/* The "dedicated" baseline on a synthetic profile whose numbers make every
+ * boundary visible: batch 4 takes 20 ms, batch 8 exactly 50 ms, batch 16
+ * 80 ms. Its batch is the largest whose isolated latency is <= the SLO, one
+ * model per GPU in client order, and its expected goodput is
+ * min(rate, batch / latency). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <glib/gstdio.h>
+
+#include "policies/placement_policies.h"
+
+static CsProfileSet *synthetic(void)
+{
+  cJSON *doc = cJSON_Parse(
+    "{\"format\": \"clustersim-profile\", \"version\": 1, \"source\": \"test\","
+    " \"gpu_types\": [{\"name\": \"gpu\", \"description\": \"test GPU\"}],"
+    " \"models\": [{\"gpu\": \"gpu\", \"model\": \"m\", \"batches\": ["
+    "   {\"batch\": 4, \"latency_ms\": 20}, {\"batch\": 8, \"latency_ms\": 50},"
+    "   {\"batch\": 16, \"latency_ms\": 80}]},"
+    "  {\"gpu\": \"gpu\", \"model\": \"n\", \"batches\": [{\"batch\": 4, \"latency_ms\": 20}, {\"batch\": 8, \"latency_ms\": 200}]}]}");
+  assert_non_null(doc);
+  char *text = cJSON_PrintUnformatted(doc);
+  cJSON_Delete(doc);
+  char *dir = g_dir_make_tmp("cs-dedicated-XXXXXX", NULL);
+  char *path = g_build_filename(dir, "p.json", NULL);
+  assert_true(g_file_set_contents(path, text, -1, NULL));
+  CsProfileSet *set = cs_profile_set_new();
+  GError *err = NULL;
+  if (!cs_profile_set_load_file(set, path, &err))
+    fail_msg("%s", err->message);
+  g_unlink(path);
+  g_rmdir(dir);
+  g_free(path);
+  g_free(dir);
+  cJSON_free(text);
+  return set;
+}
+
+/* Places models (names, rates, SLOs) on n_gpus GPUs with params (JSON or NULL). */
+static CsPlacement *place(const CsProfileSet *set, const char *const *names, const double *rate,
+                          const double *slo, int n_models, int n_gpus, const char *params)
+{
+  CsPlacementModel models[4];
+  CsPlacementGpu gpus[4];
+  for (int m = 0; m < n_models; m++)
+    models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = rate[m], .slo_ms = slo[m] };
+  for (int g = 0; g < n_gpus; g++)
+    gpus[g] = (CsPlacementGpu){ .gpu_type = "gpu" };
+  CsPlacementInput in = { .models = models, .n_models = n_models, .gpus = gpus,
+                          .n_gpus = n_gpus, .profiles = set };
+  cJSON *p = params ? cJSON_Parse(params) : NULL;
+  GError *err = NULL;
+  CsPlacement *pl = cs_place_dedicated.place(&in, p, "test.json", "placement", &err);
+  cJSON_Delete(p);
+  if (!pl)
+    fail_msg("%s", err->message);
+  return pl;
+}
+
+static int batch_of(const CsPlacement *p, int model)
+{
+  for (guint r = 0; r < p->replicas->len; r++) {
+    const CsReplica *rep = &g_array_index(p->replicas, CsReplica, r);
+    if (rep->model == model)
+      return rep->batch;
+  }
+  return 0;
+}
+
+static void test_batch_boundary(void **state)
+{
+  (void)state;
+  CsProfileSet *set = synthetic();
+  const char *m[] = { "m" };
+  double rate[] = { 1000 };
+  /* SLO 50 ms: batch 8 takes exactly 50 ms and is allowed; 160 req/s. */
+  double slo[] = { 50 };
+  CsPlacement *p = place(set, m, rate, slo, 1, 1, NULL);
+  assert_int_equal(batch_of(p, 0), 8);
+  assert_float_equal(p->expected_goodput[0], 8 / 0.050, 1e-9);
+  cs_placement_free(p);
+  /* Just under: batch 4 (200 req/s). */
+  slo[0] = 49.999;
+  p = place(set, m, rate, slo, 1, 1, NULL);
+  assert_int_equal(batch_of(p, 0), 4);
+  assert_float_equal(p->expected_goodput[0], 4 / 0.020, 1e-9);
+  cs_placement_free(p);
+  /* max_batch caps the choice: 16 allowed by the SLO, max_batch 15 gives 8;
+   * and the rate caps the expected goodput. */
+  slo[0] = 100;
+  rate[0] = 150;
+  p = place(set, m, rate, slo, 1, 1, "{\"max_batch\": 15}");
+  assert_int_equal(batch_of(p, 0), 8);
+  assert_float_equal(p->expected_goodput[0], 150, 1e-9);
+  cs_placement_free(p);
+  p = place(set, m, rate, slo, 1, 1, "{\"max_batch\": 16}");
+  assert_int_equal(batch_of(p, 0), 16);
+  cs_placement_free(p);
+  /* No batch within 19.999 ms: no replica, said in the log. */
+  slo[0] = 19.999;
+  p = place(set, m, rate, slo, 1, 1, NULL);
+  assert_int_equal(p->replicas->len, 0);
+  assert_float_equal(p->expected_goodput[0], 0, 0);
+  assert_non_null(strstr(p->log->str, "m: not served, no batch size meets SLO"));
+  cs_placement_free(p);
+  cs_profile_set_free(set);
+}
+
+/* One GPU per model in client order: with one GPU the second model gets none. */
+static void test_one_gpu_per_model(void **state)
+{
+  (void)state;
+  CsProfileSet *set = synthetic();
+  const char *m[] = { "n", "m" };
+  double rate[] = { 100, 100 }, slo[] = { 100, 100 };
+  CsPlacement *p = place(set, m, rate, slo, 2, 1, NULL);
+  assert_int_equal(p->replicas->len, 1);
+  const CsReplica *rep = &g_array_index(p->replicas, CsReplica, 0);
+  assert_int_equal(rep->model, 0);
+  assert_int_equal(rep->gpu, 0);
+  assert_non_null(strstr(p->log->str, "m: not served, no GPU left"));
+  cs_placement_free(p);
+  p = place(set, m, rate, slo, 2, 2, NULL);
+  assert_int_equal(p->replicas->len, 2);
+  assert_int_equal(g_array_index(p->replicas, CsReplica, 1).gpu, 1);
+  assert_int_equal(batch_of(p, 1), 16);
+  cs_placement_free(p);
+  cs_profile_set_free(set);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_batch_boundary),
+    cmocka_unit_test(test_one_gpu_per_model),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
