@@ -3,9 +3,11 @@
 # current build: every scenario's summary and, for the scenarios that ask for
 # requests.csv, its CSV outputs (requests.csv, gpus_over_time.csv,
 # gpu_timeseries.csv, worker_latency.csv; those over 100 kB gzipped, without
-# name or time stamp so that equal outputs give equal bytes). Run it only when
-# a change of results is intended, then review `git diff tests/regression`
-# and commit it with the change. Goldens detect change; they do not say the numbers are right.
+# name or time stamp so that equal outputs give equal bytes), then rebuilds the
+# altered fixtures of the checker's own tests from the new goldens
+# (tests/regression/fixtures/make_altered.py). Run it only when a change of
+# results is intended, then review `git diff tests/regression` and commit it
+# with the change. Goldens detect change; they do not say the numbers are right.
 # Usage: tools/update-goldens.sh [BUILD_DIR]   (default: build)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,3 +37,4 @@ for scenario in *.json; do
   fi
   rm -rf "$out"
 done
+python3 fixtures/make_altered.py
