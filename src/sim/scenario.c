@@ -991,6 +991,45 @@ static double replica_mreq(const CsConfig *c, const CsReplica *rep)
   return best ? best->mreq_pct : 0.0;
 }
 
+/* A replica that fails in memory serves nothing: a model's expected
+ * goodput may not count it. The router still sends it its round-robin share
+ * (in proportion to batch size), and those requests fail; so the policy's
+ * figure is capped at the planned rate times the surviving replicas' share,
+ * and at what they run back to back (profile throughput at their batch
+ * sizes). The log says so. */
+static void discount_failed_replicas(CsConfig *c)
+{
+  GArray *reps = c->placement->replicas;
+  for (int m = 0; m < c->n_clients; m++) {
+    gboolean any_failed = FALSE;
+    double capacity = 0.0, batches = 0.0, surviving_batches = 0.0;
+    for (guint r = 0; r < reps->len; r++) {
+      const CsReplica *rep = &g_array_index(reps, CsReplica, r);
+      if (rep->model != m)
+        continue;
+      batches += rep->batch;
+      if (c->replica_failed[r]) {
+        any_failed = TRUE;
+        continue;
+      }
+      surviving_batches += rep->batch;
+      const CsModelProfile *p =
+        cs_profile_set_lookup(c->profiles, c->gpus[rep->gpu].gpu_type, c->clients[m].model);
+      capacity += p ? cs_model_profile_throughput_rps(p, rep->batch) : 0.0;
+    }
+    double *e = &c->placement->expected_goodput[m];
+    double cap = MIN(capacity, c->clients[m].planned_rate_rps * surviving_batches / batches);
+    if (!any_failed || *e <= cap)
+      continue;
+    g_string_append_printf(c->placement->log,
+                           "%s: expected goodput %.2f req/s lowered to %.2f: its replicas that "
+                           "fit in memory get %.4g of its requests and run %.2f req/s\n",
+                           c->clients[m].model, *e, cap, surviving_batches / batches, capacity);
+    c->placement->expected_total -= *e - cap;
+    *e = cap;
+  }
+}
+
 /* The replicas on a GPU must fit its memory (sum of Mreq <= 100 %). Unless
  * cluster.memory_overflow is "fail_replicas", a placement that does not fit
  * is refused; with it, the replicas that no longer fit (in placement order)
@@ -1041,6 +1080,8 @@ static gboolean check_memory(const CsScenario *sc, CsConfig *c, GError **error)
     g_string_free(list, TRUE);
   }
   g_free(used);
+  if (ok)
+    discount_failed_replicas(c);
   return ok;
 }
 

@@ -44,6 +44,32 @@ static CsScenario *two_percent_failing(char **dir_out)
   return sc;
 }
 
+/* The same placement: the batch-1 replica fails in memory, and the router
+ * still sends it 1 request in 50. At 20,000 req/s manual expects
+ * min(rate, 49 per 5 ms + 1 per 1 ms) = 10,800 req/s, but only the first
+ * replica's 9,800 req/s can be served. At 5,000 req/s it expects 5,000, but
+ * 2 % of them go to the failing replica: 4,900. */
+static void test_expected_without_failing_replicas(void **state)
+{
+  (void)state;
+  char *dir;
+  CsScenario *sc = two_percent_failing(&dir);
+  assert_true(cs_scenario_set(sc, "clients[0].rate", "20000", NULL));
+  CsResults *r = test_run(sc, NULL);
+  assert_float_equal(cs_results_model(r, 0)->expected_goodput_rps, 9800.0, 1e-9);
+  char *json = cs_results_to_json(r);
+  assert_non_null(strstr(json, "expected goodput 10800.00 req/s lowered to 9800.00"));
+  g_free(json);
+  cs_results_free(r);
+  assert_true(cs_scenario_set(sc, "clients[0].rate", "5000", NULL));
+  r = test_run(sc, NULL);
+  assert_float_equal(cs_results_model(r, 0)->expected_goodput_rps, 4900.0, 1e-9);
+  assert_float_equal(cs_results_total(r)->expected_goodput_rps, 4900.0, 1e-9);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+}
+
 static CsGoodputProbe search(CsScenario *sc, CsGoodputCriterion criterion, double bound)
 {
   CsGoodputSearchOptions o;
@@ -231,6 +257,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_search_criteria),
+    cmocka_unit_test(test_expected_without_failing_replicas),
     cmocka_unit_test(test_search_capacity_closed_form),
     cmocka_unit_test(test_gpu_timeseries_bins),
     cmocka_unit_test(test_autoscaling_advice),
