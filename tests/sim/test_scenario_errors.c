@@ -15,6 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
+
 #include "test_util.h"
 
 #define PROF "\"profiles\": [\"synthetic.json\", \"other.json\"]"
@@ -237,10 +239,84 @@ static void test_bad_scenarios(void **state)
   assert_int_equal(failures, 0);
 }
 
+/* --set paths: the value lands where the path says (read back from the
+ * scenario's JSON), and a malformed path is refused with a reason, the
+ * override then not recorded. */
+static void test_set_paths(void **state)
+{
+  (void)state;
+  CsScenario *sc = cs_scenario_new(NULL, NULL);
+  GError *err = NULL;
+  const char *sets[][2] = {
+    { "profiles[0]", "\"x.json\"" },
+    { "profiles[0]", "\"y.json\"" }, /* replaces the element */
+    { "profiles[1]", "z.json" },     /* appends; a bare word is a string */
+    { "m[0][1]", "3" },              /* index past the end of a new array: refused */
+    { "m[0][0]", "3" },              /* nested arrays are created */
+    { "cluster.gpus", "2" },
+    { "cluster.gpus", "4" },         /* replaces the field */
+  };
+  const gboolean want_ok[] = { TRUE, TRUE, TRUE, FALSE, TRUE, TRUE, TRUE };
+  for (size_t i = 0; i < G_N_ELEMENTS(sets); i++) {
+    gboolean ok = cs_scenario_set(sc, sets[i][0], sets[i][1], &err);
+    if (ok != want_ok[i])
+      fail_msg("set %s: %s", sets[i][0], ok ? "accepted" : err->message);
+    g_clear_error(&err);
+  }
+  char *json = cs_scenario_to_json(sc);
+  cJSON *doc = cJSON_Parse(json);
+  g_free(json);
+  const cJSON *profiles = cJSON_GetObjectItem(doc, "profiles");
+  assert_int_equal(cJSON_GetArraySize(profiles), 2);
+  assert_string_equal(cJSON_GetArrayItem(profiles, 0)->valuestring, "y.json");
+  assert_string_equal(cJSON_GetArrayItem(profiles, 1)->valuestring, "z.json");
+  const cJSON *m = cJSON_GetObjectItem(doc, "m");
+  assert_int_equal(cJSON_GetArraySize(m), 1);
+  assert_int_equal(cJSON_GetArrayItem(cJSON_GetArrayItem(m, 0), 0)->valueint, 3);
+  assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "cluster"), "gpus")->valueint, 4);
+  cJSON_Delete(doc);
+
+  /* A scenario made in code without a name is called "<scenario>" in messages. */
+  assert_false(cs_scenario_validate(sc, &err));
+  assert_string_equal(err->message, "<scenario>: unknown field \"m\" (known fields: name, seed, "
+                      "duration_s, profiles, network, cluster, dispatch, placement, clients, "
+                      "trace, outputs, overrides_applied)");
+  g_clear_error(&err);
+
+  const char *bad[][2] = {
+    { "cluster[0]", "--set cluster[0]: indexing something that is not an array" },
+    { "profiles[1x]", "--set profiles[1x]: expected [index] with a non-negative integer" },
+    { "profiles[-1]", "--set profiles[-1]: expected [index] with a non-negative integer" },
+    { "profiles[", "--set profiles[: expected [index] with a non-negative integer" },
+    { "cluster..gpus", "--set cluster..gpus: empty field name" },
+    { "cluster.gpus.x", "--set cluster.gpus.x: a field of something that is not an object" },
+    /* A trailing dot names no field: it must not pass as a set. */
+    { "cluster.gpus.", "--set cluster.gpus.: empty field name" },
+    { "profiles[0].", "--set profiles[0].: empty field name" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    if (cs_scenario_set(sc, bad[i][0], "5", &err))
+      fail_msg("set %s: accepted", bad[i][0]);
+    if (strcmp(err->message, bad[i][1]) != 0)
+      fail_msg("set %s:\n  got      %s\n  expected %s", bad[i][0], err->message, bad[i][1]);
+    g_clear_error(&err);
+  }
+  /* The refused paths left the values alone. */
+  json = cs_scenario_to_json(sc);
+  doc = cJSON_Parse(json);
+  g_free(json);
+  assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "cluster"), "gpus")->valueint, 4);
+  assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "profiles"), 0)->valuestring,
+                      "y.json");
+  cJSON_Delete(doc);
+  cs_scenario_free(sc);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_scenarios),
+    cmocka_unit_test(test_set_paths),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
