@@ -552,6 +552,46 @@ static void test_central_max_batch(void **state)
   test_dir_remove(dir);
 }
 
+/* Symphony defers a batch of bs to due - resp(bs + 1) - l(bs + 1) so that it
+ * can grow by one; a batch already at max_batch cannot grow, so it leaves at
+ * now + delay(bs) (as a batch at the largest size within the SLO does).
+ * max_batch 1, no delays, SLO 1 s, one request at 0: dispatched at 0, done at
+ * l(1) = 5 ms (deferring it to 1000 - l(2) = 994 ms would gain nothing).
+ * Under a backlog the deferral drops requests a 10 s SLO leaves ample time
+ * for: 200 requests 1 ms apart, batches of at most 2 taking 6 ms, all done
+ * after 600 ms. */
+static void test_symphony_max_batch_does_not_defer(void **state)
+{
+  (void)state;
+  char *dir = fixture_dir();
+  CsScenario *sc = test_scenario(dir,
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"symphony\", \"max_batch\": 1, \"d_ctrl_us\": 0},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 1000, \"arrival\": {\"process\": \"times\", \"times_ms\": [0]}}]}");
+  Seen s = { 0 };
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = on_request;
+  opt.user_data = &s;
+  CsResults *r = test_run(sc, &opt);
+  assert_int_equal(s.n, 1);
+  assert_int_equal(s.dispatch[0], 0);
+  assert_int_equal(s.end[0], 5000000);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+
+  sc = test_scenario(dir,
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"symphony\", \"max_batch\": 2, \"d_ctrl_us\": 0},"
+    " \"clients\": [{\"model\": \"a\", \"rate\": 1000, \"slo_ms\": 10000, \"arrival\": \"constant\", \"requests\": 200}]}");
+  r = test_run(sc, NULL);
+  assert_int_equal(cs_results_model(r, 0)->dropped, 0);
+  assert_int_equal(cs_results_model(r, 0)->completed, 200);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+}
+
 /* eager, earliest_free, one GPU, no delays, l(b) = b + 4 ms, requests at 0,
  * 1 and 2 ms (SLO 1 s):
  *   t=0  request 0 alone: dispatched at once, runs [0, 5).
@@ -786,6 +826,7 @@ int main(void)
     cmocka_unit_test(test_effective_scenario),
     cmocka_unit_test(test_search_arguments),
     cmocka_unit_test(test_central_max_batch),
+    cmocka_unit_test(test_symphony_max_batch_does_not_defer),
     cmocka_unit_test(test_earliest_free_waits),
     cmocka_unit_test(test_resp_mismatch_at_largest_batch),
     cmocka_unit_test(test_router_zero_wait),
