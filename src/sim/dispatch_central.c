@@ -562,7 +562,8 @@ static void update_candidate(Central *c, int m, int64_t gpu_free_ns)
   int64_t exec;
   switch (c->p->rule) {
   case RULE_DEFERRED:
-    exec = MAX(earliest, last_start_ns(c, m, bs + 1, due));
+    /* Deferring lets the batch grow by one; at max_batch it cannot. */
+    exec = bs < c->p->max_batch ? MAX(earliest, last_start_ns(c, m, bs + 1, due)) : earliest;
     break;
   case RULE_EAGER:
     exec = earliest;

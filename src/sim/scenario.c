@@ -135,8 +135,10 @@ gboolean cs_scenario_set_unrecorded(CsScenario *sc, const char *path, const char
       }
       int n = cJSON_GetArraySize(node);
       p = end + 1;
-      if (*p == '.')
-        p++;
+      if (*p == '.' && *++p == '\0') {
+        ok = set_fail(error, path, "empty field name"); /* a trailing dot */
+        break;
+      }
       gboolean last = (*p == '\0');
       if (idx > n) {
         ok = set_fail(error, path, "index past the end of the array");
@@ -163,8 +165,11 @@ gboolean cs_scenario_set_unrecorded(CsScenario *sc, const char *path, const char
     char *key = g_strndup(p, len);
     p += len;
     gboolean last = (*p == '\0');
-    if (*p == '.')
-      p++;
+    if (*p == '.' && *++p == '\0') {
+      g_free(key);
+      ok = set_fail(error, path, "empty field name"); /* a trailing dot */
+      break;
+    }
     if (!cJSON_IsObject(node)) {
       g_free(key);
       ok = set_fail(error, path, "a field of something that is not an object");
