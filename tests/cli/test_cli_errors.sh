@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The CLI's refusals and its less common outputs: every subcommand's bad
 # arguments (exit 2, one message naming the subcommand, nothing on stdout),
-# help paths (exit 0), and the text form of search for both the
-# bad-rate criterion and a search where no load passes.
+# help paths (exit 0), profile show of interference and iGniter files and of
+# a hand-made profile, and the text form of search for both the bad-rate
+# criterion and a search where no load passes.
 # Usage: test_cli_errors.sh CLUSTERSIM_BINARY SOURCE_ROOT
 . "$(dirname "$0")/harness.sh"
 q="$src/examples/quickstart.json"
@@ -71,6 +72,55 @@ bad "trace inspect: unknown option" "clustersim trace inspect: Unknown option --
   trace inspect --bogus
 bad "trace inspect: missing file" "$tmp/missing.csv: cannot open: " \
   trace inspect "$tmp/missing.csv"
+
+# ---- profile ------------------------------------------------------------------------------
+bad "profile list: an argument" "clustersim profile list: expected no arguments" profile list extra
+bad "profile list: unknown option" "clustersim profile list: Unknown option --bogus" profile list --bogus
+# An interference file shown as text: the pairs column lists, per model, the
+# models it has a measured pair with in either direction, as in the file.
+"$bin" profile show igniter_v100 >"$tmp/ig.txt" 2>"$tmp/ig.err"
+check "profile show interference file: exit 0" test $? -eq 0
+check "profile show interference file: the measured-on line" \
+  grep -q "^interference data (clustersim-interference), measured on NVIDIA Tesla V100" "$tmp/ig.txt"
+python3 - "$src/data/profiles/igniter_v100.json" "$tmp/ig.txt" <<'PY' >"$tmp/ig.cmp"
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = {m["model"]: set() for m in d["models"]}
+for p in d["pairs"]:
+    want.setdefault(p["victim"], set()).add(p["aggressor"])
+    want.setdefault(p["aggressor"], set()).add(p["victim"])
+got = {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    if len(f) == 3 and f[0] in want:
+        got[f[0]] = set() if f[2] == "-" else set(f[2].split(","))
+print("same" if got == want else f"differ: {got} vs {want}")
+PY
+check "profile show interference file: pairs as in the file ($(cat "$tmp/ig.cmp"))" \
+  grep -qx same "$tmp/ig.cmp"
+"$bin" profile show igniter_v100_coefficients >"$tmp/co.txt" 2>&1
+check "profile show iGniter file: GPU type and models as in the file" \
+  py "open('$tmp/co.txt').read().find('iGniter measurements (clustersim-igniter) on GPU type ' + d['gpu_type'] + '\nmodels: ' + ', '.join(sorted(m['model'] if isinstance(m, dict) else m for m in d['models']))) >= 0" \
+  "$src/data/profiles/igniter_v100_coefficients.json"
+# A hand-made profile given on the command line: a GPU type without SM count
+# or memory, batch sizes 1, 2, 3, 8 (a run of three and a single).
+cat >"$tmp/mini.json" <<'JSON'
+{"format": "clustersim-profile", "version": 1, "source": "hand-made",
+ "gpu_types": [{"name": "tiny"}],
+ "models": [{"gpu": "tiny", "model": "m", "batches": [{"batch": 1, "latency_ms": 1},
+   {"batch": 2, "latency_ms": 1.5}, {"batch": 3, "latency_ms": 2}, {"batch": 8, "latency_ms": 5}]}]}
+JSON
+"$bin" profile show tiny --profile "$tmp/mini.json" >"$tmp/mini.txt" 2>&1
+check "profile show: unknown SM count and memory said so" \
+  grep -q "^GPU type tiny (mini): SM count unknown, memory unknown$" "$tmp/mini.txt"
+check "profile show: batch sizes 1,2,3,8 as the range 1-3 and 8" grep -qE "^m +1-3,8 +1-5 " "$tmp/mini.txt"
+"$bin" profile show tiny --profile "$tmp/mini.json" --json >"$tmp/mini.json.out" 2>&1
+check "profile show --json: unknown SM count and memory are null" \
+  py "d['gpu_types'][0]['sm_count'] is None and d['gpu_types'][0]['memory_bytes'] is None and d['profiles'][0]['batch_sizes'] == [1, 2, 3, 8]" \
+  "$tmp/mini.json.out"
+"$bin" profile list --profile "$tmp/mini.json" >"$tmp/list.txt" 2>&1
+check "profile list: the given file is starred and named at the end" \
+  bash -c "grep -qE '^mini \* +tiny \(1\) +1 +hand-made$' '$tmp/list.txt' && grep -qF '* given: $tmp/mini.json' '$tmp/list.txt'"
 
 # ---- search ---------------------------------------------------------------------------------
 bad "search: unknown option" "clustersim search: Unknown option --bogus" search --bogus
