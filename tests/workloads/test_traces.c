@@ -570,28 +570,33 @@ static void test_unsorted_allowed(void **state)
 /* --------------------------------------------------- timestamps (Azure LLM) */
 
 /* Epoch seconds from Python's datetime (UTC), independent of this code:
- *   (datetime(1900,1,1) - datetime(1970,1,1)).total_seconds() = -2208988800 */
+ *   (datetime(2199,12,31,23,59,59) - datetime(1970,1,1)).total_seconds()
+ *     = 7258118399
+ *   (datetime(2000,2,29,12) - datetime(1970,1,1)).total_seconds() = 951825600 */
 static void test_llm_timestamp_range(void **state)
 {
   Fixture *f = *state;
   GError *error = NULL;
   /* The first and last instants accepted, and 29 February of 2000 (a leap
-   * year: divisible by 400). ALLOW_UNSORTED: the span is not an error. */
+   * year: divisible by 400). ALLOW_UNSORTED: the order is not an error. */
   char *path = write_tmp(f, "llm_range.csv",
-                         HLLM "1900-01-01 00:00:00,1,1\n"
+                         HLLM "2000-02-29T12:00:00Z,3,3\n"
                               "2199-12-31 23:59:59.999999999,2,2\n"
-                              "2000-02-29T12:00:00Z,3,3\n"
+                              "1970-01-01 00:00:00,1,1\n"
                               "2000-02-29 12:00:00.5Z,4,4\n");
   CsAzureLlmReader *r = cs_azure_llm_reader_open(path, CS_TRACE_ALLOW_UNSORTED, &error);
   assert_non_null(r);
   CsAzureLlmRecord rec;
   assert_int_equal(cs_azure_llm_reader_next(r, &rec, &error), 1);
-  assert_int_equal(rec.epoch_ns, INT64_C(-2208988800) * 1000000000);
+  assert_int_equal(rec.epoch_ns, INT64_C(951825600) * 1000000000);
+  assert_int_equal(rec.time_ns, 0);
   assert_int_equal(cs_azure_llm_reader_next(r, &rec, &error), 1);
   assert_int_equal(rec.epoch_ns, INT64_C(7258118399) * 1000000000 + 999999999);
+  assert_int_equal(rec.time_ns,
+                   (INT64_C(7258118399) - INT64_C(951825600)) * 1000000000 + 999999999);
   assert_int_equal(cs_azure_llm_reader_next(r, &rec, &error), 1);
-  assert_int_equal(rec.epoch_ns, INT64_C(951825600) * 1000000000);
-  assert_int_equal(rec.time_ns, (INT64_C(951825600) + INT64_C(2208988800)) * 1000000000);
+  assert_int_equal(rec.epoch_ns, 0);
+  assert_int_equal(rec.time_ns, INT64_C(-951825600) * 1000000000);
   assert_int_equal(cs_azure_llm_reader_next(r, &rec, &error), 1);
   assert_int_equal(rec.epoch_ns, INT64_C(951825600) * 1000000000 + 500000000);
   assert_int_equal(cs_azure_llm_reader_next(r, &rec, &error), 0);
@@ -614,11 +619,14 @@ static void test_llm_timestamp_range(void **state)
     g_free(text);
   }
 
-  /* A trace from 1900 sorted in memory: the earliest row is the origin. */
+  /* Sorted in memory the earliest row (1970) is the origin and the latest
+   * (2199) is 230 years after it: still exact in int64 ns. (With years from
+   * 1900 this difference overflowed: 300 years exceed 2^63 ns.) */
   CsAzureLlmTrace *t = cs_azure_llm_load_sorted(path, &error);
   assert_non_null(t);
-  assert_int_equal(t->origin_epoch_ns, INT64_C(-2208988800) * 1000000000);
+  assert_int_equal(t->origin_epoch_ns, 0);
   assert_int_equal(t->records[1].context_tokens, 3);
+  assert_int_equal(t->records[3].time_ns, INT64_C(7258118399) * 1000000000 + 999999999);
   cs_azure_llm_trace_free(t);
   cs_azure_llm_trace_free(NULL);
   g_free(path);
@@ -647,7 +655,8 @@ static void test_llm_bad_timestamps(void **state)
     "2023-11-16 18:15:46+05-00", /* zone separator */
     "2023-11-16 18:15:46+05:x0", /* zone minute not digits */
     "2023-11-16 18:15:46+05:60", /* zone minute 60 */
-    "1899-12-31 23:59:59",       /* before 1900 */
+    "1969-12-31 23:59:59",       /* before 1970 */
+    "1900-01-01 00:00:00",       /* (accepted before: 1900..2199 could overflow time_ns) */
     "2200-01-01 00:00:00",       /* after 2199 */
     "2023-00-16 18:15:46",       /* month 0 */
     "2023-11-16 24:00:00",       /* hour 24 */
@@ -655,8 +664,7 @@ static void test_llm_bad_timestamps(void **state)
     "2023-11-16 18:15:60",       /* second 60 (no leap seconds) */
     "2023-11-00 18:15:46",       /* day 0 */
     "2023-04-31 18:15:46",       /* 30 days in April */
-    "1900-02-29 00:00:00",       /* 1900: divisible by 100, not by 400 */
-    "2100-02-29 00:00:00",       /* 2100: same */
+    "2100-02-29 00:00:00",       /* 2100: divisible by 100, not by 400 */
   };
   int failures = 0;
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
@@ -668,7 +676,7 @@ static void test_llm_bad_timestamps(void **state)
     int rc = cs_azure_llm_reader_next(r, &rec, &error);
     char *want = g_strdup_printf("%s: line 2: column TIMESTAMP: expected a date and time "
                                  "\"YYYY-MM-DD HH:MM:SS\" with an optional fraction of up to 9 "
-                                 "digits and zone +HH:MM (years 1900..2199), got \"%s\"",
+                                 "digits and zone +HH:MM (years 1970..2199), got \"%s\"",
                                  path, bad[i]);
     if (rc != -1 || !error || strcmp(error->message, want) != 0) {
       print_error("\"%s\": rc %d, message \"%s\"\n", bad[i], rc, error ? error->message : "");
@@ -1041,8 +1049,8 @@ static void test_inspect_limits(void **state)
   cs_trace_stats_clear(&s);
   g_free(path);
 
-  /* 1900 to 2100: about 105 million minutes. */
-  path = write_tmp(f, "llm_span.csv", HLLM "1900-01-01 00:00:00,1,1\n2100-01-01 00:00:00,1,1\n");
+  /* 1970 to 2170: about 105 million minutes. */
+  path = write_tmp(f, "llm_span.csv", HLLM "1970-01-01 00:00:00,1,1\n2170-01-01 00:00:00,1,1\n");
   assert_false(cs_trace_inspect(path, CS_TRACE_FORMAT_AUTO, CS_TRACE_FLAGS_NONE, &s, &error));
   assert_non_null(strstr(error->message, "arrivals span more than 10000000 minutes"));
   g_clear_error(&error);
