@@ -281,9 +281,11 @@ gboolean cs_json_read_int64(const cJSON *obj, const char *key, gboolean required
   gboolean ok = TRUE;
   /* 2^53: beyond it a JSON number no longer holds every integer exactly. */
   double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-  if (!cJSON_IsNumber(v) || !isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0) {
+  if (!cJSON_IsNumber(v) || !isfinite(d) || d != floor(d)) {
     ok = cs_json_fail(error, file, p, "expected an integer, got %s",
                       cJSON_IsNumber(v) ? "a fractional number" : cs_json_type_name(v));
+  } else if (fabs(d) > 9007199254740992.0) {
+    ok = cs_json_fail(error, file, p, "expected an integer of magnitude at most 2^53, got %g", d);
   } else if ((int64_t)d < min || (int64_t)d > max) {
     if (max == INT64_MAX)
       ok = cs_json_fail(error, file, p, "expected an integer >= %" G_GINT64_FORMAT

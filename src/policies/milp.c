@@ -8,7 +8,8 @@
  * {"model name": number}; models not listed get the number of GPUs.
  * Determinism: GLPK's branch and bound is deterministic, so a solve that
  * finishes within the time limit always returns the same placement; a solve
- * cut by the time limit depends on machine speed (the log says so).
+ * cut by the time limit depends on machine speed (the log says so). Tests
+ * cut solves through CsMilpOptions.time_up instead, which reads no clock.
  */
 #include "milp.h"
 
@@ -184,14 +185,27 @@ static void problem_clear(Problem *pb)
   g_free(pb->x_opt);
 }
 
+/* What the branch-and-bound callback sees. */
+typedef struct {
+  double last_gap;         /* the last relative gap GLPK reported */
+  const CsMilpOptions *opt;
+  gboolean timed_out;      /* opt->time_up said the time is up */
+} SolveState;
+
 /* Branch-and-bound callback: remembers the last relative gap GLPK reports
- * (glp_ios_mip_gap gives DBL_MAX before the first integer solution). */
-static void record_gap(glp_tree *tree, void *info)
+ * (glp_ios_mip_gap gives DBL_MAX before the first integer solution) and asks
+ * the injected time_up, if any (milp.h). */
+static void bnb_callback(glp_tree *tree, void *info)
 {
-  double *gap = info;
+  SolveState *st = info;
   int r = glp_ios_reason(tree);
   if (r == GLP_IBINGO || r == GLP_ISELECT || r == GLP_IBRANCH)
-    *gap = glp_ios_mip_gap(tree);
+    st->last_gap = glp_ios_mip_gap(tree);
+  if (st->opt->time_up && !st->timed_out &&
+      st->opt->time_up(glp_ios_mip_gap(tree) != DBL_MAX, st->opt->time_up_data)) {
+    st->timed_out = TRUE;
+    glp_ios_terminate(tree);
+  }
 }
 
 static const char *intopt_message(int ret)
@@ -210,9 +224,10 @@ static const char *intopt_message(int ret)
   }
 }
 
-/* One glp_intopt run. Returns its code; *gap gets the final relative gap (0
- * when optimal, NAN when unknown). */
-static int solve(glp_prob *lp, double time_limit_s, double *gap)
+/* One glp_intopt run. Returns its code (GLP_ETMLIM also when opt->time_up
+ * ended it); *gap gets the final relative gap (0 when optimal, NAN when
+ * unknown). */
+static int solve(glp_prob *lp, const CsMilpOptions *opt, double time_limit_s, double *gap)
 {
   glp_iocp parm;
   glp_init_iocp(&parm);
@@ -225,15 +240,17 @@ static int solve(glp_prob *lp, double time_limit_s, double *gap)
   parm.br_tech = GLP_BR_PCH;
   parm.tm_lim = (int)MIN(ceil(time_limit_s * 1000.0), (double)G_MAXINT);
   parm.tm_lim = MAX(parm.tm_lim, 1);
-  double last_gap = NAN;
-  parm.cb_func = record_gap;
-  parm.cb_info = &last_gap;
+  SolveState st = { .last_gap = NAN, .opt = opt };
+  parm.cb_func = bnb_callback;
+  parm.cb_info = &st;
   int ret = glp_intopt(lp, &parm);
+  if (ret == GLP_ESTOP && st.timed_out)
+    ret = GLP_ETMLIM;
   int status = glp_mip_status(lp);
   if (status == GLP_OPT)
     *gap = 0.0;
   else
-    *gap = (last_gap == DBL_MAX) ? NAN : last_gap;
+    *gap = (st.last_gap == DBL_MAX) ? NAN : st.last_gap;
   return ret;
 }
 
@@ -245,8 +262,8 @@ static gboolean has_solution(glp_prob *lp)
 
 /* Second, lexicographic solve for prefer_small_batch (milp.h). x_first holds
  * the first solution and is replaced when this one succeeds. */
-static gboolean tie_break(Problem *pb, double goodput, double time_left_s, double *x_first,
-                          GString *log)
+static gboolean tie_break(Problem *pb, const CsMilpOptions *opt, double goodput,
+                          double time_left_s, double *x_first, GString *log)
 {
   glp_prob *lp = pb->lp;
   int row = add_row(lp, GLP_LO, goodput - TIE_SLACK, 0.0);
@@ -279,7 +296,7 @@ static gboolean tie_break(Problem *pb, double goodput, double time_left_s, doubl
   }
   glp_set_obj_dir(lp, GLP_MIN);
   double gap = NAN;
-  int ret = solve(lp, MAX(time_left_s, 1.0), &gap);
+  int ret = solve(lp, opt, MAX(time_left_s, 1.0), &gap);
   double total = 0.0;
   for (int m = 0; m < pb->n_models; m++)
     total += glp_mip_col_val(lp, m + 1);
@@ -344,7 +361,7 @@ CsPlacement *cs_milp_place(const CsPlacementInput *in, const CsMilpOptions *opt,
   } else if (ok) {
     gint64 t0 = g_get_monotonic_time();
     double gap = NAN;
-    int ret = solve(pb.lp, opt->time_limit_s, &gap);
+    int ret = solve(pb.lp, opt, opt->time_limit_s, &gap);
     if (!has_solution(pb.lp)) {
       g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_SOLVER,
                   "placement \"milp\": GLPK found no solution: %s (glp_intopt %d, status %d)%s",
@@ -370,7 +387,7 @@ CsPlacement *cs_milp_place(const CsPlacementInput *in, const CsMilpOptions *opt,
       if (opt->prefer_small_batch) {
         double spent = (double)(g_get_monotonic_time() - t0) * 1e-6;
         info->tie_break_solved =
-          tie_break(&pb, info->objective, opt->time_limit_s - spent, x, p->log);
+          tie_break(&pb, opt, info->objective, opt->time_limit_s - spent, x, p->log);
       }
       for (int m = 0; m < in->n_models; m++)
         for (int g = 0; g < in->n_gpus; g++)

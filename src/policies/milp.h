@@ -29,6 +29,13 @@
 
 G_BEGIN_DECLS
 
+/* Asked at every branch-and-bound callback of GLPK, in place of a clock:
+ * has_solution says whether an integer solution is known. Returning TRUE ends
+ * the solve exactly as the time limit does (same status, log and error). For
+ * tests: GLPK's own limit reads the wall clock, so where it cuts a solve
+ * depends on machine speed. */
+typedef gboolean (*CsMilpTimeUp)(gboolean has_solution, void *data);
+
 typedef struct {
   CsCreqMetric metric;
   double time_limit_s;          /* per solve; the second solve gets what is left */
@@ -37,6 +44,9 @@ typedef struct {
   const int *batches;           /* candidate batch sizes, ascending (borrowed) */
   int n_batches;
   gboolean mps_shares;          /* MPS share = Creq/100 per replica (thesis: no) */
+  CsMilpTimeUp time_up;         /* NULL (users): GLPK's wall-clock time limit only; else
+                                   also asked during both solves (tests) */
+  void *time_up_data;           /* passed to time_up (borrowed) */
 } CsMilpOptions;
 
 typedef enum {

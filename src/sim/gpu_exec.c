@@ -116,13 +116,14 @@ static void advance(CsGpuExec *st, int64_t now)
 
 /* Duration in whole ns, rounded up, of x ns of wall time. The relative slack
  * of 1e-12 keeps floating-point noise (a few ulps) from adding a nanosecond
- * to an exact result such as 8e6 / 0.5. */
+ * to an exact result such as 8e6 / 0.5. Durations int64 cannot hold
+ * saturate at INT64_MAX (the caller's sum saturates too), never shorter. */
 static int64_t ceil_ns(double x)
 {
   if (!(x > 0.0))
     return 0;
   double y = ceil(x * (1.0 - 1e-12));
-  return y >= 9.2e18 ? INT64_MAX / 2 : (int64_t)y;
+  return y >= 9.2e18 ? INT64_MAX : (int64_t)y;
 }
 
 /* Recomputes D, every speed and the earliest completion. */

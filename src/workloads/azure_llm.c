@@ -109,8 +109,10 @@ static gboolean parse_timestamp(const char *text, int64_t *epoch_ns)
   }
   if (*p != '\0')
     return FALSE;
-  /* Years 1900..2199 keep epoch nanoseconds far inside int64. */
-  if (year < 1900 || year > 2199 || month < 1 || month > 12 || hour > 23 || minute > 59 ||
+  /* Years 1970..2199 keep epoch nanoseconds inside int64 and also the
+   * difference of any two (at most 230 years; 2^63 ns is 292 years), which
+   * time_ns is. */
+  if (year < 1970 || year > 2199 || month < 1 || month > 12 || hour > 23 || minute > 59 ||
       second > 59)
     return FALSE;
   int dim = month_days[month - 1] + (month == 2 && is_leap(year));
@@ -170,7 +172,7 @@ int cs_azure_llm_reader_next(CsAzureLlmReader *r, CsAzureLlmRecord *rec, GError 
     return cs_csv_fail(csv, error,
                        "column TIMESTAMP: expected a date and time \"YYYY-MM-DD HH:MM:SS\" "
                        "with an optional fraction of up to 9 digits and zone +HH:MM (years "
-                       "1900..2199), got \"%.40s\"",
+                       "1970..2199), got \"%.40s\"",
                        text);
   int64_t context, generated;
   if (!cs_csv_parse_count(csv, csv->fields[r->col_context], "column ContextTokens", &context,

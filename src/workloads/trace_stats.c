@@ -416,8 +416,12 @@ void cs_trace_stats_print(const CsTraceStats *s, FILE *out)
     fprintf(out, "%-13s %.3f (CV of inter-arrival gaps; 1 = Poisson)\n", "burstiness",
             s->burstiness_cv);
   else
+    /* A timestamped trace has rows - 1 gaps; with 2 or more the CV is
+     * undefined only when their mean is 0. */
     fprintf(out, "%-13s n/a (%s)\n", "burstiness",
-            s->has_timestamps ? "fewer than 2 gaps" : "per-minute counts only");
+            !s->has_timestamps ? "per-minute counts only"
+            : s->rows < 3      ? "fewer than 2 gaps"
+                               : "all arrivals at one instant");
   if (s->n_top == 0)
     return;
   fprintf(out, "\nbusiest functions\n  %4s %12s %7s  %-16s %s\n", "rank", "invocations", "share",

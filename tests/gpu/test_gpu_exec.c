@@ -243,6 +243,124 @@ static void test_mps_cap(void **state)
   cs_gpu_exec_free(g);
 }
 
+/* ---- inputs at their edges ---------------------------------------------------------- */
+
+/* Demands are clamped to [1e-6, 1]: two batches "demanding" 2 GPUs each
+ * contend as two full GPUs (D = 2, speed 1/2 each: 10 ms of work ends at
+ * 20 ms), not as D = 4. A demand of 0 counts as 1e-6. NAN takes the default
+ * demand (1.0). */
+static void test_demand_edges(void **state)
+{
+  (void)state;
+  CsGpuExecConfig cfg = plain_config(CS_GPU_MPS);
+  CsGpuExec *g = cs_gpu_exec_new(&cfg);
+  CsGpuJobSpec a = spec(0, 10 * MS, 2.0, 0.0), b = spec(1, 10 * MS, 2.0, 0.0);
+  cs_gpu_exec_start(g, 0, 1, &a);
+  cs_gpu_exec_start(g, 0, 2, &b);
+  assert_close(cs_gpu_exec_speed(g, 1), 0.5, 0);
+  assert_close(cs_gpu_exec_sm_use(g), 1.0, 0);
+  expect_next(g, 20 * MS, 1);
+  assert_int_equal(cs_gpu_exec_n_running(g), 2);
+  cs_gpu_exec_free(g);
+
+  g = cs_gpu_exec_new(&cfg);
+  CsGpuJobSpec z = spec(0, 10 * MS, 0.0, 0.0), n = spec(1, 10 * MS, NAN, 0.0);
+  cs_gpu_exec_start(g, 0, 1, &z);
+  assert_close(cs_gpu_exec_sm_use(g), 1e-6, 0);
+  cs_gpu_exec_start(g, 0, 2, &n);
+  /* D = 1 + 1e-6 > 1: both slow down by 1 / (1 + 1e-6). */
+  assert_close(cs_gpu_exec_speed(g, 2), 1.0 / (1.0 + 1e-6), 1e-15);
+  CsGpuJobInfo info;
+  cs_gpu_exec_job(g, 1, &info);
+  assert_close(info.sm_demand, 1.0, 0);
+  /* Unknown jobs: no speed, no finish. Only one output wanted from next. */
+  assert_true(isnan(cs_gpu_exec_speed(g, 99)));
+  assert_false(cs_gpu_exec_finish(g, 0, 99));
+  uint64_t id = 0;
+  assert_true(cs_gpu_exec_next(g, NULL, &id));
+  assert_int_equal(id, 1);
+  int64_t t = 0;
+  assert_true(cs_gpu_exec_next(g, &t, NULL));
+  assert_true(t > 10 * MS);
+  cs_gpu_exec_free(g);
+}
+
+/* A share of 1 (or more) is the whole GPU: no cap, the demand is not cut to
+ * the share. With MPS, demand 0.6 and share 1.0 next to another 0.6: D = 1.2
+ * (speeds 1/1.2). A share of 0.5 would cut each to 0.5 (D = 1, speed
+ * (0.5/0.6)^gamma). */
+static void test_share_edges(void **state)
+{
+  (void)state;
+  CsGpuExecConfig cfg = plain_config(CS_GPU_MPS);
+  CsGpuExec *g = cs_gpu_exec_new(&cfg);
+  CsGpuJobSpec a = spec(0, 12 * MS, 0.6, 1.0), b = spec(1, 12 * MS, 0.6, 1.5);
+  cs_gpu_exec_start(g, 0, 1, &a);
+  cs_gpu_exec_start(g, 0, 2, &b);
+  assert_close(cs_gpu_exec_speed(g, 1), 1.0 / 1.2, 1e-15);
+  assert_close(cs_gpu_exec_speed(g, 2), 1.0 / 1.2, 1e-15);
+  /* 12 ms at 1/1.2 = 14.4 ms; both end together, the first started first. */
+  expect_next(g, 14400000, 1);
+  cs_gpu_exec_free(g);
+
+  /* A model index the tables do not have is treated as unknown (-1): the
+   * fallback, never an out-of-range table. */
+  GError *error = NULL;
+  CsInterferenceSet *set = cs_interference_set_load_data(
+    "{\"format\": \"clustersim-interference\", \"version\": 1, \"source\": \"s\","
+    " \"models\": [{\"model\": \"m\", \"share_latency\": [[1, 50, 4.0], [1, 100, 1.0]]}],"
+    " \"fallback\": {\"constant\": 0.25}}", "t.json", &error);
+  assert_non_null(set);
+  CsGpuExecConfig tcfg;
+  cs_gpu_exec_config_init(&tcfg, set);
+  g = cs_gpu_exec_new(&tcfg);
+  CsGpuJobSpec x = spec(0, 10 * MS, 0.1, 0.5), y = spec(1, 10 * MS, 0.1, 0.0);
+  x.model = 7;
+  cs_gpu_exec_start(g, 0, 1, &x);
+  cs_gpu_exec_start(g, 0, 2, &y);
+  /* x: no table, share 0.5 >= demand 0.1 -> cap 1; the fallback pair
+   * factor 1 + 0.25 -> speed 0.8. */
+  CsGpuJobInfo info;
+  cs_gpu_exec_job(g, 0, &info);
+  assert_int_equal(info.model, -1);
+  assert_close(info.cap, 1.0, 0);
+  assert_close(cs_gpu_exec_speed(g, 1), 0.8, 1e-15);
+  cs_gpu_exec_free(g);
+  /* The same batch as model 0 ("m"): its table says 4 ms at 50 % vs 1 ms:
+   * cap 1/4 -> speed 0.25 / 1.25 = 0.2. */
+  g = cs_gpu_exec_new(&tcfg);
+  x.model = 0;
+  x.batch = 1;
+  cs_gpu_exec_start(g, 0, 1, &x);
+  cs_gpu_exec_start(g, 0, 2, &y);
+  assert_close(cs_gpu_exec_speed(g, 1), 0.2, 1e-15);
+  cs_gpu_exec_free(g);
+  cs_interference_set_free(set);
+}
+
+/* Completion times beyond int64 ns saturate at INT64_MAX: never earlier
+ * than the batch can end (the header promises times rounded up). Two
+ * batches of 6e18 ns of work at speed 1/2 would end at 1.2e19 ns; work of
+ * 5e18 ns started at 5e18 ns would end at 1e19 ns. */
+static void test_far_completions(void **state)
+{
+  (void)state;
+  CsGpuExecConfig cfg = plain_config(CS_GPU_MPS);
+  CsGpuExec *g = cs_gpu_exec_new(&cfg);
+  CsGpuJobSpec a = spec(0, INT64_C(6000000000000000000), 1.0, 0.0);
+  CsGpuJobSpec b = spec(1, INT64_C(6000000000000000000), 1.0, 0.0);
+  cs_gpu_exec_start(g, 0, 1, &a);
+  cs_gpu_exec_start(g, 0, 2, &b);
+  expect_next(g, INT64_MAX, 1);
+  cs_gpu_exec_free(g);
+
+  g = cs_gpu_exec_new(&cfg);
+  CsGpuJobSpec c = spec(0, INT64_C(5000000000000000000), 1.0, 0.0);
+  cs_gpu_exec_start(g, INT64_C(5000000000000000000), 1, &c);
+  expect_next(g, INT64_MAX, 1);
+  cs_gpu_exec_free(g);
+}
+
 /* ---- interference data: share tables --------------------------------------------- */
 
 /* Model "m": batch 1 and 3 measured at 50 % and 100 %, batch 2 only at
@@ -685,6 +803,9 @@ int main(void)
     cmocka_unit_test(test_rounding_up),
     cmocka_unit_test(test_time_slicing),
     cmocka_unit_test(test_mps_cap),
+    cmocka_unit_test(test_demand_edges),
+    cmocka_unit_test(test_share_edges),
+    cmocka_unit_test(test_far_completions),
     cmocka_unit_test(test_share_table_interpolation),
     cmocka_unit_test(test_interference_combination),
     cmocka_unit_test(test_determinism),

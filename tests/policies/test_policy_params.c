@@ -1,7 +1,7 @@
 /* Registry entries of Usher and the MILP: names, parameter validation (errors
  * name the JSON path), parameters that change the result, and inputs the
  * policies must refuse or survive (missing profiles, mixed GPU types, no
- * GPUs, a time limit too short). */
+ * GPUs, a time limit reached, without a clock). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -305,37 +305,171 @@ static void test_bad_inputs(void **state)
 
 /* A time limit far too short for a larger instance: either the best solution
  * found (with the status in the log) or a solver error, never a crash. */
-static void test_milp_time_limit(void **state)
+/* The time limit, without a clock: CsMilpOptions.time_up ends a solve where
+ * the test says, as GLPK's wall-clock limit would (milp.h). Four models at
+ * 900 req/s on three V100s (metric wao): branch and bound finds integer
+ * solutions before it proves one optimal, in both solves (about 80 and 240
+ * callbacks in), so every time-limit path runs, on any machine. */
+typedef struct {
+  CsPlacementModel models[4];
+  CsPlacementGpu gpus[3];
+  CsPlacementInput in;
+} BigInstance;
+
+static void big_instance(BigInstance *b, const CsProfileSet *profiles)
 {
-  static const char *const names[] = { "alexnet",     "bert",     "densenet121",
-                                       "efficientnet_b7", "gpt2", "inception_v3",
-                                       "mobilenet_v2", "resnet50", "resnext50_32x4d",
-                                       "t5",          "vgg19",    "xlnet" };
-  CsPlacementModel models[G_N_ELEMENTS(names)];
-  CsPlacementGpu gpus[12];
+  static const char *const names[] = { "alexnet", "bert", "densenet121", "efficientnet_b7" };
   for (size_t m = 0; m < G_N_ELEMENTS(names); m++)
-    models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = 900, .slo_ms = 400 };
-  for (int g = 0; g < 12; g++)
-    gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
-  CsPlacementInput in = { .models = models, .n_models = G_N_ELEMENTS(names), .gpus = gpus,
-                          .n_gpus = 12, .profiles = *state };
-  CsMilpOptions opt = { .metric = CS_CREQ_WAO, .time_limit_s = 0.001,
-                        .prefer_small_batch = TRUE, .batches = cs_place_default_batches,
-                        .n_batches = cs_place_n_default_batches };
+    b->models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = 900, .slo_ms = 400 };
+  for (int g = 0; g < 3; g++)
+    b->gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
+  b->in = (CsPlacementInput){ .models = b->models, .n_models = G_N_ELEMENTS(names),
+                              .gpus = b->gpus, .n_gpus = 3, .profiles = profiles };
+}
+
+/* time_up answers: how many times it said "time is up" so far. */
+typedef struct {
+  int said_up;
+  int asked;
+} Clock;
+
+static gboolean up_at_once(gboolean has_solution, void *data)
+{
+  (void)has_solution;
+  Clock *c = data;
+  c->asked++;
+  c->said_up++;
+  return TRUE;
+}
+
+static gboolean up_once_solved(gboolean has_solution, void *data)
+{
+  Clock *c = data;
+  c->asked++;
+  c->said_up += has_solution;
+  return has_solution;
+}
+
+/* Up once the first solve has a solution; from then on (the tie-break) at once. */
+static gboolean up_solved_then_at_once(gboolean has_solution, void *data)
+{
+  Clock *c = data;
+  c->asked++;
+  if (c->said_up > 0 || has_solution) {
+    c->said_up++;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+static CsMilpOptions big_options(gboolean prefer_small_batch, CsMilpTimeUp up, Clock *clock)
+{
+  /* GLPK's own limit far away: only time_up ends a solve early. */
+  return (CsMilpOptions){ .metric = CS_CREQ_WAO, .time_limit_s = 3600.0,
+                          .prefer_small_batch = prefer_small_batch,
+                          .batches = cs_place_default_batches,
+                          .n_batches = cs_place_n_default_batches, .time_up = up,
+                          .time_up_data = clock };
+}
+
+/* Time up before any integer solution: no placement, an error that says why. */
+static void test_milp_time_limit_no_solution(void **state)
+{
+  BigInstance b;
+  big_instance(&b, *state);
+  Clock clock = { 0 };
+  CsMilpOptions opt = big_options(FALSE, up_at_once, &clock);
   CsMilpInfo info;
   GError *err = NULL;
-  CsPlacement *p = cs_milp_place(&in, &opt, &info, &err);
-  if (p) {
-    assert_true(info.status == CS_MILP_OPTIMAL || info.status == CS_MILP_FEASIBLE);
-    if (info.status == CS_MILP_FEASIBLE)
-      assert_non_null(strstr(p->log->str, "time limit"));
-    assert_true(p->expected_total <= 900.0 * G_N_ELEMENTS(names) + 1e-6);
-    cs_placement_free(p);
-  } else {
-    assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_SOLVER));
-    assert_non_null(strstr(err->message, "time_limit_s"));
-    g_error_free(err);
+  CsPlacement *p = cs_milp_place(&b.in, &opt, &info, &err);
+  assert_null(p);
+  assert_int_equal(clock.asked, 1);
+  assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_SOLVER));
+  assert_non_null(strstr(err->message, "GLPK found no solution: time limit reached"));
+  assert_non_null(strstr(err->message, "; raise time_limit_s"));
+  g_error_free(err);
+}
+
+/* Time up after the first integer solution: it is kept, marked not proven
+ * optimal, with a positive gap. */
+static void test_milp_time_limit_feasible(void **state)
+{
+  BigInstance b;
+  big_instance(&b, *state);
+  Clock clock = { 0 };
+  CsMilpOptions opt = big_options(FALSE, up_once_solved, &clock);
+  CsMilpInfo info;
+  GError *err = NULL;
+  CsPlacement *p = cs_milp_place(&b.in, &opt, &info, &err);
+  assert_non_null(p);
+  assert_int_equal(clock.said_up, 1);
+  assert_int_equal(info.status, CS_MILP_FEASIBLE);
+  assert_true(isfinite(info.gap) && info.gap > 0.0);
+  assert_true(info.objective > 0.0);
+  assert_non_null(strstr(p->log->str, "GLPK status: time limit reached, best solution found "
+                                      "kept"));
+  assert_non_null(strstr(p->log->str, "not proven optimal"));
+  assert_false(info.tie_break_solved);
+  /* The replicas placed deliver at least the solver's goodput credit (w_m is
+   * at most what they give), and no model more than it offers. */
+  assert_true(p->expected_total >= info.objective - 1e-6);
+  assert_true(p->expected_total <= 900.0 * 4 + 1e-6);
+  assert_true(p->replicas->len > 0);
+  cs_placement_free(p);
+}
+
+/* prefer_small_batch: the first solve stopped with a solution, the tie-break
+ * stopped before one: the first solution stays. */
+static void test_milp_time_limit_tie_break_fails(void **state)
+{
+  BigInstance b;
+  big_instance(&b, *state);
+  Clock plain_clock = { 0 }, clock = { 0 };
+  CsMilpOptions plain = big_options(FALSE, up_once_solved, &plain_clock);
+  CsMilpOptions opt = big_options(TRUE, up_solved_then_at_once, &clock);
+  CsMilpInfo plain_info, info;
+  GError *err = NULL;
+  CsPlacement *first = cs_milp_place(&b.in, &plain, &plain_info, &err);
+  CsPlacement *p = cs_milp_place(&b.in, &opt, &info, &err);
+  assert_non_null(first);
+  assert_non_null(p);
+  assert_int_equal(clock.said_up, 2);
+  assert_int_equal(info.status, CS_MILP_FEASIBLE);
+  assert_false(info.tie_break_solved);
+  assert_non_null(strstr(p->log->str, "prefer_small_batch: tie-break solve failed (time limit "
+                                      "reached); keeping the first solution"));
+  /* Same first solve as without prefer_small_batch: the same replicas. */
+  assert_int_equal(p->replicas->len, first->replicas->len);
+  for (guint i = 0; i < p->replicas->len; i++) {
+    const CsReplica *r = &g_array_index(p->replicas, CsReplica, i);
+    const CsReplica *f = &g_array_index(first->replicas, CsReplica, i);
+    assert_int_equal(r->model, f->model);
+    assert_int_equal(r->gpu, f->gpu);
+    assert_int_equal(r->batch, f->batch);
   }
+  cs_placement_free(first);
+  cs_placement_free(p);
+}
+
+/* prefer_small_batch: both solves stopped once they have a solution: the
+ * tie-break's solution is used and keeps the first solve's goodput. */
+static void test_milp_time_limit_tie_break_feasible(void **state)
+{
+  BigInstance b;
+  big_instance(&b, *state);
+  Clock clock = { 0 };
+  CsMilpOptions opt = big_options(TRUE, up_once_solved, &clock);
+  CsMilpInfo info;
+  GError *err = NULL;
+  CsPlacement *p = cs_milp_place(&b.in, &opt, &info, &err);
+  assert_non_null(p);
+  assert_int_equal(clock.said_up, 2);
+  assert_int_equal(info.status, CS_MILP_FEASIBLE);
+  assert_true(info.tie_break_solved);
+  assert_non_null(strstr(p->log->str, "prefer_small_batch: tie-break solve stopped by time "
+                                      "limit (best tie-break found)"));
+  assert_true(p->expected_total >= info.objective - 1e-6);
+  cs_placement_free(p);
 }
 
 int main(void)
@@ -346,7 +480,10 @@ int main(void)
     cmocka_unit_test(test_milp_param_errors),
     cmocka_unit_test(test_parameters_take_effect),
     cmocka_unit_test(test_bad_inputs),
-    cmocka_unit_test(test_milp_time_limit),
+    cmocka_unit_test(test_milp_time_limit_no_solution),
+    cmocka_unit_test(test_milp_time_limit_feasible),
+    cmocka_unit_test(test_milp_time_limit_tie_break_fails),
+    cmocka_unit_test(test_milp_time_limit_tie_break_feasible),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

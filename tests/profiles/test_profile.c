@@ -320,6 +320,64 @@ static void test_linear_with_points(void **state)
   cs_profile_set_free(set);
 }
 
+/* Throughput given for a batch: the execution time is batch / throughput
+ * (4 / 1000 rps = 4 ms), not the latency; other batches use the latency.
+ * A profile of only a linear model has no points. */
+static void test_throughput_and_points(void **state)
+{
+  (void)state;
+  CsProfileSet *set = load_inline(
+    M("\"batches\": [{\"batch\": 4, \"latency_ms\": 5, \"throughput_rps\": 1000},"
+      "{\"batch\": 8, \"latency_ms\": 9}]"));
+  const CsModelProfile *p = cs_profile_set_lookup(set, "v100", "m");
+  assert_int_equal(cs_model_profile_exec_ns(p, 4), 4000000);
+  assert_int_equal(cs_model_profile_latency_ns(p, 4), 5000000);
+  assert_int_equal(cs_model_profile_exec_ns(p, 8), 9000000);
+  /* Batch 8 without a throughput: 8 / 9 ms = 888.9 req/s. */
+  assert_close(cs_model_profile_throughput_rps(p, 8), 8 / 9e-3, 1e-9);
+  assert_close(cs_model_profile_throughput_rps(p, 4), 1000, 0);
+  /* Nearest profiled batch: 6 is as far from 4 as from 8; the first wins. */
+  assert_int_equal(cs_model_profile_nearest_point(p, 6)->batch, 4);
+  assert_int_equal(cs_model_profile_nearest_point(p, 7)->batch, 8);
+  assert_int_equal(cs_model_profile_nearest_point(p, 100)->batch, 8);
+  assert_null(cs_model_profile_nearest_point(NULL, 4));
+  cs_profile_set_free(set);
+
+  set = load_inline(M("\"linear\": {\"alpha_ms\": 2, \"beta_ms\": 1}"));
+  p = cs_profile_set_lookup(set, "v100", "m");
+  assert_int_equal(p->n_points, 0);
+  assert_null(cs_model_profile_point(p, 4));
+  assert_null(cs_model_profile_nearest_point(p, 4));
+  assert_int_equal(cs_model_profile_exec_ns(p, 4), 9000000);
+  assert_close(cs_model_profile_throughput_rps(p, 4), 4 / 9e-3, 1e-9);
+  cs_profile_set_free(set);
+
+  /* A file of GPU types only (no "models"). */
+  set = load_inline(HEAD "\"gpu_types\": [{\"name\": \"a100\", \"memory_bytes\": 42949672960}]}");
+  assert_int_equal(cs_profile_set_n_models(set), 0);
+  assert_true(cs_profile_set_gpu_type(set, "a100")->memory_bytes == INT64_C(42949672960));
+  cs_profile_set_free(set);
+}
+
+/* An unknown GPU type lists the types of earlier files, then this file's. */
+static void test_unknown_gpu_lists_known(void **state)
+{
+  (void)state;
+  CsProfileSet *set = cs_profile_set_new();
+  GError *error = NULL;
+  assert_true(cs_profile_set_load_data(set, HEAD V100 "\"models\": []}", "a.json", &error));
+  assert_false(cs_profile_set_load_data(
+    set, HEAD "\"gpu_types\": [{\"name\": \"t4\"}], \"models\": [{\"gpu\": \"h100\", "
+    "\"model\": \"m\", \"batches\": [" TWO "]}]}", "b.json", &error));
+  assert_string_equal(error->message,
+                      "b.json: models[0].gpu: unknown GPU type \"h100\" (declare it in "
+                      "\"gpu_types\" of this file or of one loaded before; known: \"v100\", "
+                      "\"t4\")");
+  g_clear_error(&error);
+  assert_null(cs_profile_set_gpu_type(set, "t4"));
+  cs_profile_set_free(set);
+}
+
 static void test_gpu_from_earlier_file(void **state)
 {
   (void)state;
@@ -451,6 +509,62 @@ static const BadCase bad_profiles[] = {
     "models[1]: model \"m\" on GPU type \"v100\" is defined twice (also at models[0])", NULL },
   { "negative sm count", HEAD "\"gpu_types\": [{\"name\": \"g\", \"sm_count\": -1}]}",
     CS_PROFILE_ERROR_INVALID, "gpu_types[0].sm_count: expected an integer", "got -1" },
+  { "latency above the maximum", M("\"batches\": [{\"batch\": 4, \"latency_ms\": 2e9}]"),
+    CS_PROFILE_ERROR_INVALID,
+    "models[0].batches[0].latency_ms: expected a number > 0 and <= 1e+09, got 2e+09", NULL },
+  { "gpu type not an object", HEAD "\"gpu_types\": [\"v100\"]}", CS_PROFILE_ERROR_INVALID,
+    "gpu_types[0]: expected an object, got a string", NULL },
+  { "gpu type without name", HEAD "\"gpu_types\": [{\"sm_count\": 80}]}",
+    CS_PROFILE_ERROR_INVALID, "gpu_types[0].name: required field is missing", NULL },
+  { "gpu description not a string", HEAD "\"gpu_types\": [{\"name\": \"g\", \"description\": 1}]}",
+    CS_PROFILE_ERROR_INVALID, "gpu_types[0].description: expected a non-empty string, got a "
+                              "number", NULL },
+  { "negative gpu memory", HEAD "\"gpu_types\": [{\"name\": \"g\", \"memory_bytes\": -1}]}",
+    CS_PROFILE_ERROR_INVALID, "gpu_types[0].memory_bytes: expected an integer >= 0, got -1",
+    NULL },
+  { "gpu_types not an array", HEAD "\"gpu_types\": {\"name\": \"g\"}}", CS_PROFILE_ERROR_INVALID,
+    "gpu_types: expected an array, got an object", NULL },
+  { "models not an array", HEAD V100 "\"models\": {}}", CS_PROFILE_ERROR_INVALID,
+    "models: expected an array, got an object", NULL },
+  { "source not a string", "{\"format\": \"clustersim-profile\", \"version\": 1, \"source\": 7}",
+    CS_PROFILE_ERROR_INVALID, "source: expected a non-empty string, got a number", NULL },
+  { "model not an object", HEAD V100 "\"models\": [[]]}", CS_PROFILE_ERROR_INVALID,
+    "models[0]: expected an object, got an array", NULL },
+  { "misspelt model field", M("\"slo\": 5, \"batches\": [" TWO "]"), CS_PROFILE_ERROR_INVALID,
+    "models[0]: unknown field \"slo\" (did you mean \"slo_ms\"?)", NULL },
+  { "model without gpu", HEAD V100 "\"models\": [{\"model\": \"m\", \"batches\": [" TWO "]}]}",
+    CS_PROFILE_ERROR_INVALID, "models[0].gpu: required field is missing", NULL },
+  { "negative output payload", M("\"output_bytes\": -3, \"batches\": [" TWO "]"),
+    CS_PROFILE_ERROR_INVALID, "models[0].output_bytes: expected an integer >= 0, got -3", NULL },
+  { "point not an object", M("\"batches\": [4, 8]"), CS_PROFILE_ERROR_INVALID,
+    "models[0].batches[0]: expected an object, got a number", NULL },
+  { "negative throughput",
+    M("\"batches\": [{\"batch\": 4, \"latency_ms\": 1, \"throughput_rps\": -5}, "
+      "{\"batch\": 8, \"latency_ms\": 2}]"),
+    CS_PROFILE_ERROR_INVALID, "models[0].batches[0].throughput_rps: expected a number > 0",
+    "got -5" },
+  { "note not a string",
+    M("\"batches\": [{\"batch\": 4, \"latency_ms\": 1, \"note\": true}, "
+      "{\"batch\": 8, \"latency_ms\": 2}]"),
+    CS_PROFILE_ERROR_INVALID, "models[0].batches[0].note: expected a non-empty string, got a "
+                              "boolean", NULL },
+  { "creq not an object",
+    M("\"batches\": [{\"batch\": 4, \"latency_ms\": 1, \"creq_pct\": 30}, "
+      "{\"batch\": 8, \"latency_ms\": 2}]"),
+    CS_PROFILE_ERROR_INVALID, "models[0].batches[0].creq_pct: expected an object, got a number",
+    NULL },
+  { "creq above 100",
+    M("\"batches\": [{\"batch\": 4, \"latency_ms\": 1, \"creq_pct\": {\"wao\": 101}}, "
+      "{\"batch\": 8, \"latency_ms\": 2}]"),
+    CS_PROFILE_ERROR_INVALID,
+    "models[0].batches[0].creq_pct.wao: expected a number in [0, 100], got 101", NULL },
+  { "linear not an object", M("\"linear\": [1, 0]"), CS_PROFILE_ERROR_INVALID,
+    "models[0].linear: expected an object, got an array", NULL },
+  { "unknown gpu type, none declared",
+    HEAD "\"models\": [{\"gpu\": \"v100\", \"model\": \"m\", \"batches\": [" TWO "]}]}",
+    CS_PROFILE_ERROR_INVALID, "models[0].gpu: unknown GPU type \"v100\" (declare it in "
+                              "\"gpu_types\" of this file or of one loaded before; known: none)",
+    NULL },
   { "misspelt gpu field", HEAD "\"gpu_types\": [{\"name\": \"g\", \"memory_byte\": 1}]}",
     CS_PROFILE_ERROR_INVALID,
     "gpu_types[0]: unknown field \"memory_byte\" (did you mean \"memory_bytes\"?)", NULL },
@@ -602,6 +716,26 @@ static void test_network_segments(void **state)
   cs_network_curve_free(c);
 }
 
+/* Latencies past int64 saturate: 1 ms * x^2 at x = 1e10 bytes is 1e20 ms. A
+ * constant curve takes its time at every size. */
+static void test_network_edges(void **state)
+{
+  (void)state;
+  GError *error = NULL;
+  CsNetworkCurve *c = cs_network_curve_load_data(
+    NET "\"segments\": [{\"a\": 1, \"b\": 2, \"c_ms\": 0}]}", "sq.json", &error);
+  assert_non_null(c);
+  assert_int_equal(cs_network_curve_latency_ns(c, 1000), INT64_C(1000000000000));
+  assert_int_equal(cs_network_curve_latency_ns(c, INT64_C(10000000000)), INT64_MAX);
+  cs_network_curve_free(c);
+  c = cs_network_curve_new_constant(2500);
+  assert_int_equal(cs_network_curve_latency_ns(c, 0), 2500);
+  assert_int_equal(cs_network_curve_latency_ns(c, INT64_C(1) << 40), 2500);
+  assert_non_null(cs_network_curve_source(c));
+  cs_network_curve_free(c);
+  cs_network_curve_free(NULL);
+}
+
 typedef struct {
   const char *what;
   const char *json;
@@ -645,6 +779,21 @@ static const BadNet bad_networks[] = {
   { "profile given as curve", "{\"format\": \"clustersim-profile\", \"version\": 1}",
     CS_NETWORK_ERROR_INVALID,
     "format: expected \"clustersim-network\", got \"clustersim-profile\"", NULL },
+  { "root not an object", "[]", CS_NETWORK_ERROR_INVALID, "expected an object, got an array",
+    NULL },
+  { "missing version", "{\"format\": \"clustersim-network\"}", CS_NETWORK_ERROR_INVALID,
+    "version: required field is missing", NULL },
+  { "missing source", "{\"format\": \"clustersim-network\", \"version\": 1, \"segments\": []}",
+    CS_NETWORK_ERROR_INVALID, "source: required field is missing", NULL },
+  { "segment not an object", NET "\"segments\": [5]}", CS_NETWORK_ERROR_INVALID,
+    "segments[0]: expected an object, got a number", NULL },
+  { "missing exponent", NET "\"segments\": [{\"a\": 1, \"c_ms\": 0}]}", CS_NETWORK_ERROR_INVALID,
+    "segments[0].b: required field is missing", NULL },
+  { "missing constant", NET "\"segments\": [{\"a\": 1, \"b\": 1}]}", CS_NETWORK_ERROR_INVALID,
+    "segments[0].c_ms: required field is missing", NULL },
+  { "fractional bound", NET "\"segments\": [{\"up_to_bytes\": 1.5, \"a\": 1, \"b\": 1, "
+    "\"c_ms\": 0}, {\"a\": 1, \"b\": 1, \"c_ms\": 0}]}", CS_NETWORK_ERROR_INVALID,
+    "segments[0].up_to_bytes: expected an integer, got a fractional number", NULL },
   { "not JSON", "{\"format\": ", CS_NETWORK_ERROR_PARSE, "line 1, column", NULL },
 };
 
@@ -682,6 +831,8 @@ int main(void)
     cmocka_unit_test(test_fit_constrained),
     cmocka_unit_test(test_linear_with_points),
     cmocka_unit_test(test_gpu_from_earlier_file),
+    cmocka_unit_test(test_throughput_and_points),
+    cmocka_unit_test(test_unknown_gpu_lists_known),
     cmocka_unit_test(test_bad_profiles),
     cmocka_unit_test(test_duplicate_across_loads),
     cmocka_unit_test(test_missing_file),
@@ -689,6 +840,7 @@ int main(void)
     cmocka_unit_test(test_network_gcp_shipped),
     cmocka_unit_test(test_network_segments),
     cmocka_unit_test(test_bad_networks),
+    cmocka_unit_test(test_network_edges),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

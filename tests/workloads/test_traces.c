@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -560,6 +561,517 @@ static void test_unsorted_allowed(void **state)
   g_free(path);
 }
 
+
+/* Header lines of the three formats. */
+#define H19 "HashOwner,HashApp,HashFunction,Trigger,"
+#define H21 "app,func,end_timestamp,duration\n"
+#define HLLM "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+
+/* --------------------------------------------------- timestamps (Azure LLM) */
+
+/* Epoch seconds from Python's datetime (UTC), independent of this code:
+ *   (datetime(2199,12,31,23,59,59) - datetime(1970,1,1)).total_seconds()
+ *     = 7258118399
+ *   (datetime(2000,2,29,12) - datetime(1970,1,1)).total_seconds() = 951825600 */
+static void test_llm_timestamp_range(void **state)
+{
+  Fixture *f = *state;
+  GError *error = NULL;
+  /* The first and last instants accepted, and 29 February of 2000 (a leap
+   * year: divisible by 400). ALLOW_UNSORTED: the order is not an error. */
+  char *path = write_tmp(f, "llm_range.csv",
+                         HLLM "2000-02-29T12:00:00Z,3,3\n"
+                              "2199-12-31 23:59:59.999999999,2,2\n"
+                              "1970-01-01 00:00:00,1,1\n"
+                              "2000-02-29 12:00:00.5Z,4,4\n");
+  CsAzureLlmReader *r = cs_azure_llm_reader_open(path, CS_TRACE_ALLOW_UNSORTED, &error);
+  assert_non_null(r);
+  CsAzureLlmRecord rec;
+  assert_int_equal(cs_azure_llm_reader_next(r, &rec, &error), 1);
+  assert_int_equal(rec.epoch_ns, INT64_C(951825600) * 1000000000);
+  assert_int_equal(rec.time_ns, 0);
+  assert_int_equal(cs_azure_llm_reader_next(r, &rec, &error), 1);
+  assert_int_equal(rec.epoch_ns, INT64_C(7258118399) * 1000000000 + 999999999);
+  assert_int_equal(rec.time_ns,
+                   (INT64_C(7258118399) - INT64_C(951825600)) * 1000000000 + 999999999);
+  assert_int_equal(cs_azure_llm_reader_next(r, &rec, &error), 1);
+  assert_int_equal(rec.epoch_ns, 0);
+  assert_int_equal(rec.time_ns, INT64_C(-951825600) * 1000000000);
+  assert_int_equal(cs_azure_llm_reader_next(r, &rec, &error), 1);
+  assert_int_equal(rec.epoch_ns, INT64_C(951825600) * 1000000000 + 500000000);
+  assert_int_equal(cs_azure_llm_reader_next(r, &rec, &error), 0);
+  cs_azure_llm_reader_close(r);
+
+  /* Before 1970 the formatter borrows from the seconds and the days. */
+  static const struct {
+    int64_t ns;
+    const char *text;
+  } fmt[] = {
+    {0, "1970-01-01 00:00:00.000000000"},
+    {-1, "1969-12-31 23:59:59.999999999"},
+    {INT64_C(-86400) * 1000000000, "1969-12-31 00:00:00.000000000"},
+    {INT64_C(-2208988800) * 1000000000, "1900-01-01 00:00:00.000000000"},
+    {INT64_C(951825600) * 1000000000 + 5, "2000-02-29 12:00:00.000000005"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(fmt); i++) {
+    char *text = cs_trace_format_epoch_ns(fmt[i].ns);
+    assert_string_equal(text, fmt[i].text);
+    g_free(text);
+  }
+
+  /* Sorted in memory the earliest row (1970) is the origin and the latest
+   * (2199) is 230 years after it: still exact in int64 ns. (With years from
+   * 1900 this difference overflowed: 300 years exceed 2^63 ns.) */
+  CsAzureLlmTrace *t = cs_azure_llm_load_sorted(path, &error);
+  assert_non_null(t);
+  assert_int_equal(t->origin_epoch_ns, 0);
+  assert_int_equal(t->records[1].context_tokens, 3);
+  assert_int_equal(t->records[3].time_ns, INT64_C(7258118399) * 1000000000 + 999999999);
+  cs_azure_llm_trace_free(t);
+  cs_azure_llm_trace_free(NULL);
+  g_free(path);
+}
+
+/* Each malformed TIMESTAMP is refused with the same message. */
+static void test_llm_bad_timestamps(void **state)
+{
+  Fixture *f = *state;
+  static const char *const bad[] = {
+    "2023/11/16 18:15:46",       /* separator after the year */
+    "2023-11/16 18:15:46",       /* separator after the month */
+    "2023-11-1x 18:15:46",       /* day not digits */
+    "2023-1x-16 18:15:46",       /* month not digits */
+    "2023-11-16_18:15:46",       /* date-time separator */
+    "2023-11-16 1x:15:46",       /* hour not digits */
+    "2023-11-16 18-15:46",       /* separator after the hour */
+    "2023-11-16 18:1x:46",       /* minute not digits */
+    "2023-11-16 18:15-46",       /* separator after the minute */
+    "2023-11-16 18:15:4x",       /* second not digits */
+    "2023-11-16 18:15:46.",      /* a point without digits */
+    "20x3-11-16 18:15:46",       /* year not digits */
+    "2023-11- 6 18:15:46",       /* a space (below '0') for a digit */
+    "2023-11-16 18:15:46.5 ",    /* trailing text */
+    "2023-11-16 18:15:46+0x:00", /* zone hour not digits */
+    "2023-11-16 18:15:46+05-00", /* zone separator */
+    "2023-11-16 18:15:46+05:x0", /* zone minute not digits */
+    "2023-11-16 18:15:46+05:60", /* zone minute 60 */
+    "1969-12-31 23:59:59",       /* before 1970 */
+    "1900-01-01 00:00:00",       /* (accepted before: 1900..2199 could overflow time_ns) */
+    "2200-01-01 00:00:00",       /* after 2199 */
+    "2023-00-16 18:15:46",       /* month 0 */
+    "2023-11-16 24:00:00",       /* hour 24 */
+    "2023-11-16 18:60:00",       /* minute 60 */
+    "2023-11-16 18:15:60",       /* second 60 (no leap seconds) */
+    "2023-11-00 18:15:46",       /* day 0 */
+    "2023-04-31 18:15:46",       /* 30 days in April */
+    "2100-02-29 00:00:00",       /* 2100: divisible by 100, not by 400 */
+  };
+  int failures = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    char *content = g_strdup_printf(HLLM "%s,1,2\n", bad[i]);
+    char *path = write_tmp(f, "llm_bad_time.csv", content);
+    GError *error = NULL;
+    CsAzureLlmReader *r = cs_azure_llm_reader_open(path, CS_TRACE_FLAGS_NONE, &error);
+    CsAzureLlmRecord rec;
+    int rc = cs_azure_llm_reader_next(r, &rec, &error);
+    char *want = g_strdup_printf("%s: line 2: column TIMESTAMP: expected a date and time "
+                                 "\"YYYY-MM-DD HH:MM:SS\" with an optional fraction of up to 9 "
+                                 "digits and zone +HH:MM (years 1970..2199), got \"%s\"",
+                                 path, bad[i]);
+    if (rc != -1 || !error || strcmp(error->message, want) != 0) {
+      print_error("\"%s\": rc %d, message \"%s\"\n", bad[i], rc, error ? error->message : "");
+      failures++;
+    }
+    g_clear_error(&error);
+    cs_azure_llm_reader_close(r);
+    g_free(want);
+    g_free(path);
+    g_free(content);
+  }
+  assert_int_equal(failures, 0);
+}
+
+/* ------------------------------------------------ more readers' behaviour */
+
+static void test_maf2019_layouts(void **state)
+{
+  Fixture *f = *state;
+  GError *error = NULL;
+  /* A column before the minutes whose name is not a number (here empty) is
+   * not a minute; the last field quoted. */
+  char *path = write_tmp(f, "m19_extra.csv", H19 ",1,2\no,a,f,t,x,3,\"4\"\n");
+  CsMaf2019Reader *r = cs_maf2019_reader_open(path, NULL, NULL, &error);
+  assert_non_null(r);
+  assert_int_equal(cs_maf2019_reader_first_minute(r), 1);
+  assert_int_equal(cs_maf2019_reader_n_minutes(r), 2);
+  CsMaf2019Record rec;
+  assert_int_equal(cs_maf2019_reader_next(r, &rec, &error), 1);
+  assert_int_equal(rec.total, 7);
+  assert_int_equal(rec.counts[0], 3);
+  assert_int_equal(rec.counts[1], 4);
+  cs_maf2019_reader_close(r);
+  g_free(path);
+
+  /* Companions: the first row of a repeated key wins; a function missing
+   * from a companion gets NAN; memory per function. */
+  char *inv = write_tmp(f, "m19_inv.csv", H19 "1\no,a,f,t,1\no,a,g,t,2\n");
+  char *dur = write_tmp(f, "m19_dur.csv",
+                        "HashOwner,HashApp,HashFunction,Average\no,a,f,5\no,a,f,7\n");
+  char *mem = write_tmp(f, "m19_mem.csv", "HashFunction,AverageAllocatedMb\ng,64\n");
+  r = cs_maf2019_reader_open(inv, dur, mem, &error);
+  assert_non_null(r);
+  assert_int_equal(cs_maf2019_reader_next(r, &rec, &error), 1);
+  assert_near(rec.duration_avg_ms, 5.0, 0);
+  assert_true(isnan(rec.memory_avg_mb));
+  assert_int_equal(cs_maf2019_reader_next(r, &rec, &error), 1);
+  assert_true(isnan(rec.duration_avg_ms));
+  assert_near(rec.memory_avg_mb, 64.0, 0);
+  assert_int_equal(cs_maf2019_reader_next(r, &rec, &error), 0);
+  cs_maf2019_reader_close(r);
+  cs_maf2019_reader_close(NULL);
+
+  /* The invocations file itself missing, companions given. */
+  char *absent = g_build_filename(f->tmp, "absent_inv.csv", NULL);
+  assert_null(cs_maf2019_reader_open(absent, dur, mem, &error));
+  assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
+  assert_true(g_str_has_prefix(error->message, absent));
+  g_clear_error(&error);
+  g_free(absent);
+  g_free(inv);
+  g_free(dur);
+  g_free(mem);
+}
+
+static void test_maf2021_single_and_bad_sorted(void **state)
+{
+  Fixture *f = *state;
+  GError *error = NULL;
+  /* One row: start = end - duration = 100 - 40 = 60 s. */
+  char *path = write_tmp(f, "m21_one.csv", H21 "a,f,100,40\n");
+  CsMaf2021Trace *t = cs_maf2021_load_sorted(path, &error);
+  assert_non_null(t);
+  assert_int_equal(t->n_records, 1);
+  assert_near(t->records[0].arrival_s, 60.0, 0);
+  assert_int_equal(t->records[0].arrival_ns, INT64_C(60000000000));
+  cs_maf2021_trace_free(t);
+  cs_maf2021_trace_free(NULL);
+  g_free(path);
+
+  /* A bad row stops load_sorted with the reader's message. */
+  path = write_tmp(f, "m21_bad_sorted.csv", H21 "a,f,5,1\na,f,4,-1\n");
+  assert_null(cs_maf2021_load_sorted(path, &error));
+  assert_non_null(strstr(error->message, "m21_bad_sorted.csv: line 3: column duration: negative "
+                                         "value \"-1\""));
+  g_clear_error(&error);
+  CsTraceStats s;
+  assert_false(cs_trace_inspect(path, CS_TRACE_FORMAT_MAF2021, CS_TRACE_ALLOW_UNSORTED, &s,
+                                &error));
+  assert_non_null(strstr(error->message, "line 3: column duration: negative value"));
+  g_clear_error(&error);
+  cs_trace_stats_clear(&s);
+  g_free(path);
+
+  path = write_tmp(f, "llm_bad_sorted.csv", HLLM "2023-11-16 18:00:10,1,1\n2023-11-16,1,1\n");
+  assert_null(cs_azure_llm_load_sorted(path, &error));
+  assert_non_null(strstr(error->message, "llm_bad_sorted.csv: line 3: column TIMESTAMP"));
+  g_clear_error(&error);
+  assert_false(cs_trace_inspect(path, CS_TRACE_FORMAT_AZURE_LLM, CS_TRACE_ALLOW_UNSORTED, &s,
+                                &error));
+  assert_non_null(strstr(error->message, "line 3: column TIMESTAMP"));
+  g_clear_error(&error);
+  cs_trace_stats_clear(&s);
+  g_free(path);
+}
+
+/* A NUL byte inside a line (a binary file) is refused by name and line. */
+static void test_nul_byte(void **state)
+{
+  Fixture *f = *state;
+  static const char content[] = HLLM "2023-11-16 18:15:46,1,2\n2023-11-16 18:15:4\0" "7,1,2\n";
+  char *path = g_build_filename(f->tmp, "llm_nul.csv", NULL);
+  assert_true(g_file_set_contents(path, content, sizeof content - 1, NULL));
+  GError *error = NULL;
+  CsAzureLlmReader *r = cs_azure_llm_reader_open(path, CS_TRACE_FLAGS_NONE, &error);
+  CsAzureLlmRecord rec;
+  assert_int_equal(cs_azure_llm_reader_next(r, &rec, &error), 1);
+  assert_int_equal(cs_azure_llm_reader_next(r, &rec, &error), -1);
+  char *want = g_strdup_printf("%s: line 3: unexpected NUL byte (not a text CSV file?)", path);
+  assert_string_equal(error->message, want);
+  g_clear_error(&error);
+  g_free(want);
+  cs_azure_llm_reader_close(r);
+  g_free(path);
+}
+
+/* A directory given as a trace: a read error (EISDIR), not a crash or an
+ * empty trace. */
+static void test_directory_as_trace(void **state)
+{
+  Fixture *f = *state;
+  GError *error = NULL;
+  char *dir = g_build_filename(f->tmp, "a_directory", NULL);
+  assert_int_equal(g_mkdir(dir, 0700), 0);
+  char *sum = cs_trace_file_sha256(dir, &error);
+  assert_null(sum);
+  assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
+  char *want = g_strdup_printf("%s: read error: %s", dir, g_strerror(EISDIR));
+  assert_string_equal(error->message, want);
+  g_free(want);
+  g_clear_error(&error);
+
+  assert_int_equal(cs_trace_detect_format(dir, &error), CS_TRACE_FORMAT_AUTO);
+  assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
+  want = g_strdup_printf("%s: read error after line 0: %s", dir, g_strerror(EISDIR));
+  assert_string_equal(error->message, want);
+  g_free(want);
+  g_clear_error(&error);
+
+  /* Format given: the checksum is read first and fails the same way. */
+  CsTraceStats s;
+  assert_false(cs_trace_inspect(dir, CS_TRACE_FORMAT_MAF2021, CS_TRACE_FLAGS_NONE, &s, &error));
+  assert_non_null(strstr(error->message, ": read error: "));
+  assert_null(s.sha256);
+  g_clear_error(&error);
+  cs_trace_stats_clear(&s);
+  g_rmdir(dir);
+  g_free(dir);
+
+  char *absent = g_build_filename(f->tmp, "absent_trace.csv", NULL);
+  assert_null(cs_maf2021_load_sorted(absent, &error));
+  assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
+  g_clear_error(&error);
+  assert_null(cs_azure_llm_load_sorted(absent, &error));
+  assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
+  g_clear_error(&error);
+  assert_null(cs_azure_llm_reader_open(absent, CS_TRACE_FLAGS_NONE, &error));
+  assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
+  g_clear_error(&error);
+  assert_int_equal(cs_trace_detect_format(absent, &error), CS_TRACE_FORMAT_AUTO);
+  assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
+  g_clear_error(&error);
+  assert_false(cs_trace_inspect(absent, CS_TRACE_FORMAT_AZURE_LLM, CS_TRACE_FLAGS_NONE, &s,
+                                &error));
+  assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
+  g_clear_error(&error);
+  cs_trace_stats_clear(&s);
+  g_free(absent);
+}
+
+static void test_format_names_edge(void **state)
+{
+  (void)state;
+  CsTraceFormat fmt = CS_TRACE_FORMAT_MAF2019;
+  GError *error = NULL;
+  assert_string_equal(cs_trace_format_name((CsTraceFormat)99), "unknown");
+  assert_false(cs_trace_format_from_name(NULL, &fmt, &error));
+  assert_string_equal(error->message, "unknown trace format \"\": expected auto, maf2019, "
+                                      "maf2021 or azure-llm");
+  assert_int_equal(fmt, CS_TRACE_FORMAT_MAF2019);
+  g_clear_error(&error);
+}
+
+/* Statistics of small traces counted by hand. */
+static void test_inspect_small_llm(void **state)
+{
+  Fixture *f = *state;
+  GError *error = NULL;
+  /* Arrivals 0, 30, 90, 180 s: minutes 0,0,1,3 -> per minute 2,1,0,1 (4
+   * minutes; sorted 0,1,1,2: median 1). Gaps 30, 60, 90: mean 60, population
+   * sd sqrt((900 + 0 + 900) / 3) = sqrt(600): CV sqrt(600)/60 = 0.40824829. */
+  char *path = write_tmp(f, "llm_small.csv",
+                         HLLM "2023-11-16 18:00:00,1,1\n2023-11-16 18:00:30,1,1\n"
+                              "2023-11-16 18:01:30,1,1\n2023-11-16 18:03:00,1,1\n");
+  CsTraceStats s;
+  assert_true(cs_trace_inspect(path, CS_TRACE_FORMAT_AUTO, CS_TRACE_FLAGS_NONE, &s, &error));
+  assert_int_equal(s.rows, 4);
+  assert_int_equal(s.invocations, 4);
+  assert_int_equal(s.first_minute, 0);
+  assert_int_equal(s.last_minute, 3);
+  assert_int_equal(s.span_minutes, 4);
+  assert_near(s.rate_min, 0, 0);
+  assert_near(s.rate_median, 1, 0);
+  assert_near(s.rate_max, 2, 0);
+  assert_near(s.burstiness_cv, sqrt(600.0) / 60.0, 1e-12);
+  assert_near(s.last_s, 180.0, 0);
+
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  cs_trace_stats_print(&s, out);
+  fclose(out);
+  assert_non_null(strstr(text, "functions     n/a (no function identity in this format)\n"));
+  assert_non_null(strstr(text, "span          0.000 s .. 180.000 s (3.0 min; minutes 0..3, 4 "
+                               "min)\n"));
+  assert_non_null(strstr(text, "starts        2023-11-16 18:00:00.000000000 UTC (time 0)\n"));
+  assert_non_null(strstr(text, "per minute    min 0, median 1.0, max 2\n"));
+  assert_non_null(strstr(text, "burstiness    0.408 (CV of inter-arrival gaps; 1 = Poisson)\n"));
+  assert_null(strstr(text, "busiest functions"));
+  free(text);
+
+  cJSON *json = cs_trace_stats_to_json(&s);
+  cJSON *span = cJSON_GetObjectItem(json, "span");
+  assert_string_equal(cJSON_GetObjectItem(span, "first_timestamp")->valuestring,
+                      "2023-11-16 18:00:00.000000000");
+  assert_near(cJSON_GetObjectItem(span, "last_s")->valuedouble, 180.0, 0);
+  assert_near(cJSON_GetObjectItem(json, "burstiness_cv")->valuedouble, sqrt(600.0) / 60.0, 1e-12);
+  assert_true(cJSON_IsNull(cJSON_GetObjectItem(json, "apps")));
+  cJSON_Delete(json);
+  cs_trace_stats_clear(&s);
+  g_free(path);
+}
+
+static void test_inspect_small_maf2021(void **state)
+{
+  Fixture *f = *state;
+  GError *error = NULL;
+  /* Starts 60, 61, 62 s (minute 1). Three functions with one invocation
+   * each: the busiest list breaks ties by function hash, then app hash. */
+  char *path = write_tmp(f, "m21_ties.csv", H21 "b,f,60,0\na,g,61,0\na,f,62,0\n");
+  CsTraceStats s;
+  assert_true(cs_trace_inspect(path, CS_TRACE_FORMAT_AUTO, CS_TRACE_FLAGS_NONE, &s, &error));
+  assert_int_equal(s.functions, 3);
+  assert_int_equal(s.apps, 2);
+  assert_int_equal(s.n_top, 3);
+  assert_string_equal(s.top[0].app, "a");
+  assert_string_equal(s.top[0].function, "f");
+  assert_string_equal(s.top[1].app, "b");
+  assert_string_equal(s.top[1].function, "f");
+  assert_string_equal(s.top[2].function, "g");
+  /* Gaps 1, 1: sd 0, CV 0. */
+  assert_near(s.burstiness_cv, 0.0, 0);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  cs_trace_stats_print(&s, out);
+  fclose(out);
+  assert_non_null(strstr(text, "span          60.000 s .. 62.000 s (0.0 min; minutes 1..1, 1 "
+                               "min)\n"));
+  assert_non_null(strstr(text, "     1            1  33.33%  a                f\n"));
+  assert_null(strstr(text, "starts"));
+  free(text);
+  cs_trace_stats_clear(&s);
+  g_free(path);
+
+  /* One invocation: no gap, so no burstiness. */
+  path = write_tmp(f, "m21_single.csv", H21 "a,f,100,40\n");
+  assert_true(cs_trace_inspect(path, CS_TRACE_FORMAT_MAF2021, CS_TRACE_ALLOW_UNSORTED, &s,
+                               &error));
+  assert_int_equal(s.first_minute, 1);
+  assert_true(isnan(s.burstiness_cv));
+  text = NULL;
+  out = open_memstream(&text, &len);
+  cs_trace_stats_print(&s, out);
+  fclose(out);
+  assert_non_null(strstr(text, "burstiness    n/a (fewer than 2 gaps)\n"));
+  assert_non_null(strstr(text, "     1            1 100.00%  a                f\n"));
+  free(text);
+  cJSON *json = cs_trace_stats_to_json(&s);
+  assert_true(cJSON_IsNull(cJSON_GetObjectItem(json, "burstiness_cv")));
+  cJSON_Delete(json);
+  cs_trace_stats_clear(&s);
+  g_free(path);
+}
+
+/* Arrivals all at one instant: two gaps, both 0, so the CV (sd / mean) is
+ * undefined, and the summary says why. */
+static void test_inspect_one_instant(void **state)
+{
+  Fixture *f = *state;
+  GError *error = NULL;
+  char *path = write_tmp(f, "m21_instant.csv", H21 "a,f,10,0\na,f,10,0\na,f,10,0\n");
+  CsTraceStats s;
+  assert_true(cs_trace_inspect(path, CS_TRACE_FORMAT_AUTO, CS_TRACE_FLAGS_NONE, &s, &error));
+  assert_true(isnan(s.burstiness_cv));
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  cs_trace_stats_print(&s, out);
+  fclose(out);
+  assert_non_null(strstr(text, "burstiness    n/a (all arrivals at one instant)\n"));
+  free(text);
+  cs_trace_stats_clear(&s);
+  g_free(path);
+}
+
+/* Counts all zero: the busiest list shows 0 % shares, not a division by 0. */
+static void test_inspect_zero_counts(void **state)
+{
+  Fixture *f = *state;
+  GError *error = NULL;
+  char *path = write_tmp(f, "m19_zero.csv", H19 "7,8\no,a,f,t,0,0\n");
+  CsTraceStats s;
+  assert_true(cs_trace_inspect(path, CS_TRACE_FORMAT_AUTO, CS_TRACE_FLAGS_NONE, &s, &error));
+  assert_int_equal(s.invocations, 0);
+  assert_int_equal(s.n_top, 1);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  cs_trace_stats_print(&s, out);
+  fclose(out);
+  assert_non_null(strstr(text, "     1            0   0.00%  a                f\n"));
+  assert_non_null(strstr(text, "burstiness    n/a (per-minute counts only)\n"));
+  free(text);
+  cs_trace_stats_clear(&s);
+
+  /* Cleared statistics (as after a failed inspect) still print and convert:
+   * no path, no checksum. */
+  cJSON *json = cs_trace_stats_to_json(&s);
+  assert_string_equal(cJSON_GetObjectItem(json, "path")->valuestring, "");
+  assert_true(cJSON_IsNull(cJSON_GetObjectItem(json, "sha256")));
+  cJSON_Delete(json);
+  text = NULL;
+  out = open_memstream(&text, &len);
+  cs_trace_stats_print(&s, out);
+  fclose(out);
+  assert_true(g_str_has_prefix(text, "trace         \nformat        auto\nsha256        -\n"));
+  free(text);
+  g_free(path);
+}
+
+/* Spans and totals past what the statistics hold are refused, not wrapped. */
+static void test_inspect_limits(void **state)
+{
+  Fixture *f = *state;
+  GError *error = NULL;
+  CsTraceStats s;
+  /* 610,000,000 s = 10,166,666 minutes > 10,000,000. */
+  char *path = write_tmp(f, "m21_span.csv", H21 "a,f,0,0\na,f,610000000,0\n");
+  assert_false(cs_trace_inspect(path, CS_TRACE_FORMAT_AUTO, CS_TRACE_FLAGS_NONE, &s, &error));
+  char *want = g_strdup_printf("%s: arrivals span more than 10000000 minutes (0 s and 610000000 "
+                               "s); is a time column in the wrong unit?", path);
+  assert_string_equal(error->message, want);
+  g_free(want);
+  g_clear_error(&error);
+  cs_trace_stats_clear(&s);
+  assert_false(cs_trace_inspect(path, CS_TRACE_FORMAT_AUTO, CS_TRACE_ALLOW_UNSORTED, &s, &error));
+  assert_non_null(strstr(error->message, "arrivals span more than 10000000 minutes"));
+  g_clear_error(&error);
+  cs_trace_stats_clear(&s);
+  g_free(path);
+
+  /* 1970 to 2170: about 105 million minutes. */
+  path = write_tmp(f, "llm_span.csv", HLLM "1970-01-01 00:00:00,1,1\n2170-01-01 00:00:00,1,1\n");
+  assert_false(cs_trace_inspect(path, CS_TRACE_FORMAT_AUTO, CS_TRACE_FLAGS_NONE, &s, &error));
+  assert_non_null(strstr(error->message, "arrivals span more than 10000000 minutes"));
+  g_clear_error(&error);
+  cs_trace_stats_clear(&s);
+  assert_false(cs_trace_inspect(path, CS_TRACE_FORMAT_AUTO, CS_TRACE_ALLOW_UNSORTED, &s, &error));
+  assert_non_null(strstr(error->message, "arrivals span more than 10000000 minutes"));
+  g_clear_error(&error);
+  cs_trace_stats_clear(&s);
+  g_free(path);
+
+  /* Each row fits int64 but their sum does not. */
+  path = write_tmp(f, "m19_sum.csv", H19 "7\no,a,f,t,9223372036854775807\no,a,g,t,1\n");
+  assert_false(cs_trace_inspect(path, CS_TRACE_FORMAT_AUTO, CS_TRACE_FLAGS_NONE, &s, &error));
+  want = g_strdup_printf("%s: line 3: the file's total count overflows 64 bits", path);
+  assert_string_equal(error->message, want);
+  g_free(want);
+  g_clear_error(&error);
+  cs_trace_stats_clear(&s);
+  g_free(path);
+}
+
 /* ------------------------------------------------------------ bad files */
 
 typedef enum { BAD_MAF2019, BAD_DURATIONS, BAD_MEMORY, BAD_MAF2021, BAD_LLM, BAD_DETECT } BadKind;
@@ -570,10 +1082,6 @@ typedef struct {
   const char *content;
   const char *expected; /* substring after "<name>: " */
 } BadFile;
-
-#define H19 "HashOwner,HashApp,HashFunction,Trigger,"
-#define H21 "app,func,end_timestamp,duration\n"
-#define HLLM "TIMESTAMP,ContextTokens,GeneratedTokens\n"
 
 static const BadFile bad_files[] = {
   {BAD_MAF2019, "m19_empty.csv", "", "empty file: expected a header line"},
@@ -656,6 +1164,57 @@ static const BadFile bad_files[] = {
    HLLM "2023-11-16 18:15:46.5,1,2\n2023-11-16 18:15:46.4999999,1,2\n",
    "line 3: rows must be sorted by TIMESTAMP: \"2023-11-16 18:15:46.4999999\" is earlier than "
    "2023-11-16 18:15:46.500000000 on line 2"},
+  {BAD_MAF2019, "m19_no_owner.csv", "HashApp,HashFunction,Trigger,1\na,f,t,1\n",
+   "line 1: header: missing column \"HashOwner\""},
+  {BAD_MAF2019, "m19_no_app.csv", "HashOwner,HashFunction,Trigger,1\no,f,t,1\n",
+   "line 1: header: missing column \"HashApp\""},
+  {BAD_MAF2019, "m19_no_function.csv", "HashOwner,HashApp,Trigger,1\no,a,t,1\n",
+   "line 1: header: missing column \"HashFunction\""},
+  {BAD_MAF2019, "m19_five_digits.csv", H19 "01440\no,a,f,t,1\n",
+   "line 1: header column 5: expected a minute number (1..1440), got \"01440\""},
+  {BAD_MAF2019, "m19_minute_point.csv", H19 "7,8.0\no,a,f,t,1,2\n",
+   "line 1: header column 6: expected a minute number (1..1440), got \"8.0\""},
+  {BAD_MAF2019, "m19_minus.csv", H19 "7\no,a,f,t,-\n",
+   "line 2: minute 7: expected a non-negative integer, got \"-\""},
+  {BAD_MAF2019, "m19_first_past_day.csv", H19 "1441\no,a,f,t,1\n",
+   "line 1: header column 5: minute 1441 is outside 1..1440"},
+  {BAD_MAF2019, "m19_empty_minute.csv", H19 "7,\no,a,f,t,1,2\n",
+   "line 1: header column 6: expected a minute number (1..1440), got \"\""},
+  /* INT64_MAX = 9223372036854775807: one more overflows. */
+  {BAD_MAF2019, "m19_count_overflow.csv", H19 "7\no,a,f,t,9223372036854775808\n",
+   "line 2: minute 7: expected a non-negative integer, got \"9223372036854775808\""},
+  {BAD_MAF2019, "m19_row_overflow.csv", H19 "7,8\no,a,f,t,9223372036854775807,1\n",
+   "line 2: row total overflows a 64-bit count"},
+  {BAD_MAF2019, "m19_minus_text.csv", H19 "7\no,a,f,t,-x\n",
+   "line 2: minute 7: expected a non-negative integer, got \"-x\""},
+  {BAD_MAF2019, "m19_long_value.csv", H19 "7\no,a,f,t,0123456789012345678901234567890123456789xyz\n",
+   "line 2: minute 7: expected a non-negative integer, got "
+   "\"0123456789012345678901234567890123456789...\""},
+  {BAD_DURATIONS, "dur_empty.csv", "", "empty file: expected a header line"},
+  {BAD_DURATIONS, "dur_columns.csv", "HashOwner,HashApp,HashFunction,Average\no,a,f,1,2\n",
+   "line 2: expected 4 columns as in the header, got 5"},
+  {BAD_DURATIONS, "dur_quote.csv", "HashOwner,HashApp,HashFunction,Average\no,\"a,f,1\n",
+   "line 2: unterminated quoted field in column 2"},
+  {BAD_DURATIONS, "dur_empty_value.csv", "HashOwner,HashApp,HashFunction,Average\no,a,f,\n",
+   "line 2: column Average: expected a finite number, got \"\""},
+  {BAD_DURATIONS, "dur_trailing.csv", "HashOwner,HashApp,HashFunction,Average\no,a,f,1.5ms\n",
+   "line 2: column Average: expected a finite number, got \"1.5ms\""},
+  {BAD_DURATIONS, "dur_inf.csv", "HashOwner,HashApp,HashFunction,Average\no,a,f,inf\n",
+   "line 2: column Average: expected a finite number, got \"inf\""},
+  {BAD_MEMORY, "mem_no_app.csv", "HashOwner,AverageAllocatedMb\no,100\n",
+   "line 1: header: missing column \"HashApp\""},
+  {BAD_MEMORY, "mem_no_value.csv", "HashOwner,HashApp,HashFunction\no,a,f\n",
+   "line 1: header: missing column \"AverageAllocatedMb\""},
+  {BAD_MAF2021, "m21_no_app.csv", "func,end_timestamp,duration\nf,1,0\n",
+   "line 1: header: missing column \"app\""},
+  {BAD_MAF2021, "m21_no_func.csv", "app,end_timestamp,duration\na,1,0\n",
+   "line 1: header: missing column \"func\""},
+  {BAD_MAF2021, "m21_no_end.csv", "app,func,duration\na,f,0\n",
+   "line 1: header: missing column \"end_timestamp\""},
+  {BAD_LLM, "llm_no_timestamp.csv", "ContextTokens,GeneratedTokens\n1,2\n",
+   "line 1: header: missing column \"TIMESTAMP\""},
+  {BAD_LLM, "llm_no_context.csv", "TIMESTAMP,GeneratedTokens\n2023-11-16 18:15:46,2\n",
+   "line 1: header: missing column \"ContextTokens\""},
   {BAD_DETECT, "unknown.csv", "time,count\n1,2\n", "line 1: unrecognised header"},
   {BAD_DETECT, "memory_companion.csv", "HashFunction,HashOwner,HashApp,AverageAllocatedMb\n",
    "line 1: this is a MAF 2019 memory file"},
@@ -782,6 +1341,18 @@ int main(void)
     cmocka_unit_test(test_unsorted_allowed),
     cmocka_unit_test(test_bad_files),
     cmocka_unit_test(test_missing_file),
+    cmocka_unit_test(test_llm_timestamp_range),
+    cmocka_unit_test(test_llm_bad_timestamps),
+    cmocka_unit_test(test_maf2019_layouts),
+    cmocka_unit_test(test_maf2021_single_and_bad_sorted),
+    cmocka_unit_test(test_nul_byte),
+    cmocka_unit_test(test_directory_as_trace),
+    cmocka_unit_test(test_format_names_edge),
+    cmocka_unit_test(test_inspect_small_llm),
+    cmocka_unit_test(test_inspect_small_maf2021),
+    cmocka_unit_test(test_inspect_limits),
+    cmocka_unit_test(test_inspect_one_instant),
+    cmocka_unit_test(test_inspect_zero_counts),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
