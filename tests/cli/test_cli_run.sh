@@ -139,6 +139,13 @@ check "no setting_ignored warning with cluster.mps" test ! -s "$tmp/sh.err"
 short=(--set clients[0].duration_s=2 --set clients[1].duration_s=2 --set clients[2].duration_s=2)
 "$bin" run "$q" "${short[@]}" --output "$tmp/o" --requests-csv >/dev/null 2>&1
 check "first run writes requests.csv" test -s "$tmp/o/requests.csv"
+python3 -c "
+import json; d=json.load(open('$q')); d['outputs']={'requests_csv': True}
+d['profiles']=['$src/data/profiles/v100_thesis.json']; d['network']={'curve': '$src/data/profiles/network/gcp_n1_standard_16.json'}
+json.dump(d, open('$tmp/csv_in_scenario.json','w'))"
+"$bin" run "$tmp/csv_in_scenario.json" "${short[@]}" --output "$tmp/oc" >/dev/null 2>&1
+check "outputs.requests_csv in the scenario writes requests.csv: one row per request" \
+  test "$(($(wc -l <"$tmp/oc/requests.csv") - 1))" -eq "$(python3 -c "import json;print(json.load(open('$tmp/oc/summary.json'))['total']['requests']['generated'])")"
 cp "$tmp/o/summary.json" "$tmp/o.summary"
 "$bin" run "$q" "${short[@]}" --output "$tmp/o" --seed 2 >"$tmp/o.out" 2>"$tmp/o.err"
 check "reused --output is refused: exit 2" test $? -eq 2

@@ -1,8 +1,10 @@
-/* The "dedicated" baseline on a synthetic profile whose numbers make every
- * boundary visible: batch 4 takes 20 ms, batch 8 exactly 50 ms, batch 16
- * 80 ms. Its batch is the largest whose isolated latency is <= the SLO, one
+/* Placement boundaries on synthetic profiles whose numbers make each one
+ * visible. "dedicated": batch 4 takes 20 ms, batch 8 exactly 50 ms, batch 16
+ * 80 ms; its batch is the largest whose isolated latency is <= the SLO, one
  * model per GPU in client order, and its expected goodput is
- * min(rate, batch / latency). */
+ * min(rate, batch / latency). Usher and the MILP: a batch whose latency
+ * equals the SLO is a candidate, and Usher's minimum replication factor is
+ * ceil(rate / goodput) for an exact multiple too. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,16 +14,27 @@
 #include <cmocka.h>
 #include <glib/gstdio.h>
 
+#include "policies/milp.h"
 #include "policies/placement_policies.h"
+#include "policies/usher.h"
 
 static CsProfileSet *synthetic(void)
 {
+  /* m: the dedicated boundary; n: a second model; lin: linear only (5 ms per
+   * request + 10 ms); u: Creq/Mreq for Usher and the MILP, batch 8 exactly
+   * 50 ms at 100 req/s published throughput, batch 16 at 90 ms. */
   cJSON *doc = cJSON_Parse(
     "{\"format\": \"clustersim-profile\", \"version\": 1, \"source\": \"test\","
     " \"gpu_types\": [{\"name\": \"gpu\", \"description\": \"test GPU\"}],"
     " \"models\": [{\"gpu\": \"gpu\", \"model\": \"m\", \"batches\": ["
     "   {\"batch\": 4, \"latency_ms\": 20}, {\"batch\": 8, \"latency_ms\": 50},"
     "   {\"batch\": 16, \"latency_ms\": 80}]},"
+    "  {\"gpu\": \"gpu\", \"model\": \"lin\", \"linear\": {\"alpha_ms\": 5, \"beta_ms\": 10}},"
+    "  {\"gpu\": \"gpu\", \"model\": \"u\", \"batches\": ["
+    "   {\"batch\": 8, \"latency_ms\": 50, \"throughput_rps\": 100, \"mreq_pct\": 10,"
+    "    \"creq_pct\": {\"ao\": 40, \"wao\": 40, \"wsm\": 40}},"
+    "   {\"batch\": 16, \"latency_ms\": 90, \"mreq_pct\": 10,"
+    "    \"creq_pct\": {\"ao\": 40, \"wao\": 40, \"wsm\": 40}}]},"
     "  {\"gpu\": \"gpu\", \"model\": \"n\", \"batches\": [{\"batch\": 4, \"latency_ms\": 20}, {\"batch\": 8, \"latency_ms\": 200}]}]}");
   assert_non_null(doc);
   char *text = cJSON_PrintUnformatted(doc);
@@ -133,11 +146,69 @@ static void test_one_gpu_per_model(void **state)
   cs_profile_set_free(set);
 }
 
+/* A linear-only profile: latency(b) = 5 b + 10 ms; SLO 50 ms allows b = 8
+ * exactly (50 ms), so with max_batch 8 the batch is 8. */
+static void test_linear_boundary(void **state)
+{
+  (void)state;
+  CsProfileSet *set = synthetic();
+  const char *m[] = { "lin" };
+  double rate[] = { 100 }, slo[] = { 50 };
+  CsPlacement *p = place(set, m, rate, slo, 1, 1, "{\"max_batch\": 8}");
+  assert_int_equal(batch_of(p, 0), 8);
+  cs_placement_free(p);
+  slo[0] = 49.999;
+  p = place(set, m, rate, slo, 1, 1, "{\"max_batch\": 8}");
+  assert_int_equal(batch_of(p, 0), 7);
+  cs_placement_free(p);
+  cs_profile_set_free(set);
+}
+
+/* Model u at SLO 50 ms: batch 8 (exactly 50 ms) is its only candidate. Rate
+ * 200 req/s is exactly 2 x its 100 req/s: Usher's minimum replication
+ * factor is 2, so it places 2 replicas (on 4 GPUs, fixed mode) and expects
+ * 200; the MILP places batch 8 as well. */
+static void test_usher_milp_boundaries(void **state)
+{
+  (void)state;
+  CsProfileSet *set = synthetic();
+  CsPlacementModel models[] = { { .name = "u", .rate_rps = 200, .slo_ms = 50 } };
+  CsPlacementGpu gpus[4];
+  for (int g = 0; g < 4; g++)
+    gpus[g] = (CsPlacementGpu){ .gpu_type = "gpu" };
+  CsPlacementInput in = { .models = models, .n_models = 1, .gpus = gpus, .n_gpus = 4,
+                          .profiles = set };
+  static const int batches[] = { 8, 16 };
+  CsUsherOptions uo = { .metric = CS_CREQ_AO, .mode = CS_USHER_FIXED, .max_group_size = 4,
+                        .batches = batches, .n_batches = 2 };
+  GError *err = NULL;
+  CsPlacement *p = cs_usher_place(&in, &uo, NULL, &err);
+  if (!p)
+    fail_msg("%s", err->message);
+  assert_int_equal(p->replicas->len, 2);
+  assert_int_equal(batch_of(p, 0), 8);
+  assert_float_equal(p->expected_goodput[0], 200, 1e-9);
+  cs_placement_free(p);
+  CsMilpOptions mo = { .metric = CS_CREQ_AO, .time_limit_s = 1e6, .prefer_small_batch = TRUE,
+                       .batches = batches, .n_batches = 2 };
+  CsMilpInfo info;
+  p = cs_milp_place(&in, &mo, &info, &err);
+  if (!p)
+    fail_msg("%s", err->message);
+  assert_int_equal(p->replicas->len, 2);
+  assert_int_equal(batch_of(p, 0), 8);
+  assert_float_equal(p->expected_goodput[0], 200, 1e-9);
+  cs_placement_free(p);
+  cs_profile_set_free(set);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_batch_boundary),
     cmocka_unit_test(test_one_gpu_per_model),
+    cmocka_unit_test(test_linear_boundary),
+    cmocka_unit_test(test_usher_milp_boundaries),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -714,6 +714,72 @@ static void test_gpu_timer_latest_tie(void **state)
   test_dir_remove(dir);
 }
 
+/* The timeout baseline never waits past a batch's latest start: timeout_ms
+ * 100, SLO 50 ms, l(1) = 10 ms, one request at 0: latest = 50 - 10 = 40 ms,
+ * so it starts at 40 and is back at 50 (good), not held to 100 and dropped. */
+static void test_timeout_clamped_to_latest(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.0, 10.0);
+  Stages s = { 0 };
+  CsResults *r = run_stages(dir,
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"timeout\", \"timeout_ms\": 100, \"d_ctrl_us\": 0, \"d_data_us\": 0,"
+    "   \"d_resp_ms\": 0},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 50, \"arrival\": {\"process\": \"times\", \"times_ms\": [0]}}]}",
+    &s);
+  assert_int_equal(s.n, 1);
+  assert_int_equal(s.start[0], MS(40));
+  assert_int_equal(s.receive[0], MS(50));
+  assert_int_equal(cs_results_model(r, 0)->good, 1);
+  cs_results_free(r);
+  test_dir_remove(dir);
+}
+
+/* GPU choice at the boundary. eager, 2 GPUs, max_batch 1, l(1) = 10 ms, a
+ * request every 10 ms: each arrives exactly when GPU 0 frees, and
+ * lowest_id takes a GPU free *by* exec, so GPU 0 runs all 20 and GPU 1 none.
+ * earliest_free with both GPUs free takes the lowest id too (Appendix D). */
+static void test_gpu_choice_boundaries(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.0, 10.0);
+  const char *tmpl =
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 2, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"eager\", \"gpu_choice\": \"%s\", \"max_batch\": 1, \"d_ctrl_us\": 0,"
+    "   \"d_data_us\": 0, \"d_resp_ms\": 0},"
+    " \"clients\": [{\"model\": \"a\", \"rate\": 100, \"slo_ms\": 100, \"arrival\": \"constant\","
+    "   \"requests\": %d}]}";
+  char *json = g_strdup_printf(tmpl, "lowest_id", 20);
+  CsScenario *sc = test_scenario(dir, json);
+  CsResults *r = test_run(sc, NULL);
+  char *summary = cs_results_to_json(r);
+  cJSON *doc = cJSON_Parse(summary);
+  cJSON *gpus = cJSON_GetObjectItem(doc, "gpus");
+  assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(gpus, 0), "batches")->valueint, 20);
+  assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(gpus, 1), "batches")->valueint, 0);
+  cJSON_Delete(doc);
+  g_free(summary);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  g_free(json);
+
+  json = g_strdup_printf(tmpl, "earliest_free", 1);
+  Stages st = { 0 };
+  r = run_stages(dir, json, &st);
+  assert_int_equal(st.n, 1);
+  summary = cs_results_to_json(r);
+  doc = cJSON_Parse(summary);
+  gpus = cJSON_GetObjectItem(doc, "gpus");
+  assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(gpus, 0), "batches")->valueint, 1);
+  assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(gpus, 1), "batches")->valueint, 0);
+  cJSON_Delete(doc);
+  g_free(summary);
+  cs_results_free(r);
+  g_free(json);
+  test_dir_remove(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -728,6 +794,8 @@ int main(void)
     cmocka_unit_test(test_gcp_symphony_vs_eager),
     cmocka_unit_test(test_explicit_delays_timeline),
     cmocka_unit_test(test_gpu_timer_latest_tie),
+    cmocka_unit_test(test_timeout_clamped_to_latest),
+    cmocka_unit_test(test_gpu_choice_boundaries),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

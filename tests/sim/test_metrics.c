@@ -143,7 +143,8 @@ static void test_search_capacity_closed_form(void **state)
 
 /* Reads the busy_gpus column of gpus_over_time.csv into out (at most n rows);
  * returns the number of rows and stores the gpus_used column in used. */
-static int read_timeseries(const CsResults *r, const char *dir, double *busy, int *used, int n)
+static int read_timeseries(const CsResults *r, const char *dir, double bin_s, double *busy,
+                           int *used, int n)
 {
   char *path = g_build_filename(dir, "ts.csv", NULL);
   GError *err = NULL;
@@ -157,6 +158,8 @@ static int read_timeseries(const CsResults *r, const char *dir, double *busy, in
     assert_true(rows < n);
     double t;
     assert_int_equal(sscanf(lines[i], "%lf,%d,%lf", &t, &used[rows], &busy[rows]), 3);
+    /* a row is labelled by the start of its bin */
+    assert_float_equal(t, rows * bin_s, 1e-9);
   }
   g_strfreev(lines);
   g_free(text);
@@ -183,7 +186,7 @@ static void test_gpu_timeseries_bins(void **state)
   char *json = g_strdup_printf(tmpl, 1.0);
   CsScenario *sc = test_scenario(dir, json);
   CsResults *r = test_run(sc, NULL);
-  assert_int_equal(read_timeseries(r, dir, busy, used, 8), 2);
+  assert_int_equal(read_timeseries(r, dir, 1.0, busy, used, 8), 2);
   assert_float_equal(busy[0], 0.1, 1e-9);
   assert_float_equal(busy[1], 0.1, 1e-9);
   assert_int_equal(used[0], 1);
@@ -195,7 +198,7 @@ static void test_gpu_timeseries_bins(void **state)
   json = g_strdup_printf(tmpl, 0.25);
   sc = test_scenario(dir, json);
   r = test_run(sc, NULL);
-  assert_int_equal(read_timeseries(r, dir, busy, used, 8), 5);
+  assert_int_equal(read_timeseries(r, dir, 0.25, busy, used, 8), 5);
   for (int b = 0; b < 3; b++) {
     assert_float_equal(busy[b], 0.0, 0.0);
     assert_int_equal(used[b], 0);
@@ -253,6 +256,146 @@ static void test_autoscaling_advice(void **state)
   test_dir_remove(dir);
 }
 
+/* ---- window boundaries ---------------------------------------------------------------- */
+
+/* Constant arrivals at 10 req/s for 1 s (sent at 0, 0.1, ..., 0.9 s), each
+ * alone for exactly 100 ms, SLO exactly 100 ms: every latency equals the SLO
+ * (good); results arrive at 0.1, ..., 1.0 s, and the one at exactly 1.0 s is
+ * after the window [0, 1): 9 results in it (9.0 req/s), 1 late. */
+static void test_window_and_slo_boundaries(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.0, 100.0);
+  CsScenario *sc = test_scenario(dir,
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": [{\"model\": \"a\", \"gpu\": 0, \"batch\": 1}]},"
+    " \"clients\": [{\"model\": \"a\", \"rate\": 10, \"slo_ms\": 100, \"arrival\": \"constant\","
+    "   \"duration_s\": 1}]}");
+  CsResults *r = test_run(sc, NULL);
+  const CsModelResult *m = cs_results_model(r, 0);
+  assert_int_equal(m->measured, 10);
+  assert_int_equal(m->good, 10);
+  assert_float_equal(m->bad_rate, 0.0, 0.0);
+  assert_int_equal(m->late, 1);
+  assert_int_equal(m->in_window, 9);
+  assert_int_equal(m->good_in_window, 9);
+  assert_float_equal(m->throughput_rps, 9.0, 1e-12);
+  assert_float_equal(m->goodput_rps, 9.0, 1e-12);
+  assert_float_equal(m->drain_s, 0.0, 0.0); /* the last result is at the window's end */
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+}
+
+/* A "times" client's window ends one mean gap after its last time: times
+ * 0, 100, 200, 300 ms give rate 10 req/s, window 0.4 s, submitted 10 req/s. */
+static void test_times_window(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.0, 1.0);
+  CsScenario *sc = test_scenario(dir,
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\","
+    "   \"times_ms\": [0, 100, 200, 300]}}]}");
+  CsResults *r = test_run(sc, NULL);
+  const CsModelResult *m = cs_results_model(r, 0);
+  assert_float_equal(m->offered_rps, 10.0, 1e-9);
+  assert_float_equal(m->window_s, 0.4, 1e-12);
+  assert_float_equal(m->submitted_rps, 10.0, 1e-9);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+}
+
+/* Gamma gaps with mean 1/rate: 200 req/s for 100 s sends 20,000 requests on
+ * average; a renewal process with CV 2 has a count standard deviation of
+ * about sqrt(20000) x CV = 283. Five of those either side. */
+static void test_gamma_mean_rate(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.0, 1.0);
+  CsScenario *sc = test_scenario(dir,
+    "{\"seed\": 5, \"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": [{\"model\": \"a\", \"gpu\": 0, \"batch\": 1}]},"
+    " \"clients\": [{\"model\": \"a\", \"rate\": 200, \"slo_ms\": 100,"
+    "   \"arrival\": {\"process\": \"gamma\", \"cv\": 2}, \"duration_s\": 100}]}");
+  CsResults *r = test_run(sc, NULL);
+  assert_true(fabs(cs_results_model(r, 0)->measured - 20000.0) < 5 * 283.0);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+}
+
+/* A bad rate equal to the bound passes: 4 requests, 3 to a batch-3 replica
+ * that fits and 1 to a batch-1 replica that fails in memory: bad rate 0.25
+ * exactly (a binary fraction), so the bound 0.25 holds at every probe. */
+static void test_bad_rate_bound_inclusive(void **state)
+{
+  (void)state;
+  char *dir;
+  CsScenario *sc = two_percent_failing(&dir);
+  assert_true(cs_scenario_set(sc, "placement.replicas[0].batch", "3", NULL));
+  assert_true(cs_scenario_set(sc, "clients[0].requests", "4", NULL));
+  assert_true(cs_scenario_set(sc, "dispatch.max_wait_ms", "100000", NULL));
+  CsResults *r = test_run(sc, NULL);
+  assert_float_equal(cs_results_model(r, 0)->bad_rate, 0.25, 0.0);
+  cs_results_free(r);
+  CsGoodputProbe best = search(sc, CS_GOODPUT_BAD_RATE, 0.25);
+  assert_true(best.index >= 0);
+  assert_float_equal(best.multiplier, 8.0, 0.0);
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+}
+
+/* SM use of a batch size that was not profiled comes from the nearest
+ * profiled point, the smaller one on a tie: points at batch 4 (WSM 20 %) and
+ * 8 (WSM 60 %), a replica at batch 6, one batch of 6 at t = 0 that runs
+ * l(6) = 30 ms (linear through 20 ms at 4 and 40 ms at 8): over the 1 s bin
+ * the GPU is busy 0.03 and its SM use is 0.2 x 0.03 = 0.006. */
+static void test_sm_use_nearest_point(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(1, 1);
+  char *prof = g_build_filename(dir, "wsm.json", NULL);
+  assert_true(g_file_set_contents(prof,
+    "{\"format\": \"clustersim-profile\", \"version\": 1, \"source\": \"test\","
+    " \"gpu_types\": [{\"name\": \"gpu\", \"description\": \"test GPU\", \"sm_count\": 80,"
+    "   \"memory_bytes\": 17179869184}],"
+    " \"models\": [{\"gpu\": \"gpu\", \"model\": \"a\", \"input_bytes\": 0, \"output_bytes\": 0,"
+    "   \"batches\": [{\"batch\": 4, \"latency_ms\": 20, \"creq_pct\": {\"ao\": 20, \"wao\": 20, \"wsm\": 20}},"
+    "                 {\"batch\": 8, \"latency_ms\": 40, \"creq_pct\": {\"ao\": 60, \"wao\": 60, \"wsm\": 60}}]}]}",
+    -1, NULL));
+  g_free(prof);
+  CsScenario *sc = test_scenario(dir,
+    "{\"profiles\": [\"wsm.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 1000},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": [{\"model\": \"a\", \"gpu\": 0, \"batch\": 6}]},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 1000, \"arrival\": {\"process\": \"times\","
+    "   \"times_ms\": [0, 0, 0, 0, 0, 0]}}]}");
+  CsResults *r = test_run(sc, NULL);
+  char *gpath = g_build_filename(dir, "gpu.csv", NULL), *wpath = g_build_filename(dir, "w.csv", NULL);
+  GError *err = NULL;
+  assert_true(cs_results_write_gpu_detail(r, gpath, wpath, &err));
+  char *text = NULL;
+  assert_true(g_file_get_contents(gpath, &text, NULL, NULL));
+  char **lines = g_strsplit(text, "\n", -1);
+  assert_string_equal(lines[0], "time_s,gpu,busy_fraction,sm_use,memory_pct");
+  double t, busy, sm, mem;
+  int gpu;
+  assert_int_equal(sscanf(lines[1], "%lf,%d,%lf,%lf,%lf", &t, &gpu, &busy, &sm, &mem), 5);
+  assert_float_equal(busy, 0.03, 1e-9);
+  assert_float_equal(sm, 0.006, 1e-9);
+  g_strfreev(lines);
+  g_free(text);
+  g_free(gpath);
+  g_free(wpath);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -261,6 +404,11 @@ int main(void)
     cmocka_unit_test(test_search_capacity_closed_form),
     cmocka_unit_test(test_gpu_timeseries_bins),
     cmocka_unit_test(test_autoscaling_advice),
+    cmocka_unit_test(test_window_and_slo_boundaries),
+    cmocka_unit_test(test_times_window),
+    cmocka_unit_test(test_gamma_mean_rate),
+    cmocka_unit_test(test_bad_rate_bound_inclusive),
+    cmocka_unit_test(test_sm_use_nearest_point),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

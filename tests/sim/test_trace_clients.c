@@ -274,6 +274,51 @@ static void test_window_maf2019_start(void **state)
   test_dir_remove(dir);
 }
 
+/* A timestamp exactly at start_s + duration_s is outside the window:
+ * arrivals at 0, 1 and 2 s with duration_s 2 give 2 requests. */
+static void test_window_end_exclusive(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.1, 1.0);
+  char *path = g_build_filename(dir, "inv.csv", NULL);
+  assert_true(g_file_set_contents(path,
+    "app,func,end_timestamp,duration\n"
+    "a1,f1,0.0,0.0\n"
+    "a1,f1,1.0,0.0\n"
+    "a1,f1,2.0,0.0\n", -1, NULL));
+  CsResults *r = run_with(dir,
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"trace\": {\"file\": \"inv.csv\", \"duration_s\": 2},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": \"trace\"}]}", NULL);
+  assert_int_equal(cs_results_model(r, 0)->generated, 2);
+  cs_results_free(r);
+  g_free(path);
+  test_dir_remove(dir);
+}
+
+/* A partial last interval still counts: MAF 2019 minutes of 1000, 1000 and
+ * 1000 invocations, interval_s 120, duration_s 180: [0, 120 s) gets minutes
+ * 1-2 (2000 requests) and [120, 240 s) gets minute 3's 1000 at 1000/120
+ * req/s, of which the window keeps [120, 180 s): 500. Poisson: 2500 expected,
+ * 4 standard deviations. */
+static void test_partial_last_interval(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.1, 1.0);
+  char *path = g_build_filename(dir, "counts.csv", NULL);
+  assert_true(g_file_set_contents(path,
+    "HashOwner,HashApp,HashFunction,Trigger,1,2,3\n"
+    "o1,a1,f1,http,1000,1000,1000\n", -1, NULL));
+  CsResults *r = run_with(dir,
+    "{\"seed\": 4, \"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"trace\": {\"file\": \"counts.csv\", \"interval_s\": 120, \"duration_s\": 180},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": \"trace\"}]}", NULL);
+  assert_true(fabs(cs_results_model(r, 0)->generated - 2500.0) < 4 * sqrt(2500.0));
+  cs_results_free(r);
+  g_free(path);
+  test_dir_remove(dir);
+}
+
 typedef struct {
   const char *trace; /* JSON of the "trace" object; %s = the MAF 2019 file */
   const char *clients;
@@ -338,6 +383,8 @@ int main(void)
     cmocka_unit_test(test_window_maf2021_timestamps),
     cmocka_unit_test(test_window_llm_timestamps),
     cmocka_unit_test(test_window_maf2019_start),
+    cmocka_unit_test(test_window_end_exclusive),
+    cmocka_unit_test(test_partial_last_interval),
     cmocka_unit_test(test_bad_trace_settings),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
