@@ -281,10 +281,28 @@ static void test_slowdown_floor(void **state)
   cs_interference_set_free(set);
 }
 
+/* Co-location never speeds a batch up: a fallback with a negative victim
+ * coefficient (a file may fit one) evaluates to 1 + 0 - 1 x 0.5 = 0.5 below
+ * the floor, and the slowdown is 1; above the floor it is the formula. */
+static void test_fallback_floor(void **state)
+{
+  (void)state;
+  CsInterferenceFallback fb;
+  cs_interference_fallback_init(&fb);
+  fb.constant = 0.0;
+  fb.victim = -1.0;
+  fb.aggressor = 0.0;
+  assert_float_equal(cs_interference_fallback_eval(&fb, 0.5, 0.0), 1.0, 0.0);
+  fb.constant = 0.25;
+  fb.victim = 0.5;
+  assert_float_equal(cs_interference_fallback_eval(&fb, 0.5, 0.0), 1.5, 1e-12);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_files),
+    cmocka_unit_test(test_fallback_floor),
     cmocka_unit_test(test_completion_one_side),
     cmocka_unit_test(test_completion_tie),
     cmocka_unit_test(test_completion_zero_reference),

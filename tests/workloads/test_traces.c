@@ -1324,6 +1324,29 @@ static void test_missing_file(void **state)
   g_free(path);
 }
 
+/* A zone offset counts its minutes: 18:46:46+00:30 is 18:16:46 UTC, 60 s
+ * after 18:15:46+00:00; 18:00:00-00:45 is 18:45:00 UTC. */
+static void test_llm_zone_minutes(void **state)
+{
+  Fixture *f = *state;
+  GError *error = NULL;
+  char *path = write_tmp(f, "llm_zone_minutes.csv",
+                         "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                         "2023-11-16 18:15:46+00:00,1,2\n"
+                         "2023-11-16 18:46:46+00:30,3,4\n"
+                         "2023-11-16 18:00:00-00:45,5,6\n");
+  CsAzureLlmReader *r = cs_azure_llm_reader_open(path, CS_TRACE_FLAGS_NONE, &error);
+  assert_non_null(r);
+  static const int64_t want[] = { 0, INT64_C(60000000000), INT64_C(1754000000000) };
+  CsAzureLlmRecord rec;
+  for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+    assert_int_equal(cs_azure_llm_reader_next(r, &rec, &error), 1);
+    assert_int_equal(rec.time_ns, want[i]);
+  }
+  cs_azure_llm_reader_close(r);
+  g_free(path);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -1338,6 +1361,7 @@ int main(void)
     cmocka_unit_test(test_detect_and_names),
     cmocka_unit_test(test_csv_variants),
     cmocka_unit_test(test_llm_precision),
+    cmocka_unit_test(test_llm_zone_minutes),
     cmocka_unit_test(test_unsorted_allowed),
     cmocka_unit_test(test_bad_files),
     cmocka_unit_test(test_missing_file),
