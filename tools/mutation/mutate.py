@@ -45,8 +45,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_LIST = os.path.join(HERE, "mutations.toml")
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-# meson's results that mean "this test did not object".
-PASSING = {"OK", "EXPECTEDFAIL", "SKIP"}
+# meson's results that mean "this test did not object". INTERRUPT is what
+# meson records for the tests still running when --maxfail stops the suite:
+# they were cancelled, not failed.
+PASSING = {"OK", "EXPECTEDFAIL", "SKIP", "INTERRUPT"}
 KEYS = {"id", "file", "original", "replacement", "description", "equivalent"}
 
 
@@ -243,8 +245,10 @@ def run_suite(runner, builddir, jobs, timeout, maxfail):
                     failing.append(d["name"].split(" / ")[-1])
                     timed_out |= d.get("result") == "TIMEOUT"
     except OSError:
-        if rc is not None and rc != 0:
-            failing.append("(meson test failed before writing its log)")
+        pass
+    if rc not in (0, None) and not failing:
+        # Non-zero without a failing test in the log: meson itself failed.
+        failing.append(f"(meson test exit status {rc})")
     if runner.verbose and failing:
         print(out[-4000:], file=sys.stderr)
     return failing, timed_out, seconds
