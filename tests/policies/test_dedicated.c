@@ -35,6 +35,11 @@ static CsProfileSet *synthetic(void)
     "    \"creq_pct\": {\"ao\": 40, \"wao\": 40, \"wsm\": 40}},"
     "   {\"batch\": 16, \"latency_ms\": 90, \"mreq_pct\": 10,"
     "    \"creq_pct\": {\"ao\": 40, \"wao\": 40, \"wsm\": 40}}]},"
+    "  {\"gpu\": \"gpu\", \"model\": \"k\", \"batches\": ["
+    "   {\"batch\": 4, \"latency_ms\": 40, \"throughput_rps\": 100, \"mreq_pct\": 10,"
+    "    \"creq_pct\": {\"ao\": 30, \"wao\": 30, \"wsm\": 30}},"
+    "   {\"batch\": 5, \"latency_ms\": 16, \"throughput_rps\": 300, \"mreq_pct\": 10,"
+    "    \"creq_pct\": {\"ao\": 30, \"wao\": 30, \"wsm\": 30}}]},"
     "  {\"gpu\": \"gpu\", \"model\": \"n\", \"batches\": [{\"batch\": 4, \"latency_ms\": 20}, {\"batch\": 8, \"latency_ms\": 200}]}]}");
   assert_non_null(doc);
   char *text = cJSON_PrintUnformatted(doc);
@@ -202,6 +207,35 @@ static void test_usher_milp_boundaries(void **state)
   cs_profile_set_free(set);
 }
 
+/* prefer_small_batch: the batch sum comes first, the replica count only
+ * breaks ties. Model k at 300 req/s is served whole by 3 replicas of batch 4
+ * (100 req/s each) or by 1 of batch 5 (300 req/s): the smaller batch wins
+ * with its 3 replicas (sum 4 < 5), however many replicas that takes. */
+static void test_milp_batch_before_replicas(void **state)
+{
+  (void)state;
+  CsProfileSet *set = synthetic();
+  CsPlacementModel models[] = { { .name = "k", .rate_rps = 300, .slo_ms = 100 } };
+  CsPlacementGpu gpus[4];
+  for (int g = 0; g < 4; g++)
+    gpus[g] = (CsPlacementGpu){ .gpu_type = "gpu" };
+  CsPlacementInput in = { .models = models, .n_models = 1, .gpus = gpus, .n_gpus = 4,
+                          .profiles = set };
+  static const int batches[] = { 4, 5 };
+  CsMilpOptions mo = { .metric = CS_CREQ_AO, .time_limit_s = 1e6, .prefer_small_batch = TRUE,
+                       .batches = batches, .n_batches = 2 };
+  CsMilpInfo info;
+  GError *err = NULL;
+  CsPlacement *p = cs_milp_place(&in, &mo, &info, &err);
+  if (!p)
+    fail_msg("%s", err->message);
+  assert_int_equal(p->replicas->len, 3);
+  assert_int_equal(batch_of(p, 0), 4);
+  assert_float_equal(p->expected_goodput[0], 300, 1e-9);
+  cs_placement_free(p);
+  cs_profile_set_free(set);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -209,6 +243,7 @@ int main(void)
     cmocka_unit_test(test_one_gpu_per_model),
     cmocka_unit_test(test_linear_boundary),
     cmocka_unit_test(test_usher_milp_boundaries),
+    cmocka_unit_test(test_milp_batch_before_replicas),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
