@@ -275,7 +275,8 @@ static void test_window_maf2019_start(void **state)
 }
 
 /* A timestamp exactly at start_s + duration_s is outside the window:
- * arrivals at 0, 1 and 2 s with duration_s 2 give 2 requests. */
+ * arrivals at 0, 1 and 2 s with duration_s 2 give 2 requests, offered at
+ * 2 / 2 s = 1 req/s. */
 static void test_window_end_exclusive(void **state)
 {
   (void)state;
@@ -291,6 +292,7 @@ static void test_window_end_exclusive(void **state)
     " \"trace\": {\"file\": \"inv.csv\", \"duration_s\": 2},"
     " \"clients\": [{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": \"trace\"}]}", NULL);
   assert_int_equal(cs_results_model(r, 0)->generated, 2);
+  assert_float_equal(cs_results_model(r, 0)->offered_rps, 1.0, 1e-12); /* 2 in 2 s */
   cs_results_free(r);
   g_free(path);
   test_dir_remove(dir);
