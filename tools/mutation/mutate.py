@@ -311,7 +311,9 @@ def write_report(path, mutations, outcomes, wall):
                 continue
             res = outcome_text(o).replace("|", "\\|")
             if o.status in ("caught", "equivalent but caught"):
-                res = ("caught (timeout)" if o.timeout else "caught") + " by " + ", ".join(o.tests)
+                res = "caught (timeout)" if o.timeout else "caught"
+                if o.tests:
+                    res += " by " + ", ".join(o.tests)
             if o.status == "equivalent":
                 res = "equivalent: " + m.equivalent.replace("|", "\\|")
             what = m.description.replace("|", "\\|")
