@@ -182,8 +182,37 @@ def sync_tree(repo, tracked, scratch):
         shutil.copymode(src, dst)
 
 
+def descendants(pid):
+    """Every process below pid (Linux /proc). meson starts each test in its
+    own process group, so killing meson's group alone would orphan them."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            st = proc_stat(int(entry))
+            if st:
+                children.setdefault(st[0], []).append((int(entry), st[1]))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c[0])
+    return out  # (pid, start time) pairs
+
+
+def proc_stat(pid):
+    """(parent pid, start time) of a process, or None when it is gone. The
+    start time tells a process from a later one that reuses its pid."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            # The command may contain spaces and parentheses: split after the last ')'.
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[1]), int(fields[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class Runner:
-    """Runs commands in their own process group, so a timeout or an interrupt
+    """Runs commands in their own session, so that a timeout or an interrupt
     can end the whole tree of processes (meson, its tests, their children)."""
 
     def __init__(self, verbose):
@@ -201,15 +230,35 @@ class Runner:
             self.kill()
             out, _ = self.proc.communicate()
             return None, out.decode(errors="replace")
+        except BaseException:
+            self.kill()  # an interrupt: leave no process running
+            raise
         finally:
             self.proc = None
 
     def kill(self):
-        if self.proc and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        """SIGTERM first (meson then stops its tests and writes its log),
+        SIGKILL after 10 s to whatever is left of the tree."""
+        p = self.proc
+        if not p or p.poll() is not None:
+            return
+        tree = descendants(p.pid)
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            # Not reaped yet, so its process group id is still ours.
+            os.killpg(p.pid, signal.SIGKILL)
+        for pid, start in tree:
+            st = proc_stat(pid)
+            if st and st[1] == start:  # still the process we saw, not a reused pid
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
 
 def build(runner, builddir, jobs, timeout):
