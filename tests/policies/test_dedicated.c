@@ -35,6 +35,31 @@ static CsProfileSet *synthetic(void)
     "    \"creq_pct\": {\"ao\": 40, \"wao\": 40, \"wsm\": 40}},"
     "   {\"batch\": 16, \"latency_ms\": 90, \"mreq_pct\": 10,"
     "    \"creq_pct\": {\"ao\": 40, \"wao\": 40, \"wsm\": 40}}]},"
+    "  {\"gpu\": \"gpu\", \"model\": \"ua\", \"batches\": ["
+    "   {\"batch\": 8, \"latency_ms\": 50, \"throughput_rps\": 100, \"mreq_pct\": 10,"
+    "    \"creq_pct\": {\"ao\": 60, \"wao\": 60, \"wsm\": 60}},"
+    "   {\"batch\": 16, \"latency_ms\": 900, \"mreq_pct\": 10,"
+    "    \"creq_pct\": {\"ao\": 60, \"wao\": 60, \"wsm\": 60}}]},"
+    "  {\"gpu\": \"gpu\", \"model\": \"ub\", \"batches\": ["
+    "   {\"batch\": 8, \"latency_ms\": 50, \"throughput_rps\": 100, \"mreq_pct\": 50,"
+    "    \"creq_pct\": {\"ao\": 10, \"wao\": 10, \"wsm\": 10}},"
+    "   {\"batch\": 16, \"latency_ms\": 900, \"mreq_pct\": 50,"
+    "    \"creq_pct\": {\"ao\": 10, \"wao\": 10, \"wsm\": 10}}]},"
+    "  {\"gpu\": \"gpu\", \"model\": \"uc\", \"batches\": ["
+    "   {\"batch\": 8, \"latency_ms\": 50, \"throughput_rps\": 100, \"mreq_pct\": 20,"
+    "    \"creq_pct\": {\"ao\": 20, \"wao\": 20, \"wsm\": 20}},"
+    "   {\"batch\": 16, \"latency_ms\": 900, \"mreq_pct\": 20,"
+    "    \"creq_pct\": {\"ao\": 20, \"wao\": 20, \"wsm\": 20}}]},"
+    "  {\"gpu\": \"gpu\", \"model\": \"ud\", \"batches\": ["
+    "   {\"batch\": 8, \"latency_ms\": 50, \"throughput_rps\": 100, \"mreq_pct\": 30,"
+    "    \"creq_pct\": {\"ao\": 33, \"wao\": 33, \"wsm\": 33}},"
+    "   {\"batch\": 16, \"latency_ms\": 900, \"mreq_pct\": 30,"
+    "    \"creq_pct\": {\"ao\": 33, \"wao\": 33, \"wsm\": 33}}]},"
+    "  {\"gpu\": \"gpu\", \"model\": \"ue\", \"batches\": ["
+    "   {\"batch\": 8, \"latency_ms\": 50, \"throughput_rps\": 100, \"mreq_pct\": 40,"
+    "    \"creq_pct\": {\"ao\": 5, \"wao\": 5, \"wsm\": 5}},"
+    "   {\"batch\": 16, \"latency_ms\": 900, \"mreq_pct\": 40,"
+    "    \"creq_pct\": {\"ao\": 5, \"wao\": 5, \"wsm\": 5}}]},"
     "  {\"gpu\": \"gpu\", \"model\": \"k\", \"batches\": ["
     "   {\"batch\": 4, \"latency_ms\": 40, \"throughput_rps\": 100, \"mreq_pct\": 10,"
     "    \"creq_pct\": {\"ao\": 30, \"wao\": 30, \"wsm\": 30}},"
@@ -236,6 +261,80 @@ static void test_milp_batch_before_replicas(void **state)
   cs_profile_set_free(set);
 }
 
+/* Usher's step 4 on one group (pinned with "groups"), batch 8 only, every
+ * replica 100 req/s. Members are ordered C-heavy and M-heavy alternately
+ * (Creq >= 1.2 Mreq, resp. Mreq >= 1.2 Creq; each list by Creq + Mreq
+ * descending), neutral last; each replica goes to the group's GPU left with
+ * the least spare Creq + Mreq (lowest index on ties), else a new GPU. */
+static CsPlacement *usher_group(const CsProfileSet *set, const char *const *names,
+                                const double *rates, int n, int n_gpus)
+{
+  CsPlacementModel models[8];
+  for (int m = 0; m < n; m++)
+    models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = rates[m], .slo_ms = 100 };
+  CsPlacementGpu gpus[4];
+  for (int g = 0; g < n_gpus; g++)
+    gpus[g] = (CsPlacementGpu){ .gpu_type = "gpu" };
+  CsPlacementInput in = { .models = models, .n_models = n, .gpus = gpus, .n_gpus = n_gpus,
+                          .profiles = set };
+  static const int batches[] = { 8 };
+  static const int one_group[8] = { 0 };
+  CsUsherOptions uo = { .metric = CS_CREQ_AO, .mode = CS_USHER_FIXED, .max_group_size = 8,
+                        .batches = batches, .n_batches = 1, .groups = one_group };
+  GError *err = NULL;
+  CsPlacement *p = cs_usher_place(&in, &uo, NULL, &err);
+  if (!p)
+    fail_msg("%s", err->message);
+  return p;
+}
+
+/* Best fit. ua (Creq 60, Mreq 10) needs 2 replicas for 200 req/s: GPU 0 and,
+ * as they do not fit together, GPU 1. ub (10/50) fits both equally: GPU 0
+ * (70/60). uc (20/20) fits both: GPU 0 would be left with 10 + 20 = 30 spare,
+ * GPU 1 with 20 + 70 = 90: best fit takes GPU 0. */
+static void test_usher_best_fit(void **state)
+{
+  (void)state;
+  CsProfileSet *set = synthetic();
+  const char *names[] = { "ua", "ub", "uc" };
+  double rates[] = { 200, 100, 100 };
+  CsPlacement *p = usher_group(set, names, rates, 3, 2);
+  int gpu_of[3][2], n_of[3] = { 0 };
+  for (guint r = 0; r < p->replicas->len; r++) {
+    const CsReplica *rep = &g_array_index(p->replicas, CsReplica, r);
+    gpu_of[rep->model][n_of[rep->model]++] = rep->gpu;
+  }
+  assert_int_equal(n_of[0], 2);
+  assert_int_equal(gpu_of[0][0], 0);
+  assert_int_equal(gpu_of[0][1], 1);
+  assert_int_equal(n_of[1], 1);
+  assert_int_equal(gpu_of[1][0], 0);
+  assert_int_equal(n_of[2], 1);
+  assert_int_equal(gpu_of[2][0], 0);
+  cs_placement_free(p);
+  cs_profile_set_free(set);
+}
+
+/* The C-heavy threshold is 1.2: ud (Creq 33, Mreq 30: ratio 1.1) is neutral
+ * and goes last, after ua (C-heavy 60/10), ub (M-heavy 10/50, sum 60) and ue
+ * (M-heavy 5/40, sum 45): placement order ua, ub, ue, ud. (At a threshold of
+ * 1.0 ud would be C-heavy, placed right after ub.) */
+static void test_usher_heavy_threshold(void **state)
+{
+  (void)state;
+  CsProfileSet *set = synthetic();
+  const char *names[] = { "ua", "ub", "ud", "ue" };
+  double rates[] = { 100, 100, 100, 100 };
+  CsPlacement *p = usher_group(set, names, rates, 4, 2);
+  assert_int_equal(p->replicas->len, 4);
+  static const int order[] = { 0, 1, 3, 2 };
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(g_array_index(p->replicas, CsReplica, i).model, order[i]);
+  assert_float_equal(p->expected_total, 400, 1e-9);
+  cs_placement_free(p);
+  cs_profile_set_free(set);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -244,6 +343,8 @@ int main(void)
     cmocka_unit_test(test_linear_boundary),
     cmocka_unit_test(test_usher_milp_boundaries),
     cmocka_unit_test(test_milp_batch_before_replicas),
+    cmocka_unit_test(test_usher_best_fit),
+    cmocka_unit_test(test_usher_heavy_threshold),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
