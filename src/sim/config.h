@@ -64,6 +64,7 @@ typedef struct CsConfig { /* tagged: dispatch.h declares it */
   CsGpuConfig *gpus;
   int n_gpus;
   int n_nodes;
+  gboolean has_mig;       /* some GPU is split into MIG instances */
   CsProfileSet *profiles;
   CsNetworkCurve *network;
   const CsDispatchPolicy *dispatch;

@@ -100,10 +100,7 @@ cJSON *cs_config_setup_json(const CsConfig *c, GError **error)
   cJSON *cl = cJSON_AddObjectToObject(setup, "cluster");
   cJSON_AddNumberToObject(cl, "gpus", c->n_gpus);
   cJSON_AddNumberToObject(cl, "nodes", c->n_nodes);
-  gboolean mig = FALSE;
-  for (int g = 0; g < c->n_gpus; g++)
-    mig |= c->gpus[g].mig_instance >= 0;
-  cJSON_AddBoolToObject(cl, "mig", mig);
+  cJSON_AddBoolToObject(cl, "mig", c->has_mig);
   cJSON_AddBoolToObject(cl, "mps", c->mps);
   cJSON_AddNumberToObject(cl, "mps_gamma", c->mps_gamma);
   if (c->interference_path) {
@@ -187,20 +184,17 @@ char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
   cJSON *cl = object_member(root, "cluster");
   if (c->interference_path)
     set_item(cl, "interference", cJSON_CreateString(c->interference_path));
-  gboolean mig = FALSE;
-  for (int g = 0; g < c->n_gpus; g++)
-    mig |= c->gpus[g].mig_instance >= 0;
   /* Dispatch without placement refuses the co-location settings (it would
    * ignore them), so their defaults are written only where they apply. */
   if (c->dispatch->uses_placement) {
     add_default(cl, "mps", cJSON_CreateBool(c->mps));
-    if (c->mps || mig) /* elsewhere it would be ignored, and say so */
+    if (c->mps || c->has_mig) /* elsewhere it would be ignored, and say so */
       add_default(cl, "mps_gamma", cJSON_CreateNumber(c->mps_gamma));
     add_default(cl, "memory_overflow",
                 cJSON_CreateString(c->memory_overflow_fails ? "fail_replicas" : "error"));
     cJSON *pl = object_member(root, "placement");
     add_default(pl, "policy", cJSON_CreateString(c->placement_policy->name));
-  } else if (mig) {
+  } else if (c->has_mig) {
     add_default(cl, "mps_gamma", cJSON_CreateNumber(c->mps_gamma));
   }
   cJSON *d = object_member(root, "dispatch");

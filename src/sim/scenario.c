@@ -523,6 +523,8 @@ static gboolean read_cluster(const CsScenario *sc, CsConfig *c, GError **error)
   }
   c->n_gpus = (int)gpus->len;
   c->gpus = (CsGpuConfig *)g_array_free(gpus, FALSE);
+  for (int g = 0; g < c->n_gpus; g++)
+    c->has_mig |= c->gpus[g].mig_instance >= 0;
   return ok;
 }
 
@@ -870,10 +872,7 @@ static gboolean refuse_ignored_settings(const CsScenario *sc, const CsConfig *c,
       g_free(jp);
       return FALSE;
     }
-  gboolean mig = FALSE;
-  for (int g = 0; g < c->n_gpus; g++)
-    mig |= c->gpus[g].mig_instance >= 0;
-  if (!mig && cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
+  if (!c->has_mig && cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
     return cs_json_fail(error, sc->name, "cluster.mps_gamma",
                         "applies to MPS co-location and MIG instances; dispatch \"%s\" on whole "
                         "GPUs uses neither, so it would be ignored; remove it",
@@ -897,16 +896,13 @@ static gboolean refuse_ignored_settings(const CsScenario *sc, const CsConfig *c,
 static void warn_ignored_settings(const CsScenario *sc, CsConfig *c)
 {
   const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
-  gboolean mig = FALSE;
-  for (int g = 0; g < c->n_gpus; g++)
-    mig |= c->gpus[g].mig_instance >= 0;
   if (c->mps)
     return;
   if (cJSON_GetObjectItemCaseSensitive(cl, "interference"))
     cs_warning_add(c->warnings, "setting_ignored", NULL, -1,
                    "cluster.interference applies to replicas running concurrently under MPS; "
                    "cluster.mps is false, so co-located replicas time-slice and it is ignored");
-  if (!mig && cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
+  if (!c->has_mig && cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
     cs_warning_add(c->warnings, "setting_ignored", NULL, -1,
                    "cluster.mps_gamma applies under MPS or to MIG instances; cluster.mps is "
                    "false and there is no MIG, so it is ignored");
