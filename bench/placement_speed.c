@@ -33,7 +33,7 @@
 
 #include "common/json_input.h"
 #include "cs_config.h"
-#include "policies/placement.h"
+#include "policies/placement/placement.h"
 #include "profiles/profile.h"
 
 typedef struct {

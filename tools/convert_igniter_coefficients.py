@@ -10,7 +10,7 @@ Input (in --source-dir, default ../shared/data/profiles/igniter_v100 next to the
                          lines {"<model|hardware>": {"<key>": value}}, keys merged per object
 Output (in --out-dir, default data/profiles of the repo):
   igniter_v100_coefficients.json   format "clustersim-igniter" version 1 (docs/policies.md,
-                                   section "iGniter"), read by src/policies/igniter_coef.c
+                                   section "iGniter"), read by src/profiles/igniter_coef.c
 
 The conversion only renames and regroups: every number is copied unchanged (Python's repr of
 the parsed double, so it reads back bit for bit). Nothing is fitted here; the policy fits its

@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "sim/gpu_calibrate.h"
+#include "profiles/calibrate.h"
 #include "common/data_files.h"
 
 /* A file given on the command line as is, else the named file in the first

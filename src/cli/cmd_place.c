@@ -6,8 +6,8 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
-#include "policies/placement.h"
-#include "sim/scenario.h"
+#include "policies/placement/placement.h"
+#include "scenario/scenario.h"
 
 static const char *const metric_names[CS_CREQ_N_METRICS] = { "ao", "wao", "wsm" };
 

@@ -19,7 +19,7 @@
 #include "cli.h"
 #include "common/data_files.h"
 #include "common/json_input.h"
-#include "policies/igniter_coef.h"
+#include "profiles/igniter_coef.h"
 #include "profiles/interference.h"
 #include "profiles/profile.h"
 

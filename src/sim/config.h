@@ -9,11 +9,11 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "policies/placement.h"
+#include "policies/placement/placement.h"
 #include "profiles/network.h"
 #include "profiles/interference.h"
 #include "profiles/profile.h"
-#include "sim/dispatch.h"
+#include "policies/dispatch/dispatch.h"
 #include "sim/warnings.h"
 
 typedef enum {

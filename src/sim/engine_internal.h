@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "dispatch.h"
+#include "policies/dispatch/dispatch.h"
 #include "event_queue.h"
 
 struct Req {

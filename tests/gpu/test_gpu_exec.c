@@ -1,6 +1,6 @@
 /* Tests of the GPU execution model (src/sim/gpu_exec.c), the interference
  * data loader (src/profiles/interference.c) and the calibration run
- * (src/sim/gpu_calibrate.c). Expected values are computed by hand in the
+ * (src/profiles/calibrate.c). Expected values are computed by hand in the
  * comments; the calibration tests pin the figures of docs/gpu-model.md. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 #include "common/json_input.h"
 #include "profiles/interference.h"
 #include "profiles/profile.h"
-#include "sim/gpu_calibrate.h"
+#include "profiles/calibrate.h"
 #include "sim/gpu_exec.h"
 
 #define MS INT64_C(1000000)

@@ -14,9 +14,9 @@
 #include <cmocka.h>
 #include <glib/gstdio.h>
 
-#include "policies/milp.h"
-#include "policies/placement_policies.h"
-#include "policies/usher.h"
+#include "policies/placement/milp.h"
+#include "policies/placement/placement_policies.h"
+#include "policies/placement/usher.h"
 
 static CsProfileSet *synthetic(void)
 {

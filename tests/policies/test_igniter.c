@@ -13,8 +13,8 @@
 #include <cmocka.h>
 
 #include "common/json_input.h"
-#include "policies/igniter.h"
-#include "policies/placement.h"
+#include "policies/placement/igniter.h"
+#include "policies/placement/placement.h"
 
 static char *coef_path(void)
 {

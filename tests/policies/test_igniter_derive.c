@@ -16,8 +16,8 @@
 #include <cmocka.h>
 
 #include "common/json_input.h"
-#include "policies/igniter_derive.h"
-#include "policies/placement.h"
+#include "profiles/igniter_derive.h"
+#include "policies/placement/placement.h"
 
 static char *data_path(const char *name)
 {

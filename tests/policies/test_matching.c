@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "policies/matching.h"
-#include "policies/placement.h"
+#include "policies/placement/matching.h"
+#include "policies/placement/placement.h"
 
 /* Best (cardinality, weight) over all matchings of the nodes in `free`, by
  * plain recursion: the lowest free node is unmatched or matched to any other

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "policies/milp.h"
-#include "policies/place_common.h"
+#include "policies/placement/milp.h"
+#include "policies/placement/place_common.h"
 
 #define MAX_G 3
 #define MAX_M 3

@@ -15,9 +15,9 @@
 #include <cmocka.h>
 
 #include "common/json_input.h"
-#include "policies/igniter_coef.h"
-#include "policies/placement.h"
-#include "policies/usher.h"
+#include "profiles/igniter_coef.h"
+#include "policies/placement/placement.h"
+#include "policies/placement/usher.h"
 
 static char *source_path(const char *rel)
 {

@@ -11,9 +11,9 @@
 #include <cmocka.h>
 
 #include "common/json_input.h"
-#include "policies/milp.h"
-#include "policies/placement.h"
-#include "policies/usher.h"
+#include "policies/placement/milp.h"
+#include "policies/placement/placement.h"
+#include "policies/placement/usher.h"
 
 /* A second GPU type for mixed clusters: two models, one batch size each. */
 static const char *const tiny_profile =

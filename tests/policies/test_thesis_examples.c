@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "policies/milp.h"
-#include "policies/usher.h"
+#include "policies/placement/milp.h"
+#include "policies/placement/usher.h"
 
 typedef struct {
   CsProfileSet *profiles;

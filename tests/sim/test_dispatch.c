@@ -10,7 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "test_util.h"
 
 #define MAX_REQ 256

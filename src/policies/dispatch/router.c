@@ -10,7 +10,7 @@
 #include <math.h>
 
 #include "common/json_input.h"
-#include "engine_internal.h"
+#include "sim/engine_internal.h"
 
 typedef struct {
   int64_t max_wait_ns;

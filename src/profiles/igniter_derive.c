@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "placement.h"
+#include "policies/placement/placement.h"
 #include "sim/gpu_exec.h"
 
 /* Placeholders for quantities the simulator does not model (igniter_derive.h). */

@@ -3,7 +3,7 @@
 #define CS_SCENARIO_INTERNAL_H
 
 #include "clustersim/clustersim.h"
-#include "config.h"
+#include "sim/config.h"
 
 /* Validates the scenario and returns its compiled form (free with
  * cs_config_free), or NULL with error set naming file, JSON path and what was

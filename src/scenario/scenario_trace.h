@@ -6,7 +6,7 @@
 #include <cjson/cJSON.h>
 #include <glib.h>
 
-#include "config.h"
+#include "sim/config.h"
 
 /* Reads the trace at path (already resolved) as the "trace" object obj
  * describes and fills the arrival fields of the trace clients: clients[idx[j]]

@@ -41,7 +41,7 @@
 #ifndef CS_IGNITER_H
 #define CS_IGNITER_H
 
-#include "igniter_coef.h"
+#include "profiles/igniter_coef.h"
 #include "placement.h"
 
 G_BEGIN_DECLS

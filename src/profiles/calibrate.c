@@ -1,6 +1,6 @@
 /* Calibration of the GPU execution model against measured co-locations; see
  * gpu_calibrate.h and docs/gpu-model.md. */
-#include "gpu_calibrate.h"
+#include "profiles/calibrate.h"
 
 #include <gsl/gsl_multifit.h>
 #include <gsl/gsl_sort.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/json_input.h"
-#include "gpu_exec.h"
+#include "sim/gpu_exec.h"
 #include "profiles/interference.h"
 #include "profiles/profile.h"
 

@@ -8,7 +8,7 @@
 #include "clustersim/clustersim.h"
 #include "common/data_files.h"
 #include "common/json_input.h"
-#include "config.h"
+#include "sim/config.h"
 #include "scenario.h"
 #include "scenario_trace.h"
 

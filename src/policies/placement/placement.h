@@ -18,8 +18,8 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "../profiles/interference.h"
-#include "../profiles/profile.h"
+#include "profiles/interference.h"
+#include "profiles/profile.h"
 
 G_BEGIN_DECLS
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "clustersim/clustersim.h"
-#include "config.h"
+#include "sim/config.h"
 #include "scenario.h"
 #include "workloads/trace.h"
 

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "common/json_input.h"
-#include "engine.h"
-#include "scenario.h"
+#include "sim/engine.h"
+#include "scenario/scenario.h"
 
 void cs_run_options_init(CsRunOptions *opt)
 {

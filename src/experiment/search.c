@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "common/json_input.h"
-#include "scenario.h"
+#include "scenario/scenario.h"
 
 void cs_goodput_search_options_init(CsGoodputSearchOptions *o)
 {

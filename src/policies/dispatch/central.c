@@ -45,8 +45,8 @@
 #include <string.h>
 
 #include "common/json_input.h"
-#include "engine_internal.h"
-#include "warnings.h"
+#include "sim/engine_internal.h"
+#include "sim/warnings.h"
 
 typedef enum { RULE_DEFERRED, RULE_EAGER, RULE_TIMEOUT } ExecRule;
 typedef enum { GPU_LOWEST_ID, GPU_EARLIEST_FREE } GpuChoice;
