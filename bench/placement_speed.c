@@ -174,7 +174,7 @@ static void run_one(const CsPlacementPolicy *pol, const Instance *x, const char 
   fprintf(stderr, "%s: %d models, %d GPUs (%s)...\n", pol->name, x->n_models, x->n_gpus, family);
   GError *err = NULL;
   gint64 t0 = g_get_monotonic_time();
-  CsPlacement *p = pol->place(&in, params, "bench", "placement", &err);
+  CsPlacement *p = cs_placement_run(pol, NULL, &in, params, "bench", "placement", &err);
   double ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
   cJSON_Delete(params);
   printf("| %s | %s | %d | %d | ", pol->name, family, x->n_models, x->n_gpus);

@@ -28,27 +28,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core.h"
+#include "params.h"
+#include "placement.h"
+#include "profiles.h"
+
 G_BEGIN_DECLS
-
-#if defined(__GNUC__)
-#define CS_API __attribute__((visibility("default")))
-#else
-#define CS_API
-#endif
-
-/* Error domain of every error this library reports. */
-#define CS_ERROR (cs_error_quark())
-CS_API GQuark cs_error_quark(void);
-
-typedef enum {
-  CS_ERROR_IO,      /* a file cannot be read or written */
-  CS_ERROR_PARSE,   /* a file is not valid JSON / CSV */
-  CS_ERROR_INVALID, /* valid syntax, invalid content */
-  CS_ERROR_POLICY,  /* a policy cannot produce a placement */
-} CsErrorCode;
-
-/* Returns the library version, e.g. "0.1.0". */
-CS_API const char *cs_version(void);
 
 /* ---- Scenarios ------------------------------------------------------------ */
 

@@ -234,6 +234,27 @@ static void format_bound(char *buf, size_t n, double v)
   g_snprintf(buf, n, "%g", v);
 }
 
+gboolean cs_json_value_double(const cJSON *v, double min, double max, double *out,
+                              const char *file, const char *p, GError **error)
+{
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+    return cs_json_fail(error, file, p, "expected a number, got %s", cs_json_type_name(v));
+  if (v->valuedouble < min || v->valuedouble > max) {
+    char lo[32], hi[32], got[32];
+    format_bound(lo, sizeof lo, min);
+    format_bound(hi, sizeof hi, max);
+    format_bound(got, sizeof got, v->valuedouble);
+    if (min > 0.0 && min <= 1e-6 && max >= 1e9)
+      /* A tiny positive minimum stands for "strictly positive". */
+      return cs_json_fail(error, file, p, "expected a number > 0, got %s", got);
+    if (max >= 1e9)
+      return cs_json_fail(error, file, p, "expected a number >= %s, got %s", lo, got);
+    return cs_json_fail(error, file, p, "expected a number in [%s, %s], got %s", lo, hi, got);
+  }
+  *out = v->valuedouble;
+  return TRUE;
+}
+
 gboolean cs_json_read_double(const cJSON *obj, const char *key, gboolean required, double min,
                              double max, double *out, const char *file, const char *path,
                              GError **error)
@@ -245,26 +266,32 @@ gboolean cs_json_read_double(const cJSON *obj, const char *key, gboolean require
   if (!v)
     return TRUE;
   char *p = cs_json_path_key(path, key);
-  gboolean ok = TRUE;
-  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
-    ok = cs_json_fail(error, file, p, "expected a number, got %s", cs_json_type_name(v));
-  } else if (v->valuedouble < min || v->valuedouble > max) {
-    char lo[32], hi[32], got[32];
-    format_bound(lo, sizeof lo, min);
-    format_bound(hi, sizeof hi, max);
-    format_bound(got, sizeof got, v->valuedouble);
-    if (min > 0.0 && min <= 1e-6 && max >= 1e9)
-      /* A tiny positive minimum stands for "strictly positive". */
-      ok = cs_json_fail(error, file, p, "expected a number > 0, got %s", got);
-    else if (max >= 1e9)
-      ok = cs_json_fail(error, file, p, "expected a number >= %s, got %s", lo, got);
-    else
-      ok = cs_json_fail(error, file, p, "expected a number in [%s, %s], got %s", lo, hi, got);
-  } else {
-    *out = v->valuedouble;
-  }
+  gboolean ok = cs_json_value_double(v, min, max, out, file, p, error);
   g_free(p);
   return ok;
+}
+
+gboolean cs_json_value_int64(const cJSON *v, int64_t min, int64_t max, int64_t *out,
+                             const char *file, const char *p, GError **error)
+{
+  /* 2^53: beyond it a JSON number no longer holds every integer exactly. */
+  double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+  if (!cJSON_IsNumber(v) || !isfinite(d) || d != floor(d))
+    return cs_json_fail(error, file, p, "expected an integer, got %s",
+                        cJSON_IsNumber(v) ? "a fractional number" : cs_json_type_name(v));
+  if (fabs(d) > 9007199254740992.0)
+    return cs_json_fail(error, file, p, "expected an integer of magnitude at most 2^53, got %g",
+                        d);
+  if ((int64_t)d < min || (int64_t)d > max) {
+    if (max == INT64_MAX)
+      return cs_json_fail(error, file, p, "expected an integer >= %" G_GINT64_FORMAT
+                          ", got %" G_GINT64_FORMAT, (gint64)min, (gint64)d);
+    return cs_json_fail(error, file, p, "expected an integer in [%" G_GINT64_FORMAT
+                        ", %" G_GINT64_FORMAT "], got %" G_GINT64_FORMAT,
+                        (gint64)min, (gint64)max, (gint64)d);
+  }
+  *out = (int64_t)d;
+  return TRUE;
 }
 
 gboolean cs_json_read_int64(const cJSON *obj, const char *key, gboolean required, int64_t min,
@@ -278,25 +305,7 @@ gboolean cs_json_read_int64(const cJSON *obj, const char *key, gboolean required
   if (!v)
     return TRUE;
   char *p = cs_json_path_key(path, key);
-  gboolean ok = TRUE;
-  /* 2^53: beyond it a JSON number no longer holds every integer exactly. */
-  double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-  if (!cJSON_IsNumber(v) || !isfinite(d) || d != floor(d)) {
-    ok = cs_json_fail(error, file, p, "expected an integer, got %s",
-                      cJSON_IsNumber(v) ? "a fractional number" : cs_json_type_name(v));
-  } else if (fabs(d) > 9007199254740992.0) {
-    ok = cs_json_fail(error, file, p, "expected an integer of magnitude at most 2^53, got %g", d);
-  } else if ((int64_t)d < min || (int64_t)d > max) {
-    if (max == INT64_MAX)
-      ok = cs_json_fail(error, file, p, "expected an integer >= %" G_GINT64_FORMAT
-                        ", got %" G_GINT64_FORMAT, (gint64)min, (gint64)d);
-    else
-      ok = cs_json_fail(error, file, p, "expected an integer in [%" G_GINT64_FORMAT
-                        ", %" G_GINT64_FORMAT "], got %" G_GINT64_FORMAT,
-                        (gint64)min, (gint64)max, (gint64)d);
-  } else {
-    *out = (int64_t)d;
-  }
+  gboolean ok = cs_json_value_int64(v, min, max, out, file, p, error);
   g_free(p);
   return ok;
 }
@@ -311,6 +320,16 @@ gboolean cs_json_read_int(const cJSON *obj, const char *key, gboolean required, 
   return TRUE;
 }
 
+gboolean cs_json_value_string(const cJSON *v, const char **out, const char *file, const char *p,
+                              GError **error)
+{
+  if (!cJSON_IsString(v) || !v->valuestring[0])
+    return cs_json_fail(error, file, p, "expected a non-empty string, got %s",
+                        cJSON_IsString(v) ? "an empty string" : cs_json_type_name(v));
+  *out = v->valuestring;
+  return TRUE;
+}
+
 gboolean cs_json_read_string(const cJSON *obj, const char *key, gboolean required,
                              const char **out, const char *file, const char *path,
                              GError **error)
@@ -321,14 +340,18 @@ gboolean cs_json_read_string(const cJSON *obj, const char *key, gboolean require
     return FALSE;
   if (!v)
     return TRUE;
-  if (!cJSON_IsString(v) || !v->valuestring[0]) {
-    char *p = cs_json_path_key(path, key);
-    cs_json_fail(error, file, p, "expected a non-empty string, got %s",
-                 cJSON_IsString(v) ? "an empty string" : cs_json_type_name(v));
-    g_free(p);
-    return FALSE;
-  }
-  *out = v->valuestring;
+  char *p = cs_json_path_key(path, key);
+  gboolean ok = cs_json_value_string(v, out, file, p, error);
+  g_free(p);
+  return ok;
+}
+
+gboolean cs_json_value_bool(const cJSON *v, gboolean *out, const char *file, const char *p,
+                            GError **error)
+{
+  if (!cJSON_IsBool(v))
+    return cs_json_fail(error, file, p, "expected true or false, got %s", cs_json_type_name(v));
+  *out = cJSON_IsTrue(v);
   return TRUE;
 }
 
@@ -341,12 +364,8 @@ gboolean cs_json_read_bool(const cJSON *obj, const char *key, gboolean required,
     return FALSE;
   if (!v)
     return TRUE;
-  if (!cJSON_IsBool(v)) {
-    char *p = cs_json_path_key(path, key);
-    cs_json_fail(error, file, p, "expected true or false, got %s", cs_json_type_name(v));
-    g_free(p);
-    return FALSE;
-  }
-  *out = cJSON_IsTrue(v);
-  return TRUE;
+  char *p = cs_json_path_key(path, key);
+  gboolean ok = cs_json_value_bool(v, out, file, p, error);
+  g_free(p);
+  return ok;
 }

@@ -98,6 +98,17 @@ gboolean cs_json_read_string(const cJSON *obj, const char *key, gboolean require
 gboolean cs_json_read_bool(const cJSON *obj, const char *key, gboolean required, gboolean *out,
                            const char *file, const char *path, GError **error);
 
+/* The same checks on a value v itself, whose JSON path is path: v is a number
+ * in [min, max], an integer in [min, max], a non-empty string, a boolean. */
+gboolean cs_json_value_double(const cJSON *v, double min, double max, double *out,
+                              const char *file, const char *path, GError **error);
+gboolean cs_json_value_int64(const cJSON *v, int64_t min, int64_t max, int64_t *out,
+                             const char *file, const char *path, GError **error);
+gboolean cs_json_value_string(const cJSON *v, const char **out, const char *file,
+                              const char *path, GError **error);
+gboolean cs_json_value_bool(const cJSON *v, gboolean *out, const char *file, const char *path,
+                            GError **error);
+
 /* Short description of a JSON value's type for messages ("a string", "null", ...). */
 const char *cs_json_type_name(const cJSON *node);
 

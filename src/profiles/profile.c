@@ -10,7 +10,7 @@
 
 #include "common/json_input.h"
 
-G_DEFINE_QUARK(cs-profile-error-quark, cs_profile_error)
+
 
 /* Latencies above this are surely a unit mistake, and keeping ms * 1e6 far
  * below INT64_MAX means the conversion to ns can never overflow. */
@@ -685,4 +685,75 @@ const CsBatchPoint *cs_model_profile_nearest_point(const CsModelProfile *p, int 
     if (!best || abs(p->points[i].batch - batch) < abs(best->batch - batch))
       best = &p->points[i];
   return best;
+}
+
+/* ---- read-only accessors of the public API --------------------------------- */
+
+const char *cs_gpu_type_name(const CsGpuType *t)
+{
+  return t->name;
+}
+
+const char *cs_gpu_type_description(const CsGpuType *t)
+{
+  return t->description ? t->description : "";
+}
+
+int cs_gpu_type_sm_count(const CsGpuType *t)
+{
+  return t->sm_count;
+}
+
+int64_t cs_gpu_type_memory_bytes(const CsGpuType *t)
+{
+  return t->memory_bytes;
+}
+
+const char *cs_model_profile_model(const CsModelProfile *p)
+{
+  return p->model;
+}
+
+const char *cs_model_profile_gpu_type(const CsModelProfile *p)
+{
+  return p->gpu_type;
+}
+
+double cs_model_profile_slo_ms(const CsModelProfile *p)
+{
+  return p->slo_ms;
+}
+
+int64_t cs_model_profile_input_bytes(const CsModelProfile *p)
+{
+  return p->input_bytes;
+}
+
+int64_t cs_model_profile_output_bytes(const CsModelProfile *p)
+{
+  return p->output_bytes;
+}
+
+const char *cs_model_profile_source(const CsModelProfile *p)
+{
+  return p->source ? p->source : "";
+}
+
+int cs_model_profile_n_points(const CsModelProfile *p)
+{
+  return p->n_points;
+}
+
+const CsBatchPoint *cs_model_profile_point_at(const CsModelProfile *p, int i)
+{
+  return i >= 0 && i < p->n_points ? &p->points[i] : NULL;
+}
+
+gboolean cs_model_profile_linear(const CsModelProfile *p, double *alpha_ns, double *beta_ns)
+{
+  if (alpha_ns)
+    *alpha_ns = p->alpha_ns;
+  if (beta_ns)
+    *beta_ns = p->beta_ns;
+  return !p->linear_fitted;
 }

@@ -19,16 +19,6 @@ struct CsScenario {
   GPtrArray *overrides; /* "PATH=VALUE" of every cs_scenario_set, in order */
 };
 
-GQuark cs_error_quark(void)
-{
-  return cs_input_error_quark();
-}
-
-const char *cs_version(void)
-{
-  return CS_VERSION;
-}
-
 static CsScenario *scenario_wrap(cJSON *root, const char *name, const char *base_dir)
 {
   CsScenario *sc = g_new0(CsScenario, 1);
@@ -1155,20 +1145,11 @@ static gboolean read_placement(const CsScenario *sc, CsConfig *c, GError **error
   CsPlacementInput in = { .models = models, .n_models = c->n_clients, .gpus = gpus,
                           .n_gpus = c->n_gpus, .profiles = c->profiles,
                           .gpu_model = &gpu_model };
-  GError *perr = NULL;
-  c->placement = c->placement_policy->place(&in, pl, sc->name, "placement", &perr);
+  c->placement = cs_placement_run(c->placement_policy, NULL, &in, pl, sc->name, "placement", error);
   g_free(models);
   g_free(gpus);
-  if (!c->placement) {
-    /* Parameter errors already name the file; solver and profile errors do not. */
-    if (perr->domain == CS_INPUT_ERROR)
-      g_propagate_error(error, perr);
-    else {
-      cs_json_fail(error, sc->name, "placement", "%s", perr->message);
-      g_error_free(perr);
-    }
+  if (!c->placement)
     return FALSE;
-  }
   if (!check_memory(sc, c, error))
     return FALSE;
   warn_about_placement(c);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <glib/gstdio.h>
 
+#include "policies/placement/placement.h"
 #include "policies/placement/milp.h"
 #include "policies/placement/placement_policies.h"
 #include "policies/placement/usher.h"
@@ -98,7 +99,7 @@ static CsPlacement *place(const CsProfileSet *set, const char *const *names, con
                           .n_gpus = n_gpus, .profiles = set };
   cJSON *p = params ? cJSON_Parse(params) : NULL;
   GError *err = NULL;
-  CsPlacement *pl = cs_place_dedicated.place(&in, p, "test.json", "placement", &err);
+  CsPlacement *pl = cs_placement_run(&cs_place_dedicated, NULL, &in, p, "test.json", "placement", &err);
   cJSON_Delete(p);
   if (!pl)
     fail_msg("%s", err->message);

@@ -89,7 +89,7 @@ static CsPlacement *run(const CsPlacementInput *in, const char *json, GError **e
   cJSON *params = json ? cJSON_Parse(json) : NULL;
   if (json)
     assert_non_null(params);
-  CsPlacement *p = pol->place(in, params, "scen.json", "placement", err);
+  CsPlacement *p = cs_placement_run(pol, NULL, in, params, "scen.json", "placement", err);
   cJSON_Delete(params);
   return p;
 }
@@ -476,7 +476,7 @@ static void test_bad_inputs(void **state)
   instance(&x, 2, names, slo, rate, 2);
   GError *err = NULL;
   assert_null(run(&x.in, explicit_file, &err));
-  assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PROFILE));
+  assert_true(g_error_matches(err, CS_ERROR, CS_ERROR_POLICY));
   assert_non_null(strstr(err->message, "no iGniter coefficients for model \"bert\" (the "
                                        "coefficients have \"alexnet\", \"resnet50\", \"vgg19\", "
                                        "\"ssd\")"));
@@ -484,7 +484,7 @@ static void test_bad_inputs(void **state)
   /* Without "coefficients" the shipped file does not serve (no bert), so
    * the measurements would be derived, but there are no profiles. */
   assert_null(run(&x.in, NULL, &err));
-  assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PROFILE));
+  assert_true(g_error_matches(err, CS_ERROR, CS_ERROR_POLICY));
   assert_non_null(strstr(err->message, "the shipped measurements (igniter_v100_coefficients) do "
                                        "not serve this cluster (they have no model bert), and "
                                        "there are no profiles to derive them from"));

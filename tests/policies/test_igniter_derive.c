@@ -366,7 +366,7 @@ static CsPlacement *place(const CsPlacementInput *in, const char *json)
   const CsPlacementPolicy *pol = cs_placement_policy_lookup("igniter");
   cJSON *params = cJSON_Parse(json);
   GError *err = NULL;
-  CsPlacement *p = pol->place(in, params, "scen.json", "placement", &err);
+  CsPlacement *p = cs_placement_run(pol, NULL, in, params, "scen.json", "placement", &err);
   cJSON_Delete(params);
   if (!p)
     fail_msg("%s: %s", json, err->message);

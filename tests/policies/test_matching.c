@@ -156,7 +156,7 @@ static void test_limits(void **state)
     w[i] = (double)(i % 7);
   GError *err = NULL;
   assert_int_equal(cs_min_weight_matching(CS_MATCHING_MAX_NODES + 1, w, mate, NULL, &err), -1);
-  assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PARAMS));
+  assert_true(g_error_matches(err, CS_ERROR, CS_ERROR_POLICY));
   g_clear_error(&err);
   assert_int_equal(cs_min_weight_matching(0, w, mate, NULL, NULL), 0);
   assert_int_equal(cs_min_weight_matching(1, w, mate, NULL, NULL), 0);

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "policies/placement/placement.h"
 #include "policies/placement/milp.h"
 #include "policies/placement/place_common.h"
 

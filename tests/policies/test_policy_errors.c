@@ -278,7 +278,7 @@ static CsPlacement *run(const CsPlacementInput *in, const char *name, const char
   cJSON *params = json ? cJSON_Parse(json) : NULL;
   if (json)
     assert_non_null(params);
-  CsPlacement *p = pol->place(in, params, "scen.json", "placement", err);
+  CsPlacement *p = cs_placement_run(pol, NULL, in, params, "scen.json", "placement", err);
   cJSON_Delete(params);
   return p;
 }

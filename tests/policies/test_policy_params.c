@@ -84,7 +84,7 @@ static CsPlacement *run(const CsPlacementInput *in, const char *name, const char
   assert_non_null(pol);
   cJSON *params = cJSON_Parse(json);
   assert_non_null(params);
-  CsPlacement *p = pol->place(in, params, "scen.json", "placement", err);
+  CsPlacement *p = cs_placement_run(pol, NULL, in, params, "scen.json", "placement", err);
   cJSON_Delete(params);
   return p;
 }
@@ -248,7 +248,7 @@ static void test_bad_inputs(void **state)
   for (int i = 0; i < 2; i++) {
     CsPlacement *p = run(&x.in, i ? "milp" : "usher", "{}", &err);
     assert_null(p);
-    assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PROFILE));
+    assert_true(g_error_matches(err, CS_ERROR, CS_ERROR_POLICY));
     assert_non_null(strstr(err->message, "no_such_model"));
     g_clear_error(&err);
   }
@@ -259,7 +259,7 @@ static void test_bad_inputs(void **state)
   x.models[1] = x.models[2]; /* only alexnet and resnet50 exist on "tiny" */
   x.in.n_models = 2;
   assert_null(run(&x.in, "usher", "{}", &err));
-  assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PARAMS));
+  assert_true(g_error_matches(err, CS_ERROR, CS_ERROR_POLICY));
   assert_non_null(strstr(err->message, "GPU 3 is \"tiny\""));
   g_clear_error(&err);
   CsPlacement *p = expect_ok(&x.in, "milp", "{}");
@@ -275,7 +275,7 @@ static void test_bad_inputs(void **state)
                         .batches = cs_place_default_batches,
                         .n_batches = cs_place_n_default_batches, .groups = bad_groups };
   assert_null(cs_usher_place(&x.in, &uo, NULL, &err));
-  assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PARAMS));
+  assert_true(g_error_matches(err, CS_ERROR, CS_ERROR_POLICY));
   assert_non_null(strstr(err->message, "model \"gpt2\" has group 4"));
   g_clear_error(&err);
 
@@ -384,7 +384,7 @@ static void test_milp_time_limit_no_solution(void **state)
   CsPlacement *p = cs_milp_place(&b.in, &opt, &info, &err);
   assert_null(p);
   assert_int_equal(clock.asked, 1);
-  assert_true(g_error_matches(err, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_SOLVER));
+  assert_true(g_error_matches(err, CS_ERROR, CS_ERROR_POLICY));
   assert_non_null(strstr(err->message, "GLPK found no solution: time limit reached"));
   assert_non_null(strstr(err->message, "; raise time_limit_s"));
   g_error_free(err);

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "policies/placement/placement.h"
 #include "policies/placement/milp.h"
 #include "policies/placement/usher.h"
 

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "common/data_files.h"
-#include "common/json_input.h"
+#include "place_common.h"
 #include "placement_policies.h"
 
 #define DEFAULT_COEFFICIENTS "igniter_v100_coefficients"
@@ -149,7 +149,7 @@ static int compare_workloads(const void *a, const void *b)
 }
 
 /* Per model: its workloads (appended to wl). Logs what it did. */
-static void split_model(const CsPlacementInput *in, const CsIgniterOptions *opt, int m,
+static void split_model(const CsPlacementProblem *in, const CsIgniterOptions *opt, int m,
                         const CsIgniterModel *coef, GArray *wl, GString *log, CsIgniterInfo *info)
 {
   const CsPlacementModel *model = &in->models[m];
@@ -251,7 +251,7 @@ static GPtrArray *provision(const CsIgniterCoefs *c, const Workload *wl, int n_w
   return gpus;
 }
 
-CsPlacement *cs_igniter_place(const CsPlacementInput *in, const CsIgniterOptions *opt,
+CsPlacement *cs_igniter_place(const CsPlacementProblem *in, const CsIgniterOptions *opt,
                               CsIgniterInfo *info, GError **error)
 {
   const CsIgniterCoefs *c = opt->coefs;
@@ -269,7 +269,7 @@ CsPlacement *cs_igniter_place(const CsPlacementInput *in, const CsIgniterOptions
       GString *known = g_string_new(NULL);
       for (int i = 0; i < c->n_models; i++)
         g_string_append_printf(known, "%s\"%s\"", i ? ", " : "", c->models[i].name);
-      g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PROFILE,
+      g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                   "placement \"igniter\": no iGniter coefficients for model \"%s\" (the "
                   "coefficients have %s)",
                   in->models[m].name, known->str);
@@ -286,7 +286,7 @@ CsPlacement *cs_igniter_place(const CsPlacementInput *in, const CsIgniterOptions
     if (strcmp(in->gpus[g].gpu_type, c->gpu_type) == 0)
       usable[n_usable++] = g;
   if (in->n_gpus > 0 && n_usable == 0) {
-    g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PARAMS,
+    g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                 "placement \"igniter\": the coefficients were measured on GPU type \"%s\", "
                 "but the cluster has none (GPU 0 is \"%s\")",
                 c->gpu_type, in->gpus[0].gpu_type);
@@ -296,32 +296,37 @@ CsPlacement *cs_igniter_place(const CsPlacementInput *in, const CsIgniterOptions
     return NULL;
   }
   CsPlacement *p = cs_placement_new(in->n_models);
-  g_string_append_printf(p->log,
+  /* Notes go to a GString first (split_model appends to it), then to p. */
+  GString *log = g_string_new(opt->log_prefix ? opt->log_prefix : "");
+  g_string_append_printf(log,
                          "igniter: GPU type %s, target = %.3g x SLO, share unit %.3g %%%s\n",
                          c->gpu_type, opt->slo_fraction, c->share_unit_pct,
                          opt->split ? "" : ", no splitting");
   if (in->n_gpus == 0) {
-    g_string_append(p->log, "the cluster has no GPU: nothing placed\n");
+    g_string_append(log, "the cluster has no GPU: nothing placed\n");
+    cs_placement_log(p, "%s", log->str);
+    g_string_free(log, TRUE);
     g_free(usable);
     return p;
   }
   if (n_usable < in->n_gpus)
-    g_string_append_printf(p->log, "%d GPU%s of other types left unused\n",
+    g_string_append_printf(log, "%d GPU%s of other types left unused\n",
                            in->n_gpus - n_usable, in->n_gpus - n_usable == 1 ? "" : "s");
 
   GArray *wla = g_array_new(FALSE, FALSE, sizeof(Workload));
   for (int m = 0; m < in->n_models; m++)
-    split_model(in, opt, m, cs_igniter_coefs_find(c, in->models[m].name), wla, p->log, info);
+    split_model(in, opt, m, cs_igniter_coefs_find(c, in->models[m].name), wla, log, info);
   Workload *wl = (Workload *)(void *)wla->data;
   int n_wl = (int)wla->len;
   qsort(wl, (size_t)n_wl, sizeof *wl, compare_workloads);
   GPtrArray *plan = provision(c, wl, n_wl);
-  p->gpus_needed = (int)plan->len;
-  g_string_append_printf(p->log, "gpus_needed: %u\n", plan->len);
+  cs_placement_set_gpus_needed(p, (int)plan->len);
+  g_string_append_printf(log, "gpus_needed: %u\n", plan->len);
 
   /* Map plan GPU j onto usable[j] while there are GPUs; predict each GPU's
    * final co-location for the expected goodput. */
   int *kept = g_new0(int, MAX(in->n_models, 1)); /* replicas kept per model */
+  double *goodput = g_new0(double, MAX(in->n_models, 1)); /* predicted, per model */
   CsIgniterWorkload *scratch = g_new(CsIgniterWorkload, MAX(n_wl, 1));
   CsIgniterPrediction *pred = g_new(CsIgniterPrediction, MAX(n_wl, 1));
   int mapped = MIN((int)plan->len, n_usable);
@@ -333,20 +338,20 @@ CsPlacement *cs_igniter_place(const CsPlacementInput *in, const CsIgniterOptions
       scratch[i] = (CsIgniterWorkload){ .model = wl[s[i].w].coef, .batch = wl[s[i].w].batch,
                                         .share_pct = s[i].share };
     cs_igniter_predict(c, scratch, n, pred);
-    g_string_append_printf(p->log, "GPU %d:", usable[j]);
+    g_string_append_printf(log, "GPU %d:", usable[j]);
     for (int i = 0; i < n; i++) {
       const Workload *w = &wl[s[i].w];
       cs_placement_add(p, w->model, usable[j], w->batch, s[i].share / 100.0);
-      p->expected_goodput[w->model] += pred[i].throughput_rps;
+      goodput[w->model] += pred[i].throughput_rps;
       kept[w->model]++;
-      g_string_append_printf(p->log, "%s %s b%d %.1f %% (predicted %.2f ms, %.1f req/s)",
+      g_string_append_printf(log, "%s %s b%d %.1f %% (predicted %.2f ms, %.1f req/s)",
                              i ? "," : "", in->models[w->model].name, w->batch, s[i].share,
                              pred[i].latency_ms, pred[i].throughput_rps);
     }
-    g_string_append_c(p->log, '\n');
+    g_string_append_c(log, '\n');
   }
   if ((int)plan->len > n_usable) {
-    g_string_append_printf(p->log,
+    g_string_append_printf(log,
                            "the cluster has %d usable GPU%s, fewer than the %u the plan needs: "
                            "replicas planned for GPUs %d..%u of the plan are dropped\n",
                            n_usable, n_usable == 1 ? "" : "s", plan->len, n_usable,
@@ -356,19 +361,19 @@ CsPlacement *cs_igniter_place(const CsPlacementInput *in, const CsIgniterOptions
       for (int i = 0; i < n_wl; i++)
         planned += wl[i].model == m;
       if (planned > 0 && kept[m] == 0)
-        g_string_append_printf(p->log, "%s: not served, all its replicas were planned for "
+        g_string_append_printf(log, "%s: not served, all its replicas were planned for "
                                        "GPUs beyond the cluster\n",
                                in->models[m].name);
       else if (kept[m] < planned)
-        g_string_append_printf(p->log, "%s: %d of its %d replicas kept\n", in->models[m].name,
+        g_string_append_printf(log, "%s: %d of its %d replicas kept\n", in->models[m].name,
                                kept[m], planned);
     }
   }
-  p->expected_total = 0.0;
-  for (int m = 0; m < in->n_models; m++) {
-    p->expected_goodput[m] = MIN(in->models[m].rate_rps, p->expected_goodput[m]);
-    p->expected_total += p->expected_goodput[m];
-  }
+  for (int m = 0; m < in->n_models; m++)
+    cs_placement_set_expected_goodput(p, m, MIN(in->models[m].rate_rps, goodput[m]));
+  cs_placement_log(p, "%s", log->str);
+  g_string_free(log, TRUE);
+  g_free(goodput);
   if (info) {
     info->gpus_planned = (int)plan->len;
     info->gpus_used = mapped;
@@ -397,41 +402,45 @@ static char *resolve_coefficients(const char *name)
   return cs_data_file_find("profiles", name);
 }
 
-static CsIgniterCoefs *load_coefficients(const cJSON *params, const char *file, const char *path,
-                                         GError **error)
+static CsIgniterCoefs *load_coefficients(CsParams *params, GError **error)
 {
-  const cJSON *v = params ? cJSON_GetObjectItemCaseSensitive(params, "coefficients") : NULL;
-  char *vp = cs_json_path_key(path, "coefficients");
+  CsParams *v = cs_params_get(params, "coefficients");
+  const char *file = cs_params_file(params);
   CsIgniterCoefs *c = NULL;
-  if (v && cJSON_IsObject(v)) {
-    char *name = g_strdup_printf("%s: %s", file, vp);
-    c = cs_igniter_coefs_load_json(v, name, error);
-    g_free(name);
-  } else if (v && !(cJSON_IsString(v) && *v->valuestring)) {
-    cs_json_fail(error, file, vp,
-                 "expected the name of a clustersim-igniter file or the document as an object, "
-                 "got %s",
-                 cs_json_type_name(v));
+  const char *name = NULL;
+  if (cs_params_kind(v) == CS_PARAMS_OBJECT) {
+    /* An inline document: parsed by the coefficients' own reader, which
+     * names errors after "file: path". */
+    char *text = cs_params_to_json(v);
+    char *label = g_strdup_printf("%s: %s", file, cs_params_path(v));
+    cJSON *doc = cJSON_Parse(text);
+    c = cs_igniter_coefs_load_json(doc, label, error);
+    cJSON_Delete(doc);
+    g_free(label);
+    g_free(text);
+  } else if (!(cs_params_kind(v) == CS_PARAMS_STRING && cs_params_as_string(v, &name, NULL))) {
+    cs_params_fail(v, error,
+                   "expected the name of a clustersim-igniter file or the document as an "
+                   "object, got %s",
+                   cs_place_kind_name(v));
   } else {
-    const char *name = v ? v->valuestring : DEFAULT_COEFFICIENTS;
     char *found = resolve_coefficients(name);
     if (!found)
-      cs_json_fail(error, file, vp,
-                   "coefficients file \"%s\" not found (looked as given and in the data "
-                   "directory's profiles/; set CLUSTERSIM_DATA_DIR to add one)",
-                   name);
+      cs_params_fail(v, error,
+                     "coefficients file \"%s\" not found (looked as given and in the data "
+                     "directory's profiles/; set CLUSTERSIM_DATA_DIR to add one)",
+                     name);
     else
       c = cs_igniter_coefs_load_file(found, error);
     g_free(found);
   }
-  g_free(vp);
   return c;
 }
 
 /* Why the shipped measurements c do not serve this input, or NULL when they
  * do: every model is in them and the cluster has a GPU of their type.
  * g_free the result. */
-static char *not_covered(const CsIgniterCoefs *c, const CsPlacementInput *in)
+static char *not_covered(const CsIgniterCoefs *c, const CsPlacementProblem *in)
 {
   gboolean type = FALSE;
   for (int g = 0; g < in->n_gpus && !type; g++)
@@ -448,11 +457,11 @@ static char *not_covered(const CsIgniterCoefs *c, const CsPlacementInput *in)
  * the cluster's first GPU, with the cluster's settings (igniter_derive.h).
  * why says why the shipped file was not used; the log gets a line saying
  * the coefficients are derived. */
-static CsIgniterCoefs *derive_coefficients(const CsPlacementInput *in, const char *why,
+static CsIgniterCoefs *derive_coefficients(const CsPlacementProblem *in, const char *why,
                                            GString *log, GError **error)
 {
   if (!in->profiles) {
-    g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PROFILE,
+    g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                 "placement \"igniter\": no \"coefficients\" given, the shipped measurements "
                 "(%s) do not serve this cluster (%s), and there are no profiles to derive them "
                 "from",
@@ -486,8 +495,7 @@ static CsIgniterCoefs *derive_coefficients(const CsPlacementInput *in, const cha
   CsIgniterCoefs *c = cs_igniter_derive(&d, &err);
   g_free(names);
   if (!c) {
-    g_set_error(error, CS_PLACEMENT_ERROR, err->domain == CS_PLACEMENT_ERROR
-                                             ? err->code : CS_PLACEMENT_ERROR_PROFILE,
+    g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                 "placement \"igniter\": deriving its measurements from the simulator's GPU "
                 "model: %s",
                 err->message);
@@ -512,12 +520,11 @@ static CsIgniterCoefs *derive_coefficients(const CsPlacementInput *in, const cha
  * else the shipped measurements when they cover the models and the
  * cluster's GPU type (or the cluster has no GPU), else derived from the
  * simulator's GPU model. Lines for the log go to log. */
-static CsIgniterCoefs *coefficients_for(const CsPlacementInput *in, const cJSON *params,
-                                        const char *file, const char *path, GString *log,
-                                        GError **error)
+static CsIgniterCoefs *coefficients_for(const CsPlacementProblem *in, CsParams *params,
+                                        GString *log, GError **error)
 {
-  if (params && cJSON_GetObjectItemCaseSensitive(params, "coefficients"))
-    return load_coefficients(params, file, path, error);
+  if (cs_params_has(params, "coefficients"))
+    return load_coefficients(params, error);
   char *found = resolve_coefficients(DEFAULT_COEFFICIENTS);
   char *why = NULL;
   if (found) {
@@ -536,27 +543,25 @@ static CsIgniterCoefs *coefficients_for(const CsPlacementInput *in, const cJSON 
   return c;
 }
 
-static CsPlacement *igniter_place_json(const CsPlacementInput *in, const cJSON *params,
-                                       const char *file, const char *path, GError **error)
+static CsPlacement *igniter_place_params(const CsPlacementProblem *in, CsParams *params,
+                                         void *user_data, GError **error)
 {
+  (void)user_data;
   static const char *const keys[] = { "policy", "coefficients", "slo_fraction", "split", NULL };
   CsIgniterOptions opt = { .slo_fraction = 0.5, .split = TRUE };
-  if (params && (!cs_json_expect_object(params, file, path, error) ||
-                 !cs_json_check_keys(params, keys, file, path, error) ||
-                 !cs_json_read_double(params, "slo_fraction", FALSE, 0.001, 1.0,
-                                      &opt.slo_fraction, file, path, error) ||
-                 !cs_json_read_bool(params, "split", FALSE, &opt.split, file, path, error)))
+  if (!cs_params_check_keys(params, keys, error) ||
+      !cs_params_double(params, "slo_fraction", FALSE, 0.001, 1.0, &opt.slo_fraction, error) ||
+      !cs_params_bool(params, "split", FALSE, &opt.split, error))
     return NULL;
   GString *log = g_string_new(NULL);
-  CsIgniterCoefs *coefs = coefficients_for(in, params, file, path, log, error);
+  CsIgniterCoefs *coefs = coefficients_for(in, params, log, error);
   CsPlacement *p = NULL;
   if (coefs) {
     opt.coefs = coefs;
+    opt.log_prefix = log->str;
     p = cs_igniter_place(in, &opt, NULL, error);
     cs_igniter_coefs_free(coefs);
   }
-  if (p && log->len > 0)
-    g_string_prepend(p->log, log->str);
   g_string_free(log, TRUE);
   return p;
 }
@@ -565,5 +570,5 @@ const CsPlacementPolicy cs_place_igniter = {
   .name = "igniter",
   .description = "iGniter (TPDS'22): interference-aware provisioning with MPS shares from its "
                  "analytical latency model; plan mapped onto the cluster's GPUs in order",
-  .place = igniter_place_json,
+  .place = igniter_place_params,
 };

@@ -42,7 +42,7 @@
 #define CS_IGNITER_H
 
 #include "profiles/igniter_coef.h"
-#include "placement.h"
+#include "clustersim/placement.h"
 
 G_BEGIN_DECLS
 
@@ -53,6 +53,7 @@ typedef struct {
   const CsIgniterCoefs *coefs; /* not owned */
   double slo_fraction;         /* (0, 1]; iGniter: 0.5 */
   gboolean split;              /* split models too large for one GPU */
+  const char *log_prefix;      /* written first in the placement's log, or NULL */
 } CsIgniterOptions;
 
 /* What the plan looked like, for tests and the benchmark. */
@@ -73,7 +74,7 @@ void cs_igniter_info_clear(CsIgniterInfo *info);
  * coefficients (CS_PLACEMENT_ERROR_PROFILE) or the cluster has GPUs but none
  * of the coefficients' type (CS_PLACEMENT_ERROR_PARAMS). No GPUs: an empty
  * placement and a log line. */
-CsPlacement *cs_igniter_place(const CsPlacementInput *in, const CsIgniterOptions *opt,
+CsPlacement *cs_igniter_place(const CsPlacementProblem *in, const CsIgniterOptions *opt,
                               CsIgniterInfo *info, GError **error);
 
 G_END_DECLS

@@ -4,7 +4,7 @@
 
 #include <math.h>
 
-#include "placement.h"
+#include "clustersim/placement.h"
 
 /* TRUE when weight a is smaller than b by more than the tie tolerance. */
 static gboolean lighter(double a, double b)
@@ -17,7 +17,7 @@ int cs_min_weight_matching(int n, const double *weight, int *mate, double *total
                            GError **error)
 {
   if (n < 0 || n > CS_MATCHING_MAX_NODES) {
-    g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PARAMS,
+    g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                 "matching: %d nodes, at most %d supported", n, CS_MATCHING_MAX_NODES);
     return -1;
   }

@@ -32,7 +32,7 @@ G_BEGIN_DECLS
  * mate: out, n entries: the partner of each node or -1 when unmatched.
  * total_weight: out (may be NULL): summed weight of the matched edges.
  * Returns the number of matched pairs, or -1 with error set (domain
- * CS_PLACEMENT_ERROR, code PARAMS) when n is out of range. */
+ * CS_ERROR, code CS_ERROR_POLICY) when n is out of range. */
 int cs_min_weight_matching(int n, const double *weight, int *mate, double *total_weight,
                            GError **error);
 

@@ -18,7 +18,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "common/json_input.h"
 #include "placement_policies.h"
 
 /* How far the tie-break solve may lower the total goodput, req/s. */
@@ -66,7 +65,7 @@ static size_t xi(const Problem *pb, int m, int k, int g)
 }
 
 /* Builds the MILP of milp.h from the candidates of every (model, GPU). */
-static void build(Problem *pb, const CsPlacementInput *in, const CsMilpOptions *opt,
+static void build(Problem *pb, const CsPlacementProblem *in, const CsMilpOptions *opt,
                   CsModelOptions *const *cand_of_gpu)
 {
   int nm = in->n_models, nb = opt->n_batches, ng = in->n_gpus;
@@ -315,7 +314,7 @@ static gboolean tie_break(Problem *pb, const CsMilpOptions *opt, double goodput,
   return TRUE;
 }
 
-CsPlacement *cs_milp_place(const CsPlacementInput *in, const CsMilpOptions *opt,
+CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *opt,
                            CsMilpInfo *info, GError **error)
 {
   CsMilpInfo local = { 0 };
@@ -326,6 +325,7 @@ CsPlacement *cs_milp_place(const CsPlacementInput *in, const CsMilpOptions *opt,
   /* Candidates per (GPU, model); GPUs of one type share them. */
   CsModelOptions **cand_of_gpu = g_new0(CsModelOptions *, MAX(in->n_gpus, 1));
   GPtrArray *owned = g_ptr_array_new();
+  GString *log = g_string_new(NULL); /* the placement's log, flushed at the end */
   gboolean ok = TRUE;
   for (int g = 0; ok && g < in->n_gpus; g++) {
     for (int h = 0; h < g && !cand_of_gpu[g]; h++)
@@ -345,25 +345,25 @@ CsPlacement *cs_milp_place(const CsPlacementInput *in, const CsMilpOptions *opt,
   Problem pb = { 0 };
   if (ok) {
     p = cs_placement_new(in->n_models);
-    p->creq_metric = opt->metric;
-    g_string_append_printf(p->log, "milp: metric %s, time limit %.3g s%s\n",
+    cs_placement_set_creq_metric(p, opt->metric);
+    g_string_append_printf(log, "milp: metric %s, time limit %.3g s%s\n",
                            cs_place_metric_name(opt->metric), opt->time_limit_s,
                            opt->prefer_small_batch ? ", prefer_small_batch" : "");
     build(&pb, in, opt, cand_of_gpu);
     info->n_binaries = pb.n_cols - in->n_models;
-    g_string_append_printf(p->log, "%d binary variables, %d constraints\n", info->n_binaries,
+    g_string_append_printf(log, "%d binary variables, %d constraints\n", info->n_binaries,
                            glp_get_num_rows(pb.lp));
   }
   if (ok && info->n_binaries == 0) {
     info->status = CS_MILP_EMPTY;
-    g_string_append(p->log, "no model has a batch size meeting its SLO on any GPU: nothing "
+    g_string_append(log, "no model has a batch size meeting its SLO on any GPU: nothing "
                             "placed\n");
   } else if (ok) {
     gint64 t0 = g_get_monotonic_time();
     double gap = NAN;
     int ret = solve(pb.lp, opt, opt->time_limit_s, &gap);
     if (!has_solution(pb.lp)) {
-      g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_SOLVER,
+      g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                   "placement \"milp\": GLPK found no solution: %s (glp_intopt %d, status %d)%s",
                   intopt_message(ret), ret, glp_mip_status(pb.lp),
                   ret == GLP_ETMLIM ? "; raise time_limit_s" : "");
@@ -373,10 +373,10 @@ CsPlacement *cs_milp_place(const CsPlacementInput *in, const CsMilpOptions *opt,
       info->gap = gap;
       info->objective = glp_mip_obj_val(pb.lp);
       if (info->status == CS_MILP_OPTIMAL)
-        g_string_append_printf(p->log, "GLPK status: optimal, MIP gap 0%%, objective %.2f req/s\n",
+        g_string_append_printf(log, "GLPK status: optimal, MIP gap 0%%, objective %.2f req/s\n",
                                info->objective);
       else
-        g_string_append_printf(p->log,
+        g_string_append_printf(log,
                                "GLPK status: %s, best solution found kept, MIP gap %.4g%%, "
                                "objective %.2f req/s (not proven optimal; depends on machine "
                                "speed)\n",
@@ -387,7 +387,7 @@ CsPlacement *cs_milp_place(const CsPlacementInput *in, const CsMilpOptions *opt,
       if (opt->prefer_small_batch) {
         double spent = (double)(g_get_monotonic_time() - t0) * 1e-6;
         info->tie_break_solved =
-          tie_break(&pb, opt, info->objective, opt->time_limit_s - spent, x, p->log);
+          tie_break(&pb, opt, info->objective, opt->time_limit_s - spent, x, log);
       }
       for (int m = 0; m < in->n_models; m++)
         for (int g = 0; g < in->n_gpus; g++)
@@ -404,15 +404,17 @@ CsPlacement *cs_milp_place(const CsPlacementInput *in, const CsMilpOptions *opt,
   }
   if (ok) {
     cs_place_compute_expected(p, in);
-    for (guint i = 0; i < p->replicas->len; i++) {
-      const CsReplica *r = &g_array_index(p->replicas, CsReplica, i);
-      g_string_append_printf(p->log, "%s: gpu %d, batch %d\n", in->models[r->model].name, r->gpu,
+    for (int i = 0; i < cs_placement_n_replicas(p); i++) {
+      const CsReplica *r = cs_placement_replica(p, i);
+      g_string_append_printf(log, "%s: gpu %d, batch %d\n", in->models[r->model].name, r->gpu,
                              r->batch);
     }
     for (int m = 0; m < in->n_models; m++)
-      g_string_append_printf(p->log, "%s: expected goodput %.2f of %.2f req/s\n",
-                             in->models[m].name, p->expected_goodput[m], in->models[m].rate_rps);
-    g_string_append_printf(p->log, "expected total goodput %.2f req/s\n", p->expected_total);
+      g_string_append_printf(log, "%s: expected goodput %.2f of %.2f req/s\n",
+                             in->models[m].name, cs_placement_expected_goodput(p, m),
+                             in->models[m].rate_rps);
+    g_string_append_printf(log, "expected total goodput %.2f req/s\n",
+                           cs_placement_expected_total(p));
   }
 
   problem_clear(&pb);
@@ -424,6 +426,9 @@ CsPlacement *cs_milp_place(const CsPlacementInput *in, const CsMilpOptions *opt,
   }
   g_ptr_array_unref(owned);
   g_free(cand_of_gpu);
+  if (p)
+    cs_placement_log(p, "%s", log->str);
+  g_string_free(log, TRUE);
   if (!ok) {
     cs_placement_free(p);
     return NULL;
@@ -435,52 +440,40 @@ CsPlacement *cs_milp_place(const CsPlacementInput *in, const CsMilpOptions *opt,
 
 /* Reads "max_replicas": a number for all models or {"model": number}. *out is
  * left NULL when absent, else n_models entries (caller g_free()s). */
-static gboolean read_max_replicas(const CsPlacementInput *in, const cJSON *params, int **out,
-                                  const char *file, const char *path, GError **error)
+static gboolean read_max_replicas(const CsPlacementProblem *in, CsParams *params, int **out,
+                                  GError **error)
 {
   *out = NULL;
-  const cJSON *node = cJSON_GetObjectItemCaseSensitive(params, "max_replicas");
+  CsParams *node = cs_params_get(params, "max_replicas");
   if (!node)
     return TRUE;
   int all = in->n_gpus;
-  if (cJSON_IsNumber(node)) {
-    if (!cs_json_read_int(params, "max_replicas", TRUE, 1, G_MAXINT, &all, file, path, error))
+  if (cs_params_kind(node) == CS_PARAMS_NUMBER) {
+    if (!cs_params_int(params, "max_replicas", TRUE, 1, G_MAXINT, &all, error))
       return FALSE;
     *out = g_new(int, MAX(in->n_models, 1));
     for (int m = 0; m < in->n_models; m++)
       (*out)[m] = all;
     return TRUE;
   }
-  char *np = cs_json_path_key(path, "max_replicas");
-  if (!cJSON_IsObject(node)) {
-    cs_json_fail(error, file, np, "expected a number or an object {\"model\": number}, got %s",
-                 cs_json_type_name(node));
-    g_free(np);
-    return FALSE;
-  }
+  if (cs_params_kind(node) != CS_PARAMS_OBJECT)
+    return cs_params_fail(node, error, "expected a number or an object {\"model\": number}, got %s",
+                          cs_place_kind_name(node));
   int *v = g_new(int, MAX(in->n_models, 1));
   for (int m = 0; m < in->n_models; m++)
     v[m] = in->n_gpus;
-  const cJSON *item;
   gboolean ok = TRUE;
-  cJSON_ArrayForEach(item, node)
-  {
+  for (int i = 0; ok && i < cs_params_size(node); i++) {
+    CsParams *item = cs_params_at(node, i);
+    const char *name = cs_params_name(item);
     int m = 0;
-    while (m < in->n_models && strcmp(in->models[m].name, item->string) != 0)
+    while (m < in->n_models && strcmp(in->models[m].name, name) != 0)
       m++;
-    if (m == in->n_models) {
-      char *ip = cs_json_path_key(np, item->string);
-      ok = cs_json_fail(error, file, ip, "model \"%s\" has no client in the scenario",
-                        item->string);
-      g_free(ip);
-      break;
-    }
-    if (!cs_json_read_int(node, item->string, TRUE, 0, G_MAXINT, &v[m], file, np, error)) {
-      ok = FALSE;
-      break;
-    }
+    if (m == in->n_models)
+      ok = cs_params_fail(item, error, "model \"%s\" has no client in the scenario", name);
+    else
+      ok = cs_params_int(node, name, TRUE, 0, G_MAXINT, &v[m], error);
   }
-  g_free(np);
   if (!ok) {
     g_free(v);
     return FALSE;
@@ -489,37 +482,31 @@ static gboolean read_max_replicas(const CsPlacementInput *in, const cJSON *param
   return TRUE;
 }
 
-static CsPlacement *milp_place_json(const CsPlacementInput *in, const cJSON *params,
-                                    const char *file, const char *path, const char *policy,
-                                    CsCreqMetric default_metric, gboolean metric_fixed,
-                                    GError **error)
+static CsPlacement *milp_place_params(const CsPlacementProblem *in, CsParams *params,
+                                      const char *policy, CsCreqMetric default_metric,
+                                      gboolean metric_fixed, GError **error)
 {
   static const char *const keys[] = { "policy",       "metric",      "time_limit_s",
                                       "prefer_small_batch", "max_replicas", "batch_sizes",
                                       "mps_shares",   NULL };
   CsMilpOptions opt = { .metric = default_metric, .time_limit_s = 60.0 };
   int *batches = NULL, *max_rep = NULL;
-  if (params && (!cs_json_expect_object(params, file, path, error) ||
-                 !cs_json_check_keys(params, keys, file, path, error) ||
-                 !cs_place_read_metric(params, "metric", &opt.metric, file, path, error) ||
-                 !cs_json_read_double(params, "time_limit_s", FALSE, 0.001, 1e6, &opt.time_limit_s,
-                                      file, path, error) ||
-                 !cs_json_read_bool(params, "prefer_small_batch", FALSE, &opt.prefer_small_batch,
-                                    file, path, error) ||
-                 !cs_json_read_bool(params, "mps_shares", FALSE, &opt.mps_shares, file, path,
-                                    error)))
+  if (!cs_params_check_keys(params, keys, error) ||
+      !cs_place_read_metric(params, "metric", &opt.metric, error) ||
+      !cs_params_double(params, "time_limit_s", FALSE, 0.001, 1e6, &opt.time_limit_s, error) ||
+      !cs_params_bool(params, "prefer_small_batch", FALSE, &opt.prefer_small_batch, error) ||
+      !cs_params_bool(params, "mps_shares", FALSE, &opt.mps_shares, error))
     return NULL;
   if (metric_fixed && opt.metric != default_metric) {
-    char *mp = cs_json_path_key(path, "metric");
-    cs_json_fail(error, file, mp,
-                 "policy \"%s\" always uses metric \"%s\"; use policy \"milp\" to choose another",
-                 policy, cs_place_metric_name(default_metric));
-    g_free(mp);
+    cs_params_fail_field(params, "metric", error,
+                         "policy \"%s\" always uses metric \"%s\"; use policy \"milp\" to "
+                         "choose another",
+                         policy, cs_place_metric_name(default_metric));
     return NULL;
   }
-  if (params && !read_max_replicas(in, params, &max_rep, file, path, error))
+  if (!read_max_replicas(in, params, &max_rep, error))
     return NULL;
-  if (!cs_place_read_batch_sizes(params, &batches, &opt.n_batches, file, path, error)) {
+  if (!cs_place_read_batch_sizes(params, &batches, &opt.n_batches, error)) {
     g_free(max_rep);
     return NULL;
   }
@@ -531,22 +518,25 @@ static CsPlacement *milp_place_json(const CsPlacementInput *in, const cJSON *par
   return p;
 }
 
-static CsPlacement *milp_generic(const CsPlacementInput *in, const cJSON *params,
-                                 const char *file, const char *path, GError **error)
+static CsPlacement *milp_generic(const CsPlacementProblem *in, CsParams *params, void *user_data,
+                                 GError **error)
 {
-  return milp_place_json(in, params, file, path, "milp", CS_CREQ_AO, FALSE, error);
+  (void)user_data;
+  return milp_place_params(in, params, "milp", CS_CREQ_AO, FALSE, error);
 }
 
-static CsPlacement *milp_ao(const CsPlacementInput *in, const cJSON *params, const char *file,
-                            const char *path, GError **error)
+static CsPlacement *milp_ao(const CsPlacementProblem *in, CsParams *params, void *user_data,
+                            GError **error)
 {
-  return milp_place_json(in, params, file, path, "ao-milp", CS_CREQ_AO, TRUE, error);
+  (void)user_data;
+  return milp_place_params(in, params, "ao-milp", CS_CREQ_AO, TRUE, error);
 }
 
-static CsPlacement *milp_wsm(const CsPlacementInput *in, const cJSON *params, const char *file,
-                             const char *path, GError **error)
+static CsPlacement *milp_wsm(const CsPlacementProblem *in, CsParams *params, void *user_data,
+                             GError **error)
 {
-  return milp_place_json(in, params, file, path, "wsm-milp", CS_CREQ_WSM, TRUE, error);
+  (void)user_data;
+  return milp_place_params(in, params, "wsm-milp", CS_CREQ_WSM, TRUE, error);
 }
 
 const CsPlacementPolicy cs_place_milp = {

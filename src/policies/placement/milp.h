@@ -25,7 +25,7 @@
 #include <glib.h>
 
 #include "place_common.h"
-#include "placement.h"
+#include "clustersim/placement.h"
 
 G_BEGIN_DECLS
 
@@ -69,7 +69,7 @@ typedef struct {
  * model has no profile on a GPU type of the cluster, CS_PLACEMENT_ERROR_SOLVER
  * when GLPK fails or finds no solution within the time limit. A time-limited
  * solution is returned with a note in the log. */
-CsPlacement *cs_milp_place(const CsPlacementInput *in, const CsMilpOptions *opt,
+CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *opt,
                            CsMilpInfo *info, GError **error);
 
 G_END_DECLS

@@ -4,7 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "common/json_input.h"
 
 const int cs_place_default_batches[] = { 4, 8, 16, 32, 64, 128 };
 const int cs_place_n_default_batches = G_N_ELEMENTS(cs_place_default_batches);
@@ -17,24 +16,22 @@ const char *cs_place_metric_name(CsCreqMetric metric)
   return metric_names[metric];
 }
 
-gboolean cs_place_read_metric(const cJSON *params, const char *key, CsCreqMetric *out,
-                              const char *file, const char *path, GError **error)
+gboolean cs_place_read_metric(CsParams *params, const char *key, CsCreqMetric *out,
+                              GError **error)
 {
   const char *name = NULL;
-  if (!params || !cJSON_GetObjectItemCaseSensitive(params, key))
-    return TRUE;
-  if (!cs_json_read_string(params, key, TRUE, &name, file, path, error))
+  if (!cs_params_string(params, key, FALSE, &name, error))
     return FALSE;
+  if (!name)
+    return TRUE;
   for (int i = 0; i < CS_CREQ_N_METRICS; i++) {
     if (g_ascii_strcasecmp(name, metric_names[i]) == 0) {
       *out = (CsCreqMetric)i;
       return TRUE;
     }
   }
-  char *p = cs_json_path_key(path, key);
-  cs_json_fail(error, file, p, "expected \"ao\", \"wao\" or \"wsm\", got \"%s\"", name);
-  g_free(p);
-  return FALSE;
+  return cs_params_fail_field(params, key, error, "expected \"ao\", \"wao\" or \"wsm\", got \"%s\"",
+                              name);
 }
 
 static int compare_int(const void *a, const void *b)
@@ -43,58 +40,68 @@ static int compare_int(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-gboolean cs_place_read_batch_sizes(const cJSON *params, int **out, int *n, const char *file,
-                                   const char *path, GError **error)
+gboolean cs_place_read_batch_sizes(CsParams *params, int **out, int *n, GError **error)
 {
-  const cJSON *list = params ? cJSON_GetObjectItemCaseSensitive(params, "batch_sizes") : NULL;
+  CsParams *list = cs_params_get(params, "batch_sizes");
   if (!list) {
     *n = cs_place_n_default_batches;
     *out = g_new(int, *n);
     memcpy(*out, cs_place_default_batches, sizeof cs_place_default_batches);
     return TRUE;
   }
-  char *list_path = cs_json_path_key(path, "batch_sizes");
-  int count = cJSON_GetArraySize(list);
-  if (!cJSON_IsArray(list) || count == 0) {
-    cs_json_fail(error, file, list_path, "expected a non-empty array of batch sizes, got %s",
-                 cJSON_IsArray(list) ? "an empty array" : cs_json_type_name(list));
-    g_free(list_path);
-    return FALSE;
-  }
+  int count = cs_params_size(list);
+  if (cs_params_kind(list) != CS_PARAMS_ARRAY || count == 0)
+    return cs_params_fail(list, error, "expected a non-empty array of batch sizes, got %s",
+                          cs_params_kind(list) == CS_PARAMS_ARRAY ? "an empty array"
+                                                                  : cs_place_kind_name(list));
   int *sizes = g_new(int, count);
-  int i = 0;
-  const cJSON *item;
-  cJSON_ArrayForEach(item, list)
-  {
-    double v = cJSON_IsNumber(item) ? item->valuedouble : NAN;
+  for (int i = 0; i < count; i++) {
+    CsParams *item = cs_params_at(list, i);
+    double v = NAN;
+    if (cs_params_kind(item) == CS_PARAMS_NUMBER)
+      cs_params_as_double(item, -INFINITY, INFINITY, &v, NULL);
     if (!(v >= 1 && v <= (1 << 20) && v == floor(v))) {
-      char *ip = cs_json_path_index(list_path, i);
-      if (cJSON_IsNumber(item))
-        cs_json_fail(error, file, ip, "expected an integer batch size in [1, %d], got %g",
-                     1 << 20, v);
+      if (cs_params_kind(item) == CS_PARAMS_NUMBER)
+        cs_params_fail(item, error, "expected an integer batch size in [1, %d], got %g", 1 << 20,
+                       v);
       else
-        cs_json_fail(error, file, ip, "expected an integer batch size in [1, %d], got %s",
-                     1 << 20, cs_json_type_name(item));
-      g_free(ip);
-      g_free(list_path);
+        cs_params_fail(item, error, "expected an integer batch size in [1, %d], got %s", 1 << 20,
+                       cs_place_kind_name(item));
       g_free(sizes);
       return FALSE;
     }
-    sizes[i++] = (int)v;
+    sizes[i] = (int)v;
   }
   qsort(sizes, (size_t)count, sizeof *sizes, compare_int);
-  for (i = 1; i < count; i++) {
+  for (int i = 1; i < count; i++) {
     if (sizes[i] == sizes[i - 1]) {
-      cs_json_fail(error, file, list_path, "batch size %d is listed twice", sizes[i]);
-      g_free(list_path);
+      cs_params_fail(list, error, "batch size %d is listed twice", sizes[i]);
       g_free(sizes);
       return FALSE;
     }
   }
-  g_free(list_path);
   *out = sizes;
   *n = count;
   return TRUE;
+}
+
+const char *cs_place_kind_name(const CsParams *p)
+{
+  switch (cs_params_kind(p)) {
+  case CS_PARAMS_NULL:
+    return "null";
+  case CS_PARAMS_BOOL:
+    return "a boolean";
+  case CS_PARAMS_NUMBER:
+    return "a number";
+  case CS_PARAMS_STRING:
+    return "a string";
+  case CS_PARAMS_ARRAY:
+    return "an array";
+  case CS_PARAMS_OBJECT:
+    return "an object";
+  }
+  return "an unknown value";
 }
 
 gboolean cs_model_options_init(CsModelOptions *out, const CsProfileSet *profiles,
@@ -105,7 +112,7 @@ gboolean cs_model_options_init(CsModelOptions *out, const CsProfileSet *profiles
   memset(out, 0, sizeof *out);
   const CsModelProfile *prof = cs_profile_set_lookup(profiles, gpu_type, model->name);
   if (!prof) {
-    g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PROFILE,
+    g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                 "placement \"%s\": no profile for model \"%s\" on GPU type \"%s\"", policy,
                 model->name, gpu_type);
     return FALSE;
@@ -138,12 +145,12 @@ void cs_model_options_clear(CsModelOptions *o)
   memset(o, 0, sizeof *o);
 }
 
-gboolean cs_place_require_homogeneous(const CsPlacementInput *in, const char *policy,
+gboolean cs_place_require_homogeneous(const CsPlacementProblem *in, const char *policy,
                                       GError **error)
 {
   for (int g = 1; g < in->n_gpus; g++) {
     if (strcmp(in->gpus[g].gpu_type, in->gpus[0].gpu_type) != 0) {
-      g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PARAMS,
+      g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                   "placement \"%s\" needs GPUs of one type (as in the thesis), but GPU 0 is "
                   "\"%s\" and GPU %d is \"%s\"",
                   policy, in->gpus[0].gpu_type, g, in->gpus[g].gpu_type);
@@ -153,20 +160,17 @@ gboolean cs_place_require_homogeneous(const CsPlacementInput *in, const char *po
   return TRUE;
 }
 
-void cs_place_compute_expected(CsPlacement *p, const CsPlacementInput *in)
+void cs_place_compute_expected(CsPlacement *p, const CsPlacementProblem *in)
 {
-  for (int m = 0; m < in->n_models; m++)
-    p->expected_goodput[m] = 0.0;
-  for (guint i = 0; i < p->replicas->len; i++) {
-    const CsReplica *r = &g_array_index(p->replicas, CsReplica, i);
+  double *sum = g_new0(double, MAX(in->n_models, 1));
+  for (int i = 0; i < cs_placement_n_replicas(p); i++) {
+    const CsReplica *r = cs_placement_replica(p, i);
     const CsModelProfile *prof = cs_profile_set_lookup(in->profiles, in->gpus[r->gpu].gpu_type,
                                                        in->models[r->model].name);
     g_assert(prof != NULL);
-    p->expected_goodput[r->model] += cs_model_profile_throughput_rps(prof, r->batch);
+    sum[r->model] += cs_model_profile_throughput_rps(prof, r->batch);
   }
-  p->expected_total = 0.0;
-  for (int m = 0; m < in->n_models; m++) {
-    p->expected_goodput[m] = MIN(in->models[m].rate_rps, p->expected_goodput[m]);
-    p->expected_total += p->expected_goodput[m];
-  }
+  for (int m = 0; m < in->n_models; m++)
+    cs_placement_set_expected_goodput(p, m, MIN(in->models[m].rate_rps, sum[m]));
+  g_free(sum);
 }

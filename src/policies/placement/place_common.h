@@ -13,10 +13,9 @@
 #ifndef CS_PLACE_COMMON_H
 #define CS_PLACE_COMMON_H
 
-#include <cjson/cJSON.h>
 #include <glib.h>
 
-#include "placement.h"
+#include "clustersim/placement.h"
 
 G_BEGIN_DECLS
 
@@ -49,17 +48,19 @@ const char *cs_place_metric_name(CsCreqMetric metric);
 
 /* Reads params[key] as a Creq metric name ("ao", "wao", "wsm"); absent leaves
  * *out unchanged. Returns FALSE with error naming the JSON path otherwise. */
-gboolean cs_place_read_metric(const cJSON *params, const char *key, CsCreqMetric *out,
-                              const char *file, const char *path, GError **error);
+gboolean cs_place_read_metric(CsParams *params, const char *key, CsCreqMetric *out,
+                              GError **error);
 
 /* Reads params["batch_sizes"], an array of distinct integers in [1, 1<<20];
  * absent: the default list. *out (sorted ascending, caller g_free()s) and *n
  * are set on success. Returns FALSE with error naming the element's path. */
-gboolean cs_place_read_batch_sizes(const cJSON *params, int **out, int *n, const char *file,
-                                   const char *path, GError **error);
+gboolean cs_place_read_batch_sizes(CsParams *params, int **out, int *n, GError **error);
+
+/* "a string", "an array", ...: the kind of a value, for messages. */
+const char *cs_place_kind_name(const CsParams *p);
 
 /* Fills *out with the candidates of model on gpu_type (see above). Returns
- * FALSE with error (CS_PLACEMENT_ERROR_PROFILE, naming the policy) when the
+ * FALSE with error (CS_ERROR_POLICY, naming the policy) when the
  * profile set has no profile for the pair. A model with a profile but no
  * usable point gets n = 0, not an error. Free with cs_model_options_clear(). */
 gboolean cs_model_options_init(CsModelOptions *out, const CsProfileSet *profiles,
@@ -71,15 +72,15 @@ gboolean cs_model_options_init(CsModelOptions *out, const CsProfileSet *profiles
 void cs_model_options_clear(CsModelOptions *o);
 
 /* Returns TRUE when every GPU of the cluster has the type of GPU 0 (or there
- * are no GPUs); otherwise FALSE with error (CS_PLACEMENT_ERROR_PARAMS). */
-gboolean cs_place_require_homogeneous(const CsPlacementInput *in, const char *policy,
+ * are no GPUs); otherwise FALSE with error (CS_ERROR_POLICY). */
+gboolean cs_place_require_homogeneous(const CsPlacementProblem *in, const char *policy,
                                       GError **error);
 
-/* Sets p->expected_goodput[m] = min(rate_m, sum over m's replicas of the
- * replica's throughput at its batch size on its GPU type) and expected_total.
+/* Sets each model's expected goodput to min(rate_m, sum over m's replicas of
+ * the replica's throughput at its batch size on its GPU type).
  * Every replica's (GPU type, model) must have a profile (policies only place
  * replicas they looked up). */
-void cs_place_compute_expected(CsPlacement *p, const CsPlacementInput *in);
+void cs_place_compute_expected(CsPlacement *p, const CsPlacementProblem *in);
 
 G_END_DECLS
 

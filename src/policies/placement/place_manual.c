@@ -7,10 +7,10 @@
  * min(rate, sum of batch / latency(batch)), the same estimate Usher uses. */
 #include <string.h>
 
-#include "common/json_input.h"
+#include "place_common.h"
 #include "placement_policies.h"
 
-static int find_model(const CsPlacementInput *in, const char *name)
+static int find_model(const CsPlacementProblem *in, const char *name)
 {
   for (int i = 0; i < in->n_models; i++)
     if (strcmp(in->models[i].name, name) == 0)
@@ -18,69 +18,60 @@ static int find_model(const CsPlacementInput *in, const char *name)
   return -1;
 }
 
-static CsPlacement *manual_place(const CsPlacementInput *in, const cJSON *params,
-                                 const char *file, const char *path, GError **error)
+static CsPlacement *manual_place(const CsPlacementProblem *in, CsParams *params, void *user_data,
+                                 GError **error)
 {
+  (void)user_data;
   static const char *const keys[] = { "policy", "replicas", NULL };
   static const char *const replica_keys[] = { "model", "gpu", "batch", "mps_share", NULL };
-  if (!cs_json_check_keys(params, keys, file, path, error))
+  if (!cs_params_check_keys(params, keys, error))
     return NULL;
-  const cJSON *list = cJSON_GetObjectItemCaseSensitive(params, "replicas");
-  char *list_path = cs_json_path_key(path, "replicas");
-  if (!cJSON_IsArray(list)) {
-    cs_json_fail(error, file, list_path, "expected an array of replicas, got %s",
-                 cs_json_type_name(list));
-    g_free(list_path);
+  CsParams *list = cs_params_get(params, "replicas");
+  if (!list || cs_params_kind(list) != CS_PARAMS_ARRAY) {
+    cs_params_fail_field(params, "replicas", error, "expected an array of replicas, got %s",
+                         list ? cs_place_kind_name(list) : "nothing");
     return NULL;
   }
   CsPlacement *p = cs_placement_new(in->n_models);
-  double *capacity = g_new0(double, in->n_models);
-  int i = 0;
-  const cJSON *item;
+  double *capacity = g_new0(double, MAX(in->n_models, 1));
   gboolean ok = TRUE;
-  cJSON_ArrayForEach(item, list)
-  {
-    char *rp = cs_json_path_index(list_path, i++);
+  for (int i = 0; ok && i < cs_params_size(list); i++) {
+    CsParams *item = cs_params_at(list, i);
     const char *model = NULL;
     int gpu = 0, batch = 1;
     double share = 0.0;
-    ok = cs_json_expect_object(item, file, rp, error) &&
-         cs_json_check_keys(item, replica_keys, file, rp, error) &&
-         cs_json_read_string(item, "model", TRUE, &model, file, rp, error) &&
-         cs_json_read_int(item, "gpu", TRUE, 0, G_MAXINT, &gpu, file, rp, error) &&
-         cs_json_read_int(item, "batch", TRUE, 1, 1 << 20, &batch, file, rp, error) &&
-         cs_json_read_double(item, "mps_share", FALSE, 0.0, 1.0, &share, file, rp, error);
+    ok = (cs_params_kind(item) == CS_PARAMS_OBJECT ||
+          cs_params_fail(item, error, "expected an object, got %s", cs_place_kind_name(item))) &&
+         cs_params_check_keys(item, replica_keys, error) &&
+         cs_params_string(item, "model", TRUE, &model, error) &&
+         cs_params_int(item, "gpu", TRUE, 0, G_MAXINT, &gpu, error) &&
+         cs_params_int(item, "batch", TRUE, 1, 1 << 20, &batch, error) &&
+         cs_params_double(item, "mps_share", FALSE, 0.0, 1.0, &share, error);
     int m = ok ? find_model(in, model) : -1;
     if (ok && m < 0)
-      ok = cs_json_fail(error, file, rp, "model \"%s\" has no client in the scenario", model);
+      ok = cs_params_fail(item, error, "model \"%s\" has no client in the scenario", model);
     if (ok && gpu >= in->n_gpus)
-      ok = cs_json_fail(error, file, rp, "gpu %d does not exist (the cluster has %d GPUs)", gpu,
-                        in->n_gpus);
+      ok = cs_params_fail(item, error, "gpu %d does not exist (the cluster has %d GPUs)", gpu,
+                          in->n_gpus);
     const CsModelProfile *prof = NULL;
     if (ok) {
       prof = cs_profile_set_lookup(in->profiles, in->gpus[gpu].gpu_type, model);
       if (!prof)
-        ok = cs_json_fail(error, file, rp, "no profile for model \"%s\" on GPU type \"%s\"",
-                          model, in->gpus[gpu].gpu_type);
+        ok = cs_params_fail(item, error, "no profile for model \"%s\" on GPU type \"%s\"", model,
+                            in->gpus[gpu].gpu_type);
     }
     if (ok) {
       cs_placement_add(p, m, gpu, batch, share);
       capacity[m] += batch / (cs_model_profile_latency_ns(prof, batch) * 1e-9);
     }
-    g_free(rp);
-    if (!ok)
-      break;
   }
-  g_free(list_path);
   if (!ok) {
     g_free(capacity);
     cs_placement_free(p);
     return NULL;
   }
-  for (int m = 0; m < in->n_models; m++) {
-    p->expected_goodput[m] = MIN(in->models[m].rate_rps, capacity[m]);
-    p->expected_total += p->expected_goodput[m];
-  }
+  for (int m = 0; m < in->n_models; m++)
+    cs_placement_set_expected_goodput(p, m, MIN(in->models[m].rate_rps, capacity[m]));
   g_free(capacity);
   return p;
 }

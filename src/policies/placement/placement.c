@@ -1,5 +1,11 @@
-/* Placement records shared by every policy. */
+/* Placements, and the framework's side of running a placement policy. */
 #include "placement.h"
+
+#include <math.h>
+#include <stdarg.h>
+
+#include "common/json_input.h"
+#include "common/params_internal.h"
 
 G_DEFINE_QUARK(cs-placement-error-quark, cs_placement_error)
 
@@ -7,7 +13,8 @@ CsPlacement *cs_placement_new(int n_models)
 {
   CsPlacement *p = g_new0(CsPlacement, 1);
   p->replicas = g_array_new(FALSE, TRUE, sizeof(CsReplica));
-  p->expected_goodput = g_new0(double, n_models > 0 ? n_models : 1);
+  p->n_models = MAX(n_models, 0);
+  p->expected_goodput = g_new0(double, MAX(n_models, 1));
   p->log = g_string_new(NULL);
   p->creq_metric = -1;
   p->gpus_needed = -1;
@@ -28,4 +35,157 @@ void cs_placement_add(CsPlacement *p, int model, int gpu, int batch, double mps_
 {
   CsReplica r = { .model = model, .gpu = gpu, .batch = batch, .mps_share = mps_share };
   g_array_append_val(p->replicas, r);
+}
+
+void cs_placement_remove_replica(CsPlacement *p, int i)
+{
+  g_return_if_fail(i >= 0 && i < (int)p->replicas->len);
+  g_array_remove_index(p->replicas, (guint)i);
+}
+
+void cs_placement_set_expected_goodput(CsPlacement *p, int model, double rps)
+{
+  g_return_if_fail(model >= 0 && model < p->n_models);
+  p->expected_goodput[model] = rps;
+  /* In model order from 0, so that every reader sums the same way. */
+  double total = 0.0;
+  for (int m = 0; m < p->n_models; m++)
+    total += p->expected_goodput[m];
+  p->expected_total = total;
+}
+
+void cs_placement_log(CsPlacement *p, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_string_append_vprintf(p->log, fmt, ap);
+  va_end(ap);
+}
+
+void cs_placement_set_creq_metric(CsPlacement *p, CsCreqMetric metric)
+{
+  p->creq_metric = (int)metric;
+}
+
+void cs_placement_set_gpus_needed(CsPlacement *p, int gpus)
+{
+  p->gpus_needed = gpus;
+}
+
+int cs_placement_n_models(const CsPlacement *p)
+{
+  return p->n_models;
+}
+
+int cs_placement_n_replicas(const CsPlacement *p)
+{
+  return (int)p->replicas->len;
+}
+
+const CsReplica *cs_placement_replica(const CsPlacement *p, int i)
+{
+  return i >= 0 && i < (int)p->replicas->len ? &g_array_index(p->replicas, CsReplica, i) : NULL;
+}
+
+double cs_placement_expected_goodput(const CsPlacement *p, int model)
+{
+  return model >= 0 && model < p->n_models ? p->expected_goodput[model] : NAN;
+}
+
+double cs_placement_expected_total(const CsPlacement *p)
+{
+  return p->expected_total;
+}
+
+const char *cs_placement_log_text(const CsPlacement *p)
+{
+  return p->log->str;
+}
+
+int cs_placement_creq_metric(const CsPlacement *p)
+{
+  return p->creq_metric;
+}
+
+int cs_placement_gpus_needed(const CsPlacement *p)
+{
+  return p->gpus_needed;
+}
+
+/* A user's policy is checked like input: what it returns must make sense
+ * before the simulator runs it. */
+static gboolean check_result(const CsPlacementPolicy *policy, const CsPlacementProblem *pb,
+                             const CsPlacement *p, const char *file, const char *path,
+                             GError **error)
+{
+  if (p->n_models != pb->n_models)
+    return cs_json_fail(error, file, path,
+                        "policy \"%s\" returned a placement for %d models, the scenario has %d",
+                        policy->name, p->n_models, pb->n_models);
+  for (guint i = 0; i < p->replicas->len; i++) {
+    const CsReplica *r = &g_array_index(p->replicas, CsReplica, i);
+    const char *what = NULL;
+    if (r->model < 0 || r->model >= pb->n_models)
+      what = "its model index is out of range";
+    else if (r->gpu < 0 || r->gpu >= pb->n_gpus)
+      what = "its GPU index is out of range";
+    else if (r->batch < 1)
+      what = "its batch size is below 1";
+    else if (!(r->mps_share >= 0.0 && r->mps_share <= 1.0))
+      what = "its MPS share is outside [0, 1]";
+    else if (pb->profiles && !cs_profile_set_lookup(pb->profiles, pb->gpus[r->gpu].gpu_type,
+                                    pb->models[r->model].name))
+      what = "its model has no profile on the GPU's type";
+    if (what)
+      return cs_json_fail(error, file, path,
+                          "policy \"%s\" returned replica %u (model %d, gpu %d, batch %d, share "
+                          "%g): %s",
+                          policy->name, i, r->model, r->gpu, r->batch, r->mps_share, what);
+  }
+  for (int m = 0; m < p->n_models; m++)
+    if (!(isfinite(p->expected_goodput[m]) && p->expected_goodput[m] >= 0.0))
+      return cs_json_fail(error, file, path,
+                          "policy \"%s\" expects goodput %g req/s for %s: expected a finite "
+                          "number >= 0",
+                          policy->name, p->expected_goodput[m], pb->models[m].name);
+  return TRUE;
+}
+
+CsPlacement *cs_placement_run(const CsPlacementPolicy *policy, void *user_data,
+                              const CsPlacementProblem *problem, const cJSON *params,
+                              const char *file, const char *path, GError **error)
+{
+  cJSON *empty = params ? NULL : cJSON_CreateObject();
+  CsParams *view = cs_params_new_root(params ? params : empty, file, path);
+  cs_params_mark_known(view, "policy");
+  CsPlacement *p = NULL;
+  if (cs_json_expect_object(params ? params : empty, file, path, error)) {
+    GError *perr = NULL;
+    p = policy->place(problem, view, user_data, &perr);
+    if (!p && !perr)
+      g_set_error(&perr, CS_ERROR, CS_ERROR_POLICY, "policy \"%s\" returned no placement and "
+                  "no error", policy->name);
+    if (perr && p) { /* error set means failure, whatever was returned */
+      cs_placement_free(p);
+      p = NULL;
+    }
+    if (perr) {
+      /* Errors from the parameter readers name the file and path already;
+       * a policy's own failures (no solution, solver) do not. */
+      if (perr->domain == CS_ERROR && perr->code != CS_ERROR_POLICY)
+        g_propagate_error(error, perr);
+      else {
+        g_set_error(error, CS_ERROR, CS_ERROR_POLICY, "%s: %s: %s", file, path, perr->message);
+        g_error_free(perr);
+      }
+    }
+    if (p && (!cs_params_check_asked(view, error) ||
+              !check_result(policy, problem, p, file, path, error))) {
+      cs_placement_free(p);
+      p = NULL;
+    }
+  }
+  cs_params_free(view);
+  cJSON_Delete(empty);
+  return p;
 }

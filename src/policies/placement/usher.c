@@ -18,7 +18,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "common/json_input.h"
 #include "matching.h"
 #include "placement_policies.h"
 
@@ -43,7 +42,7 @@ void cs_usher_info_clear(CsUsherInfo *info)
 }
 
 /* Fills the scheduler's view of model m: candidates, c_l and choices. */
-static gboolean prepare_model(CsUsherModel *um, const CsPlacementInput *in, int m,
+static gboolean prepare_model(CsUsherModel *um, const CsPlacementProblem *in, int m,
                               const CsUsherOptions *opt, GString *log, GError **error)
 {
   const CsPlacementModel *model = &in->models[m];
@@ -171,7 +170,7 @@ static int form_groups(const CsUsherModel *um, int n_models, int max_group_size,
     group_add(&groups[n++], &um[m]);
   }
   if (n > CS_MATCHING_MAX_NODES) {
-    g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PARAMS,
+    g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                 "placement \"usher\": %d models to group, the exact grouping supports at most "
                 "%d",
                 n, CS_MATCHING_MAX_NODES);
@@ -212,7 +211,7 @@ static int form_groups(const CsUsherModel *um, int n_models, int max_group_size,
   return n;
 }
 
-CsPlacement *cs_usher_place(const CsPlacementInput *in, const CsUsherOptions *opt,
+CsPlacement *cs_usher_place(const CsPlacementProblem *in, const CsUsherOptions *opt,
                             CsUsherInfo *info, GError **error)
 {
   g_return_val_if_fail(opt->max_group_size >= 1 &&
@@ -227,7 +226,7 @@ CsPlacement *cs_usher_place(const CsPlacementInput *in, const CsUsherOptions *op
       bad = opt->groups[m] < 0 || opt->groups[m] >= in->n_models ||
             ++size[opt->groups[m]] > CS_MATCHING_MAX_NODES;
       if (bad)
-        g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PARAMS,
+        g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                     "placement \"usher\": model \"%s\" has group %d; groups are numbered "
                     "0..%d and hold at most %d models",
                     in->models[m].name, opt->groups[m], in->n_models - 1, CS_MATCHING_MAX_NODES);
@@ -237,19 +236,23 @@ CsPlacement *cs_usher_place(const CsPlacementInput *in, const CsUsherOptions *op
       return NULL;
   }
   CsPlacement *p = cs_placement_new(in->n_models);
-  p->creq_metric = opt->metric;
-  g_string_append_printf(p->log, "usher: metric %s, mode %s, max group size %d\n",
+  cs_placement_set_creq_metric(p, opt->metric);
+  /* Notes go to a GString first: the helpers below append to it. */
+  GString *log = g_string_new(NULL);
+  g_string_append_printf(log, "usher: metric %s, mode %s, max group size %d\n",
                          cs_place_metric_name(opt->metric),
                          opt->mode == CS_USHER_FIXED ? "fixed" : "min_gpus", opt->max_group_size);
   if (in->n_gpus == 0) {
     /* Without a GPU there is no GPU type to read the profiles of. */
-    g_string_append(p->log, "the cluster has no GPU: nothing placed\n");
+    g_string_append(log, "the cluster has no GPU: nothing placed\n");
     if (info) {
       memset(info, 0, sizeof *info);
       info->group_of_model = g_new(int, MAX(in->n_models, 1));
       for (int m = 0; m < in->n_models; m++)
         info->group_of_model[m] = -1;
     }
+    cs_placement_log(p, "%s", log->str);
+    g_string_free(log, TRUE);
     return p;
   }
 
@@ -260,11 +263,11 @@ CsPlacement *cs_usher_place(const CsPlacementInput *in, const CsUsherOptions *op
   long configurations = 0;
   gboolean ok = TRUE;
   for (int m = 0; ok && m < in->n_models; m++)
-    ok = prepare_model(&um[m], in, m, opt, p->log, error);
+    ok = prepare_model(&um[m], in, m, opt, log, error);
   if (ok)
     n_groups = opt->groups
                  ? forced_groups(um, in->n_models, opt->groups, groups)
-                 : form_groups(um, in->n_models, opt->max_group_size, groups, p->log, error);
+                 : form_groups(um, in->n_models, opt->max_group_size, groups, log, error);
   ok = ok && n_groups >= 0;
   for (int gi = 0; ok && gi < n_groups; gi++) {
     double product = 1.0;
@@ -272,7 +275,7 @@ CsPlacement *cs_usher_place(const CsPlacementInput *in, const CsUsherOptions *op
       if (um[groups[gi].members[k]].n_choices > 0)
         product *= um[groups[gi].members[k]].n_choices;
     if (product > MAX_CONFIGURATIONS) {
-      g_set_error(error, CS_PLACEMENT_ERROR, CS_PLACEMENT_ERROR_PARAMS,
+      g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                   "placement \"usher\": group %d has %.3g configurations (more than %.3g); "
                   "lower max_group_size or use fewer batch sizes",
                   gi + 1, product, MAX_CONFIGURATIONS);
@@ -292,21 +295,21 @@ CsPlacement *cs_usher_place(const CsPlacementInput *in, const CsUsherOptions *op
     const CsUsherModel *members[CS_MATCHING_MAX_NODES];
     for (int gi = 0; gi < n_groups; gi++) {
       const Group *grp = &groups[gi];
-      g_string_append_printf(p->log, "group %d:", gi + 1);
+      g_string_append_printf(log, "group %d:", gi + 1);
       int n_members = 0;
       for (int k = 0; k < grp->size; k++) {
         const CsUsherModel *mod = &um[grp->members[k]];
-        g_string_append_printf(p->log, "%s %s", k ? "," : "", mod->name);
+        g_string_append_printf(log, "%s %s", k ? "," : "", mod->name);
         if (mod->n_choices > 0)
           members[n_members++] = mod;
       }
-      g_string_append_printf(p->log, " (sum of average Creq %.2f, Mreq %.2f)\n", grp->sum_creq,
+      g_string_append_printf(log, " (sum of average Creq %.2f, Mreq %.2f)\n", grp->sum_creq,
                              grp->sum_mreq);
       if (n_members == 0) {
-        g_string_append(p->log, "  no model of the group can be served\n");
+        g_string_append(log, "  no model of the group can be served\n");
         continue;
       }
-      configurations += cs_usher_schedule_group(members, n_members, gi, &gpus, opt, p);
+      configurations += cs_usher_schedule_group(members, n_members, gi, &gpus, opt, p, log);
     }
   }
 
@@ -314,39 +317,36 @@ CsPlacement *cs_usher_place(const CsPlacementInput *in, const CsUsherOptions *op
   for (int g = 0; ok && g < gpus.n; g++)
     used += gpus.owner[g] >= 0;
   if (ok && opt->mode == CS_USHER_MIN_GPUS) {
-    g_string_append_printf(p->log, "gpus_needed: %d\n", used);
-    p->gpus_needed = used;
+    g_string_append_printf(log, "gpus_needed: %d\n", used);
+    cs_placement_set_gpus_needed(p, used);
     if (used > in->n_gpus) {
       /* Like the thesis' mapping of a plan onto a smaller cluster (5.1.5):
        * GPUs in order until they run out. */
-      g_string_append_printf(p->log,
+      g_string_append_printf(log,
                              "the cluster has only %d GPU%s, fewer than the %d needed: replicas "
                              "planned for GPUs %d..%d are dropped\n",
                              in->n_gpus, in->n_gpus == 1 ? "" : "s", used, in->n_gpus, used - 1);
-      guint kept = 0;
-      for (guint i = 0; i < p->replicas->len; i++) {
-        CsReplica r = g_array_index(p->replicas, CsReplica, i);
-        if (r.gpu < in->n_gpus)
-          g_array_index(p->replicas, CsReplica, kept++) = r;
-      }
-      g_array_set_size(p->replicas, kept);
+      for (int i = cs_placement_n_replicas(p) - 1; i >= 0; i--)
+        if (cs_placement_replica(p, i)->gpu >= in->n_gpus)
+          cs_placement_remove_replica(p, i);
     }
   }
   if (ok) {
     cs_place_compute_expected(p, in);
     for (int m = 0; m < in->n_models; m++)
-      g_string_append_printf(p->log, "%s: expected goodput %.2f of %.2f req/s\n",
-                             in->models[m].name, p->expected_goodput[m], in->models[m].rate_rps);
+      g_string_append_printf(log, "%s: expected goodput %.2f of %.2f req/s\n",
+                             in->models[m].name, cs_placement_expected_goodput(p, m),
+                             in->models[m].rate_rps);
     int on = 0;
     gboolean *hosts = g_new0(gboolean, in->n_gpus);
-    for (guint i = 0; i < p->replicas->len; i++) {
-      int g = g_array_index(p->replicas, CsReplica, i).gpu;
+    for (int i = 0; i < cs_placement_n_replicas(p); i++) {
+      int g = cs_placement_replica(p, i)->gpu;
       on += !hosts[g];
       hosts[g] = TRUE;
     }
     g_free(hosts);
-    g_string_append_printf(p->log, "expected total goodput %.2f req/s on %d GPU%s\n",
-                           p->expected_total, on, on == 1 ? "" : "s");
+    g_string_append_printf(log, "expected total goodput %.2f req/s on %d GPU%s\n",
+                           cs_placement_expected_total(p), on, on == 1 ? "" : "s");
     if (info) {
       info->gpus_needed = used;
       info->n_groups = n_groups;
@@ -370,6 +370,8 @@ CsPlacement *cs_usher_place(const CsPlacementInput *in, const CsUsherOptions *op
   g_free(gpus.creq);
   g_free(gpus.mreq);
   g_free(gpus.owner);
+  cs_placement_log(p, "%s", log->str);
+  g_string_free(log, TRUE);
   if (!ok) {
     cs_placement_free(p);
     return NULL;
@@ -382,56 +384,52 @@ CsPlacement *cs_usher_place(const CsPlacementInput *in, const CsUsherOptions *op
 /* Reads "groups": [["model", ...], ...], every scenario model exactly once.
  * *out stays NULL when absent, else gets n_models group indices (caller
  * g_free()s). */
-static gboolean read_groups(const CsPlacementInput *in, const cJSON *params, int **out,
-                            const char *file, const char *path, GError **error)
+static gboolean read_groups(const CsPlacementProblem *in, CsParams *params, int **out,
+                            GError **error)
 {
   *out = NULL;
-  const cJSON *list = params ? cJSON_GetObjectItemCaseSensitive(params, "groups") : NULL;
+  CsParams *list = cs_params_get(params, "groups");
   if (!list)
     return TRUE;
-  char *lp = cs_json_path_key(path, "groups");
   int *group = g_new(int, MAX(in->n_models, 1));
   for (int m = 0; m < in->n_models; m++)
     group[m] = -1;
-  gboolean ok = cJSON_IsArray(list);
+  gboolean ok = cs_params_kind(list) == CS_PARAMS_ARRAY;
   if (!ok)
-    cs_json_fail(error, file, lp, "expected an array of groups (arrays of model names), got %s",
-                 cs_json_type_name(list));
-  int gi = 0;
-  const cJSON *g;
-  for (g = ok ? list->child : NULL; ok && g; g = g->next, gi++) {
-    char *gp = cs_json_path_index(lp, gi);
-    int size = cJSON_GetArraySize(g);
-    if (!cJSON_IsArray(g) || size == 0 || size > CS_MATCHING_MAX_NODES)
-      ok = cs_json_fail(error, file, gp, "expected an array of 1 to %d model names, got %s",
-                        CS_MATCHING_MAX_NODES,
-                        cJSON_IsArray(g) ? "another number of elements" : cs_json_type_name(g));
-    int k = 0;
-    for (const cJSON *name = ok ? g->child : NULL; ok && name; name = name->next, k++) {
-      char *np = cs_json_path_index(gp, k);
+    cs_params_fail(list, error, "expected an array of groups (arrays of model names), got %s",
+                   cs_place_kind_name(list));
+  for (int gi = 0; ok && gi < cs_params_size(list); gi++) {
+    CsParams *g = cs_params_at(list, gi);
+    int size = cs_params_size(g);
+    gboolean is_array = cs_params_kind(g) == CS_PARAMS_ARRAY;
+    if (!is_array || size == 0 || size > CS_MATCHING_MAX_NODES)
+      ok = cs_params_fail(g, error, "expected an array of 1 to %d model names, got %s",
+                          CS_MATCHING_MAX_NODES,
+                          is_array ? "another number of elements" : cs_place_kind_name(g));
+    for (int k = 0; ok && k < size; k++) {
+      CsParams *name = cs_params_at(g, k);
+      const char *s = NULL;
       int m = 0;
-      while (cJSON_IsString(name) && m < in->n_models &&
-             strcmp(in->models[m].name, name->valuestring) != 0)
+      if (cs_params_kind(name) != CS_PARAMS_STRING) {
+        ok = cs_params_fail(name, error, "expected a model name, got %s",
+                            cs_place_kind_name(name));
+        break;
+      }
+      if (!cs_params_as_string(name, &s, NULL))
+        s = ""; /* the empty string: no model has that name */
+      while (m < in->n_models && strcmp(in->models[m].name, s) != 0)
         m++;
-      if (!cJSON_IsString(name))
-        ok = cs_json_fail(error, file, np, "expected a model name, got %s",
-                          cs_json_type_name(name));
-      else if (m == in->n_models)
-        ok = cs_json_fail(error, file, np, "model \"%s\" has no client in the scenario",
-                          name->valuestring);
+      if (m == in->n_models)
+        ok = cs_params_fail(name, error, "model \"%s\" has no client in the scenario", s);
       else if (group[m] >= 0)
-        ok = cs_json_fail(error, file, np, "model \"%s\" is already in group %d",
-                          name->valuestring, group[m]);
+        ok = cs_params_fail(name, error, "model \"%s\" is already in group %d", s, group[m]);
       else
         group[m] = gi;
-      g_free(np);
     }
-    g_free(gp);
   }
   for (int m = 0; ok && m < in->n_models; m++)
     if (group[m] < 0)
-      ok = cs_json_fail(error, file, lp, "model \"%s\" is in no group", in->models[m].name);
-  g_free(lp);
+      ok = cs_params_fail(list, error, "model \"%s\" is in no group", in->models[m].name);
   if (!ok) {
     g_free(group);
     return FALSE;
@@ -442,46 +440,35 @@ static gboolean read_groups(const CsPlacementInput *in, const cJSON *params, int
 
 /* policy: registry name; metric_fixed: the name implies the metric (an alias
  * such as "wao-usher"), so a different "metric" parameter is a contradiction. */
-static CsPlacement *usher_place_json(const CsPlacementInput *in, const cJSON *params,
-                                     const char *file, const char *path, const char *policy,
-                                     CsCreqMetric default_metric, gboolean metric_fixed,
-                                     GError **error)
+static CsPlacement *usher_place_params(const CsPlacementProblem *in, CsParams *params,
+                                       const char *policy, CsCreqMetric default_metric,
+                                       gboolean metric_fixed, GError **error)
 {
   static const char *const keys[] = { "policy",      "metric",     "mode",   "max_group_size",
                                       "batch_sizes", "mps_shares", "groups", NULL };
+  static const char *const modes[] = { "fixed", "min_gpus", NULL };
   CsUsherOptions opt = { .metric = default_metric, .mode = CS_USHER_FIXED,
                          .max_group_size = 4, .mps_shares = TRUE };
-  const char *mode = NULL;
+  int mode = 0;
   int *batches = NULL, *groups = NULL;
-  if (params && (!cs_json_expect_object(params, file, path, error) ||
-                 !cs_json_check_keys(params, keys, file, path, error) ||
-                 !cs_place_read_metric(params, "metric", &opt.metric, file, path, error) ||
-                 !cs_json_read_string(params, "mode", FALSE, &mode, file, path, error) ||
-                 !cs_json_read_int(params, "max_group_size", FALSE, 1, CS_MATCHING_MAX_NODES,
-                                   &opt.max_group_size, file, path, error) ||
-                 !cs_json_read_bool(params, "mps_shares", FALSE, &opt.mps_shares, file, path,
-                                    error)))
+  if (!cs_params_check_keys(params, keys, error) ||
+      !cs_place_read_metric(params, "metric", &opt.metric, error) ||
+      !cs_params_choice(params, "mode", FALSE, modes, &mode, error) ||
+      !cs_params_int(params, "max_group_size", FALSE, 1, CS_MATCHING_MAX_NODES,
+                     &opt.max_group_size, error) ||
+      !cs_params_bool(params, "mps_shares", FALSE, &opt.mps_shares, error))
     return NULL;
   if (metric_fixed && opt.metric != default_metric) {
-    char *mp = cs_json_path_key(path, "metric");
-    cs_json_fail(error, file, mp, "policy \"%s\" always uses metric \"%s\"; use policy "
-                 "\"usher\" to choose another", policy, cs_place_metric_name(default_metric));
-    g_free(mp);
+    cs_params_fail_field(params, "metric", error,
+                         "policy \"%s\" always uses metric \"%s\"; use policy \"usher\" to "
+                         "choose another",
+                         policy, cs_place_metric_name(default_metric));
     return NULL;
   }
-  if (mode && strcmp(mode, "fixed") == 0) {
-    opt.mode = CS_USHER_FIXED;
-  } else if (mode && strcmp(mode, "min_gpus") == 0) {
-    opt.mode = CS_USHER_MIN_GPUS;
-  } else if (mode) {
-    char *mp = cs_json_path_key(path, "mode");
-    cs_json_fail(error, file, mp, "expected \"fixed\" or \"min_gpus\", got \"%s\"", mode);
-    g_free(mp);
+  opt.mode = mode == 0 ? CS_USHER_FIXED : CS_USHER_MIN_GPUS;
+  if (!read_groups(in, params, &groups, error))
     return NULL;
-  }
-  if (!read_groups(in, params, &groups, file, path, error))
-    return NULL;
-  if (!cs_place_read_batch_sizes(params, &batches, &opt.n_batches, file, path, error)) {
+  if (!cs_place_read_batch_sizes(params, &batches, &opt.n_batches, error)) {
     g_free(groups);
     return NULL;
   }
@@ -493,22 +480,25 @@ static CsPlacement *usher_place_json(const CsPlacementInput *in, const cJSON *pa
   return p;
 }
 
-static CsPlacement *usher_ao(const CsPlacementInput *in, const cJSON *params, const char *file,
-                             const char *path, GError **error)
+static CsPlacement *usher_ao(const CsPlacementProblem *in, CsParams *params, void *user_data,
+                             GError **error)
 {
-  return usher_place_json(in, params, file, path, "usher", CS_CREQ_AO, FALSE, error);
+  (void)user_data;
+  return usher_place_params(in, params, "usher", CS_CREQ_AO, FALSE, error);
 }
 
-static CsPlacement *usher_wao(const CsPlacementInput *in, const cJSON *params, const char *file,
-                              const char *path, GError **error)
+static CsPlacement *usher_wao(const CsPlacementProblem *in, CsParams *params, void *user_data,
+                              GError **error)
 {
-  return usher_place_json(in, params, file, path, "wao-usher", CS_CREQ_WAO, TRUE, error);
+  (void)user_data;
+  return usher_place_params(in, params, "wao-usher", CS_CREQ_WAO, TRUE, error);
 }
 
-static CsPlacement *usher_wsm(const CsPlacementInput *in, const cJSON *params, const char *file,
-                              const char *path, GError **error)
+static CsPlacement *usher_wsm(const CsPlacementProblem *in, CsParams *params, void *user_data,
+                              GError **error)
 {
-  return usher_place_json(in, params, file, path, "wsm-usher", CS_CREQ_WSM, TRUE, error);
+  (void)user_data;
+  return usher_place_params(in, params, "wsm-usher", CS_CREQ_WSM, TRUE, error);
 }
 
 const CsPlacementPolicy cs_place_usher = {

@@ -28,7 +28,7 @@
 
 #include "matching.h"
 #include "place_common.h"
-#include "placement.h"
+#include "clustersim/placement.h"
 
 G_BEGIN_DECLS
 
@@ -69,7 +69,7 @@ void cs_usher_info_clear(CsUsherInfo *info);
  * (CS_MATCHING_MAX_NODES), opt->groups is out of range, or a group has too
  * many configurations to enumerate (more than 2e7). Models Usher cannot
  * serve get no replica and a line in the log. */
-CsPlacement *cs_usher_place(const CsPlacementInput *in, const CsUsherOptions *opt,
+CsPlacement *cs_usher_place(const CsPlacementProblem *in, const CsUsherOptions *opt,
                             CsUsherInfo *info, GError **error);
 
 /* ---- Internal: shared by usher.c and usher_schedule.c ---------------------- */
@@ -100,9 +100,10 @@ typedef struct {
  * the GPUs left by earlier groups, appending its replicas to p (GPU indices
  * may exceed the cluster in min_gpus mode; the caller truncates) and updating
  * gpus. Returns the number of configurations evaluated. Writes notes to
- * p->log. Never fails. */
+ * log. Never fails. */
 long cs_usher_schedule_group(const CsUsherModel *const *members, int n_members, int gi,
-                             CsUsherGpus *gpus, const CsUsherOptions *opt, CsPlacement *p);
+                             CsUsherGpus *gpus, const CsUsherOptions *opt, CsPlacement *p,
+                             GString *log);
 
 G_END_DECLS
 

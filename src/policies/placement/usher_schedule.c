@@ -198,7 +198,8 @@ static void append_config_note(GString *log, Work *w, const int *sel, double goo
 }
 
 long cs_usher_schedule_group(const CsUsherModel *const *members, int n_members, int gi,
-                             CsUsherGpus *gpus, const CsUsherOptions *opt, CsPlacement *p)
+                             CsUsherGpus *gpus, const CsUsherOptions *opt, CsPlacement *p,
+                             GString *log)
 {
   g_assert(n_members >= 1 && n_members <= CS_MATCHING_MAX_NODES);
   Work w = { .members = members, .n_members = n_members, .gi = gi, .start = gpus,
@@ -263,9 +264,9 @@ long cs_usher_schedule_group(const CsUsherModel *const *members, int n_members, 
   GArray *record = g_array_new(FALSE, FALSE, sizeof(Placed));
   int cost = 0;
   double goodput = place_config(&w, best_sel, G_MAXINT, &cost, record);
-  g_string_append_printf(p->log, "  %ld configuration%s evaluated; chosen:\n", evaluated,
+  g_string_append_printf(log, "  %ld configuration%s evaluated; chosen:\n", evaluated,
                          evaluated == 1 ? "" : "s");
-  append_config_note(p->log, &w, best_sel, goodput, cost);
+  append_config_note(log, &w, best_sel, goodput, cost);
   for (guint i = 0; i < record->len; i++) {
     const Placed *r = &g_array_index(record, Placed, i);
     const CsUsherModel *mod = members[r->member];

@@ -1,0 +1,203 @@
+/* libclustersim: dispatch policies, the online stage between the clients and
+ * the GPUs that decides when requests leave as a batch and to which GPU.
+ *
+ * A dispatch policy owns every request from its arrival until it sends it to
+ * a GPU in a batch (or drops it). It acts only through the engine services
+ * below and learns of the world through CsWorld, the compiled scenario. Two
+ * kinds exist:
+ *  - placement-based (uses_placement TRUE): the scenario's placement policy
+ *    decides the replicas first; the policy sends each batch to a replica
+ *    (cs_engine_send_replica), which runs it on the replica's GPU with the
+ *    replica's MPS share. The thesis' "router" is one.
+ *  - centralized (uses_placement FALSE): every model may run on every GPU;
+ *    the policy picks the GPU of each batch (cs_engine_send_gpu) and the GPU
+ *    runs one batch at a time. Symphony's deferred batch scheduling and its
+ *    "eager" and "timeout" baselines are such.
+ * Built-in policies are CsDispatchPolicy values like the ones a user
+ * registers (registry.h) and see nothing more than this header.
+ *
+ * Timing of a batch once sent (MODEL.md, section 2): network transfer of the
+ * requests' payload to the GPU's node, the GPU's FIFO queue, execution (its
+ * isolated latency, slowed by co-location under MPS and interference),
+ * network transfer of the results back to the clients.
+ *
+ * Times are simulated ns since the start of the run. Models are indexed by
+ * client order in the scenario, GPUs by cluster order. Nothing here is thread
+ * safe: an engine runs on one thread, and callbacks must not block.
+ */
+#ifndef CLUSTERSIM_DISPATCH_H
+#define CLUSTERSIM_DISPATCH_H
+
+#include "core.h"
+#include "params.h"
+#include "placement.h"
+#include "profiles.h"
+
+G_BEGIN_DECLS
+
+/* ---- The world: the compiled scenario, read-only ------------------------------- */
+
+typedef struct CsWorld CsWorld;
+
+CS_API int cs_world_n_models(const CsWorld *w);
+CS_API const char *cs_world_model_name(const CsWorld *w, int model);
+CS_API int64_t cs_world_slo_ns(const CsWorld *w, int model);
+/* The client's sending rate in req/s (the mean for trace clients). */
+CS_API double cs_world_rate_rps(const CsWorld *w, int model);
+/* Request and result payload per request in bytes (0 when the network is
+ * zero and the profile does not say). */
+CS_API int64_t cs_world_input_bytes(const CsWorld *w, int model);
+CS_API int64_t cs_world_output_bytes(const CsWorld *w, int model);
+
+CS_API int cs_world_n_gpus(const CsWorld *w);
+CS_API const char *cs_world_gpu_type(const CsWorld *w, int gpu);
+CS_API int cs_world_gpu_node(const CsWorld *w, int gpu);
+
+CS_API const CsProfileSet *cs_world_profiles(const CsWorld *w);
+
+/* The profile of model on gpu's type, or NULL when the set has none. */
+CS_API const CsModelProfile *cs_world_profile(const CsWorld *w, int model, int gpu);
+
+/* The placement the run executes, or NULL for a centralized policy. */
+CS_API const CsPlacement *cs_world_placement(const CsWorld *w);
+
+/* Latency of one network transfer of bytes (payload of a whole batch) on the
+ * scenario's network curve, in ns; 0 on a zero network. */
+CS_API int64_t cs_world_network_ns(const CsWorld *w, int64_t bytes);
+
+/* ---- Warnings ---------------------------------------------------------------- */
+
+typedef struct CsWarningList CsWarningList;
+
+/* Adds a warning: a setting that disagrees with the world, or anything else
+ * that would mislead a reader of the run's numbers. code is a short stable
+ * identifier ("budget_network_mismatch"); model is a model name or NULL, gpu
+ * a GPU index or -1. Shown on stderr by the CLI and stored in summary.json. */
+CS_API void cs_warning_add(CsWarningList *l, const char *code, const char *model, int gpu,
+                           const char *fmt, ...) G_GNUC_PRINTF(5, 6);
+
+/* ---- Requests and batches ---------------------------------------------------------- */
+
+typedef struct {
+  uint64_t id;       /* global id, in generation order */
+  int64_t send_ns;   /* when the client sent it */
+  gboolean measured; /* FALSE during warm-up (not in the metrics) */
+} CsRequest;
+
+typedef struct CsBatch CsBatch;
+
+/* ---- Engine services ------------------------------------------------------------------ */
+
+typedef struct CsEngine CsEngine;
+
+/* A timer handle; CS_TIMER_NONE (0) is no timer. */
+typedef uint64_t CsTimer;
+#define CS_TIMER_NONE ((CsTimer)0)
+
+CS_API const CsWorld *cs_engine_world(const CsEngine *e);
+
+/* Current simulated time. */
+CS_API int64_t cs_engine_now(const CsEngine *e);
+
+/* Schedules the policy's on_timer(arg) at time at_ns (>= now; earlier is
+ * taken as now). Timers at the same time fire in the order they were set.
+ * Returns its handle. */
+CS_API CsTimer cs_engine_timer(CsEngine *e, int64_t at_ns, uint32_t arg);
+
+/* Cancels a pending timer. Returns TRUE if it was pending; FALSE for a timer
+ * that already fired or was cancelled, and for CS_TIMER_NONE. */
+CS_API gboolean cs_engine_cancel(CsEngine *e, CsTimer t);
+
+/* Returns an empty batch of model with room for capacity requests (a hint: it
+ * grows). The policy owns it until it sends it. */
+CS_API CsBatch *cs_engine_batch_new(CsEngine *e, int model, int capacity);
+
+/* Appends a request the policy holds to its batch. */
+CS_API void cs_batch_add(CsEngine *e, CsBatch *b, const CsRequest *r);
+
+CS_API int cs_batch_size(const CsBatch *b);
+CS_API int cs_batch_model(const CsBatch *b);
+/* The i-th request of the batch (NULL when out of range). */
+CS_API const CsRequest *cs_batch_request(const CsBatch *b, int i);
+
+/* The GPU must not start the batch before t_ns (Symphony's deferred start);
+ * by default it starts as soon as it is at the front of the GPU's queue. */
+CS_API void cs_batch_set_not_before(CsBatch *b, int64_t t_ns);
+
+/* Sends the batch now to replica (index into the placement's replicas):
+ * transfer to its GPU's node, then its GPU's queue. The engine owns the batch
+ * from here on. Placement-based policies only. */
+CS_API void cs_engine_send_replica(CsEngine *e, CsBatch *b, int replica);
+
+/* Sends the batch now to gpu, where it runs alone (one batch at a time).
+ * Centralized policies only. */
+CS_API void cs_engine_send_gpu(CsEngine *e, CsBatch *b, int gpu);
+
+/* The request leaves unserved: dropped because it cannot meet its deadline
+ * (counted as dropped), or because its model has no replica (unserved). */
+CS_API void cs_engine_drop(CsEngine *e, int model, const CsRequest *r);
+CS_API void cs_engine_unserved(CsEngine *e, int model, const CsRequest *r);
+
+/* Execution time of a batch of n requests of model on gpu when it runs alone
+ * on the GPU (the profile's exec time), in ns. n >= 1. */
+CS_API int64_t cs_engine_exec_ns(CsEngine *e, int model, int gpu, int n);
+
+/* GPU state: batches sent to gpu that have not arrived at its node yet
+ * (in transfer), waiting in its queue, and executing now. */
+CS_API int cs_engine_gpu_in_transfer(const CsEngine *e, int gpu);
+CS_API int cs_engine_gpu_queued(const CsEngine *e, int gpu);
+CS_API int cs_engine_gpu_running(const CsEngine *e, int gpu);
+
+/* ---- Callbacks ---------------------------------------------------------------------- */
+
+/* What the engine tells a policy about a batch it sent. */
+typedef struct {
+  int model;
+  int gpu;
+  int replica;          /* the replica it was sent to, or -1 (centralized) */
+  int size;             /* requests in it */
+  int64_t dispatch_ns;  /* when the policy sent it */
+  int64_t node_ns;      /* when it reached the GPU's node */
+  int64_t start_ns;     /* when the GPU started it */
+  int64_t end_ns;       /* when the GPU finished it (finish callback only) */
+} CsBatchEvent;
+
+typedef struct CsDispatchPolicy {
+  const char *name;        /* the scenario's "dispatch.policy" */
+  const char *description; /* one line for the docs and listings */
+  /* TRUE: the scenario's placement runs and batches go to its replicas.
+   * FALSE: no placement; batches go to any GPU. */
+  gboolean uses_placement;
+  /* Parses the scenario's "dispatch" object (an empty object when absent).
+   * Returns the policy's parameters (freed with free_params), or NULL with
+   * error set naming the field. May be NULL: the policy takes no parameters
+   * (and its params are NULL). */
+  void *(*parse)(CsParams *params, void *user_data, GError **error);
+  void (*free_params)(void *params);
+  /* Optional. Called once when the scenario is compiled: may complete params
+   * with what it derives from the world and adds a warning for each setting
+   * that disagrees with it. Never fails. */
+  void (*check)(void *params, const CsWorld *w, CsWarningList *warnings, void *user_data);
+  /* Creates the per-run state. Required. */
+  void *(*create)(CsEngine *e, const void *params, void *user_data);
+  void (*destroy)(void *state);
+  /* A request of model arrives; the policy owns it from now on. Required. */
+  void (*on_request)(void *state, int model, const CsRequest *r);
+  /* A timer the policy set fires; arg is what it passed to cs_engine_timer. */
+  void (*on_timer)(void *state, uint32_t arg);
+  /* Optional: a batch the policy sent starts / finishes executing on its GPU. */
+  void (*on_batch_start)(void *state, const CsBatchEvent *b);
+  void (*on_batch_finish)(void *state, const CsBatchEvent *b);
+  /* Optional: writes the parameters as the run's summary shows them (under
+   * "dispatch"), derived values included. */
+  void (*describe)(const void *params, CsParamsWriter *out);
+  /* Optional: writes every parameter the scenario may leave out, with the
+   * value parse gave it; the effective scenario adds those the scenario's
+   * "dispatch" object lacks, so that it states every default and parses to the
+   * same parameters. */
+  void (*write_defaults)(const void *params, CsParamsWriter *out);
+} CsDispatchPolicy;
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,418 @@
+/* Policy parameters as views of the scenario's JSON; see clustersim/params.h.
+ *
+ * A view keeps the keys a policy asked for, so that the framework can reject
+ * the fields no policy code ever looked at (params_internal.h). Member views
+ * are created on first use and owned by their parent, so a policy never frees
+ * anything it reads. */
+#include "params_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "json_input.h"
+
+struct CsParams {
+  const cJSON *node;
+  const char *file;      /* owned by the root */
+  char *path;
+  const char *name;      /* member name (points into node), or NULL */
+  GHashTable *asked;     /* keys asked for (object views), or NULL until one is */
+  GHashTable *members;   /* const cJSON * -> CsParams *, views created so far */
+  GPtrArray *order;      /* the same views in creation order (for the check) */
+  gboolean asked_all;    /* cs_params_to_json read everything below */
+  char *owned_file;      /* root only */
+};
+
+static CsParams *view_new(const cJSON *node, const char *file, char *path, const char *name)
+{
+  CsParams *p = g_new0(CsParams, 1);
+  p->node = node;
+  p->file = file;
+  p->path = path;
+  p->name = name;
+  return p;
+}
+
+CsParams *cs_params_new_root(const cJSON *node, const char *file, const char *path)
+{
+  char *f = g_strdup(file ? file : "");
+  CsParams *p = view_new(node, f, g_strdup(path ? path : ""), NULL);
+  p->owned_file = f;
+  return p;
+}
+
+void cs_params_free(CsParams *p)
+{
+  if (!p)
+    return;
+  if (p->order) {
+    for (guint i = 0; i < p->order->len; i++)
+      cs_params_free(g_ptr_array_index(p->order, i));
+    g_ptr_array_free(p->order, TRUE);
+    g_hash_table_destroy(p->members);
+  }
+  if (p->asked)
+    g_hash_table_destroy(p->asked);
+  g_free(p->path);
+  g_free(p->owned_file);
+  g_free(p);
+}
+
+void cs_params_mark_known(CsParams *p, const char *key)
+{
+  if (!p->asked)
+    p->asked = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  if (!g_hash_table_contains(p->asked, key))
+    g_hash_table_add(p->asked, g_strdup(key));
+}
+
+/* The view of member node of p, created on first use. */
+static CsParams *member(CsParams *p, const cJSON *node, char *path)
+{
+  if (!p->members) {
+    p->members = g_hash_table_new(g_direct_hash, g_direct_equal);
+    p->order = g_ptr_array_new();
+  }
+  CsParams *v = g_hash_table_lookup(p->members, node);
+  if (v) {
+    g_free(path);
+    return v;
+  }
+  v = view_new(node, p->file, path, cJSON_IsObject(p->node) ? node->string : NULL);
+  g_hash_table_insert(p->members, (gpointer)node, v);
+  g_ptr_array_add(p->order, v);
+  return v;
+}
+
+/* Sorts names for the "known fields" list: the order must not depend on hashing. */
+static int compare_names(const void *a, const void *b)
+{
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+gboolean cs_params_check_asked(CsParams *p, GError **error)
+{
+  if (p->asked_all)
+    return TRUE;
+  if (cJSON_IsObject(p->node) && p->node->child) {
+    GPtrArray *known = g_ptr_array_new();
+    if (p->asked) {
+      GHashTableIter it;
+      gpointer key;
+      g_hash_table_iter_init(&it, p->asked);
+      while (g_hash_table_iter_next(&it, &key, NULL))
+        g_ptr_array_add(known, key);
+    }
+    g_ptr_array_sort(known, compare_names);
+    g_ptr_array_add(known, NULL);
+    gboolean ok = cs_json_check_keys(p->node, (const char *const *)known->pdata, p->file, p->path,
+                                     error);
+    g_ptr_array_free(known, TRUE);
+    if (!ok)
+      return FALSE;
+  }
+  for (guint i = 0; p->order && i < p->order->len; i++)
+    if (!cs_params_check_asked(g_ptr_array_index(p->order, i), error))
+      return FALSE;
+  return TRUE;
+}
+
+const cJSON *cs_params_json(const CsParams *p)
+{
+  return p->node;
+}
+
+const char *cs_params_file(const CsParams *p)
+{
+  return p->file;
+}
+
+const char *cs_params_path(const CsParams *p)
+{
+  return p->path;
+}
+
+CsParamsKind cs_params_kind(const CsParams *p)
+{
+  const cJSON *n = p->node;
+  if (cJSON_IsBool(n))
+    return CS_PARAMS_BOOL;
+  if (cJSON_IsNumber(n))
+    return CS_PARAMS_NUMBER;
+  if (cJSON_IsString(n))
+    return CS_PARAMS_STRING;
+  if (cJSON_IsArray(n))
+    return CS_PARAMS_ARRAY;
+  if (cJSON_IsObject(n))
+    return CS_PARAMS_OBJECT;
+  return CS_PARAMS_NULL;
+}
+
+int cs_params_size(const CsParams *p)
+{
+  return cJSON_IsArray(p->node) || cJSON_IsObject(p->node) ? cJSON_GetArraySize(p->node) : 0;
+}
+
+CsParams *cs_params_at(CsParams *p, int i)
+{
+  if (i < 0 || i >= cs_params_size(p))
+    return NULL;
+  const cJSON *n = cJSON_GetArrayItem(p->node, i);
+  if (cJSON_IsObject(p->node)) {
+    cs_params_mark_known(p, n->string);
+    return member(p, n, cs_json_path_key(p->path, n->string));
+  }
+  return member(p, n, cs_json_path_index(p->path, i));
+}
+
+const char *cs_params_name(const CsParams *p)
+{
+  return p->name;
+}
+
+CsParams *cs_params_get(CsParams *p, const char *key)
+{
+  if (!cJSON_IsObject(p->node))
+    return NULL;
+  cs_params_mark_known(p, key);
+  const cJSON *n = cJSON_GetObjectItemCaseSensitive(p->node, key);
+  return n ? member(p, n, cs_json_path_key(p->path, key)) : NULL;
+}
+
+gboolean cs_params_has(CsParams *p, const char *key)
+{
+  if (!cJSON_IsObject(p->node))
+    return FALSE;
+  cs_params_mark_known(p, key);
+  return cJSON_GetObjectItemCaseSensitive(p->node, key) != NULL;
+}
+
+/* ---- field readers: the JSON readers of json_input.h, remembering the key -- */
+
+static gboolean expect_object(const CsParams *p, GError **error)
+{
+  return cs_json_expect_object(p->node, p->file, p->path, error);
+}
+
+gboolean cs_params_double(CsParams *obj, const char *key, gboolean required, double min,
+                          double max, double *out, GError **error)
+{
+  if (!expect_object(obj, error))
+    return FALSE;
+  cs_params_mark_known(obj, key);
+  return cs_json_read_double(obj->node, key, required, min, max, out, obj->file, obj->path, error);
+}
+
+gboolean cs_params_int(CsParams *obj, const char *key, gboolean required, int min, int max,
+                       int *out, GError **error)
+{
+  if (!expect_object(obj, error))
+    return FALSE;
+  cs_params_mark_known(obj, key);
+  return cs_json_read_int(obj->node, key, required, min, max, out, obj->file, obj->path, error);
+}
+
+gboolean cs_params_bool(CsParams *obj, const char *key, gboolean required, gboolean *out,
+                        GError **error)
+{
+  if (!expect_object(obj, error))
+    return FALSE;
+  cs_params_mark_known(obj, key);
+  return cs_json_read_bool(obj->node, key, required, out, obj->file, obj->path, error);
+}
+
+gboolean cs_params_string(CsParams *obj, const char *key, gboolean required, const char **out,
+                          GError **error)
+{
+  if (!expect_object(obj, error))
+    return FALSE;
+  cs_params_mark_known(obj, key);
+  return cs_json_read_string(obj->node, key, required, out, obj->file, obj->path, error);
+}
+
+gboolean cs_params_choice(CsParams *obj, const char *key, gboolean required,
+                          const char *const *choices, int *out, GError **error)
+{
+  const char *s = NULL;
+  if (!cs_params_string(obj, key, required, &s, error))
+    return FALSE;
+  if (!s)
+    return TRUE;
+  for (int i = 0; choices[i]; i++)
+    if (strcmp(s, choices[i]) == 0) {
+      *out = i;
+      return TRUE;
+    }
+  GString *list = g_string_new(NULL);
+  int n = 0;
+  while (choices[n])
+    n++;
+  for (int i = 0; i < n; i++)
+    g_string_append_printf(list, "%s\"%s\"", i == 0 ? "" : i == n - 1 ? " or " : ", ", choices[i]);
+  char *hint = cs_did_you_mean(s, choices, n);
+  cs_params_fail_field(obj, key, error, "expected %s, got \"%s\"%s", list->str, s, hint);
+  g_free(hint);
+  g_string_free(list, TRUE);
+  return FALSE;
+}
+
+/* ---- the value itself ------------------------------------------------------ */
+
+gboolean cs_params_as_double(const CsParams *p, double min, double max, double *out,
+                             GError **error)
+{
+  return cs_json_value_double(p->node, min, max, out, p->file, p->path, error);
+}
+
+gboolean cs_params_as_int(const CsParams *p, int min, int max, int *out, GError **error)
+{
+  int64_t v;
+  if (!cs_json_value_int64(p->node, min, max, &v, p->file, p->path, error))
+    return FALSE;
+  *out = (int)v;
+  return TRUE;
+}
+
+gboolean cs_params_as_bool(const CsParams *p, gboolean *out, GError **error)
+{
+  return cs_json_value_bool(p->node, out, p->file, p->path, error);
+}
+
+gboolean cs_params_as_string(const CsParams *p, const char **out, GError **error)
+{
+  return cs_json_value_string(p->node, out, p->file, p->path, error);
+}
+
+gboolean cs_params_check_keys(CsParams *obj, const char *const *known, GError **error)
+{
+  if (!expect_object(obj, error))
+    return FALSE;
+  for (int i = 0; known[i]; i++)
+    cs_params_mark_known(obj, known[i]);
+  return cs_json_check_keys(obj->node, known, obj->file, obj->path, error);
+}
+
+gboolean cs_params_fail(const CsParams *p, GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  cs_json_fail(error, p->file, p->path, "%s", msg);
+  g_free(msg);
+  return FALSE;
+}
+
+gboolean cs_params_fail_field(const CsParams *p, const char *key, GError **error,
+                              const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  char *path = cs_json_path_key(p->path, key);
+  cs_json_fail(error, p->file, path, "%s", msg);
+  g_free(path);
+  g_free(msg);
+  return FALSE;
+}
+
+char *cs_params_to_json(CsParams *p)
+{
+  p->asked_all = TRUE;
+  char *text = cJSON_PrintUnformatted(p->node);
+  char *out = g_strdup(text);
+  cJSON_free(text);
+  return out;
+}
+
+/* ---- writer ---------------------------------------------------------------- */
+
+struct CsParamsWriter {
+  GPtrArray *stack;  /* cJSON * containers, innermost last */
+  GArray *detached;  /* gboolean per container: not in the output (its key was taken) */
+};
+
+CsParamsWriter *cs_params_writer_new(cJSON *obj)
+{
+  CsParamsWriter *w = g_new0(CsParamsWriter, 1);
+  w->stack = g_ptr_array_new();
+  w->detached = g_array_new(FALSE, TRUE, sizeof(gboolean));
+  g_ptr_array_add(w->stack, obj);
+  gboolean no = FALSE;
+  g_array_append_val(w->detached, no);
+  return w;
+}
+
+void cs_params_writer_free(CsParamsWriter *w)
+{
+  if (!w)
+    return;
+  g_ptr_array_free(w->stack, TRUE);
+  g_array_free(w->detached, TRUE);
+  g_free(w);
+}
+
+static void put(CsParamsWriter *w, const char *key, cJSON *item)
+{
+  cJSON *top = g_ptr_array_index(w->stack, w->stack->len - 1);
+  if (cJSON_IsArray(top))
+    cJSON_AddItemToArray(top, item);
+  else if (key && !cJSON_GetObjectItemCaseSensitive(top, key))
+    cJSON_AddItemToObject(top, key, item);
+  else
+    cJSON_Delete(item); /* no key, or written before: the first value stays */
+}
+
+void cs_params_write_double(CsParamsWriter *w, const char *key, double v)
+{
+  put(w, key, cJSON_CreateNumber(v));
+}
+
+void cs_params_write_int(CsParamsWriter *w, const char *key, int64_t v)
+{
+  put(w, key, cJSON_CreateNumber((double)v));
+}
+
+void cs_params_write_bool(CsParamsWriter *w, const char *key, gboolean v)
+{
+  put(w, key, cJSON_CreateBool(v));
+}
+
+void cs_params_write_string(CsParamsWriter *w, const char *key, const char *v)
+{
+  put(w, key, cJSON_CreateString(v ? v : ""));
+}
+
+static void open_container(CsParamsWriter *w, const char *key, cJSON *c)
+{
+  cJSON *top = g_ptr_array_index(w->stack, w->stack->len - 1);
+  /* A key written before: what follows goes to a detached container, dropped at its end. */
+  gboolean detached = !cJSON_IsArray(top) && (!key || cJSON_GetObjectItemCaseSensitive(top, key));
+  if (!detached)
+    put(w, key, c);
+  g_ptr_array_add(w->stack, c);
+  g_array_append_val(w->detached, detached);
+}
+
+void cs_params_write_begin_object(CsParamsWriter *w, const char *key)
+{
+  open_container(w, key, cJSON_CreateObject());
+}
+
+void cs_params_write_begin_array(CsParamsWriter *w, const char *key)
+{
+  open_container(w, key, cJSON_CreateArray());
+}
+
+void cs_params_write_end(CsParamsWriter *w)
+{
+  g_return_if_fail(w->stack->len > 1);
+  guint top = w->stack->len - 1;
+  cJSON *c = g_ptr_array_index(w->stack, top);
+  if (g_array_index(w->detached, gboolean, top))
+    cJSON_Delete(c);
+  g_ptr_array_remove_index(w->stack, top);
+  g_array_remove_index(w->detached, top);
+}
