@@ -53,6 +53,7 @@ CS_API CsScenario *cs_scenario_new_from_json(const char *json, const char *name,
 /* Returns an empty scenario to build in code with cs_scenario_set(). */
 CS_API CsScenario *cs_scenario_new(const char *name, const char *base_dir);
 
+/* Frees the scenario. Accepts NULL. */
 CS_API void cs_scenario_free(CsScenario *sc);
 
 /* Sets one field by JSON path, as the CLI's --set does: path like "seed",
@@ -131,6 +132,7 @@ typedef struct CsResults CsResults;
  * partial requests CSV is removed). opt may be NULL. */
 CS_API CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error);
 
+/* Frees results and everything they hand out. Accepts NULL. */
 CS_API void cs_results_free(CsResults *r);
 
 /* ---- Results ---------------------------------------------------------------- */
@@ -298,6 +300,7 @@ typedef struct {
   double throughput_rps;
 } CsBatchingBound;
 
+/* The staggered and the uncoordinated bound (above); never fail. */
 CS_API CsBatchingBound cs_batching_staggered(double alpha_ms, double beta_ms, double slo_ms,
                                              int n_gpus);
 CS_API CsBatchingBound cs_batching_uncoordinated(double alpha_ms, double beta_ms, double slo_ms,

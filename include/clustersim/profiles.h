@@ -87,6 +87,7 @@ CS_API const CsModelProfile *cs_profile_set_lookup(const CsProfileSet *set, cons
 
 /* ---- GPU types ---------------------------------------------------------------- */
 
+/* The type's name, e.g. "v100". */
 CS_API const char *cs_gpu_type_name(const CsGpuType *t);
 /* Free text; "" when the file gives none. */
 CS_API const char *cs_gpu_type_description(const CsGpuType *t);
