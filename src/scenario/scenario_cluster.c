@@ -1,0 +1,270 @@
+/* The scenario's hardware sections: "profiles" (the profile files loaded),
+ * "network" (zero, constant or a fitted curve) and "cluster" (GPUs on one
+ * node or several, MIG instances, MPS and its exponent, interference tables,
+ * what happens on memory overflow). Read first: clients and policies are
+ * checked against them. See docs/scenario.md. */
+#include <math.h>
+#include <string.h>
+
+#include "clustersim/clustersim.h"
+#include "common/json_input.h"
+#include "sim/config.h"
+#include "scenario_internal.h"
+
+gboolean cs_scenario_read_profiles(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  const cJSON *list = cJSON_GetObjectItemCaseSensitive(sc->root, "profiles");
+  if (!list)
+    return cs_json_fail(error, sc->name, "profiles",
+                        "required field is missing (a list of profile files, e.g. "
+                        "[\"v100_thesis\"])");
+  if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0)
+    return cs_json_fail(error, sc->name, "profiles",
+                        "expected a non-empty array of profile file names, got %s",
+                        cs_json_type_name(list));
+  c->profiles = cs_profile_set_new();
+  GPtrArray *files = g_ptr_array_new();
+  GPtrArray *paths = g_ptr_array_new();
+  int i = 0;
+  const cJSON *item;
+  gboolean ok = TRUE;
+  cJSON_ArrayForEach(item, list)
+  {
+    char *jp = cs_json_path_index("profiles", i++);
+    char *path = NULL;
+    if (!cJSON_IsString(item) || !item->valuestring[0])
+      ok = cs_json_fail(error, sc->name, jp, "expected a file name, got %s",
+                        cs_json_type_name(item));
+    else
+      path = cs_scenario_resolve_data_file(sc, item->valuestring, "profiles", jp, error);
+    if (ok && !path)
+      ok = FALSE;
+    if (ok) {
+      GError *perr = NULL;
+      if (!cs_profile_set_load_file(c->profiles, path, &perr)) {
+        /* The profile's own message names its file and path; say which entry loaded it. */
+        cs_json_fail(error, sc->name, jp, "%s", perr->message);
+        g_error_free(perr);
+        ok = FALSE;
+      } else {
+        g_ptr_array_add(files, g_strdup(item->valuestring));
+        g_ptr_array_add(paths, g_strdup(path));
+      }
+    }
+    g_free(path);
+    g_free(jp);
+    if (!ok)
+      break;
+  }
+  g_ptr_array_add(files, NULL);
+  c->profile_files = (char **)g_ptr_array_free(files, FALSE);
+  g_ptr_array_add(paths, NULL);
+  c->profile_paths = (char **)g_ptr_array_free(paths, FALSE);
+  return ok;
+}
+
+gboolean cs_scenario_read_network(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  const cJSON *net = cJSON_GetObjectItemCaseSensitive(sc->root, "network");
+  if (!net || (cJSON_IsString(net) && strcmp(net->valuestring, "zero") == 0)) {
+    c->network = cs_network_curve_new_zero();
+    c->network_is_zero = TRUE;
+    c->network_desc = g_strdup("zero");
+    return TRUE;
+  }
+  static const char *const keys[] = { "constant_ms", "curve", NULL };
+  if (!cJSON_IsObject(net))
+    return cs_json_fail(error, sc->name, "network",
+                        "expected \"zero\" or an object {\"constant_ms\": x} or {\"curve\": "
+                        "file}, got %s",
+                        cs_json_type_name(net));
+  if (!cs_json_check_keys(net, keys, sc->name, "network", error))
+    return FALSE;
+  double constant_ms = -1.0;
+  const char *curve = NULL;
+  if (!cs_json_read_double(net, "constant_ms", FALSE, 0.0, 1e9, &constant_ms, sc->name, "network",
+                           error) ||
+      !cs_json_read_string(net, "curve", FALSE, &curve, sc->name, "network", error))
+    return FALSE;
+  if ((constant_ms >= 0.0) == (curve != NULL))
+    return cs_json_fail(error, sc->name, "network",
+                        "expected exactly one of \"constant_ms\" and \"curve\"");
+  if (curve) {
+    char *path =
+      cs_scenario_resolve_data_file(sc, curve, "profiles/network", "network.curve", error);
+    if (!path)
+      return FALSE;
+    GError *nerr = NULL;
+    c->network = cs_network_curve_load_file(path, &nerr);
+    c->network_path = path;
+    if (!c->network) {
+      cs_json_fail(error, sc->name, "network.curve", "%s", nerr->message);
+      g_error_free(nerr);
+      return FALSE;
+    }
+    c->network_desc = g_strdup(curve);
+  } else {
+    c->network = cs_network_curve_new_constant(llround(constant_ms * 1e6));
+    c->network_desc = g_strdup_printf("constant %g ms", constant_ms);
+  }
+  return TRUE;
+}
+
+/* Appends n GPUs of a type on a node. With "mig" (a list of instances, each
+ * {"sm_fraction": f, "memory_fraction": m}), every GPU is split into those
+ * instances, and each instance is a GPU of the cluster numbering. */
+static gboolean add_gpus(const CsScenario *sc, GArray *gpus, int node, const char *type, int n,
+                         const cJSON *obj, const char *path, int *physical, GError **error)
+{
+  const cJSON *mig = cJSON_GetObjectItemCaseSensitive(obj, "mig");
+  char *mp = cs_json_path_key(path, "mig");
+  gboolean ok = TRUE;
+  int n_inst = 0;
+  if (mig && (!cJSON_IsArray(mig) || cJSON_GetArraySize(mig) == 0))
+    ok = cs_json_fail(error, sc->name, mp,
+                      "expected a non-empty array of {\"sm_fraction\": f, \"memory_fraction\": m}, "
+                      "got %s",
+                      cs_json_type_name(mig));
+  double *smf = NULL, *memf = NULL;
+  if (ok && mig) {
+    n_inst = cJSON_GetArraySize(mig);
+    smf = g_new0(double, n_inst);
+    memf = g_new0(double, n_inst);
+    double sum_sm = 0, sum_mem = 0;
+    static const char *const keys[] = { "sm_fraction", "memory_fraction", NULL };
+    for (int k = 0; ok && k < n_inst; k++) {
+      const cJSON *inst = cJSON_GetArrayItem(mig, k);
+      char *ip = cs_json_path_index(mp, k);
+      ok = cs_json_expect_object(inst, sc->name, ip, error) &&
+           cs_json_check_keys(inst, keys, sc->name, ip, error) &&
+           cs_json_read_double(inst, "sm_fraction", TRUE, 1e-3, 1, &smf[k], sc->name, ip, error) &&
+           cs_json_read_double(inst, "memory_fraction", TRUE, 1e-3, 1, &memf[k], sc->name, ip,
+                               error);
+      sum_sm += smf[k];
+      sum_mem += memf[k];
+      g_free(ip);
+    }
+    if (ok && (sum_sm > 1 + 1e-9 || sum_mem > 1 + 1e-9))
+      ok = cs_json_fail(error, sc->name, mp,
+                        "instances take %.4g of the SMs and %.4g of the memory; each must be at "
+                        "most 1",
+                        sum_sm, sum_mem);
+  }
+  for (int g = 0; ok && g < n; g++) {
+    int phys = (*physical)++;
+    for (int k = 0; k < MAX(n_inst, 1); k++) {
+      CsGpuConfig gc = { .node = node, .gpu_type = g_strdup(type), .physical = phys,
+                         .mig_instance = mig ? k : -1, .sm_fraction = mig ? smf[k] : 1.0,
+                         .memory_fraction = mig ? memf[k] : 1.0 };
+      g_array_append_val(gpus, gc);
+    }
+  }
+  g_free(smf);
+  g_free(memf);
+  g_free(mp);
+  return ok;
+}
+
+gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
+  if (!cl)
+    return cs_json_fail(error, sc->name, "cluster",
+                        "required field is missing (e.g. {\"gpus\": 4, \"gpu_type\": \"v100\"})");
+  static const char *const keys[] = { "gpus",         "gpu_type",        "nodes", "mps",
+                                      "mps_gamma",    "interference",    "mig",
+                                      "memory_overflow", NULL };
+  static const char *const node_keys[] = { "gpus", "gpu_type", "mig", NULL };
+  int physical = 0;
+  const char *interference = NULL, *overflow = "error";
+  c->mps_gamma = 1.0;
+  if (!cs_json_expect_object(cl, sc->name, "cluster", error) ||
+      !cs_json_check_keys(cl, keys, sc->name, "cluster", error) ||
+      !cs_json_read_bool(cl, "mps", FALSE, &c->mps, sc->name, "cluster", error) ||
+      !cs_json_read_double(cl, "mps_gamma", FALSE, 0.01, 100, &c->mps_gamma, sc->name, "cluster",
+                           error) ||
+      !cs_json_read_string(cl, "interference", FALSE, &interference, sc->name, "cluster", error) ||
+      !cs_json_read_string(cl, "memory_overflow", FALSE, &overflow, sc->name, "cluster", error))
+    return FALSE;
+  if (strcmp(overflow, "error") == 0)
+    c->memory_overflow_fails = FALSE;
+  else if (strcmp(overflow, "fail_replicas") == 0)
+    c->memory_overflow_fails = TRUE;
+  else
+    return cs_json_fail(error, sc->name, "cluster.memory_overflow",
+                        "expected \"error\" or \"fail_replicas\", got \"%s\"", overflow);
+  if (interference) {
+    char *path = cs_scenario_resolve_data_file(sc, interference, "profiles",
+                                               "cluster.interference", error);
+    if (!path)
+      return FALSE;
+    GError *ierr = NULL;
+    c->interference = cs_interference_set_load_file(path, &ierr);
+    c->interference_path = path;
+    if (!c->interference) {
+      cs_json_fail(error, sc->name, "cluster.interference", "%s", ierr->message);
+      g_error_free(ierr);
+      return FALSE;
+    }
+    c->interference_desc = g_strdup(interference);
+  }
+  const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(cl, "nodes");
+  GArray *gpus = g_array_new(FALSE, TRUE, sizeof(CsGpuConfig));
+  gboolean ok = TRUE;
+  if (nodes) {
+    if (cJSON_GetObjectItemCaseSensitive(cl, "gpus") ||
+        cJSON_GetObjectItemCaseSensitive(cl, "gpu_type") ||
+        cJSON_GetObjectItemCaseSensitive(cl, "mig"))
+      ok = cs_json_fail(error, sc->name, "cluster",
+                        "give either \"nodes\" or \"gpus\" with \"gpu_type\" (and \"mig\") for one "
+                        "node, not both");
+    else if (!cJSON_IsArray(nodes) || cJSON_GetArraySize(nodes) == 0)
+      ok = cs_json_fail(error, sc->name, "cluster.nodes",
+                        "expected a non-empty array of {\"gpus\": n, \"gpu_type\": name}, got %s",
+                        cs_json_type_name(nodes));
+    int i = 0;
+    const cJSON *node;
+    if (ok) {
+      cJSON_ArrayForEach(node, nodes)
+      {
+        char *jp = cs_json_path_index("cluster.nodes", i);
+        int n = 0;
+        const char *type = NULL;
+        ok = cs_json_expect_object(node, sc->name, jp, error) &&
+             cs_json_check_keys(node, node_keys, sc->name, jp, error) &&
+             cs_json_read_int(node, "gpus", TRUE, 1, 1 << 20, &n, sc->name, jp, error) &&
+             cs_json_read_string(node, "gpu_type", TRUE, &type, sc->name, jp, error);
+        if (ok && !cs_profile_set_gpu_type(c->profiles, type)) {
+          char *hint = cs_profile_set_suggest_gpu_type(c->profiles, type);
+          ok = cs_json_fail(error, sc->name, jp,
+                            "gpu_type \"%s\" is not defined by any loaded profile%s", type, hint);
+          g_free(hint);
+        }
+        ok = ok && add_gpus(sc, gpus, i, type, n, node, jp, &physical, error);
+        g_free(jp);
+        i++;
+        if (!ok)
+          break;
+      }
+    }
+    c->n_nodes = i;
+  } else {
+    int n = 0;
+    const char *type = NULL;
+    ok = cs_json_read_int(cl, "gpus", TRUE, 1, 1 << 20, &n, sc->name, "cluster", error) &&
+         cs_json_read_string(cl, "gpu_type", TRUE, &type, sc->name, "cluster", error);
+    if (ok && !cs_profile_set_gpu_type(c->profiles, type)) {
+      char *hint = cs_profile_set_suggest_gpu_type(c->profiles, type);
+      ok = cs_json_fail(error, sc->name, "cluster.gpu_type",
+                        "\"%s\" is not defined by any loaded profile%s", type, hint);
+      g_free(hint);
+    }
+    ok = ok && add_gpus(sc, gpus, 0, type, n, cl, "cluster", &physical, error);
+    c->n_nodes = 1;
+  }
+  c->n_gpus = (int)gpus->len;
+  c->gpus = (CsGpuConfig *)g_array_free(gpus, FALSE);
+  for (int g = 0; g < c->n_gpus; g++)
+    c->has_mig |= c->gpus[g].mig_instance >= 0;
+  return ok;
+}

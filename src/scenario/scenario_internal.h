@@ -1,0 +1,47 @@
+/* Private to src/scenario: the scenario object and the readers of the
+ * scenario's sections.
+ *
+ * cs_scenario_compile (scenario.c) reads the top-level fields itself and
+ * calls one reader per section, in the order of this header; each reader
+ * lives in the file of its section, so that a file reads one part of
+ * docs/scenario.md. The readers were static functions of one scenario.c;
+ * they keep their names with the cs_scenario_ prefix that every non-static
+ * symbol of libclustersim carries. */
+#ifndef CS_SCENARIO_PRIVATE_H
+#define CS_SCENARIO_PRIVATE_H
+
+#include <cjson/cJSON.h>
+#include <glib.h>
+
+#include "clustersim/clustersim.h"
+#include "sim/config.h"
+
+struct CsScenario {
+  cJSON *root;
+  char *name;     /* file name used in messages */
+  char *base_dir; /* resolves relative paths */
+  GPtrArray *overrides; /* "PATH=VALUE" of every cs_scenario_set, in order */
+};
+
+/* scenario.c: resolves a file named in the scenario: relative to the
+ * scenario's directory, else as a name in <data dir>/<sub>/ with or without
+ * ".json". Returns the absolute path (g_free it) or NULL after setting error. */
+char *cs_scenario_resolve_data_file(const CsScenario *sc, const char *entry, const char *sub,
+                                    const char *json_path, GError **error);
+
+/* scenario_cluster.c: "profiles", "network" and "cluster" (GPUs, nodes,
+ * MIG, MPS, interference, memory overflow). */
+gboolean cs_scenario_read_profiles(const CsScenario *sc, CsConfig *c, GError **error);
+gboolean cs_scenario_read_network(const CsScenario *sc, CsConfig *c, GError **error);
+gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **error);
+
+/* scenario_clients.c: "clients" (arrival processes, windows, payloads) and
+ * "trace"; needs the cluster (model names are checked against its GPU types). */
+gboolean cs_scenario_read_clients(const CsScenario *sc, CsConfig *c, GError **error);
+
+/* scenario_policies.c: "dispatch", then "placement" with the memory check of
+ * the replicas it places; needs clients and cluster. */
+gboolean cs_scenario_read_dispatch(const CsScenario *sc, CsConfig *c, GError **error);
+gboolean cs_scenario_read_placement(const CsScenario *sc, CsConfig *c, GError **error);
+
+#endif

@@ -1,0 +1,338 @@
+/* The scenario's policy sections: "dispatch" (the online policy, its
+ * parameters, and the settings a policy without placement would ignore) and
+ * "placement" (the static policy, the memory check of the replicas it places,
+ * and the warnings about a placement that runs but misleads). Read last: they
+ * are checked against clients and cluster. See docs/scenario.md. */
+#include <math.h>
+#include <string.h>
+
+#include "clustersim/clustersim.h"
+#include "common/json_input.h"
+#include "sim/config.h"
+#include "scenario_internal.h"
+
+static char *registry_names(gboolean dispatch)
+{
+  GString *names = g_string_new(NULL);
+  if (dispatch) {
+    const CsDispatchPolicy *const *all = cs_dispatch_policy_list();
+    for (int i = 0; all[i]; i++)
+      g_string_append_printf(names, "%s%s", i ? ", " : "", all[i]->name);
+  } else {
+    const CsPlacementPolicy *const *all = cs_placement_policy_list();
+    for (int i = 0; all[i]; i++)
+      g_string_append_printf(names, "%s%s", i ? ", " : "", all[i]->name);
+  }
+  return g_string_free(names, FALSE);
+}
+
+/* A dispatch policy without placement runs one batch at a time on each GPU
+ * (Symphony's exclusive execution): settings about co-located replicas would
+ * be ignored, so they are refused, as a "placement" object is. */
+static gboolean refuse_ignored_settings(const CsScenario *sc, const CsConfig *c, GError **error)
+{
+  const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
+  static const char *const cluster_keys[] = { "mps", "interference", "memory_overflow", NULL };
+  for (int k = 0; cluster_keys[k]; k++)
+    if (cJSON_GetObjectItemCaseSensitive(cl, cluster_keys[k])) {
+      char *jp = cs_json_path_key("cluster", cluster_keys[k]);
+      cs_json_fail(error, sc->name, jp,
+                   "dispatch \"%s\" runs one batch at a time on each GPU, with every model loaded "
+                   "(memory checked at validation), so this setting would be ignored; remove it",
+                   c->dispatch->name);
+      g_free(jp);
+      return FALSE;
+    }
+  if (!c->has_mig && cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
+    return cs_json_fail(error, sc->name, "cluster.mps_gamma",
+                        "applies to MPS co-location and MIG instances; dispatch \"%s\" on whole "
+                        "GPUs uses neither, so it would be ignored; remove it",
+                        c->dispatch->name);
+  const cJSON *list = cJSON_GetObjectItemCaseSensitive(sc->root, "clients");
+  for (int m = 0; m < c->n_clients; m++)
+    if (cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(list, m), "planned_rate")) {
+      char *jp = g_strdup_printf("clients[%d].planned_rate", m);
+      cs_json_fail(error, sc->name, jp,
+                   "dispatch \"%s\" uses no placement, so nothing plans for this rate; remove it",
+                   c->dispatch->name);
+      g_free(jp);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* With a placement and without MPS, co-located replicas time-slice: the
+ * interference tables and the MPS exponent (outside MIG) have nothing to
+ * act on. A scenario may toggle "mps" to compare, so this is a warning. */
+static void warn_ignored_settings(const CsScenario *sc, CsConfig *c)
+{
+  const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
+  if (c->mps)
+    return;
+  if (cJSON_GetObjectItemCaseSensitive(cl, "interference"))
+    cs_warning_add(c->warnings, "setting_ignored", NULL, -1,
+                   "cluster.interference applies to replicas running concurrently under MPS; "
+                   "cluster.mps is false, so co-located replicas time-slice and it is ignored");
+  if (!c->has_mig && cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
+    cs_warning_add(c->warnings, "setting_ignored", NULL, -1,
+                   "cluster.mps_gamma applies under MPS or to MIG instances; cluster.mps is "
+                   "false and there is no MIG, so it is ignored");
+}
+
+gboolean cs_scenario_read_dispatch(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(sc->root, "dispatch");
+  const char *policy = "router";
+  if (d && (!cs_json_expect_object(d, sc->name, "dispatch", error) ||
+            !cs_json_read_string(d, "policy", FALSE, &policy, sc->name, "dispatch", error)))
+    return FALSE;
+  c->dispatch = cs_dispatch_policy_lookup(policy);
+  if (!c->dispatch) {
+    char *names = registry_names(TRUE);
+    cs_json_fail(error, sc->name, "dispatch.policy", "unknown policy \"%s\" (known: %s)", policy,
+                 names);
+    g_free(names);
+    return FALSE;
+  }
+  c->dispatch_params = c->dispatch->parse(d, sc->name, "dispatch", error);
+  if (!c->dispatch_params)
+    return FALSE;
+  if (!c->dispatch->uses_placement && !refuse_ignored_settings(sc, c, error))
+    return FALSE;
+  if (c->dispatch->uses_placement)
+    warn_ignored_settings(sc, c);
+  if (!c->dispatch->uses_placement) {
+    /* Every model runs on every GPU: each needs a profile on every GPU type. */
+    for (int m = 0; m < c->n_clients; m++)
+      for (int g = 0; g < c->n_gpus; g++)
+        if (!cs_profile_set_lookup(c->profiles, c->gpus[g].gpu_type, c->clients[m].model)) {
+          char *jp = cs_json_path_index("clients", m);
+          cs_json_fail(error, sc->name, jp,
+                       "dispatch \"%s\" runs every model on every GPU, but model \"%s\" has no "
+                       "profile on GPU type \"%s\" (gpu %d)",
+                       c->dispatch->name, c->clients[m].model, c->gpus[g].gpu_type, g);
+          g_free(jp);
+          return FALSE;
+        }
+    /* Memory permitting: every model is loaded on every GPU. Each needs at
+     * least its Mreq at its smallest profiled batch (weights and the least
+     * activation memory); their sum must fit each GPU. */
+    for (int g = 0; g < c->n_gpus; g++) {
+      double sum = 0;
+      GString *list = g_string_new(NULL);
+      for (int m = 0; m < c->n_clients; m++) {
+        const CsModelProfile *p =
+          cs_profile_set_lookup(c->profiles, c->gpus[g].gpu_type, c->clients[m].model);
+        for (int i = 0; i < p->n_points; i++)
+          if (!isnan(p->points[i].mreq_pct)) {
+            sum += p->points[i].mreq_pct;
+            g_string_append_printf(list, "%s%s %.2f %%", list->len ? ", " : "",
+                                   c->clients[m].model, p->points[i].mreq_pct);
+            break;
+          }
+      }
+      double capacity = 100.0 * c->gpus[g].memory_fraction;
+      gboolean fits = sum <= capacity + 1e-9;
+      if (!fits)
+        cs_json_fail(error, sc->name, "dispatch",
+                     "dispatch \"%s\" loads every model on every GPU, but on gpu %d (%s) their "
+                     "memory (%s) sums to %.2f %%, over the %.4g %% it has",
+                     c->dispatch->name, g, c->gpus[g].gpu_type, list->str, sum, capacity);
+      g_string_free(list, TRUE);
+      if (!fits)
+        return FALSE;
+    }
+  }
+  /* Last: the policy may compare its settings with the compiled world. */
+  if (c->dispatch->check)
+    c->dispatch->check(c->dispatch_params, c, c->warnings);
+  return TRUE;
+}
+
+/* Mreq of a replica: the profile's memory requirement at its batch size, or
+ * at the nearest profiled batch size; 0 when the profile gives none. */
+static double replica_mreq(const CsConfig *c, const CsReplica *rep)
+{
+  const CsModelProfile *p = cs_profile_set_lookup(c->profiles, c->gpus[rep->gpu].gpu_type,
+                                                  c->clients[rep->model].model);
+  const CsBatchPoint *best = NULL;
+  for (int i = 0; p && i < p->n_points; i++)
+    if (!isnan(p->points[i].mreq_pct) &&
+        (!best || abs(p->points[i].batch - rep->batch) < abs(best->batch - rep->batch)))
+      best = &p->points[i];
+  return best ? best->mreq_pct : 0.0;
+}
+
+/* A replica that fails in memory serves nothing: a model's expected
+ * goodput may not count it. The router still sends it its round-robin share
+ * (in proportion to batch size), and those requests fail; so the policy's
+ * figure is capped at the planned rate times the surviving replicas' share,
+ * and at what they run back to back (profile throughput at their batch
+ * sizes). The log says so. */
+static void discount_failed_replicas(CsConfig *c)
+{
+  GArray *reps = c->placement->replicas;
+  for (int m = 0; m < c->n_clients; m++) {
+    gboolean any_failed = FALSE;
+    double capacity = 0.0, batches = 0.0, surviving_batches = 0.0;
+    for (guint r = 0; r < reps->len; r++) {
+      const CsReplica *rep = &g_array_index(reps, CsReplica, r);
+      if (rep->model != m)
+        continue;
+      batches += rep->batch;
+      if (c->replica_failed[r]) {
+        any_failed = TRUE;
+        continue;
+      }
+      surviving_batches += rep->batch;
+      const CsModelProfile *p =
+        cs_profile_set_lookup(c->profiles, c->gpus[rep->gpu].gpu_type, c->clients[m].model);
+      capacity += p ? cs_model_profile_throughput_rps(p, rep->batch) : 0.0;
+    }
+    double *e = &c->placement->expected_goodput[m];
+    double cap = MIN(capacity, c->clients[m].planned_rate_rps * surviving_batches / batches);
+    if (!any_failed || *e <= cap)
+      continue;
+    g_string_append_printf(c->placement->log,
+                           "%s: expected goodput %.2f req/s lowered to %.2f: its replicas that "
+                           "fit in memory get %.4g of its requests and run %.2f req/s\n",
+                           c->clients[m].model, *e, cap, surviving_batches / batches, capacity);
+    c->placement->expected_total -= *e - cap;
+    *e = cap;
+  }
+}
+
+/* The replicas on a GPU must fit its memory (sum of Mreq <= 100 %). Unless
+ * cluster.memory_overflow is "fail_replicas", a placement that does not fit
+ * is refused; with it, the replicas that no longer fit (in placement order)
+ * fail, and so do the requests sent to them. */
+static gboolean check_memory(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  GArray *reps = c->placement->replicas;
+  double *used = g_new0(double, MAX(c->n_gpus, 1));
+  c->replica_failed = g_new0(gboolean, MAX(reps->len, 1));
+  c->replica_mreq = g_new0(double, MAX(reps->len, 1));
+  gboolean ok = TRUE;
+  for (guint r = 0; r < reps->len && ok; r++) {
+    const CsReplica *rep = &g_array_index(reps, CsReplica, r);
+    double m = replica_mreq(c, rep);
+    c->replica_mreq[r] = m;
+    /* Mreq is a share of the whole GPU; a MIG instance holds its memory fraction. */
+    double capacity = 100.0 * c->gpus[rep->gpu].memory_fraction;
+    if (used[rep->gpu] + m <= capacity + 1e-9) {
+      used[rep->gpu] += m;
+      continue;
+    }
+    if (c->memory_overflow_fails) {
+      c->replica_failed[r] = TRUE;
+      cs_warning_add(c->warnings, "replica_fails", c->clients[rep->model].model, rep->gpu,
+                     "replica %u (batch %d, Mreq %.2f %%) does not fit in gpu %d's memory "
+                     "(%.2f %% used): the requests sent to it fail",
+                     r, rep->batch, m, rep->gpu, used[rep->gpu]);
+      g_string_append_printf(c->placement->log,
+                             "replica %u (%s batch %d, Mreq %.2f %%) does not fit in gpu %d's "
+                             "memory (%.2f %% used): it fails\n",
+                             r, c->clients[rep->model].model, rep->batch, m, rep->gpu,
+                             used[rep->gpu]);
+      continue;
+    }
+    GString *list = g_string_new(NULL);
+    for (guint q = 0; q <= r; q++) {
+      const CsReplica *o = &g_array_index(reps, CsReplica, q);
+      if (o->gpu == rep->gpu)
+        g_string_append_printf(list, "%s%s batch %d (%.2f %%)", list->len ? ", " : "",
+                               c->clients[o->model].model, o->batch, replica_mreq(c, o));
+    }
+    ok = cs_json_fail(error, sc->name, "placement",
+                      "gpu %d (%s) cannot hold its replicas: Mreq %s sum to %.2f %% of the GPU's "
+                      "memory, over the %.4g %% it has (set cluster.memory_overflow to "
+                      "\"fail_replicas\" to simulate the failure instead)",
+                      rep->gpu, c->gpus[rep->gpu].gpu_type, list->str, used[rep->gpu] + m,
+                      capacity);
+    g_string_free(list, TRUE);
+  }
+  g_free(used);
+  if (ok)
+    discount_failed_replicas(c);
+  return ok;
+}
+
+/* Warnings about a placement that runs but misleads: models without a
+ * replica, and MPS shares that time-slicing ignores. */
+static void warn_about_placement(CsConfig *c)
+{
+  GArray *reps = c->placement->replicas;
+  int *per_model = g_new0(int, MAX(c->n_clients, 1));
+  int *per_gpu = g_new0(int, MAX(c->n_gpus, 1));
+  gboolean shares = FALSE;
+  for (guint r = 0; r < reps->len; r++) {
+    const CsReplica *rep = &g_array_index(reps, CsReplica, r);
+    per_model[rep->model]++;
+    per_gpu[rep->gpu]++;
+    shares |= rep->mps_share > 0 && rep->mps_share < 1.0 - 1e-9;
+  }
+  for (int m = 0; m < c->n_clients; m++)
+    if (per_model[m] == 0)
+      cs_warning_add(c->warnings, "model_unserved", c->clients[m].model, -1,
+                     "placement \"%s\" gives %s no replica: its requests are unserved",
+                     c->placement_policy->name, c->clients[m].model);
+  int colocated = 0;
+  for (int g = 0; g < c->n_gpus; g++)
+    colocated += per_gpu[g] > 1;
+  if (!c->mps && shares && colocated > 0)
+    cs_warning_add(c->warnings, "mps_shares_ignored", NULL, -1,
+                   "placement \"%s\" plans MPS shares for co-located replicas on %d GPU(s), but "
+                   "cluster.mps is false: they time-slice and the shares are ignored (set "
+                   "\"mps\": true in \"cluster\" to run them concurrently)",
+                   c->placement_policy->name, colocated);
+  g_free(per_model);
+  g_free(per_gpu);
+}
+
+gboolean cs_scenario_read_placement(const CsScenario *sc, CsConfig *c, GError **error)
+{
+  const cJSON *pl = cJSON_GetObjectItemCaseSensitive(sc->root, "placement");
+  if (!c->dispatch->uses_placement) {
+    if (pl)
+      return cs_json_fail(error, sc->name, "placement",
+                          "dispatch \"%s\" runs every model on every GPU and uses no placement; "
+                          "remove \"placement\"",
+                          c->dispatch->name);
+    return TRUE;
+  }
+  const char *policy = "dedicated";
+  if (pl && (!cs_json_expect_object(pl, sc->name, "placement", error) ||
+             !cs_json_read_string(pl, "policy", FALSE, &policy, sc->name, "placement", error)))
+    return FALSE;
+  c->placement_policy = cs_placement_policy_lookup(policy);
+  if (!c->placement_policy) {
+    char *names = registry_names(FALSE);
+    cs_json_fail(error, sc->name, "placement.policy", "unknown policy \"%s\" (known: %s)", policy,
+                 names);
+    g_free(names);
+    return FALSE;
+  }
+  CsPlacementModel *models = g_new0(CsPlacementModel, c->n_clients);
+  for (int i = 0; i < c->n_clients; i++)
+    models[i] = (CsPlacementModel){ .name = c->clients[i].model,
+                                    .rate_rps = c->clients[i].planned_rate_rps,
+                                    .slo_ms = c->clients[i].slo_ms };
+  CsPlacementGpu *gpus = g_new0(CsPlacementGpu, c->n_gpus);
+  for (int g = 0; g < c->n_gpus; g++)
+    gpus[g] = (CsPlacementGpu){ .gpu_type = c->gpus[g].gpu_type, .node = c->gpus[g].node };
+  CsPlacementGpuModel gpu_model = { .mps = c->mps, .mps_gamma = c->mps_gamma,
+                                    .interference = c->interference,
+                                    .interference_name = c->interference_desc };
+  CsPlacementInput in = { .models = models, .n_models = c->n_clients, .gpus = gpus,
+                          .n_gpus = c->n_gpus, .profiles = c->profiles,
+                          .gpu_model = &gpu_model };
+  c->placement = cs_placement_run(c->placement_policy, NULL, &in, pl, sc->name, "placement", error);
+  g_free(models);
+  g_free(gpus);
+  if (!c->placement)
+    return FALSE;
+  if (!check_memory(sc, c, error))
+    return FALSE;
+  warn_about_placement(c);
+  return TRUE;
+}
