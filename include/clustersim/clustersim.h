@@ -65,6 +65,29 @@ CS_API void cs_scenario_free(CsScenario *sc);
 CS_API gboolean cs_scenario_set(CsScenario *sc, const char *path, const char *value,
                                 GError **error);
 
+/* Typed setters: set the field at path (as cs_scenario_set) to a number, an
+ * integer, a string (always a JSON string, even "200") or a boolean, without
+ * writing JSON text. Each is recorded as an override "PATH=VALUE" with the
+ * value as JSON. Return FALSE with error set on a malformed path, an index
+ * past the end, a non-finite double or an integer beyond 2^53 in magnitude
+ * (not exact in JSON), or a NULL string. Validation happens later. */
+CS_API gboolean cs_scenario_set_int(CsScenario *sc, const char *path, int64_t value,
+                                    GError **error);
+CS_API gboolean cs_scenario_set_double(CsScenario *sc, const char *path, double value,
+                                       GError **error);
+CS_API gboolean cs_scenario_set_string(CsScenario *sc, const char *path, const char *value,
+                                       GError **error);
+CS_API gboolean cs_scenario_set_bool(CsScenario *sc, const char *path, gboolean value,
+                                     GError **error);
+
+/* Removes the field or array element at path (as the CLI's --unset PATH), so
+ * that its default applies again: "placement" switches a scenario to no
+ * placement, "clients[1]" drops the second client (later ones move up).
+ * Recorded as the override "unset PATH". Returns FALSE with error set when
+ * the path is malformed or names nothing in the scenario (with the closest
+ * field names). */
+CS_API gboolean cs_scenario_unset(CsScenario *sc, const char *path, GError **error);
+
 /* Checks the whole scenario (fields, ranges, referenced files, profiles,
  * placement). Returns FALSE with error set describing the first problem. */
 CS_API gboolean cs_scenario_validate(CsScenario *sc, GError **error);

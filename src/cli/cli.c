@@ -11,7 +11,53 @@ int cli_fail(const char *prog, const char *msg)
   return EXIT_BAD_INPUT;
 }
 
-CsScenario *cli_load_scenario(const char *prog, const char *path, char **sets)
+static gboolean add_set(const char *name, const char *value, gpointer data, GError **error)
+{
+  (void)name;
+  (void)error;
+  CliOverrides *ov = data;
+  g_ptr_array_add(ov->ops, g_strconcat("=", value, NULL));
+  return TRUE;
+}
+
+static gboolean add_unset(const char *name, const char *value, gpointer data, GError **error)
+{
+  (void)name;
+  (void)error;
+  CliOverrides *ov = data;
+  g_ptr_array_add(ov->ops, g_strconcat("-", value, NULL));
+  return TRUE;
+}
+
+GOptionContext *cli_context_new(const char *parameter, const GOptionEntry *entries,
+                                CliOverrides *ov)
+{
+  static const GOptionEntry overrides[] = {
+    { "set", 's', 0, G_OPTION_ARG_CALLBACK, (gpointer)add_set,
+      "Override a scenario field, e.g. clients[0].rate=200 (repeatable)", "PATH=VALUE" },
+    { "unset", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)add_unset,
+      "Remove a scenario field so that its default applies, e.g. placement (repeatable; "
+      "applied in order with --set)", "PATH" },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  if (!ov->ops)
+    ov->ops = g_ptr_array_new_with_free_func(g_free);
+  GOptionContext *ctx = g_option_context_new(parameter);
+  GOptionGroup *group = g_option_group_new(NULL, NULL, NULL, ov, NULL);
+  g_option_group_add_entries(group, entries);
+  g_option_group_add_entries(group, overrides);
+  g_option_context_set_main_group(ctx, group);
+  return ctx;
+}
+
+void cli_overrides_clear(CliOverrides *ov)
+{
+  if (ov->ops)
+    g_ptr_array_free(ov->ops, TRUE);
+  ov->ops = NULL;
+}
+
+CsScenario *cli_load_scenario(const char *prog, const char *path, const CliOverrides *ov)
 {
   GError *err = NULL;
   CsScenario *sc = cs_scenario_load(path, &err);
@@ -20,18 +66,25 @@ CsScenario *cli_load_scenario(const char *prog, const char *path, char **sets)
     g_error_free(err);
     return NULL;
   }
-  for (int i = 0; sets && sets[i]; i++) {
-    char *eq = strchr(sets[i], '=');
-    if (!eq) {
-      char *m = g_strdup_printf("--set %s: expected PATH=VALUE", sets[i]);
-      cli_fail(prog, m);
-      g_free(m);
-      cs_scenario_free(sc);
-      return NULL;
+  for (guint i = 0; ov && ov->ops && i < ov->ops->len; i++) {
+    const char *op = g_ptr_array_index(ov->ops, i);
+    gboolean ok;
+    if (op[0] == '-') {
+      ok = cs_scenario_unset(sc, op + 1, &err);
+    } else {
+      const char *set = op + 1;
+      char *eq = strchr(set, '=');
+      if (!eq) {
+        char *m = g_strdup_printf("--set %s: expected PATH=VALUE", set);
+        cli_fail(prog, m);
+        g_free(m);
+        cs_scenario_free(sc);
+        return NULL;
+      }
+      char *key = g_strndup(set, (gsize)(eq - set));
+      ok = cs_scenario_set(sc, key, eq + 1, &err);
+      g_free(key);
     }
-    char *key = g_strndup(sets[i], (gsize)(eq - sets[i]));
-    gboolean ok = cs_scenario_set(sc, key, eq + 1, &err);
-    g_free(key);
     if (!ok) {
       cli_fail(prog, err->message);
       g_error_free(err);

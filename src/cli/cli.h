@@ -12,9 +12,22 @@
 /* Prints "prog: msg" to stderr and returns EXIT_BAD_INPUT. */
 int cli_fail(const char *prog, const char *msg);
 
-/* Loads a scenario and applies --set PATH=VALUE overrides. Returns NULL after
+/* The --set PATH=VALUE and --unset PATH options of a command, in command-line
+ * order: "=PATH=VALUE" for a set, "-PATH" for an unset. */
+typedef struct {
+  GPtrArray *ops;
+} CliOverrides;
+
+/* Returns an option context whose main group holds entries followed by
+ * --set and --unset, which append to ov (initialise it zeroed; free with
+ * cli_overrides_clear). */
+GOptionContext *cli_context_new(const char *parameter, const GOptionEntry *entries,
+                                CliOverrides *ov);
+void cli_overrides_clear(CliOverrides *ov);
+
+/* Loads a scenario and applies the overrides in order. Returns NULL after
  * printing the error. */
-CsScenario *cli_load_scenario(const char *prog, const char *path, char **sets);
+CsScenario *cli_load_scenario(const char *prog, const char *path, const CliOverrides *ov);
 
 /* Parses --seed text into *seed (-1 when text is NULL). Returns FALSE after
  * printing the error. */

@@ -30,20 +30,18 @@ int cmd_place(int argc, char **argv)
 {
   const char *prog = "clustersim place";
   gboolean json = FALSE, list = FALSE;
-  char **sets = NULL;
+  CliOverrides overrides = { 0 };
   GOptionEntry entries[] = {
     { "list", 'l', 0, G_OPTION_ARG_NONE, &list, "List the placement policies", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the placement as JSON", NULL },
-    { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario field (repeatable)", "PATH=VALUE" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
-  GOptionContext *ctx = g_option_context_new("SCENARIO - compute and print the scenario's placement");
+  GOptionContext *ctx = cli_context_new("SCENARIO - compute and print the scenario's placement", entries, &overrides);
   g_option_context_set_summary(ctx,
     "Runs the scenario's placement policy and prints, per GPU, the replicas (model, batch, MPS\n"
     "share) with their summed Creq (in the policy's metric) and Mreq, then the policy's expected\n"
     "goodput per model. Nothing is simulated: `clustersim run` uses the same placement and shows\n"
     "expected next to simulated goodput.");
-  g_option_context_add_main_entries(ctx, entries, NULL);
   GError *err = NULL;
   int status = 0;
   CsScenario *sc = NULL;
@@ -60,7 +58,7 @@ int cmd_place(int argc, char **argv)
     status = cli_fail(prog, "expected exactly one SCENARIO file, or --list (see --help)");
     goto out;
   }
-  if (!(sc = cli_load_scenario(prog, argv[1], sets))) {
+  if (!(sc = cli_load_scenario(prog, argv[1], &overrides))) {
     status = EXIT_BAD_INPUT;
     goto out;
   }
@@ -164,7 +162,7 @@ out:
   g_clear_error(&err);
   cs_config_free(cfg);
   cs_scenario_free(sc);
-  g_strfreev(sets);
+  cli_overrides_clear(&overrides);
   g_option_context_free(ctx);
   return status;
 }

@@ -1,5 +1,5 @@
 /* clustersim run SCENARIO [--seed N] [--output DIR [--force]] [--requests-csv] [--json]
- *                         [--set PATH=VALUE ...]
+ *                         [--set PATH=VALUE ...] [--unset PATH ...]
  *
  * Outputs never mix runs: a DIR that holds any file of the output set is
  * refused unless --force, which replaces the whole set (files of the set this
@@ -145,7 +145,7 @@ int cmd_run(int argc, char **argv)
 {
   const char *prog = "clustersim run";
   char *seed_text = NULL, *output = NULL;
-  char **sets = NULL;
+  CliOverrides overrides = { 0 };
   gboolean requests_csv = FALSE, force = FALSE, json = FALSE;
   GOptionEntry entries[] = {
     { "seed", 0, 0, G_OPTION_ARG_STRING, &seed_text, "Seed for every random stream (overrides the scenario's)", "N" },
@@ -153,10 +153,9 @@ int cmd_run(int argc, char **argv)
     { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace the outputs of an earlier run in DIR (the whole set)", NULL },
     { "requests-csv", 0, 0, G_OPTION_ARG_NONE, &requests_csv, "Also write DIR/requests.csv, one row per request", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the summary (as summary.json holds it) instead of the table", NULL },
-    { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario field, e.g. clients[0].rate=200 (repeatable)", "PATH=VALUE" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
-  GOptionContext *ctx = g_option_context_new("SCENARIO - simulate a scenario");
+  GOptionContext *ctx = cli_context_new("SCENARIO - simulate a scenario", entries, &overrides);
   g_option_context_set_summary(ctx,
     "Simulates the scenario file and prints a per-model table: offered rate, throughput and\n"
     "goodput (results inside the measurement window, within SLO for goodput), the placement\n"
@@ -165,7 +164,6 @@ int cmd_run(int argc, char **argv)
     "--output DIR it writes DIR/summary.json (deterministic: same scenario and seed, same\n"
     "bytes) and DIR/scenario.json, the effective scenario that reproduces it; a DIR holding\n"
     "an earlier run's outputs is refused unless --force.");
-  g_option_context_add_main_entries(ctx, entries, NULL);
   GError *err = NULL;
   int status = 0;
   CsScenario *sc = NULL;
@@ -183,7 +181,7 @@ int cmd_run(int argc, char **argv)
     goto out;
   }
   if (!cli_parse_seed(prog, seed_text, &seed) ||
-      !(sc = cli_load_scenario(prog, argv[1], sets))) {
+      !(sc = cli_load_scenario(prog, argv[1], &overrides))) {
     status = EXIT_BAD_INPUT;
     goto out;
   }
@@ -269,7 +267,7 @@ out:
   g_free(csv_path);
   g_free(output);
   g_free(seed_text);
-  g_strfreev(sets);
+  cli_overrides_clear(&overrides);
   g_option_context_free(ctx);
   return status;
 }

@@ -39,7 +39,7 @@ int cmd_search(int argc, char **argv)
 {
   const char *prog = "clustersim search";
   char *seed_text = NULL, *criterion = NULL;
-  char **sets = NULL;
+  CliOverrides overrides = { 0 };
   double bad_rate = 0.01, max_mult = 64, tolerance = 0.005;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
@@ -48,16 +48,14 @@ int cmd_search(int argc, char **argv)
     { "max-multiplier", 0, 0, G_OPTION_ARG_DOUBLE, &max_mult, "Largest rate multiplier tried (default 64)", "K" },
     { "tolerance", 0, 0, G_OPTION_ARG_DOUBLE, &tolerance, "Stop when the bracket is this tight, relative (default 0.005)", "X" },
     { "seed", 0, 0, G_OPTION_ARG_STRING, &seed_text, "Seed for every random stream", "N" },
-    { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario field (repeatable)", "PATH=VALUE" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the probes and the result as JSON", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
-  GOptionContext *ctx = g_option_context_new("SCENARIO - find the highest load served within the SLO");
+  GOptionContext *ctx = cli_context_new("SCENARIO - find the highest load served within the SLO", entries, &overrides);
   g_option_context_set_summary(ctx,
     "Goodput as Symphony defines it: the highest offered load the configuration serves with\n"
     "every model's p99 latency within its SLO (or bad rate within a bound). Multiplies every\n"
     "client's rate by k and bisects over k; prints every probe, then the result.");
-  g_option_context_add_main_entries(ctx, entries, NULL);
   GError *err = NULL;
   int status = 0;
   CsScenario *sc = NULL;
@@ -85,7 +83,7 @@ int cmd_search(int argc, char **argv)
   o.max_multiplier = max_mult;
   o.tolerance = tolerance;
   if (!cli_parse_seed(prog, seed_text, &seed) ||
-      !(sc = cli_load_scenario(prog, argv[1], sets))) {
+      !(sc = cli_load_scenario(prog, argv[1], &overrides))) {
     status = EXIT_BAD_INPUT;
     goto out;
   }
@@ -143,7 +141,7 @@ out:
   cs_scenario_free(sc);
   g_free(seed_text);
   g_free(criterion);
-  g_strfreev(sets);
+  cli_overrides_clear(&overrides);
   g_option_context_free(ctx);
   return status;
 }

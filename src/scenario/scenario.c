@@ -9,6 +9,7 @@
  * file of that section (scenario_internal.h): scenario_cluster.c,
  * scenario_clients.c, scenario_policies.c. */
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "cs_config.h"
@@ -89,23 +90,10 @@ static gboolean set_fail(GError **error, const char *path, const char *why)
   return FALSE;
 }
 
-gboolean cs_scenario_set(CsScenario *sc, const char *path, const char *value, GError **error)
+/* Sets path to v (taken, also on failure), creating missing objects and
+ * arrays along the way. */
+static gboolean set_value(CsScenario *sc, const char *path, cJSON *v, GError **error)
 {
-  if (!cs_scenario_set_unrecorded(sc, path, value, error))
-    return FALSE;
-  g_ptr_array_add(sc->overrides, g_strdup_printf("%s=%s", path, value));
-  return TRUE;
-}
-
-gboolean cs_scenario_set_unrecorded(CsScenario *sc, const char *path, const char *value,
-                                    GError **error)
-{
-  /* The value is JSON when it parses as JSON, else a bare string, so that
-   * --set clients[0].arrival=gamma works without shell quoting. */
-  cJSON *v = cJSON_Parse(value);
-  if (!v)
-    v = cJSON_CreateString(value);
-
   cJSON *node = sc->root;
   const char *p = path;
   gboolean ok = TRUE;
@@ -183,6 +171,154 @@ gboolean cs_scenario_set_unrecorded(CsScenario *sc, const char *path, const char
     node = child;
   }
   cJSON_Delete(v);
+  return ok;
+}
+
+gboolean cs_scenario_set_unrecorded(CsScenario *sc, const char *path, const char *value,
+                                    GError **error)
+{
+  /* The value is JSON when it parses as JSON, else a bare string, so that
+   * --set clients[0].arrival=gamma works without shell quoting. */
+  cJSON *v = cJSON_Parse(value);
+  if (!v)
+    v = cJSON_CreateString(value);
+  return set_value(sc, path, v, error);
+}
+
+gboolean cs_scenario_set(CsScenario *sc, const char *path, const char *value, GError **error)
+{
+  if (!cs_scenario_set_unrecorded(sc, path, value, error))
+    return FALSE;
+  g_ptr_array_add(sc->overrides, g_strdup_printf("%s=%s", path, value));
+  return TRUE;
+}
+
+/* Sets path to v (taken) and records "PATH=JSON" as an override. */
+static gboolean set_recorded(CsScenario *sc, const char *path, cJSON *v, GError **error)
+{
+  char *text = cJSON_PrintUnformatted(v);
+  gboolean ok = set_value(sc, path, v, error);
+  if (ok)
+    g_ptr_array_add(sc->overrides, g_strdup_printf("%s=%s", path, text));
+  cJSON_free(text);
+  return ok;
+}
+
+gboolean cs_scenario_set_int(CsScenario *sc, const char *path, int64_t value, GError **error)
+{
+  /* 2^53: beyond it a JSON number no longer holds every integer exactly. */
+  if (value > 9007199254740992LL || value < -9007199254740992LL)
+    return set_fail(error, path, "an integer of magnitude above 2^53 is not exact in JSON");
+  return set_recorded(sc, path, cJSON_CreateNumber((double)value), error);
+}
+
+gboolean cs_scenario_set_double(CsScenario *sc, const char *path, double value, GError **error)
+{
+  if (!isfinite(value))
+    return set_fail(error, path, "not a finite number (JSON has no NaN or infinity)");
+  return set_recorded(sc, path, cJSON_CreateNumber(value), error);
+}
+
+gboolean cs_scenario_set_string(CsScenario *sc, const char *path, const char *value,
+                                GError **error)
+{
+  if (!value)
+    return set_fail(error, path, "NULL string");
+  return set_recorded(sc, path, cJSON_CreateString(value), error);
+}
+
+gboolean cs_scenario_set_bool(CsScenario *sc, const char *path, gboolean value, GError **error)
+{
+  return set_recorded(sc, path, cJSON_CreateBool(value), error);
+}
+
+/* Names the fields of obj close to key, as " (did you mean ...?)", or "". */
+static char *field_hint(const cJSON *obj, const char *key)
+{
+  GPtrArray *names = g_ptr_array_new();
+  const cJSON *f;
+  cJSON_ArrayForEach(f, obj)
+    g_ptr_array_add(names, f->string);
+  char *hint = cs_did_you_mean(key, (const char *const *)names->pdata, (int)names->len);
+  g_ptr_array_free(names, TRUE);
+  return hint;
+}
+
+static gboolean unset_fail(GError **error, const char *path, const char *fmt, ...)
+  G_GNUC_PRINTF(3, 4);
+static gboolean unset_fail(GError **error, const char *path, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *why = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, "--unset %s: %s", path, why);
+  g_free(why);
+  return FALSE;
+}
+
+gboolean cs_scenario_unset(CsScenario *sc, const char *path, GError **error)
+{
+  /* Same path grammar as set_value: fields separated by '.', [index] steps. */
+  cJSON *node = sc->root;
+  const char *p = path;
+  if (!*p)
+    return unset_fail(error, path, "empty path");
+  GString *walked = g_string_new(NULL); /* for messages: where the walk got to */
+  gboolean ok = TRUE;
+  while (ok && *p) {
+    cJSON *parent = node;
+    if (*p == '[') {
+      char *end;
+      long idx = strtol(p + 1, &end, 10);
+      if (end == p + 1 || *end != ']' || idx < 0) {
+        ok = unset_fail(error, path, "expected [index] with a non-negative integer");
+        break;
+      }
+      if (!cJSON_IsArray(parent) || idx >= cJSON_GetArraySize(parent)) {
+        ok = unset_fail(error, path, "%s has no element [%ld]",
+                        walked->len ? walked->str : "the scenario", idx);
+        break;
+      }
+      p = end + 1;
+      g_string_append_printf(walked, "[%ld]", idx);
+      if (*p == '\0') {
+        cJSON_DeleteItemFromArray(parent, (int)idx);
+        break;
+      }
+      node = cJSON_GetArrayItem(parent, (int)idx);
+    } else {
+      size_t len = strcspn(p, ".[");
+      if (len == 0) {
+        ok = unset_fail(error, path, "empty field name");
+        break;
+      }
+      char *key = g_strndup(p, len);
+      p += len;
+      cJSON *child = cJSON_IsObject(parent) ? cJSON_GetObjectItemCaseSensitive(parent, key) : NULL;
+      if (!child) {
+        char *hint = cJSON_IsObject(parent) ? field_hint(parent, key) : g_strdup("");
+        ok = unset_fail(error, path, "%s has no field \"%s\"%s",
+                        walked->len ? walked->str : "the scenario", key, hint);
+        g_free(hint);
+        g_free(key);
+        break;
+      }
+      g_string_append_printf(walked, "%s%s", walked->len ? "." : "", key);
+      if (*p == '\0') {
+        cJSON_DeleteItemFromObjectCaseSensitive(parent, key);
+        g_free(key);
+        break;
+      }
+      g_free(key);
+      node = child;
+    }
+    if (*p == '.' && *++p == '\0')
+      ok = unset_fail(error, path, "empty field name"); /* a trailing dot */
+  }
+  g_string_free(walked, TRUE);
+  if (ok)
+    g_ptr_array_add(sc->overrides, g_strdup_printf("unset %s", path));
   return ok;
 }
 
