@@ -441,6 +441,143 @@ static void test_slo_fraction(void **state)
   cs_placement_free(p);
 }
 
+/* ---- hand-built coefficients: the share raise's boundary and the GPU tie ---------------- */
+
+/* Coefficients written by hand (no fit) so that every prediction is exact
+ * in binary floating point: all values below are small integers or
+ * dyadic fractions. No power draw (f stays F, f / F = 1), no extra
+ * scheduling time with co-location (alpha = beta = 0) and no L2
+ * interference (a_c = c_c = k_l2 = 0), so a workload's predicted latency is
+ * its solo one at any co-location:
+ *   t_inf = idle_ms + (k1 b^2 + k2 b + k3) / (r + k4) + k5 + b (in + out) / B.
+ * bandwidth B = 1024 bytes/ms, in = out = 512 bytes: transfer = b ms.
+ * idle_ms = 1, k1 = k3 = 0, k4 = 4, k5 = 2; only k2 differs per model.
+ * Every model below runs at 125 req/s with SLO 16 ms, so with slo_fraction
+ * 0.5 the target is t = 8 ms and the batch (igniter.h) is
+ *   ceil(t R B / (B + d_in R)) = ceil(8 x 0.125 x 1024 / (1024 + 512 x 0.125))
+ *                            = ceil(1024 / 1088) = 1,
+ * so gamma = k2 and delta = t - idle - transfer - k5 = 8 - 1 - 1 - 2 = 4. */
+static char exact_gpu[] = "exact_gpu", exact_src[] = "hand-written for the tests";
+static char name_at[] = "at_target", name_big[] = "big", name_small[] = "small";
+
+static CsIgniterModel exact_model(char *name, double k2)
+{
+  return (CsIgniterModel){ .name = name,
+                           .kernels = 10,
+                           .input_bytes = 512,
+                           .output_bytes = 512,
+                           .idle_ms = 1,
+                           .act = { 0, k2, 0, 4, 2 } };
+}
+
+static void exact_coefs(CsIgniterCoefs *c, CsIgniterModel *models, int n)
+{
+  *c = (CsIgniterCoefs){ .gpu_type = exact_gpu,
+                         .source = exact_src,
+                         .max_freq_mhz = 1500,
+                         .power_cap_w = 250,
+                         .idle_power_w = 0,
+                         .bandwidth = 1024,
+                         .share_unit_pct = 5,
+                         .models = models,
+                         .n_models = n };
+}
+
+static void exact_instance(Instance *x, int n, const char *const *names, int n_gpus)
+{
+  static const double slo[] = { 16, 16, 16, 16 }, rate[] = { 125, 125, 125, 125 };
+  instance(x, n, names, slo, rate, n_gpus);
+  for (int g = 0; g < n_gpus; g++)
+    x->gpus[g].gpu_type = exact_gpu;
+}
+
+/* alloc_gpus raises a share only while the predicted latency EXCEEDS the
+ * target. Model "at_target", k2 = 96:
+ *   r_lower = ceil((gamma / delta - k4) / unit) x unit = ceil((96/4 - 4) / 5) x 5
+ *           = ceil(4) x 5 = 20 %;
+ *   t_inf(20 %) = 1 + 96 / (20 + 4) + 2 + 1 = 1 + 4 + 2 + 1 = 8 ms = t exactly,
+ * so the share stays 20 % (raising at equality would give 25 %:
+ * t_inf(25 %) = 4 + 96/29 = 7.31 ms). Expected goodput: throughput =
+ * 1000 b / (idle + solo + b out / B) = 1000 / (1 + 6 + 0.5) = 133.3 req/s
+ * >= 125, so min(rate, 133.3) = 125. */
+static void test_share_at_target_not_raised(void **state)
+{
+  (void)state;
+  CsIgniterModel models[1] = { exact_model(name_at, 96) };
+  CsIgniterCoefs c;
+  exact_coefs(&c, models, 1);
+  CsIgniterWorkload w = { &models[0], 1, 20 };
+  CsIgniterPrediction pred;
+  cs_igniter_predict(&c, &w, 1, &pred);
+  assert_true(pred.latency_ms == 8.0); /* exactly, as worked above */
+  static const char *const names[] = { "at_target" };
+  Instance x;
+  exact_instance(&x, 1, names, 1);
+  CsIgniterOptions opt = { .coefs = &c, .slo_fraction = 0.5, .split = TRUE };
+  CsIgniterInfo info;
+  CsPlacement *p = cs_igniter_place(&x.in, &opt, &info, NULL);
+  assert_non_null(p);
+  assert_int_equal(info.parts[0], 1);
+  assert_int_equal(info.batch[0], 1);
+  assert_true(info.r_lower[0] == 20.0);
+  assert_int_equal(info.gpus_planned, 1);
+  assert_int_equal(p->replicas->len, 1);
+  assert_int_equal(replica(p, 0)->gpu, 0);
+  assert_int_equal(replica(p, 0)->batch, 1);
+  assert_rel(replica(p, 0)->mps_share, 0.20, 1e-12, "share");
+  assert_rel(p->expected_goodput[0], 125, 1e-12, "goodput");
+  cs_placement_free(p);
+  cs_igniter_info_clear(&info);
+}
+
+/* Among GPUs whose summed shares grow equally, the first is chosen
+ * (igniter.h: "ties: lowest GPU"). Models "big" (k2 = 248) twice and
+ * "small" (k2 = 48):
+ *   big:   r_lower = ceil((248/4 - 4) / 5) x 5 = ceil(11.6) x 5 = 60 %,
+ *          t_inf(60 %) = 1 + 248/64 + 2 + 1 = 7.875 ms < 8: no raise;
+ *   small: r_lower = ceil((48/4 - 4) / 5) x 5 = ceil(1.6) x 5 = 10 %,
+ *          t_inf(10 %) = 1 + 48/14 + 2 + 1 = 7.43 ms < 8: no raise.
+ * Order by r_lower descending, ties by scenario order: big (model 0), big
+ * (model 1), small (model 2). Model 0 opens plan GPU 0 at 60 %; model 1
+ * does not fit there (60 + 60 > 100) and opens GPU 1 at 60 %; model 2 fits
+ * either without a raise (no interference), growth 70 - 60 = 10 on both:
+ * a tie, so GPU 0. Replicas in plan-GPU order: big 0 @ GPU 0 60 %, small @
+ * GPU 0 10 %, big 1 @ GPU 1 60 % (the last GPU of the tie would put small
+ * on GPU 1). */
+static void test_growth_tie_goes_to_first_gpu(void **state)
+{
+  (void)state;
+  CsIgniterModel models[2] = { exact_model(name_big, 248), exact_model(name_small, 48) };
+  CsIgniterCoefs c;
+  exact_coefs(&c, models, 2);
+  static const char *const names[] = { "big", "big", "small" };
+  Instance x;
+  exact_instance(&x, 3, names, 2);
+  CsIgniterOptions opt = { .coefs = &c, .slo_fraction = 0.5, .split = TRUE };
+  CsIgniterInfo info;
+  CsPlacement *p = cs_igniter_place(&x.in, &opt, &info, NULL);
+  assert_non_null(p);
+  static const double r_lower[] = { 60, 60, 10 };
+  for (int m = 0; m < 3; m++) {
+    assert_int_equal(info.parts[m], 1);
+    assert_int_equal(info.batch[m], 1);
+    assert_true(info.r_lower[m] == r_lower[m]);
+  }
+  assert_int_equal(info.gpus_planned, 2);
+  assert_int_equal(info.gpus_used, 2);
+  static const CsReplica want[] = { { 0, 0, 1, 0.60 }, { 2, 0, 1, 0.10 }, { 1, 1, 1, 0.60 } };
+  assert_int_equal(p->replicas->len, G_N_ELEMENTS(want));
+  for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+    const CsReplica *r = replica(p, i);
+    assert_int_equal(r->model, want[i].model);
+    assert_int_equal(r->gpu, want[i].gpu);
+    assert_int_equal(r->batch, want[i].batch);
+    assert_rel(r->mps_share, want[i].mps_share, 1e-12, "share");
+  }
+  cs_placement_free(p);
+  cs_igniter_info_clear(&info);
+}
+
 /* ---- bad input --------------------------------------------------------------------- */
 
 static void test_bad_parameters(void **state)
@@ -588,6 +725,8 @@ int main(void)
     cmocka_unit_test(test_fixed_cluster_mapping),
     cmocka_unit_test(test_split),
     cmocka_unit_test(test_slo_fraction),
+    cmocka_unit_test(test_share_at_target_not_raised),
+    cmocka_unit_test(test_growth_tie_goes_to_first_gpu),
     cmocka_unit_test(test_bad_parameters),
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_bad_coefficient_files),
