@@ -2,7 +2,13 @@
  * (icloud-ecnu/igniter, Algorithm/igniter-algorithm.py run with scipy 1.10.1
  * on the same igniter_config.jsonl), its README example, a second instance
  * checked against that algorithm, splitting, the mapping onto a fixed-size
- * cluster (thesis 5.1.5), and bad parameters and coefficient files. */
+ * cluster (thesis 5.1.5), and bad parameters and coefficient files.
+ *
+ * The numbers taken from iGniter's algorithm are printed again by
+ * igniter_reference.py (next to this file): a standard-library port of its
+ * predict(), alloc_gpus() and algorithm(), run on upstream's config with
+ * the scipy active-time coefficients of ref[] below and closed-form least
+ * squares for the linear fits. Nothing of it comes from the C code. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -122,7 +128,10 @@ static void test_fit_matches_igniter(void **state)
   /* Linear fits: the same least squares as scipy's curve_fit, which iterates
    * to a relative tolerance of 1.49e-8 and so leaves a small intercept off
    * the exact solution (ours, and numpy.polyfit's) by up to about 1e-6
-   * relative (resnet50's L2 intercept). */
+   * relative (resnet50's L2 intercept). igniter_reference.py's closed forms
+   * give the same to within these tolerances (e.g. frequency slope
+   * -1.0254136325, resnet50 L2 intercept -0.1899420369); k_l2 is a closed
+   * form of the pair measurement and agrees to the last digit. */
   assert_rel(c->freq_slope, -1.0254136233996936, 1e-7, "frequency slope");
   assert_rel(c->sch_alpha, 0.004750653472508581, 1e-7, "scheduling alpha");
   assert_rel(c->sch_beta, -0.009022425731123773, 1e-7, "scheduling beta");
@@ -193,7 +202,9 @@ static void test_readme_example(void **state)
   GError *err = NULL;
   CsPlacement *p = cs_igniter_place(&x.in, &opt, &info, &err);
   assert_non_null(p);
-  /* iGniter: batches 4, 8, 6; r_lower 10, 27.5, 35 %. */
+  /* iGniter: batches 4, 8, 6; r_lower 10, 27.5, 35 % (igniter_reference.py;
+   * alexnet's batch by hand: ceil(7.5 x 0.5 x 1e7 / (1e7 + 602112 x 0.5))
+   * = ceil(3.64) = 4). */
   static const int batch[] = { 4, 8, 6 };
   static const double r_lower[] = { 10, 27.5, 35 };
   for (int m = 0; m < 3; m++) {
@@ -217,12 +228,17 @@ static void test_readme_example(void **state)
     assert_int_equal(r->batch, batch[order[i]]);
     assert_rel(r->mps_share, share[i], 1e-12, "share");
   }
-  /* Every rate is within what the replicas serve by the prediction. */
+  /* Every rate is within what the replicas serve by the prediction:
+   * min(rate, predicted throughput) with the throughputs of thr[] below,
+   * 599.08 > 500, 434.15 > 400, 211.50 > 200. */
   assert_rel(p->expected_goodput[0], 500, 1e-12, "alexnet goodput");
   assert_rel(p->expected_goodput[1], 400, 1e-12, "resnet50 goodput");
   assert_rel(p->expected_goodput[2], 200, 1e-12, "vgg19 goodput");
   assert_rel(p->expected_total, 1100, 1e-12, "total");
-  /* The predictor at that placement, against iGniter's predict(). */
+  /* The predictor at that placement, against iGniter's predict()
+   * (igniter_reference.py gives 28.730022839, 18.908471082, 6.917788620 ms
+   * and 211.500288426, 434.150695710, 599.076479893 req/s: within 1e-9
+   * relative of these). */
   CsIgniterWorkload w[3];
   CsIgniterPrediction pred[3];
   static const char *const names[] = { "vgg19", "resnet50", "alexnet" };
@@ -282,7 +298,10 @@ static void test_registry_and_coefficient_sources(void **state)
 
 /* alexnet 20 ms 2000 req/s, resnet50 40 ms 800, vgg19 60 ms 400, ssd 60 ms
  * 200. iGniter's algorithm gives: GPU 1 vgg19 b12 70 %; GPU 2 ssd b6 60 % +
- * alexnet b18 22.5 %; GPU 3 resnet50 b16 55 %. */
+ * alexnet b18 22.5 %; GPU 3 resnet50 b16 55 % (igniter_reference.py too).
+ * Predicted throughputs there: vgg19 419.0, ssd 205.9, alexnet 2032.7,
+ * resnet50 853.2 req/s, each above its rate, so every model's expected
+ * goodput is its rate: 2000 + 800 + 400 + 200 = 3400 req/s. */
 static void four_models(Instance *x, int n_gpus)
 {
   static const char *const names[] = { "alexnet", "resnet50", "vgg19", "ssd" };
@@ -317,7 +336,9 @@ static void test_plan_matches_igniter(void **state)
 
 /* Thesis 5.1.5: the plan's GPUs are mapped in order onto the cluster's until
  * they run out. With 2 GPUs the third (resnet50) is dropped; GPUs of another
- * type are skipped. */
+ * type are skipped. Totals from the plan above: 2 GPUs keep vgg19, ssd and
+ * alexnet at their rates, 400 + 200 + 2000 = 2600 req/s; 1 GPU keeps vgg19,
+ * 400 req/s. */
 static void test_fixed_cluster_mapping(void **state)
 {
   Instance x;
@@ -369,9 +390,16 @@ static void test_fixed_cluster_mapping(void **state)
   cs_placement_free(p);
 }
 
-/* vgg19 at 1000 req/s within 60 ms: batch 30 needs more than a GPU (r_lower
- * 175 %, iGniter stops with "workload is too large!"). Split into the fewest
- * parts that fit alone; without split, not served. */
+/* vgg19 at 1000 req/s within 60 ms: batch ceil(30 x 1 x 1e7 / (1e7 +
+ * 602112)) = 29 needs more than a GPU (r_lower 170 %, iGniter prints
+ * "workload is too large!"). Split into the fewest parts that fit alone;
+ * without split, not served. igniter_reference.py, with a new GPU taking
+ * its workload's solo share as igniter.h says: two parts of 500 req/s,
+ * batch ceil(30 x 0.5 x 1e7 / (1e7 + 301056)) = 15, r_lower 87.5 % (its
+ * prediction alone, 30.18 ms, exceeds the 30 ms target, so each is raised
+ * to 90 %: 29.55 ms); neither fits next to the other (87.5 + 90 > 100) nor
+ * alexnet next to one (b4, 10 %): 3 GPUs, vgg19 / vgg19 / alexnet. A part
+ * at 90 % serves 523.6 req/s > 500. */
 static void test_split(void **state)
 {
   static const char *const names[] = { "vgg19", "alexnet" };
@@ -397,6 +425,19 @@ static void test_split(void **state)
   assert_true(info.batch[0] < 30);
   assert_rel(p->expected_goodput[0], 1000, 1e-12, "split vgg19 serves its rate");
   assert_non_null(strstr(p->log->str, "vgg19: split into"));
+  assert_int_equal(info.parts[0], 2);
+  assert_int_equal(info.batch[0], 15);
+  assert_rel(info.r_lower[0], 87.5, 1e-12, "r_lower of a part");
+  assert_int_equal(info.gpus_planned, 3);
+  static const CsReplica want[] = { { 0, 0, 15, 0.90 }, { 0, 1, 15, 0.90 }, { 1, 2, 4, 0.10 } };
+  assert_int_equal(p->replicas->len, G_N_ELEMENTS(want));
+  for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+    const CsReplica *r = replica(p, i);
+    assert_int_equal(r->model, want[i].model);
+    assert_int_equal(r->gpu, want[i].gpu);
+    assert_int_equal(r->batch, want[i].batch);
+    assert_rel(r->mps_share, want[i].mps_share, 1e-12, "share");
+  }
   int parts = info.parts[0];
   cs_placement_free(p);
   cs_igniter_info_clear(&info);
@@ -420,6 +461,9 @@ static void test_split(void **state)
   assert_rel(p->expected_goodput[0], 0.0, 0.0, "vgg19 not served");
   assert_rel(p->expected_goodput[1], 500, 1e-12, "alexnet served");
   assert_non_null(strstr(p->log->str, "vgg19: not served"));
+  assert_non_null(strstr(p->log->str, "vgg19: not served, batch 29 cannot meet the target "
+                                      "30.000 ms (SLO 60.000 ms x 0.5) alone on a GPU: r_lower "
+                                      "170.0 % > 100 %"));
   cs_placement_free(p);
   cs_igniter_info_clear(&info);
 }
@@ -439,6 +483,147 @@ static void test_slo_fraction(void **state)
     if (replica(p, i)->model == 0)
       assert_int_equal(replica(p, i)->batch, 6);
   cs_placement_free(p);
+}
+
+/* ---- hand-built coefficients: the share raise's boundary and the GPU tie ---------------- */
+
+/* Coefficients written by hand (no fit) so that every prediction is exact
+ * in binary floating point: all values below are small integers or
+ * dyadic fractions. No power draw (f stays F, f / F = 1), no extra
+ * scheduling time with co-location (alpha = beta = 0) and no L2
+ * interference (a_c = c_c = k_l2 = 0), so a workload's predicted latency is
+ * its solo one at any co-location:
+ *   t_inf = idle_ms + (k1 b^2 + k2 b + k3) / (r + k4) + k5 + b (in + out) / B.
+ * bandwidth B = 1024 bytes/ms, in = out = 512 bytes: transfer = b ms.
+ * idle_ms = 1, k1 = k3 = 0, k4 = 4, k5 = 2; only k2 differs per model.
+ * Every model below runs at 125 req/s with SLO 16 ms, so with slo_fraction
+ * 0.5 the target is t = 8 ms and the batch (igniter.h) is
+ *   ceil(t R B / (B + d_in R)) = ceil(8 x 0.125 x 1024 / (1024 + 512 x 0.125))
+ *                            = ceil(1024 / 1088) = 1,
+ * so gamma = k2 and delta = t - idle - transfer - k5 = 8 - 1 - 1 - 2 = 4.
+ * iGniter's own alloc_gpus() and algorithm() on these coefficients
+ * (igniter_reference.py, hand_written()) give the same shares and GPUs as
+ * worked out below: its raise and its GPU choice use the same strict
+ * comparisons (latency > target, r_inter < r_inter_min). */
+static char exact_gpu[] = "exact_gpu", exact_src[] = "hand-written for the tests";
+static char name_at[] = "at_target", name_big[] = "big", name_small[] = "small";
+
+static CsIgniterModel exact_model(char *name, double k2)
+{
+  return (CsIgniterModel){ .name = name,
+                           .kernels = 10,
+                           .input_bytes = 512,
+                           .output_bytes = 512,
+                           .idle_ms = 1,
+                           .act = { 0, k2, 0, 4, 2 } };
+}
+
+static void exact_coefs(CsIgniterCoefs *c, CsIgniterModel *models, int n)
+{
+  *c = (CsIgniterCoefs){ .gpu_type = exact_gpu,
+                         .source = exact_src,
+                         .max_freq_mhz = 1500,
+                         .power_cap_w = 250,
+                         .idle_power_w = 0,
+                         .bandwidth = 1024,
+                         .share_unit_pct = 5,
+                         .models = models,
+                         .n_models = n };
+}
+
+static void exact_instance(Instance *x, int n, const char *const *names, int n_gpus)
+{
+  static const double slo[] = { 16, 16, 16, 16 }, rate[] = { 125, 125, 125, 125 };
+  instance(x, n, names, slo, rate, n_gpus);
+  for (int g = 0; g < n_gpus; g++)
+    x->gpus[g].gpu_type = exact_gpu;
+}
+
+/* alloc_gpus raises a share only while the predicted latency EXCEEDS the
+ * target. Model "at_target", k2 = 96:
+ *   r_lower = ceil((gamma / delta - k4) / unit) x unit = ceil((96/4 - 4) / 5) x 5
+ *           = ceil(4) x 5 = 20 %;
+ *   t_inf(20 %) = 1 + 96 / (20 + 4) + 2 + 1 = 1 + 4 + 2 + 1 = 8 ms = t exactly,
+ * so the share stays 20 % (raising at equality would give 25 %:
+ * t_inf(25 %) = 4 + 96/29 = 7.31 ms). Expected goodput: throughput =
+ * 1000 b / (idle + solo + b out / B) = 1000 / (1 + 6 + 0.5) = 133.3 req/s
+ * >= 125, so min(rate, 133.3) = 125. */
+static void test_share_at_target_not_raised(void **state)
+{
+  (void)state;
+  CsIgniterModel models[1] = { exact_model(name_at, 96) };
+  CsIgniterCoefs c;
+  exact_coefs(&c, models, 1);
+  CsIgniterWorkload w = { &models[0], 1, 20 };
+  CsIgniterPrediction pred;
+  cs_igniter_predict(&c, &w, 1, &pred);
+  assert_true(pred.latency_ms == 8.0); /* exactly, as worked above */
+  static const char *const names[] = { "at_target" };
+  Instance x;
+  exact_instance(&x, 1, names, 1);
+  CsIgniterOptions opt = { .coefs = &c, .slo_fraction = 0.5, .split = TRUE };
+  CsIgniterInfo info;
+  CsPlacement *p = cs_igniter_place(&x.in, &opt, &info, NULL);
+  assert_non_null(p);
+  assert_int_equal(info.parts[0], 1);
+  assert_int_equal(info.batch[0], 1);
+  assert_true(info.r_lower[0] == 20.0);
+  assert_int_equal(info.gpus_planned, 1);
+  assert_int_equal(p->replicas->len, 1);
+  assert_int_equal(replica(p, 0)->gpu, 0);
+  assert_int_equal(replica(p, 0)->batch, 1);
+  assert_rel(replica(p, 0)->mps_share, 0.20, 1e-12, "share");
+  assert_rel(p->expected_goodput[0], 125, 1e-12, "goodput");
+  cs_placement_free(p);
+  cs_igniter_info_clear(&info);
+}
+
+/* Among GPUs whose summed shares grow equally, the first is chosen
+ * (igniter.h: "ties: lowest GPU"). Models "big" (k2 = 248) twice and
+ * "small" (k2 = 48):
+ *   big:   r_lower = ceil((248/4 - 4) / 5) x 5 = ceil(11.6) x 5 = 60 %,
+ *          t_inf(60 %) = 1 + 248/64 + 2 + 1 = 7.875 ms < 8: no raise;
+ *   small: r_lower = ceil((48/4 - 4) / 5) x 5 = ceil(1.6) x 5 = 10 %,
+ *          t_inf(10 %) = 1 + 48/14 + 2 + 1 = 7.43 ms < 8: no raise.
+ * Order by r_lower descending, ties by scenario order: big (model 0), big
+ * (model 1), small (model 2). Model 0 opens plan GPU 0 at 60 %; model 1
+ * does not fit there (60 + 60 > 100) and opens GPU 1 at 60 %; model 2 fits
+ * either without a raise (no interference), growth 70 - 60 = 10 on both:
+ * a tie, so GPU 0. Replicas in plan-GPU order: big 0 @ GPU 0 60 %, small @
+ * GPU 0 10 %, big 1 @ GPU 1 60 % (the last GPU of the tie would put small
+ * on GPU 1). */
+static void test_growth_tie_goes_to_first_gpu(void **state)
+{
+  (void)state;
+  CsIgniterModel models[2] = { exact_model(name_big, 248), exact_model(name_small, 48) };
+  CsIgniterCoefs c;
+  exact_coefs(&c, models, 2);
+  static const char *const names[] = { "big", "big", "small" };
+  Instance x;
+  exact_instance(&x, 3, names, 2);
+  CsIgniterOptions opt = { .coefs = &c, .slo_fraction = 0.5, .split = TRUE };
+  CsIgniterInfo info;
+  CsPlacement *p = cs_igniter_place(&x.in, &opt, &info, NULL);
+  assert_non_null(p);
+  static const double r_lower[] = { 60, 60, 10 };
+  for (int m = 0; m < 3; m++) {
+    assert_int_equal(info.parts[m], 1);
+    assert_int_equal(info.batch[m], 1);
+    assert_true(info.r_lower[m] == r_lower[m]);
+  }
+  assert_int_equal(info.gpus_planned, 2);
+  assert_int_equal(info.gpus_used, 2);
+  static const CsReplica want[] = { { 0, 0, 1, 0.60 }, { 2, 0, 1, 0.10 }, { 1, 1, 1, 0.60 } };
+  assert_int_equal(p->replicas->len, G_N_ELEMENTS(want));
+  for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+    const CsReplica *r = replica(p, i);
+    assert_int_equal(r->model, want[i].model);
+    assert_int_equal(r->gpu, want[i].gpu);
+    assert_int_equal(r->batch, want[i].batch);
+    assert_rel(r->mps_share, want[i].mps_share, 1e-12, "share");
+  }
+  cs_placement_free(p);
+  cs_igniter_info_clear(&info);
 }
 
 /* ---- bad input --------------------------------------------------------------------- */
@@ -588,6 +773,8 @@ int main(void)
     cmocka_unit_test(test_fixed_cluster_mapping),
     cmocka_unit_test(test_split),
     cmocka_unit_test(test_slo_fraction),
+    cmocka_unit_test(test_share_at_target_not_raised),
+    cmocka_unit_test(test_growth_tie_goes_to_first_gpu),
     cmocka_unit_test(test_bad_parameters),
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_bad_coefficient_files),

@@ -1,5 +1,12 @@
 /* The thesis' worked examples (section 5.4, V100 Table A.1, AO as Creq;
- * POLICIES.md) reproduced by Usher and the MILP, to two decimals. */
+ * POLICIES.md) reproduced by Usher and the MILP, to two decimals. Each total
+ * is the thesis' number where its text gives one, and otherwise the sum of
+ * min(rate, replicas x throughput) over the models of the thesis' figure,
+ * with the throughputs of Table 5.2 / A.1 (req/s): alexnet b4 2801.75,
+ * bert b16 124.88, b32 131.19, efficientnet_b7 b8 260.14, b16 344.10, gpt2
+ * b32 117.21, mobilenet_v2 b4 698.08, resnet50 b4 589.78, b32 1067.13, t5
+ * b8 137.83, b16 146.02; the other models serve 500 req/s with one replica
+ * within these SLOs (e.g. densenet121 b16 832.59, vgg19 b16 610.11). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -146,7 +153,9 @@ static CsPlacement *milp(const Instance *x, gboolean prefer_small, CsMilpInfo *i
 static const char *const example1[] = { "alexnet", "gpt2", "resnet50", "t5", NULL };
 
 /* 5.4.1: Usher's best is 800 req/s: t5 three times at batch 8 and resnet50 at
- * batch 32 (Figure 5.5); alexnet and gpt2 are not served. */
+ * batch 32 (Figure 5.5); alexnet and gpt2 are not served. The thesis' sum:
+ * min(400, 3 x 137.83) + min(400, 1067.13) = 400 + 400 (its text writes
+ * 3 x 137.38; the total is the same). */
 static void test_example1_usher(void **state)
 {
   Instance x;
@@ -162,14 +171,16 @@ static void test_example1_usher(void **state)
   assert_int_equal(replicas_of(p, &x, "alexnet", &b), 0);
   assert_int_equal(replicas_of(p, &x, "gpt2", &b), 0);
   assert_int_equal(info.n_groups, 1);
-  /* MPS share = Creq of the batch: t5 batch 8 has AO 97.49 %. */
+  /* MPS share = Creq of the batch: t5 batch 8 has AO 97.49 % (Table 5.2). */
   const CsReplica *r = &g_array_index(p->replicas, CsReplica, 0);
   assert_true(fabs(r->mps_share - 0.9749) < 1e-9);
   cs_usher_info_clear(&info);
   cs_placement_free(p);
 }
 
-/* 5.4.3, Figure 5.8b: 1092.04 req/s (alexnet b4, resnet50 b4, t5 b16 twice). */
+/* 5.4.3, Figure 5.8b: 1092.04 req/s (alexnet b4, resnet50 b4, t5 b16 twice):
+ * min(400, 2801.75) + min(400, 589.78) + min(400, 2 x 146.02) = 400 + 400 +
+ * 292.04, the number of the thesis' text. */
 static void test_example1_milp(void **state)
 {
   Instance x;
@@ -203,7 +214,8 @@ static const char *const example2[] = { "bert", "resnet50", "gpt2", "vgg19", "mo
                                         NULL };
 
 /* 5.4.1, Figure 5.9a: groups {bert, resnet50, gpt2} and {vgg19, mobilenet_v2};
- * the first group takes all GPUs: resnet50 once, bert on the 3 left. */
+ * the first group takes all GPUs: resnet50 once, bert on the 3 left:
+ * 400 + 3 x 131.19 = 793.57 req/s, the number of the thesis' text. */
 static void test_example2_usher(void **state)
 {
   Instance x;
@@ -228,7 +240,7 @@ static void test_example2_usher(void **state)
   cs_placement_free(p);
 }
 
-/* Figure 5.9b: 1331.19 req/s. */
+/* Figure 5.9b: 1331.19 req/s (the number of the thesis' text, 5.4.3). */
 static void test_example2_milp(void **state)
 {
   Instance x;
@@ -242,7 +254,9 @@ static void test_example2_milp(void **state)
 static const char *const example3[] = { "alexnet", "resnet50", "mobilenet_v2", "bert", NULL };
 
 /* 5.4.2, Figure 5.7: bert needs c_l = 5 > 4 GPUs and is not served; one GPU
- * stays idle. */
+ * stays idle. c_l = ceil(500 / 124.88) = 5: batch 16 (128.1 ms) is bert's
+ * largest within 200 ms (batch 32 takes 243.9 ms). The other three serve
+ * 500 req/s each: 1500. */
 static void test_example3_usher(void **state)
 {
   Instance x;
@@ -260,7 +274,8 @@ static void test_example3_usher(void **state)
   cs_placement_free(p);
 }
 
-/* Figure 5.10b: the MILP uses all four GPUs (bert gets one at batch 16). */
+/* Figure 5.10b: the MILP uses all four GPUs (bert gets one at batch 16):
+ * 3 x 500 + 124.88 = 1624.88 req/s. */
 static void test_example3_milp(void **state)
 {
   Instance x;
@@ -279,7 +294,8 @@ static const char *const vision5[] = { "alexnet", "densenet121", "efficientnet_b
                                        "vgg19", NULL };
 
 /* 6.2.1, Figure 6.5a: Usher needs six GPUs for five vision models at 500 req/s,
- * efficientnet_b7 twice at batch 8, resnet50 at batch 4. */
+ * efficientnet_b7 twice at batch 8, resnet50 at batch 4. Every model is then
+ * served whole (efficientnet_b7: 2 x 260.14 >= 500): 5 x 500 = 2500. */
 static void test_vision_usher_min_gpus(void **state)
 {
   Instance x;
@@ -315,7 +331,9 @@ static void test_vision_usher_min_gpus(void **state)
 
 /* 6.2.1 Observation 1 (Figure 6.2): in a fixed cluster each added GPU gets one
  * more replica; with three GPUs efficientnet_b7 runs once at batch 16 on GPU 2,
- * with four it runs twice at batch 8. This needs the thesis' groups,
+ * with four it runs twice at batch 8. Totals: densenet121 and vgg19 at 500
+ * each, 1000 on two GPUs; + 344.10 (efficientnet_b7 b16 once) = 1344.10 on
+ * three; + min(500, 2 x 260.14) = 1500 on four. This needs the thesis' groups,
  * {densenet121, efficientnet_b7, vgg19} placed before {alexnet, resnet50}: the
  * first matching round is an exact tie between three pairings (all models are
  * C-heavy under AO, so D is additive) and the thesis' networkx broke it
@@ -357,7 +375,8 @@ static void test_vision_usher_fixed_thesis_groups(void **state)
 
 /* The same with our own grouping: the first round's tie goes to
  * {alexnet, efficientnet_b7} + {resnet50, vgg19} (densenet121 alone), so
- * group 1 is {densenet121, resnet50, vgg19}: three GPUs serve those three. */
+ * group 1 is {densenet121, resnet50, vgg19}: three GPUs serve those three,
+ * 3 x 500 = 1500. */
 static void test_vision_usher_fixed_own_groups(void **state)
 {
   Instance x;
@@ -380,7 +399,10 @@ static const char *const mixed4[] = { "resnet50", "mobilenet_v2", "bert", "gpt2"
 /* 6.2.2 Observation 2 (Figure 6.12, Table 6.4): at 300 req/s, SLO 300 ms,
  * five GPUs, WSM-MILP colocates resnet50 and mobilenet_v2 on one GPU and
  * places bert and gpt2 twice each (2 x 131.19 + 2 x 117.21 beats three gpt2
- * and one bert); a sixth GPU adds the third gpt2, a seventh the third bert. */
+ * and one bert); a sixth GPU adds the third gpt2, a seventh the third bert.
+ * Totals (bert b32, gpt2 b32; resnet50 and mobilenet_v2 serve 300 each):
+ * 600 + 262.38 + 234.42 = 1096.80; 600 + 262.38 + min(300, 351.63) =
+ * 1162.38; 600 + min(300, 393.57) + 300 = 1200. */
 static void test_mixed_wsm_milp(void **state)
 {
   static const double expected[] = { 1096.80, 1162.38, 1200.00 };
@@ -412,7 +434,8 @@ static void test_mixed_wsm_milp(void **state)
 }
 
 /* Same setting, Usher (AO) on five GPUs: three replicas of gpt2 on GPUs 0 to 2
- * (Figure 6.12a), resnet50 and mobilenet_v2 alone on the other two. */
+ * (Figure 6.12a), resnet50 and mobilenet_v2 alone on the other two:
+ * min(300, 3 x 117.21) + 300 + 300 = 900. */
 static void test_mixed_usher(void **state)
 {
   Instance x;
