@@ -84,6 +84,11 @@ static CsPlacement *run(const CsPlacementInput *in, const char *name, const char
   assert_non_null(pol);
   cJSON *params = cJSON_Parse(json);
   assert_non_null(params);
+  /* No wall clock in a result: a MILP without its own time_limit_s would get
+   * GLPK's default 60 s, which a slow machine could reach. */
+  if (strstr(name, "milp") && cJSON_IsObject(params) &&
+      !cJSON_GetObjectItem(params, "time_limit_s"))
+    cJSON_AddNumberToObject(params, "time_limit_s", 1e6);
   CsPlacement *p = pol->place(in, params, "scen.json", "placement", err);
   cJSON_Delete(params);
   return p;
