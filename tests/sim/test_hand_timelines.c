@@ -165,6 +165,59 @@ static void test_latest_inclusive(void **state)
   test_dir_remove(dir);
 }
 
+/* The same tie under Symphony's own deferred dispatch, where the tie decides
+ * which candidate is served and which is dropped. No delays. Model a (l = 5
+ * ms at any batch: the profile's alpha 0, beta 5), one request at 0 with SLO
+ * 5 ms: frontrun = due - l(2) = 0 = now, so it leaves at once and runs
+ * [0, 5). Models b and c (l(k) = k + 4), one request each: b at 1 ms with SLO
+ * 9 (due 10), c at 0.5 ms with SLO 9.5 (due 10). For both, frontrun exec =
+ * max(now, 10 - l(2)) = 4 and latest = 10 - l(1) = 5.
+ *   t=4  both model timers fire; GPU 0 frees at 5 > 4: both wait, GPU timer
+ *        at 5.
+ *   t=5  latest 5 = 5 for both (and free 5 <= 5): the first of b and c in
+ *        client order runs [5, 10) and is back at its due time (good); the
+ *        other, whose latest 5 is now before the GPU's free time 10, stops
+ *        waiting and is dropped (its drop timer fires at latest + 1 ns).
+ * c's candidate forms first (0.5 < 1), so arrival order would favour c. */
+static void test_symphony_latest_tie(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.0, 5.0);
+  const char *a = "{\"model\": \"a\", \"slo_ms\": 5, \"arrival\": {\"process\": \"times\", \"times_ms\": [0]}}";
+  const char *b = "{\"model\": \"b\", \"slo_ms\": 9, \"arrival\": {\"process\": \"times\", \"times_ms\": [1]}}";
+  const char *c = "{\"model\": \"c\", \"slo_ms\": 9.5, \"arrival\": {\"process\": \"times\", \"times_ms\": [0.5]}}";
+  for (int order = 0; order < 2; order++) {
+    /* order 0: clients a, b, c (b wins); order 1: a, c, b (c wins) */
+    char *json = g_strdup_printf(
+      "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+      " \"dispatch\": {\"policy\": \"symphony\", \"d_ctrl_us\": 0, \"d_data_us\": 0, \"d_resp_ms\": 0},"
+      " \"clients\": [%s, %s, %s]}", a, order ? c : b, order ? b : c);
+    CsScenario *sc = test_scenario(dir, json);
+    Seen s = { 0 };
+    CsRunOptions opt;
+    cs_run_options_init(&opt);
+    opt.on_request = record;
+    opt.user_data = &s;
+    CsResults *r = test_run(sc, &opt);
+    assert_int_equal(s.n, 3);
+    expect_run(&s, 0, 0, 0);
+    double winner_send = order ? 0.5 : 1, loser_send = order ? 1 : 0.5;
+    int i = find(&s, 1, winner_send);
+    assert_true(s.served[i]);
+    assert_int_equal(s.dispatch[i], MS(5));
+    assert_int_equal(s.start[i], MS(5));
+    assert_int_equal(s.end[i], MS(10));
+    assert_false(s.served[find(&s, 2, loser_send)]);
+    assert_int_equal(cs_results_model(r, 1)->good, 1);
+    assert_int_equal(cs_results_model(r, 2)->dropped, 1);
+    assert_int_equal(cs_results_model(r, 0)->good, 1);
+    cs_results_free(r);
+    cs_scenario_free(sc);
+    g_free(json);
+  }
+  test_dir_remove(dir);
+}
+
 /* ---- autoscaling advice (Symphony 3.5) ------------------------------------------ */
 
 static double autoscaling(const CsResults *r, const char *key)
@@ -348,6 +401,7 @@ int main(void)
     cmocka_unit_test(test_latest_tie_goes_to_client_order),
     cmocka_unit_test(test_smallest_latest_wins),
     cmocka_unit_test(test_latest_inclusive),
+    cmocka_unit_test(test_symphony_latest_tie),
     cmocka_unit_test(test_advice_at_a_quarter),
     cmocka_unit_test(test_search_against_brute_force),
     cmocka_unit_test(test_maf2019_window_by_minute),
