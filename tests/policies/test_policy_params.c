@@ -80,15 +80,17 @@ static void example1(Instance *x, const CsProfileSet *set, int n_gpus)
 static CsPlacement *run(const CsPlacementInput *in, const char *name, const char *json,
                         GError **err)
 {
+  /* No wall clock in a result: a MILP object without its own time_limit_s
+   * gets 1e6 s, not GLPK's default 60 s, which a slow machine could reach. */
+  g_autofree char *limited = NULL;
+  if (strstr(name, "milp") && json[0] == '{' && !strstr(json, "time_limit_s")) {
+    const char *rest = json + 1 + strspn(json + 1, " ");
+    json = limited = g_strconcat("{\"time_limit_s\": 1e6", *rest == '}' ? "" : ", ", rest, NULL);
+  }
   const CsPlacementPolicy *pol = cs_placement_policy_lookup(name);
   assert_non_null(pol);
   cJSON *params = cJSON_Parse(json);
   assert_non_null(params);
-  /* No wall clock in a result: a MILP without its own time_limit_s would get
-   * GLPK's default 60 s, which a slow machine could reach. */
-  if (strstr(name, "milp") && cJSON_IsObject(params) &&
-      !cJSON_GetObjectItem(params, "time_limit_s"))
-    cJSON_AddNumberToObject(params, "time_limit_s", 1e6);
   CsPlacement *p = pol->place(in, params, "scen.json", "placement", err);
   cJSON_Delete(params);
   return p;
