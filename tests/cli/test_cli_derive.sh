@@ -17,8 +17,10 @@ check "stderr quiet" test ! -s "$tmp/a.err"
 check "prints the fit per model" grep -q "^efficientnet_b7 " "$tmp/a.out"
 check "a clustersim-igniter v1 file of the 13 models on v100" python3 -c "
 import json,sys; d=json.load(open('$tmp/a.json'))
+p=json.load(open('$src/data/profiles/v100_thesis.json'))
+n=len({m['model'] for m in p['models'] if m['gpu'] == 'v100'})
 sys.exit(0 if d['format'] == 'clustersim-igniter' and d['version'] == 1 and d['gpu_type'] == 'v100'
-         and len(d['models']) == 13 else 1)"
+         and len(d['models']) == n == 13 else 1)"
 check "source says what is measured and what is absent" python3 -c "
 import json,sys; s=json.load(open('$tmp/a.json'))['source']
 sys.exit(0 if all(x in s for x in ('not measured on a GPU', 'no L2 cache model',
@@ -37,7 +39,10 @@ sys.exit(0 if [m['model'] for m in d['models']] == ['vgg19', 'alexnet'] and
 "$bin" derive-igniter -p igniter_v100_profile -g v100_igniter -i igniter_v100 -o "$tmp/d.json" >/dev/null 2>&1
 check "--interference: iGniter's own tables" python3 -c "
 import json,sys; d=json.load(open('$tmp/d.json'))
-sys.exit(0 if len(d['models']) == 4 and 'interference igniter_v100' in d['source'] else 1)"
+p=json.load(open('$src/data/profiles/igniter_v100_profile.json'))
+want=sorted({m['model'] for m in p['models'] if m['gpu'] == 'v100_igniter'})
+sys.exit(0 if sorted(m['model'] for m in d['models']) == want and len(want) == 4
+         and 'interference igniter_v100' in d['source'] else 1)"
 
 # The file given as "coefficients" places exactly as the derivation without it.
 models='["alexnet", "densenet121", "efficientnet_b7", "resnet50", "vgg19"]'

@@ -21,6 +21,22 @@ check "overload: 'unstable' warning on stderr names the model" grep -q "warning 
 check "overload: the warning is in summary.json" py "[w['code'] for w in d['warnings']] == ['unstable'] and d['warnings'][0]['model'] == 'resnet50'" "$tmp/over/summary.json"
 check "overload: throughput counts results inside the window (about 1000, not the 5000 sent)" \
   py "900 < d['models'][0]['throughput_rps'] < 1100 and d['models'][0]['requests']['late'] > 50000" "$tmp/over/summary.json"
+# The same, from the profile: the saturated replica finishes a batch of 16
+# every 16 / throughput_rps(16) s back to back, so the results inside the
+# 20 s window come at the profiled throughput (within 1 %: the first batch
+# starts after 16 arrivals, the last one may straddle the end); every other
+# measured request is late, and the backlog drains at the same rate.
+check "overload: throughput = the profile's batch-16 throughput, late = measured - in window, drain = late / throughput" \
+  python3 -c "
+import json, sys
+d = json.load(open('$tmp/over/summary.json'))['models'][0]
+p = json.load(open('$prof'))
+thr = next(b['throughput_rps'] for m in p['models'] if m['gpu'] == 'v100' and m['model'] == 'resnet50'
+           for b in m['batches'] if b['batch'] == 16)
+q = d['requests']
+sys.exit(0 if abs(d['throughput_rps'] - thr) <= 0.01 * thr
+         and q['late'] == q['measured'] - q['results_in_window'] and q['completed'] == q['measured']
+         and abs(d['drain_s'] - q['late'] / thr) <= 0.01 * q['late'] / thr else 1)"
 check "overload: the table points at the warning" grep -q "^warnings: 1" "$tmp/over.out"
 "$bin" run "$q" --set clients[0].duration_s=5 --set clients[1].duration_s=5 --set clients[2].duration_s=5 \
   >"$tmp/q.out" 2>"$tmp/q.err"
@@ -168,10 +184,13 @@ check "--output naming a file: exit 2 with a message" bash -c "test $? -eq 2 && 
 check "--force without --output is refused" grep -q -- "--force needs --output DIR" "$tmp/f.err"
 
 # SIGINT and SIGTERM during a long run: no partial file, exit 130 / 143.
+# The signal is sent once the run is writing (its partial file exists), however
+# long that takes: no wall-clock bound here (meson's timeout bounds the test).
 long=(--set clients[0].duration_s=100000 --set clients[1].duration_s=100000 --set clients[2].duration_s=100000)
 "$bin" run "$q" "${long[@]}" --output "$tmp/int" --requests-csv >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 50); do [ -e "$tmp/int/requests.csv.new.partial" ] && break; sleep 0.1; done
+while kill -0 $pid 2>/dev/null && [ ! -e "$tmp/int/requests.csv.new.partial" ]; do sleep 0.1; done
+check "SIGINT: sent while the run writes its partial file" test -e "$tmp/int/requests.csv.new.partial"
 kill -INT $pid
 wait $pid
 rc=$?
@@ -180,7 +199,8 @@ check "SIGINT: the directory the run created is gone, no partial file" test ! -e
 mkdir "$tmp/term"
 "$bin" run "$q" "${long[@]}" --output "$tmp/term" --requests-csv >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 50); do [ -e "$tmp/term/requests.csv.new.partial" ] && break; sleep 0.1; done
+while kill -0 $pid 2>/dev/null && [ ! -e "$tmp/term/requests.csv.new.partial" ]; do sleep 0.1; done
+check "SIGTERM: sent while the run writes its partial file" test -e "$tmp/term/requests.csv.new.partial"
 kill -TERM $pid
 wait $pid
 rc=$?
@@ -194,6 +214,9 @@ check "scenario.json is written beside summary.json" test -s "$tmp/p1/scenario.j
 (cd / && "$bin" run "$tmp/p1/scenario.json" --output "$tmp/p2" >/dev/null 2>&1)
 check "the effective scenario, run from another directory, reproduces summary.json byte for byte" \
   cmp -s "$tmp/p1/summary.json" "$tmp/p2/summary.json"
+# Expected: quickstart.json's warm-up (5 s) and max_wait_ms (100, the
+# thesis' MAX_WAIT_TIME), resnet50's input in the profile (3 x 224 x 224
+# float32 = 602112 bytes) and this command's --seed and --set.
 check "the effective scenario fills defaults (mps, max_wait_ms, warm-up, payloads) and lists the overrides" \
   py "d['cluster']['mps'] is False and d['dispatch']['max_wait_ms'] == 100 and d['clients'][2]['warmup_s'] == 5 and d['clients'][0]['input_bytes'] == 602112 and d['seed'] == 7 and d['overrides_applied'][-1] == 'clients[0].rate=250'" "$tmp/p1/scenario.json"
 check "summary.json records seed, overrides, cluster, arrivals and warm-up" \
@@ -214,6 +237,11 @@ JSON
 "$bin" run "$tmp/planned.json" --output "$tmp/planned" >"$tmp/pl.out" 2>&1
 check "planned_rate: the placement expects the planned rate, the client sends the offered one" \
   py "d['models'][0]['planned_rps'] == 800 and d['models'][0]['offered_rps'] == 711 and abs(d['models'][0]['expected_goodput_rps'] - 800) < 1e-6 and 690 < d['models'][0]['throughput_rps'] < 730" "$tmp/planned/summary.json"
+# Poisson at 711 req/s for the 5 s window: 3555 requests expected, standard
+# deviation sqrt(3555) = 60; four of them either side. Every one is served
+# (dedicated planned for 800 >= 711).
+check "planned_rate: the client sends a Poisson count around 711 x 5 s, all of it served" \
+  py "abs(d['models'][0]['requests']['measured'] - 3555) <= 4 * 3555 ** 0.5 and d['models'][0]['requests']['completed'] == d['models'][0]['requests']['measured']" "$tmp/planned/summary.json"
 check "planned_rate: the table shows a planned column" grep -qE "^model +slo_ms +offered +planned" "$tmp/pl.out"
 
 # --unset removes a field so that its default applies; --set and --unset apply in

@@ -80,6 +80,13 @@ static void example1(Instance *x, const CsProfileSet *set, int n_gpus)
 static CsPlacement *run(const CsPlacementInput *in, const char *name, const char *json,
                         GError **err)
 {
+  /* No wall clock in a result: a MILP object without its own time_limit_s
+   * gets 1e6 s, not GLPK's default 60 s, which a slow machine could reach. */
+  g_autofree char *limited = NULL;
+  if (strstr(name, "milp") && json[0] == '{' && !strstr(json, "time_limit_s")) {
+    const char *rest = json + 1 + strspn(json + 1, " ");
+    json = limited = g_strconcat("{\"time_limit_s\": 1e6", *rest == '}' ? "" : ", ", rest, NULL);
+  }
   const CsPlacementPolicy *pol = cs_placement_policy_lookup(name);
   assert_non_null(pol);
   cJSON *params = cJSON_Parse(json);

@@ -93,7 +93,9 @@ static void test_processor_sharing(void **state)
   char *dir = profile_dir();
   const char *m[2] = { "a", "b" };
   /* MPS, no shares: both start at 0; demands 1 + 1 = D = 2, and each slows
-   * the other by the fallback interference 1.1014 (no table): speed
+   * the other by the fallback interference 1.1014 (no table; the built-in
+   * fallback is 1 + 0.1014, the least-squares mean(ratio - 1) over iGniter's
+   * 750 measured co-located latencies, docs/gpu-model.md): speed
    * 1 / (2 x 1.1014), so 10 ms of isolated work ends at 22.028 ms. */
   Exec x = run_pair(dir, m, ", \"mps\": true", "", "");
   assert_int_equal(x.start[0], 0);

@@ -436,7 +436,11 @@ static void count_probe(const CsGoodputProbe *p, void *user)
 /* Goodput search arguments: options out of range, an invalid scenario, a
  * client without a rate to scale; max_probes bounds the simulations: with 2
  * probes on a light load both pass, at max/64 and max/32, and the best is
- * the second. The client's rate is left as it was. */
+ * the second. The client's rate is left as it was. With max_multiplier 64
+ * the probes are multipliers 1 and 2, i.e. 64 and 128 req/s of constant
+ * arrivals (a request every 7.8 ms) on a GPU that takes l(1) = 5 ms: no
+ * queue, every latency 5 ms <= 100 ms, both pass; best: multiplier 2,
+ * offered 2 x 64 = 128 req/s. */
 static void test_search_arguments(void **state)
 {
   (void)state;
@@ -643,8 +647,10 @@ static void test_earliest_free_waits(void **state)
 
 /* An explicit d_resp_ms that matches the simulated return of a batch of 1
  * but not of the largest batch within the SLO is still a mismatch. GCP
- * curve: 0.322 ms + 8.696471752763605e-07 ms per byte; 10^6-byte results:
- * 1.191647 ms for a batch of 1, 0.322 + 0.8696 k ms for k. */
+ * curve: 0.322 ms + 8.696471752763605e-07 ms per byte (the line through the
+ * thesis' ping, 0.322 ms, and its one published point, 9,633,792 bytes in
+ * 8.7 ms: (8.7 - 0.322) / 9633792); 10^6-byte results: 1.191647 ms for a
+ * batch of 1, 0.322 + 0.8696 k ms for k. */
 static void test_resp_mismatch_at_largest_batch(void **state)
 {
   (void)state;
