@@ -1,0 +1,230 @@
+/* The clients of the simulated world: when each sends (arrival processes:
+ * Poisson, gamma, constant, explicit times, per-interval trace rates), its
+ * measurement window (warm-up, duration or request count), and what becomes
+ * of each request it sent: the result arriving back (latency, SLO, the
+ * client's counters and stage samples), or a drop, failure or no replica;
+ * and the per-request records (CSV rows, on_request observer). The handler
+ * of an arrival, on_arrival, is static inline in engine_state.h. */
+#include <gsl/gsl_randist.h>
+#include <math.h>
+
+#include "engine_state.h"
+#include "stats.h"
+
+/* ---- arrivals ----------------------------------------------------------- */
+
+static int64_t gap_ns(Client *c)
+{
+  const CsClientConfig *cfg = c->cfg;
+  double mean_s = 1.0 / cfg->rate_rps;
+  double g;
+  if (cfg->arrival == CS_ARRIVAL_POISSON)
+    g = gsl_ran_exponential(c->rng, mean_s);
+  else
+    g = gsl_ran_gamma(c->rng, cfg->gamma_shape, mean_s / cfg->gamma_shape);
+  return llround(g * 1e9);
+}
+
+/* Piecewise-constant rate (trace counts per interval): within interval k the
+ * rate is counts[k] * count_scale / interval; gaps are exponential or gamma.
+ * A gap that crosses into the next interval is discarded and drawing restarts
+ * at the boundary with the new rate (exact for Poisson by memorylessness; a
+ * renewal restart for gamma). Empty intervals produce nothing. Returns
+ * INT64_MAX after the last interval. */
+static int64_t piecewise_next(Client *c, int64_t index)
+{
+  const CsClientConfig *cfg = c->cfg;
+  int64_t t = index == 0 ? cfg->start_ns : c->last_ns;
+  for (;;) {
+    int64_t k = (t - cfg->start_ns) / cfg->interval_ns;
+    if (k >= cfg->n_intervals)
+      return INT64_MAX;
+    int64_t end = cfg->start_ns + (k + 1) * cfg->interval_ns;
+    double n = cfg->interval_counts[k] * cfg->count_scale;
+    if (n <= 0) {
+      t = end;
+      continue;
+    }
+    double mean_s = cfg->interval_ns * 1e-9 / n;
+    double g = cfg->piecewise_gamma
+                 ? gsl_ran_gamma(c->rng, cfg->gamma_shape, mean_s / cfg->gamma_shape)
+                 : gsl_ran_exponential(c->rng, mean_s);
+    int64_t next = t + llround(g * 1e9);
+    if (next < end) {
+      c->last_ns = next;
+      return next;
+    }
+    t = end;
+  }
+}
+
+/* Time of the client's arrival number index (0-based), drawing a gap for random
+ * processes. Constant arrivals are computed from the index, not summed, so
+ * rounding never drifts. */
+static int64_t arrival_time(Client *c, int64_t index)
+{
+  const CsClientConfig *cfg = c->cfg;
+  if (cfg->arrival == CS_ARRIVAL_CONSTANT)
+    return cfg->start_ns + llround((double)index * 1e9 / cfg->rate_rps);
+  if (cfg->arrival == CS_ARRIVAL_TIMES)
+    return index < cfg->n_times
+             ? cfg->start_ns + cfg->times_ns[index]
+             : cfg->start_ns + cfg->times_ns[cfg->n_times - 1] + llround(1e9 / cfg->rate_rps);
+  if (cfg->arrival == CS_ARRIVAL_PIECEWISE)
+    return piecewise_next(c, index);
+  int64_t base = index == 0 ? cfg->start_ns : c->last_ns;
+  c->last_ns = base + gap_ns(c);
+  return c->last_ns;
+}
+
+/* Decides whether arrival at time t is generated; sets the window end when the
+ * client stops. */
+static gboolean client_accepts(Client *c, int64_t t)
+{
+  const CsClientConfig *cfg = c->cfg;
+  if (cfg->arrival == CS_ARRIVAL_TIMES && c->index >= cfg->n_times) {
+    /* a trace window, or one mean gap after the last listed time */
+    c->window_end_ns = cfg->window_ns > 0 ? cfg->start_ns + cfg->window_ns : t;
+    return FALSE;
+  }
+  if (t < c->window_start_ns)
+    return TRUE; /* warm-up */
+  if (cfg->duration_ns > 0)
+    return t < c->window_end_ns;
+  if (c->measured < cfg->requests)
+    return TRUE;
+  /* Count-bounded: the window ends where the next arrival would have been. */
+  c->window_end_ns = t;
+  return FALSE;
+}
+
+void cs_engine_schedule_next_arrival(Engine *e, int ci)
+{
+  Client *c = &e->clients[ci];
+  int64_t t = arrival_time(c, c->index);
+  if (client_accepts(c, t))
+    cs_eq_push(e->q, t, EV_ARRIVAL, (uint32_t)ci, NULL);
+  else
+    c->done = TRUE;
+}
+
+/* ---- outputs per request -------------------------------------------------- */
+
+static void emit(Engine *e, const CsRequestRecord *r)
+{
+  if (e->csv)
+    fprintf(e->csv,
+            "%" G_GUINT64_FORMAT ",%s,%d,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+            ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+            ",%" G_GINT64_FORMAT ",%d,%d,%d\n",
+            (guint64)r->id, r->model, r->measured ? 1 : 0,
+            r->served ? "ok" : r->dropped ? "dropped" : r->unserved ? "unserved" : "failed",
+            (gint64)r->send_ns, (gint64)r->dispatch_ns, (gint64)r->node_ns,
+            (gint64)r->exec_start_ns, (gint64)r->exec_end_ns, (gint64)r->receive_ns,
+            (gint64)(r->receive_ns - r->send_ns), r->slo_met ? 1 : 0, r->batch_size, r->gpu);
+  if (e->opt && e->opt->on_request)
+    e->opt->on_request(r, e->opt->user_data);
+}
+
+static gboolean wants_records(const Engine *e)
+{
+  return e->csv || (e->opt && e->opt->on_request);
+}
+
+static void emit_unserved(Engine *e, int model, const Req *r, gboolean dropped,
+                          gboolean unserved)
+{
+  if (r->measured)
+    e->clients[model].last_out_ns = e->now;
+  if (!wants_records(e))
+    return;
+  CsRequestRecord rec = {
+    .id = r->id, .model = e->clients[model].cfg->model, .client = model,
+    .measured = r->measured, .served = FALSE, .dropped = dropped, .unserved = unserved,
+    .send_ns = r->send_ns,
+    .dispatch_ns = e->now, .node_ns = e->now, .exec_start_ns = e->now,
+    .exec_end_ns = e->now, .receive_ns = e->now, .batch_size = 0, .gpu = -1,
+    .slo_met = FALSE,
+  };
+  emit(e, &rec);
+}
+
+void cs_engine_drop(Engine *e, int model, const Req *r)
+{
+  e->clients[model].dropped += r->measured;
+  emit_unserved(e, model, r, TRUE, FALSE);
+}
+
+void cs_engine_fail(Engine *e, int model, const Req *r)
+{
+  e->clients[model].failed += r->measured;
+  emit_unserved(e, model, r, FALSE, FALSE);
+}
+
+void cs_engine_unserved(Engine *e, int model, const Req *r)
+{
+  e->clients[model].unserved += r->measured;
+  emit_unserved(e, model, r, FALSE, TRUE);
+}
+
+static inline void push64(GArray *a, int64_t v)
+{
+  g_array_append_val(a, v);
+}
+
+void cs_engine_on_result(Engine *e, Batch *b)
+{
+  Client *c = &e->clients[b->model];
+  int64_t slo = c->cfg->slo_ns;
+  int measured_in_batch = 0;
+  /* Results arrive in time order, and a client's window end is known before
+   * any result arrives at or after it (it is set when the client stops). */
+  gboolean in_window = e->now >= c->window_start_ns &&
+                       (c->window_end_ns == 0 || e->now < c->window_end_ns);
+  gboolean late = c->window_end_ns != 0 && e->now >= c->window_end_ns;
+  for (int i = 0; i < b->n; i++) {
+    const Req *r = &b->reqs[i];
+    int64_t lat = e->now - r->send_ns;
+    if (in_window) {
+      c->in_window++;
+      c->good_in_window += lat <= slo;
+    }
+    if (r->measured) {
+      measured_in_batch++;
+      c->completed++;
+      c->good += lat <= slo;
+      c->late += late;
+      push64(c->e2e, lat);
+      push64(c->router_wait, b->dispatch_ns - r->send_ns);
+    }
+    if (wants_records(e)) {
+      CsRequestRecord rec = {
+        .id = r->id, .model = c->cfg->model, .client = b->model, .measured = r->measured,
+        .served = TRUE, .send_ns = r->send_ns, .dispatch_ns = b->dispatch_ns,
+        .node_ns = b->node_ns, .exec_start_ns = b->start_ns, .exec_end_ns = b->end_ns,
+        .receive_ns = e->now, .batch_size = b->n, .gpu = b->gpu,
+        .slo_met = lat <= slo,
+      };
+      emit(e, &rec);
+    }
+  }
+  if (measured_in_batch > 0) {
+    c->last_out_ns = e->now;
+    const int64_t stage_ns[CS_N_STAGES] = {
+      [CS_STAGE_TO_NODE] = b->node_ns - b->dispatch_ns,
+      [CS_STAGE_QUEUE_WAIT] = b->start_ns - b->node_ns,
+      [CS_STAGE_GPU] = b->end_ns - b->start_ns,
+      [CS_STAGE_RESULT_RETURN] = e->now - b->end_ns,
+    };
+    for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++) {
+      CsWeightedSample ws = { .value = stage_ns[s], .weight = measured_in_batch };
+      g_array_append_val(c->batch_stage[s], ws);
+    }
+    c->batches++;
+    c->batched_requests += b->n;
+    if ((guint)b->n >= c->batch_sizes->len)
+      g_array_set_size(c->batch_sizes, b->n + 1);
+    g_array_index(c->batch_sizes, int64_t, b->n)++;
+  }
+  batch_release(e, b);
+}

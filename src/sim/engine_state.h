@@ -1,0 +1,153 @@
+/* The state of one run, private to src/sim: the engine and the entities of
+ * the simulated world, shared by the files that implement them (see
+ * engine.h for the pipeline of a request):
+ *   engine.c   the core loop, setup and teardown, and the services that
+ *              dispatch policies use (engine_internal.h);
+ *   clients.c  arrival processes and measurement windows, and what becomes
+ *              of each request (result, drop, failure; per-request records);
+ *   gpus.c     batches at the node, GPU queues, batch start and finish, SM
+ *              and busy-time accounting;
+ *   metrics.c  a finished run's per-model and total metrics and the warnings
+ *              about it.
+ * The functions below were static in one engine.c. Those called across files
+ * now carry the cs_engine_ prefix of every libclustersim symbol; the two on
+ * the hot path stay static inline here, under their own names. */
+#ifndef CS_ENGINE_STATE_H
+#define CS_ENGINE_STATE_H
+
+#include <glib.h>
+#include <gsl/gsl_rng.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "clustersim/clustersim.h"
+#include "config.h"
+#include "engine_internal.h"
+#include "event_queue.h"
+#include "gpu_exec.h"
+#include "results.h"
+
+enum {
+  EV_ARRIVAL,       /* arg: client */
+  EV_DISPATCH,      /* arg: the dispatch policy's own */
+  EV_BATCH_AT_NODE, /* ptr: batch */
+  EV_GPU_DONE,      /* arg: gpu; the GPU's earliest completion */
+  EV_RESULT,        /* ptr: batch */
+};
+
+typedef struct {
+  const CsClientConfig *cfg;
+  gsl_rng *rng;
+  int64_t index;          /* requests generated so far, warm-up included */
+  int64_t last_ns;        /* time of the last arrival (random processes) */
+  int64_t window_start_ns, window_end_ns; /* window_end_ns is 0 until known */
+  gboolean done;
+  /* metrics */
+  int64_t generated, warmup, measured, completed, good, failed, dropped, unserved;
+  int64_t late;           /* measured requests whose result arrived after the window */
+  int64_t in_window, good_in_window; /* results (any request) arriving inside the window */
+  int64_t last_out_ns;    /* when the last measured request completed, failed or was dropped */
+  GArray *e2e;            /* int64 ns per completed measured request */
+  GArray *router_wait;    /* int64 ns per completed measured request */
+  /* Every other stage is shared by the requests of a batch: one weighted
+   * sample per batch keeps memory per request small and the result exact. */
+  GArray *batch_stage[CS_N_STAGES]; /* CsWeightedSample; [CS_STAGE_ROUTER_WAIT] unused */
+  GArray *batch_sizes;    /* int64 count per size */
+  int64_t batches, batched_requests;
+} Client;
+
+/* A worker: one model replica on one GPU (router dispatch), or one model on
+ * any GPU (centralized dispatch). It runs one batch at a time. */
+typedef struct {
+  int model;
+  double share;           /* MPS share in (0, 1], 0 = none */
+  int interference_model; /* index in the interference tables, -1 if unknown */
+  gboolean failed;        /* did not fit in memory: its batches fail */
+  gboolean busy;
+  int gpu;                /* its GPU (replica workers), or -1 */
+  GArray *bins;           /* CsWorkerBin per time-series bin */
+} Worker;
+
+typedef struct {
+  Batch *head, *tail;     /* FIFO of batches waiting at this GPU, arrival order */
+  CsGpuExec *exec;        /* the execution model */
+  CsEventHandle done;     /* the one pending completion event */
+  Batch **running;        /* batches executing now */
+  int n_running, cap_running;
+  gboolean time_slice;    /* one batch at a time */
+  int64_t busy_since;     /* start of the current busy period, -1 when idle */
+  int64_t busy_ns;
+  int64_t batches;
+  int type;               /* index into Engine.gpu_types */
+  int64_t last_bin;       /* last time-series bin counted as "used", -1 if none */
+  GArray *bins;           /* CsGpuBin per time-series bin */
+  int64_t last_change_ns; /* when the running set last changed */
+  double sm_use;          /* SM use since then */
+} Gpu;
+
+struct Engine {
+  const CsConfig *cfg;
+  const CsRunOptions *opt;
+  CsEventQueue *q;
+  int64_t now;
+  uint64_t next_id;
+  Client *clients;
+  Gpu *gpus;
+  int n_gpu_types;
+  const char **gpu_types;         /* distinct GPU type names */
+  const CsModelProfile **profile; /* [model * n_gpu_types + type], NULL if none */
+  GArray **latency;               /* [model * n_gpu_types + type]: int64 ns per batch size */
+  Worker *workers;
+  int n_workers;
+  uint64_t next_job;
+  Batch *free_batches;
+  FILE *csv;
+  uint64_t events;
+  double expected_requests; /* for progress */
+  const CsDispatchPolicy *dispatch;
+  void *dispatch_state;
+  /* GPU use over time, in bins of bin_ns: busy GPU-ns and GPUs that ran
+   * anything in the bin (Symphony's "GPUs used"). */
+  int64_t bin_ns;
+  GArray *bin_busy_ns;    /* int64 per bin */
+  GArray *bin_gpus_used;  /* int64 per bin */
+};
+
+/* Returns a batch to the engine's free list (on the hot path: inline). */
+static inline void batch_release(Engine *e, Batch *b)
+{
+  b->next = e->free_batches;
+  e->free_batches = b;
+}
+
+/* clients.c */
+void cs_engine_schedule_next_arrival(Engine *e, int ci);
+void cs_engine_on_result(Engine *e, Batch *b);
+
+/* The arrival of a client's request, the one event every request has: inline
+ * in the core loop (engine.c), as it was before the split. It belongs to the
+ * clients (clients.c). */
+static inline void on_arrival(Engine *e, int ci)
+{
+  Client *c = &e->clients[ci];
+  Req r = { .id = e->next_id++, .send_ns = e->now, .measured = e->now >= c->window_start_ns };
+  c->index++;
+  c->generated++;
+  if (r.measured)
+    c->measured++;
+  else
+    c->warmup++;
+  cs_engine_schedule_next_arrival(e, ci);
+  e->dispatch->on_request(e->dispatch_state, ci, &r);
+}
+
+/* gpus.c */
+void cs_engine_on_batch_at_node(Engine *e, Batch *b);
+void cs_engine_on_gpu_done(Engine *e, int g);
+
+/* metrics.c */
+void cs_engine_fill_model_result(CsModelResult *m, Client *c);
+void cs_engine_fill_total(CsResults *res, Engine *e);
+void cs_engine_warn_about_run(CsResults *res);
+
+#endif

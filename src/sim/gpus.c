@@ -1,0 +1,223 @@
+/* The GPUs of the simulated world: a batch reaching its node (deferred start,
+ * failed replicas), each GPU's FIFO of waiting batches, starting batches
+ * (MIG speed, the execution model of gpu_exec.h) and finishing them (result
+ * sent back), and the accounting of SM use, busy time and GPUs used per
+ * time-series bin. */
+#include <math.h>
+
+#include "engine_state.h"
+
+/* ---- node, worker, GPU ------------------------------------------------------ */
+
+static GArray *bins_upto(GArray *a, int64_t b)
+{
+  if ((guint)b >= a->len)
+    g_array_set_size(a, b + 1);
+  return a;
+}
+
+/* Adds SM use (fraction of the GPU's SMs, from the execution model) held over
+ * [start, end) to GPU g's bins. */
+static void account_sm(Engine *e, int g, int64_t start, int64_t end, double sm)
+{
+  if (end <= start || sm <= 0)
+    return;
+  GArray *a = bins_upto(e->gpus[g].bins, (end - 1) / e->bin_ns);
+  for (int64_t b = start / e->bin_ns; b <= (end - 1) / e->bin_ns; b++) {
+    int64_t lo = MAX(start, b * e->bin_ns), hi = MIN(end, (b + 1) * e->bin_ns);
+    g_array_index(a, CsGpuBin, b).sm_ns += sm * (double)(hi - lo);
+  }
+}
+
+/* Called when GPU g's running set is about to change: books the SM use of
+ * the period that ends now. gpu_changed() records the new level. */
+static void gpu_changing(Engine *e, int g)
+{
+  Gpu *gpu = &e->gpus[g];
+  account_sm(e, g, gpu->last_change_ns, e->now, gpu->sm_use);
+  gpu->last_change_ns = e->now;
+}
+
+static void gpu_changed(Engine *e, int g)
+{
+  e->gpus[g].sm_use = cs_gpu_exec_sm_use(e->gpus[g].exec);
+}
+
+/* Adds a busy period [start, end) of GPU g (at least one batch running) to
+ * the time series. A GPU's busy periods arrive in time order. */
+static void account_bins(Engine *e, int g, int64_t start, int64_t end)
+{
+  if (end <= start)
+    return;
+  GArray *gb = bins_upto(e->gpus[g].bins, (end - 1) / e->bin_ns);
+  int64_t b0 = start / e->bin_ns, b1 = (end - 1) / e->bin_ns;
+  if ((guint)b1 >= e->bin_busy_ns->len) {
+    g_array_set_size(e->bin_busy_ns, b1 + 1);
+    g_array_set_size(e->bin_gpus_used, b1 + 1);
+  }
+  for (int64_t b = b0; b <= b1; b++) {
+    int64_t lo = MAX(start, b * e->bin_ns), hi = MIN(end, (b + 1) * e->bin_ns);
+    g_array_index(e->bin_busy_ns, int64_t, b) += hi - lo;
+    g_array_index(gb, CsGpuBin, b).busy_ns += hi - lo;
+    if (b > e->gpus[g].last_bin) {
+      g_array_index(e->bin_gpus_used, int64_t, b)++;
+      e->gpus[g].last_bin = b;
+    }
+  }
+}
+
+/* Compute demand d of a batch of n: the model's WSM at that batch size, or at
+ * the nearest profiled batch size; NAN (the GPU model's default) if unknown. */
+static double batch_demand(Engine *e, int model, int g, int n)
+{
+  const CsBatchPoint *best =
+    cs_model_profile_nearest_point(e->profile[model * e->n_gpu_types + e->gpus[g].type], n);
+  return best ? best->creq_pct[CS_CREQ_WSM] / 100.0 : NAN;
+}
+
+static void gpu_rearm(Engine *e, int g)
+{
+  Gpu *gpu = &e->gpus[g];
+  cs_eq_cancel(e->q, gpu->done);
+  gpu->done = CS_EVENT_HANDLE_NONE;
+  int64_t t;
+  uint64_t job;
+  if (cs_gpu_exec_next(gpu->exec, &t, &job))
+    gpu->done = cs_eq_push(e->q, MAX(t, e->now), EV_GPU_DONE, (uint32_t)g, NULL);
+}
+
+static void gpu_start(Engine *e, int g, Batch *b)
+{
+  Gpu *gpu = &e->gpus[g];
+  Worker *w = &e->workers[b->worker];
+  b->start_ns = e->now;
+  b->job = e->next_job++;
+  double demand = batch_demand(e, b->model, g, b->n);
+  int64_t iso = cs_engine_latency(e, b->model, g, b->n);
+  double f = e->cfg->gpus[g].sm_fraction;
+  if (f < 1.0) {
+    /* A MIG instance with a fraction f of the SMs runs a batch of demand d at
+     * (min(1, f/d))^gamma of its full-GPU speed; instances do not interfere. */
+    double d = isnan(demand) ? 1.0 : demand;
+    double speed = pow(MIN(1.0, f / d), e->cfg->mps_gamma);
+    iso = (int64_t)ceil((double)iso / speed);
+  }
+  CsGpuJobSpec spec = {
+    .model = w->interference_model,
+    .batch = b->n,
+    .iso_ns = iso,
+    .demand = demand,
+    .share = w->share,
+    .worker = b->worker,
+  };
+  gpu_changing(e, g);
+  cs_gpu_exec_start(gpu->exec, e->now, b->job, &spec);
+  gpu_changed(e, g);
+  w->busy = TRUE;
+  if (gpu->n_running == gpu->cap_running) {
+    gpu->cap_running = gpu->cap_running ? 2 * gpu->cap_running : 4;
+    gpu->running = g_renew(Batch *, gpu->running, gpu->cap_running);
+  }
+  gpu->running[gpu->n_running++] = b;
+  if (gpu->busy_since < 0)
+    gpu->busy_since = e->now;
+}
+
+/* Starts every waiting batch the GPU accepts now, in arrival order: with
+ * time-slicing only the head when the GPU is idle; with MPS every batch whose
+ * worker is idle (a worker runs one batch at a time, so its batches keep
+ * their order). */
+static void gpu_dispatch(Engine *e, int g)
+{
+  Gpu *gpu = &e->gpus[g];
+  Batch *prev = NULL, *b = gpu->head;
+  gboolean started = FALSE;
+  while (b) {
+    Batch *next = b->next;
+    Worker *w = &e->workers[b->worker];
+    if (!w->busy && cs_gpu_exec_accepts(gpu->exec, b->worker)) {
+      if (prev)
+        prev->next = next;
+      else
+        gpu->head = next;
+      if (gpu->tail == b)
+        gpu->tail = prev;
+      b->next = NULL;
+      gpu_start(e, g, b);
+      started = TRUE;
+    } else {
+      if (gpu->time_slice)
+        break;
+      prev = b;
+    }
+    b = next;
+  }
+  if (started)
+    gpu_rearm(e, g);
+}
+
+void cs_engine_on_batch_at_node(Engine *e, Batch *b)
+{
+  if (b->node_ns < 0)
+    b->node_ns = e->now;
+  if (b->not_before_ns > e->now) {
+    /* The dispatcher asked for a later start: the batch waits at the worker. */
+    cs_eq_push(e->q, b->not_before_ns, EV_BATCH_AT_NODE, 0, b);
+    return;
+  }
+  int g = b->gpu;
+  Gpu *gpu = &e->gpus[g];
+  if (e->workers[b->worker].failed) {
+    /* The replica did not fit in the GPU's memory: its requests fail. */
+    for (int i = 0; i < b->n; i++)
+      cs_engine_fail(e, b->model, &b->reqs[i]);
+    batch_release(e, b);
+    return;
+  }
+  if (gpu->tail)
+    gpu->tail->next = b;
+  else
+    gpu->head = b;
+  gpu->tail = b;
+  gpu_dispatch(e, g);
+}
+
+void cs_engine_on_gpu_done(Engine *e, int g)
+{
+  Gpu *gpu = &e->gpus[g];
+  gpu->done = CS_EVENT_HANDLE_NONE;
+  int64_t t;
+  uint64_t job;
+  gboolean any = cs_gpu_exec_next(gpu->exec, &t, &job);
+  g_assert(any);
+  gpu_changing(e, g);
+  cs_gpu_exec_finish(gpu->exec, e->now, job);
+  gpu_changed(e, g);
+  Batch *b = NULL;
+  for (int i = 0; i < gpu->n_running; i++)
+    if (gpu->running[i]->job == job) {
+      b = gpu->running[i];
+      gpu->running[i] = gpu->running[--gpu->n_running];
+      break;
+    }
+  g_assert(b != NULL);
+  Worker *wk = &e->workers[b->worker];
+  wk->busy = FALSE;
+  b->end_ns = e->now;
+  /* Inference latency of this worker over time (by completion time). */
+  GArray *wb = bins_upto(wk->bins, e->now / e->bin_ns);
+  CsWorkerBin *bin = &g_array_index(wb, CsWorkerBin, e->now / e->bin_ns);
+  bin->batches++;
+  bin->gpu_ns += b->end_ns - b->start_ns;
+  gpu->batches++;
+  if (gpu->n_running == 0) {
+    gpu->busy_ns += e->now - gpu->busy_since;
+    account_bins(e, g, gpu->busy_since, e->now);
+    gpu->busy_since = -1;
+  }
+  const Client *c = &e->clients[b->model];
+  int64_t bytes = (int64_t)b->n * c->cfg->output_bytes;
+  cs_eq_push(e->q, e->now + cs_network_curve_latency_ns(e->cfg->network, bytes), EV_RESULT, 0, b);
+  gpu_dispatch(e, g);
+  gpu_rearm(e, g);
+}
