@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "policies/placement/placement.h"
+#include "experiment/outputs.h"
 #include "scenario/scenario.h"
 
 static const char *const metric_names[CS_CREQ_N_METRICS] = { "ao", "wao", "wsm" };

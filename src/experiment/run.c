@@ -13,6 +13,16 @@ void cs_run_options_init(CsRunOptions *opt)
   opt->seed_override = -1;
 }
 
+/* The document as compact JSON text (g_free it); frees the document. */
+static char *json_text(cJSON *doc)
+{
+  char *text = cJSON_PrintUnformatted(doc);
+  char *out = g_strdup(text);
+  cJSON_free(text);
+  cJSON_Delete(doc);
+  return out;
+}
+
 CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
 {
   CsConfig *cfg = cs_scenario_compile(sc, error);
@@ -44,7 +54,10 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
     setvbuf(csv, NULL, _IOFBF, 1 << 20);
   }
   CsResults *res = cs_engine_run(cfg, csv, opt);
-  res->setup = setup;
+  res->setup_json = json_text(setup);
+  cJSON *params = cJSON_CreateObject();
+  cfg->dispatch->describe(cfg->dispatch_params, params);
+  res->dispatch_params_json = json_text(params);
   res->effective_scenario = cs_config_effective_json(sc, cfg);
   cs_config_free(cfg);
   if (csv) {

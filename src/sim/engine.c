@@ -302,8 +302,6 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   res->placement_log = g_strdup(cfg->placement ? cfg->placement->log->str : "");
   res->expected_total = cfg->placement ? cfg->placement->expected_total : NAN;
   res->dispatch_policy = g_strdup(cfg->dispatch->name);
-  res->dispatch_params = cJSON_CreateObject();
-  cfg->dispatch->describe(cfg->dispatch_params, res->dispatch_params);
   res->warnings = cs_warning_list_new();
   cs_warning_list_extend(res->warnings, cfg->warnings);
   cs_engine_warn_about_run(res);

@@ -1,9 +1,8 @@
 /* Results of a run: what cs_results_* in clustersim.h read. Built by the
- * engine (engine.c), rendered by results.c. */
+ * engine (metrics.c), rendered by experiment/outputs.c. The parts given as
+ * JSON text (dispatch parameters, setup) are filled by experiment/run.c. */
 #ifndef CS_RESULTS_INTERNAL_H
 #define CS_RESULTS_INTERNAL_H
-
-#include <cjson/cJSON.h>
 
 #include "clustersim/clustersim.h"
 #include "warnings.h"
@@ -65,12 +64,14 @@ struct CsResults {
   GArray *bin_busy_ns;        /* int64 per bin: GPU-ns busy over all GPUs */
   GArray *bin_gpus_used;      /* int64 per bin: GPUs that ran anything */
   char *dispatch_policy;
-  cJSON *dispatch_params;   /* the dispatch policy's parameters, for the summary */
+  char *dispatch_params_json; /* the dispatch policy's parameters as JSON text (run.c) */
   CsWarningList *warnings;
-  cJSON *setup;               /* how the run was produced (provenance.c) */
+  char *setup_json;           /* how the run was produced, JSON text (run.c, provenance.c) */
   char *effective_scenario;   /* the document that ran, as JSON text */
 };
 
 CsResults *cs_results_alloc(int n_models, int n_gpus);
+
+
 
 #endif

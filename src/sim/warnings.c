@@ -65,20 +65,3 @@ const CsWarning *cs_warning_list_get(const CsWarningList *l, int i)
     return NULL;
   return &g_array_index(l->items, CsWarning, i);
 }
-
-cJSON *cs_warning_list_to_json(const CsWarningList *l)
-{
-  cJSON *a = cJSON_CreateArray();
-  for (int i = 0; i < cs_warning_list_len(l); i++) {
-    const CsWarning *w = cs_warning_list_get(l, i);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "code", w->code);
-    if (w->model)
-      cJSON_AddStringToObject(o, "model", w->model);
-    if (w->gpu >= 0)
-      cJSON_AddNumberToObject(o, "gpu", w->gpu);
-    cJSON_AddStringToObject(o, "message", w->message);
-    cJSON_AddItemToArray(a, o);
-  }
-  return a;
-}

@@ -7,7 +7,6 @@
 #ifndef CS_WARNINGS_H
 #define CS_WARNINGS_H
 
-#include <cjson/cJSON.h>
 #include <glib.h>
 
 #include "clustersim/clustersim.h"
@@ -29,9 +28,5 @@ void cs_warning_list_extend(CsWarningList *dst, const CsWarningList *src);
 int cs_warning_list_len(const CsWarningList *l);
 /* The i-th warning, owned by the list; NULL when i is out of range. */
 const CsWarning *cs_warning_list_get(const CsWarningList *l, int i);
-
-/* The list as a JSON array of {"code", "model", "gpu", "message"} (model and
- * gpu are left out when they do not apply). */
-cJSON *cs_warning_list_to_json(const CsWarningList *l);
 
 #endif

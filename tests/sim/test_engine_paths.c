@@ -18,6 +18,7 @@
 #include "sim/event_queue.h"
 #include "test_util.h"
 #include "sim/warnings.h"
+#include "experiment/outputs.h"
 
 /* Models e (Mreq 60 % at batch 1) and f (Mreq 50 %) on GPU type "gpu" of the
  * synthetic profile, without payload sizes. */

@@ -1,0 +1,305 @@
+/* The outputs of a run: the summary JSON, the per-model table and the CSV
+ * time series (clustersim.h), rendered from the results the engine filled. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cs_config.h"
+#include "outputs.h"
+#include "sim/results.h"
+
+/* The warnings as a JSON array of {"code", "model", "gpu", "message"} (model
+ * and gpu are left out when they do not apply). */
+cJSON *cs_warning_list_to_json(const CsWarningList *l)
+{
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; i < cs_warning_list_len(l); i++) {
+    const CsWarning *w = cs_warning_list_get(l, i);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "code", w->code);
+    if (w->model)
+      cJSON_AddStringToObject(o, "model", w->model);
+    if (w->gpu >= 0)
+      cJSON_AddNumberToObject(o, "gpu", w->gpu);
+    cJSON_AddStringToObject(o, "message", w->message);
+    cJSON_AddItemToArray(a, o);
+  }
+  return a;
+}
+
+/* JSON has no NaN: an undefined statistic is null. */
+static void add_num(cJSON *o, const char *k, double v)
+{
+  if (isfinite(v))
+    cJSON_AddNumberToObject(o, k, v);
+  else
+    cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *latency_json(const CsLatencyStats *l, gboolean full)
+{
+  cJSON *o = cJSON_CreateObject();
+  add_num(o, "p50", l->p50);
+  if (full)
+    add_num(o, "p90", l->p90);
+  add_num(o, "p95", l->p95);
+  if (full) {
+    add_num(o, "p99", l->p99);
+    add_num(o, "max", l->max);
+    add_num(o, "mean", l->mean);
+  }
+  return o;
+}
+
+static cJSON *model_json(const CsResults *r, const CsModelResult *m, int index)
+{
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "model", m->model);
+  add_num(o, "slo_ms", m->slo_ms);
+  add_num(o, "offered_rps", m->offered_rps);
+  add_num(o, "planned_rps", m->planned_rps);
+  add_num(o, "submitted_rps", m->submitted_rps);
+  add_num(o, "throughput_rps", m->throughput_rps);
+  add_num(o, "goodput_rps", m->goodput_rps);
+  add_num(o, "expected_goodput_rps", m->expected_goodput_rps);
+  add_num(o, "bad_rate", m->bad_rate);
+  add_num(o, "window_s", m->window_s);
+  add_num(o, "drain_s", m->drain_s);
+  cJSON *req = cJSON_AddObjectToObject(o, "requests");
+  cJSON_AddNumberToObject(req, "generated", (double)m->generated);
+  cJSON_AddNumberToObject(req, "warmup", (double)m->warmup);
+  cJSON_AddNumberToObject(req, "measured", (double)m->measured);
+  cJSON_AddNumberToObject(req, "completed", (double)m->completed);
+  cJSON_AddNumberToObject(req, "good", (double)m->good);
+  cJSON_AddNumberToObject(req, "late", (double)m->late);
+  cJSON_AddNumberToObject(req, "dropped", (double)m->dropped);
+  cJSON_AddNumberToObject(req, "unserved", (double)m->unserved);
+  cJSON_AddNumberToObject(req, "failed", (double)m->failed);
+  cJSON_AddNumberToObject(req, "results_in_window", (double)m->in_window);
+  cJSON_AddNumberToObject(req, "good_results_in_window", (double)m->good_in_window);
+  cJSON_AddItemToObject(o, "latency_ms", latency_json(&m->latency, TRUE));
+  cJSON *st = cJSON_AddObjectToObject(o, "stages_ms");
+  for (int s = 0; s < CS_N_STAGES; s++)
+    cJSON_AddItemToObject(st, cs_stage_name(s), latency_json(&m->stage[s], FALSE));
+  cJSON *b = cJSON_AddObjectToObject(o, "batches");
+  cJSON_AddNumberToObject(b, "count", (double)m->batches);
+  add_num(b, "mean_size", m->mean_batch);
+  if (index >= 0) {
+    cJSON *sizes = cJSON_AddObjectToObject(b, "sizes");
+    GArray *bs = r->batch_sizes[index];
+    for (guint s = 1; s < bs->len; s++) {
+      int64_t n = g_array_index(bs, int64_t, s);
+      if (n > 0) {
+        char key[16];
+        g_snprintf(key, sizeof key, "%u", s);
+        cJSON_AddNumberToObject(sizes, key, (double)n);
+      }
+    }
+    cJSON *reps = cJSON_AddArrayToObject(o, "replicas");
+    for (guint i = 0; i < r->replicas[index]->len; i++) {
+      const CsResultReplica *rr = &g_array_index(r->replicas[index], CsResultReplica, i);
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddNumberToObject(x, "gpu", rr->gpu);
+      cJSON_AddNumberToObject(x, "batch", rr->batch);
+      cJSON_AddItemToArray(reps, x);
+    }
+  }
+  return o;
+}
+
+char *cs_results_to_json(const CsResults *r)
+{
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "clustersim_version", CS_VERSION);
+  cJSON_AddNumberToObject(root, "seed", (double)r->seed);
+  cJSON_AddItemToObject(root, "warnings", cs_warning_list_to_json(r->warnings));
+  add_num(root, "simulated_time_s", r->sim_time_ns * 1e-9);
+  cJSON *setup = r->setup_json ? cJSON_Parse(r->setup_json) : NULL;
+  cJSON_AddItemToObject(root, "setup", setup ? setup : cJSON_CreateObject());
+  cJSON *disp = cJSON_AddObjectToObject(root, "dispatch");
+  cJSON_AddStringToObject(disp, "policy", r->dispatch_policy);
+  cJSON *params = r->dispatch_params_json ? cJSON_Parse(r->dispatch_params_json) : NULL;
+  cJSON_AddItemToObject(disp, "params", params ? params : cJSON_CreateObject());
+  cJSON *pl = cJSON_AddObjectToObject(root, "placement");
+  cJSON_AddStringToObject(pl, "policy", r->placement_policy);
+  add_num(pl, "expected_goodput_rps", r->expected_total);
+  cJSON_AddStringToObject(pl, "log", r->placement_log);
+  cJSON *models = cJSON_AddArrayToObject(root, "models");
+  for (int i = 0; i < r->n_models; i++)
+    cJSON_AddItemToArray(models, model_json(r, &r->models[i], i));
+  cJSON_AddItemToObject(root, "total", model_json(r, &r->total, -1));
+  cJSON *gpus = cJSON_AddArrayToObject(root, "gpus");
+  for (int g = 0; g < r->n_gpus; g++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", g);
+    cJSON_AddNumberToObject(o, "node", r->gpus[g].node);
+    cJSON_AddStringToObject(o, "gpu_type", r->gpus[g].gpu_type);
+    add_num(o, "busy_fraction", r->gpus[g].busy_fraction);
+    add_num(o, "memory_pct", r->gpus[g].memory_pct);
+    if (r->gpus[g].mig_instance >= 0) {
+      cJSON_AddNumberToObject(o, "physical_gpu", r->gpus[g].physical);
+      cJSON_AddNumberToObject(o, "mig_instance", r->gpus[g].mig_instance);
+      add_num(o, "sm_fraction", r->gpus[g].sm_fraction);
+      add_num(o, "memory_fraction", r->gpus[g].memory_fraction);
+    }
+    cJSON_AddNumberToObject(o, "batches", (double)r->gpus[g].batches);
+    cJSON_AddItemToArray(gpus, o);
+  }
+  /* Symphony 3.5: bad rate r and idle fraction f are the autoscaling signals;
+   * N*r/(1-r) GPUs to add, N*f to remove. */
+  cJSON *as = cJSON_AddObjectToObject(root, "autoscaling");
+  double busy = 0;
+  for (int g = 0; g < r->n_gpus; g++)
+    busy += r->gpus[g].busy_fraction;
+  double idle = r->n_gpus > 0 ? 1.0 - busy / r->n_gpus : 0.0;
+  double bad = r->total.bad_rate;
+  add_num(as, "bad_rate", bad);
+  add_num(as, "gpu_idle_fraction", idle);
+  add_num(as, "advice_add_gpus", bad < 1.0 ? r->n_gpus * bad / (1.0 - bad) : NAN);
+  add_num(as, "advice_remove_gpus", r->n_gpus * idle);
+  int64_t max_used = 0;
+  double mean_used = 0;
+  for (guint b = 0; r->bin_gpus_used && b < r->bin_gpus_used->len; b++) {
+    max_used = MAX(max_used, g_array_index(r->bin_gpus_used, int64_t, b));
+    mean_used += g_array_index(r->bin_gpus_used, int64_t, b);
+  }
+  if (r->bin_gpus_used && r->bin_gpus_used->len > 0)
+    mean_used /= r->bin_gpus_used->len;
+  add_num(as, "gpus_used_mean", mean_used);
+  cJSON_AddNumberToObject(as, "gpus_used_max", (double)max_used);
+  add_num(as, "timeseries_bin_s", r->bin_ns * 1e-9);
+  cJSON *eng = cJSON_AddObjectToObject(root, "engine");
+  cJSON_AddNumberToObject(eng, "events", (double)r->events);
+  char *s = cJSON_Print(root);
+  cJSON_Delete(root);
+  char *out = g_strconcat(s, "\n", NULL);
+  cJSON_free(s);
+  return out;
+}
+
+static void fmt_num(char *buf, size_t n, double v, int prec)
+{
+  if (isfinite(v))
+    g_snprintf(buf, n, "%.*f", prec, v);
+  else
+    g_strlcpy(buf, "-", n);
+}
+
+/* Whether any model's placement planned for a rate other than the one sent:
+ * then the table shows both. */
+static gboolean shows_planned(const CsResults *r)
+{
+  for (int i = 0; i < r->n_models; i++)
+    if (r->models[i].planned_rps != r->models[i].offered_rps)
+      return TRUE;
+  return FALSE;
+}
+
+static void print_row(FILE *out, const CsModelResult *m, gboolean planned)
+{
+  char slo[32], off[32], pla[32], thr[32], good[32], exp[32], bad[32], p50[32], p99[32], mb[32];
+  fmt_num(slo, sizeof slo, m->slo_ms, 1);
+  fmt_num(off, sizeof off, m->offered_rps, 1);
+  fmt_num(pla, sizeof pla, m->planned_rps, 1);
+  fmt_num(thr, sizeof thr, m->throughput_rps, 1);
+  fmt_num(good, sizeof good, m->goodput_rps, 1);
+  fmt_num(exp, sizeof exp, m->expected_goodput_rps, 1);
+  fmt_num(bad, sizeof bad, 100.0 * m->bad_rate, 2);
+  fmt_num(p50, sizeof p50, m->latency.p50, 2);
+  fmt_num(p99, sizeof p99, m->latency.p99, 2);
+  fmt_num(mb, sizeof mb, m->mean_batch, 1);
+  fprintf(out, "%-16s %7s %9s", m->model, slo, off);
+  if (planned)
+    fprintf(out, " %9s", pla);
+  fprintf(out,
+          " %10s %9s %9s %7s %9s %9s %6s %8" G_GINT64_FORMAT " %8" G_GINT64_FORMAT
+          " %7" G_GINT64_FORMAT " %7" G_GINT64_FORMAT "\n",
+          thr, good, exp, bad, p50, p99, mb, (gint64)m->dropped, (gint64)m->unserved,
+          (gint64)m->failed, (gint64)m->late);
+}
+
+void cs_results_print_table(const CsResults *r, FILE *out)
+{
+  gboolean planned = shows_planned(r);
+  fprintf(out, "%-16s %7s %9s", "model", "slo_ms", "offered");
+  if (planned)
+    fprintf(out, " %9s", "planned");
+  fprintf(out, " %10s %9s %9s %7s %9s %9s %6s %8s %8s %7s %7s\n", "throughput", "goodput",
+          "expected", "bad_%", "p50_ms", "p99_ms", "batch", "dropped", "unserved", "failed",
+          "late");
+  for (int i = 0; i < r->n_models; i++)
+    print_row(out, &r->models[i], planned);
+  print_row(out, &r->total, planned);
+  fprintf(out,
+          "\nrates in req/s over the measurement window; throughput and goodput count results "
+          "arriving in it;\nbad_%% counts measured requests not answered within the SLO "
+          "(dropped, unserved, failed or too slow);\nlate = measured requests answered after "
+          "the window; dispatch %s; expected = goodput placement %s predicts\n",
+          r->dispatch_policy, r->placement_policy);
+  fprintf(out, "gpu busy:");
+  for (int g = 0; g < r->n_gpus; g++)
+    fprintf(out, " %d:%.1f%%", g, 100.0 * r->gpus[g].busy_fraction);
+  fprintf(out, "\n");
+  double sim_s = r->sim_time_ns * 1e-9;
+  fprintf(out,
+          "engine: %" G_GUINT64_FORMAT " events, %.3f s simulated, %.3f s wall, %.0f events/s, "
+          "%.0f simulated requests/s\n",
+          (guint64)r->events, sim_s, r->wall_s, r->wall_s > 0 ? r->events / r->wall_s : 0.0,
+          r->wall_s > 0 ? r->total.generated / r->wall_s : 0.0);
+  if (cs_warning_list_len(r->warnings) > 0)
+    fprintf(out, "warnings: %d (on stderr and in summary.json)\n",
+            cs_warning_list_len(r->warnings));
+}
+
+gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *path, GError **error)
+{
+  GString *out = g_string_new("time_s,gpus_used,busy_gpus\n");
+  for (guint b = 0; r->bin_gpus_used && b < r->bin_gpus_used->len; b++) {
+    char t[G_ASCII_DTOSTR_BUF_SIZE], busy[G_ASCII_DTOSTR_BUF_SIZE];
+    g_ascii_formatd(t, sizeof t, "%.9g", b * r->bin_ns * 1e-9);
+    /* busy GPU-ns over the bin width = average number of busy GPUs */
+    g_ascii_formatd(busy, sizeof busy, "%.6f",
+                    (double)g_array_index(r->bin_busy_ns, int64_t, b) / (double)r->bin_ns);
+    g_string_append_printf(out, "%s,%" G_GINT64_FORMAT ",%s\n", t,
+                           (gint64)g_array_index(r->bin_gpus_used, int64_t, b), busy);
+  }
+  gboolean ok = g_file_set_contents(path, out->str, (gssize)out->len, error);
+  g_string_free(out, TRUE);
+  return ok;
+}
+
+gboolean cs_results_write_gpu_detail(const CsResults *r, const char *gpu_path,
+                                     const char *worker_path, GError **error)
+{
+  double bin_s = r->bin_ns * 1e-9;
+  GString *out = g_string_new("time_s,gpu,busy_fraction,sm_use,memory_pct\n");
+  for (int g = 0; g < r->n_gpus; g++) {
+    GArray *bins = r->gpu_bins ? r->gpu_bins[g] : NULL;
+    for (guint b = 0; bins && b < bins->len; b++) {
+      const CsGpuBin *x = &g_array_index(bins, CsGpuBin, b);
+      g_string_append_printf(out, "%.9g,%d,%.6f,%.6f,%.4f\n", b * bin_s, g,
+                             (double)x->busy_ns / (double)r->bin_ns, x->sm_ns / (double)r->bin_ns,
+                             r->gpus[g].memory_pct);
+    }
+  }
+  gboolean ok = g_file_set_contents(gpu_path, out->str, (gssize)out->len, error);
+  g_string_free(out, TRUE);
+  if (!ok)
+    return FALSE;
+  out = g_string_new("time_s,worker,model,gpu,mps_share,batches,mean_gpu_latency_ms\n");
+  for (int w = 0; w < r->n_workers; w++) {
+    GArray *bins = r->workers[w].bins;
+    for (guint b = 0; bins && b < bins->len; b++) {
+      const CsWorkerBin *x = &g_array_index(bins, CsWorkerBin, b);
+      if (x->batches == 0)
+        continue;
+      g_string_append_printf(out, "%.9g,%d,%s,%d,%.4g,%" G_GINT64_FORMAT ",%.6f\n", b * bin_s, w,
+                             r->workers[w].model, r->workers[w].gpu, r->workers[w].share,
+                             (gint64)x->batches, x->gpu_ns / 1e6 / (double)x->batches);
+    }
+  }
+  ok = g_file_set_contents(worker_path, out->str, (gssize)out->len, error);
+  g_string_free(out, TRUE);
+  return ok;
+}
