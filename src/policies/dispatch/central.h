@@ -1,0 +1,72 @@
+/* Private to the centralized dispatch policies (symphony, eager, timeout):
+ * their parameters and the budget tables of their scheduler.
+ *
+ * central_params.c parses, describes and checks the parameters (the
+ * CsDispatchPolicy hooks that run when a scenario is compiled) and computes
+ * the budgets delay(k) and resp(k); central.c is the online scheduler, which
+ * reads the budgets on its hot path. The functions were static in one
+ * central.c; shared across the two files now, they carry the cs_ prefix of
+ * every libclustersim symbol. */
+#ifndef CS_DISPATCH_CENTRAL_H
+#define CS_DISPATCH_CENTRAL_H
+
+#include <cjson/cJSON.h>
+#include <glib.h>
+#include <stdint.h>
+
+#include "sim/config.h"
+#include "sim/warnings.h"
+
+typedef enum { RULE_DEFERRED, RULE_EAGER, RULE_TIMEOUT } ExecRule;
+typedef enum { GPU_LOWEST_ID, GPU_EARLIEST_FREE } GpuChoice;
+typedef enum { GATHER_WINDOW, GATHER_HEAD } Gathering;
+
+/* What cs_central_check derived for one model, for the summary: the scheduler's
+ * budgets and the simulated transfers at batch 1 and at the largest batch. */
+typedef struct {
+  char *model;
+  int largest_batch;           /* largest k with d_ctrl + network budgets + l(k) <= SLO */
+  int64_t transfer_ns[2];      /* scheduler: transfer(1), transfer(largest) */
+  int64_t net_transfer_ns[2];  /* network(k * input_bytes) at the same k */
+  int64_t resp_ns[2];          /* scheduler: resp(1), resp(largest) */
+  int64_t net_resp_ns[2];      /* network(k * output_bytes) at the same k */
+} ModelBudget;
+
+typedef struct {
+  ExecRule rule;
+  GpuChoice gpu_choice;
+  Gathering gathering;
+  int64_t d_ctrl_ns, d_data_ns, d_resp_ns; /* d_data/d_resp: only when explicit */
+  gboolean data_explicit, resp_explicit;
+  int64_t timeout_ns; /* RULE_TIMEOUT: k */
+  int max_batch;
+  ModelBudget *budgets; /* per client, filled by cs_central_check; NULL before */
+  int n_budgets;
+} CentralParams;
+
+/* Budgets are capped so that a time plus a few of them cannot overflow
+ * int64 (INT64_MAX / 8 ns is about 36 years). */
+#define BUDGET_CAP (INT64_MAX / 8)
+
+/* A model's budget tables, indexed by batch size k in [0, len). */
+typedef struct {
+  int64_t *transfer; /* transfer(k); delay(k) = d_ctrl + transfer(k) */
+  int64_t *resp;     /* resp(k) */
+  int len;
+} Budget;
+
+/* The CsDispatchPolicy hooks of central_params.c, one parse per rule. */
+void *cs_central_parse_deferred(const cJSON *p, const char *f, const char *path, GError **e);
+void *cs_central_parse_eager(const cJSON *p, const char *f, const char *path, GError **e);
+void *cs_central_parse_timeout(const cJSON *p, const char *f, const char *path, GError **e);
+void cs_central_free(void *params);
+void cs_central_fill_defaults(const void *params, cJSON *obj);
+void cs_central_describe(const void *params, cJSON *out);
+void cs_central_check(void *params, const CsConfig *cfg, CsWarningList *w);
+
+/* Extends model m's budget tables to cover batch size k (central_params.c). */
+void cs_central_budget_extend(Budget *b, const CentralParams *p, const CsConfig *cfg, int m, int k);
+/* Frees a model's budget tables. */
+void cs_central_budget_clear(Budget *b);
+
+#endif
