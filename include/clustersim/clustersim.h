@@ -29,9 +29,11 @@
 #include <stdio.h>
 
 #include "core.h"
+#include "dispatch.h"
 #include "params.h"
 #include "placement.h"
 #include "profiles.h"
+#include "registry.h"
 
 G_BEGIN_DECLS
 
@@ -55,6 +57,12 @@ CS_API CsScenario *cs_scenario_new(const char *name, const char *base_dir);
 
 /* Frees the scenario. Accepts NULL. */
 CS_API void cs_scenario_free(CsScenario *sc);
+
+/* Gives the scenario the policies of registry (registry.h) to name in its
+ * "placement.policy" and "dispatch.policy"; the scenario keeps a reference
+ * until it is freed or given another registry. NULL: the built-in policies
+ * only (the default). */
+CS_API void cs_scenario_set_registry(CsScenario *sc, CsRegistry *registry);
 
 /* Sets one field by JSON path, as the CLI's --set does: path like "seed",
  * "router.max_wait_ms" or "clients[0].rate"; value is JSON text ("200",
@@ -134,15 +142,38 @@ typedef struct {
 } CsRequestRecord;
 
 typedef void (*CsRequestObserver)(const CsRequestRecord *rec, void *user_data);
-/* fraction in [0, 1] of the requests to generate that have been generated. */
-typedef void (*CsProgressCallback)(double fraction, int64_t sim_time_ns, void *user_data);
+
+/* Called now and then during a run with the fraction in [0, 1] of the
+ * requests to generate that have been generated and the simulated time.
+ * Returns TRUE to go on, FALSE to stop the run: cs_run then returns NULL with
+ * error CS_ERROR_CANCELLED (and writes no output). */
+typedef gboolean (*CsProgressCallback)(double fraction, int64_t sim_time_ns, void *user_data);
+
+/* Called for every batch that finishes executing on its GPU (CsBatchEvent,
+ * dispatch.h: model, GPU, replica, size and the times it was dispatched,
+ * reached the node, started and ended). */
+typedef void (*CsBatchObserver)(const CsBatchEvent *batch, void *user_data);
+
+/* A GPU whose set of running batches changed: after a batch started or
+ * finished on it. */
+typedef struct {
+  int gpu;
+  int64_t time_ns;
+  int running;   /* batches executing now */
+  int queued;    /* batches at its node waiting to start */
+  double sm_use; /* fraction of its SMs in use under the execution model */
+} CsGpuState;
+
+typedef void (*CsGpuObserver)(const CsGpuState *state, void *user_data);
 
 struct CsRunOptions {
   const char *requests_csv;      /* if set, every request is streamed to this CSV file */
   CsRequestObserver on_request;  /* optional, called for every request that leaves */
-  CsProgressCallback on_progress; /* optional, called now and then during the run */
-  void *user_data;               /* passed to both callbacks */
+  CsProgressCallback on_progress; /* optional, called now and then; may stop the run */
+  void *user_data;               /* passed to every callback */
   int64_t seed_override;         /* >= 0 replaces the scenario seed; -1 keeps it */
+  CsBatchObserver on_batch;      /* optional, called for every batch that finishes */
+  CsGpuObserver on_gpu;          /* optional, called at every change of a GPU's running set */
 };
 
 /* Initialises options to "no outputs, no callbacks, scenario seed". */
@@ -151,8 +182,10 @@ CS_API void cs_run_options_init(CsRunOptions *opt);
 typedef struct CsResults CsResults;
 
 /* Validates and simulates the scenario. Returns results, or NULL with error
- * set when the scenario is invalid or an output file cannot be written (a
- * partial requests CSV is removed). opt may be NULL. */
+ * set when the scenario is invalid, an output file cannot be written (a
+ * partial requests CSV is removed), the dispatch policy misused an engine
+ * service (CS_ERROR_POLICY, naming the call) or the progress callback stopped
+ * the run (CS_ERROR_CANCELLED). opt may be NULL. */
 CS_API CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error);
 
 /* Frees results and everything they hand out. Accepts NULL. */

@@ -23,7 +23,8 @@ typedef enum {
   CS_ERROR_IO,      /* a file cannot be read or written */
   CS_ERROR_PARSE,   /* a file is not valid JSON / CSV */
   CS_ERROR_INVALID, /* valid syntax, invalid content */
-  CS_ERROR_POLICY,  /* a policy cannot produce a placement */
+  CS_ERROR_POLICY,  /* a policy cannot produce a placement, or misused the engine */
+  CS_ERROR_CANCELLED, /* the progress callback stopped the run */
 } CsErrorCode;
 
 /* Returns the library version, e.g. "0.1.0". */

@@ -24,6 +24,12 @@
  * Times are simulated ns since the start of the run. Models are indexed by
  * client order in the scenario, GPUs by cluster order. Nothing here is thread
  * safe: an engine runs on one thread, and callbacks must not block.
+ *
+ * Misuse: a service called with an index out of range, a batch sent to a
+ * replica of another model, an empty batch, or the send of the other kind of
+ * policy stops the run; cs_run() then returns NULL with CS_ERROR_POLICY and a
+ * message naming the policy, the call and the simulated time. A policy bug
+ * never turns into a silently wrong number.
  */
 #ifndef CLUSTERSIM_DISPATCH_H
 #define CLUSTERSIM_DISPATCH_H
@@ -39,8 +45,12 @@ G_BEGIN_DECLS
 
 typedef struct CsWorld CsWorld;
 
+/* Models are the scenario's clients, in order. Out-of-range indices give
+ * NULL, 0 or -1 below, never a crash. */
 CS_API int cs_world_n_models(const CsWorld *w);
+/* The model's name, e.g. "resnet50" (owned by the world). */
 CS_API const char *cs_world_model_name(const CsWorld *w, int model);
+/* The model's latency objective in ns. */
 CS_API int64_t cs_world_slo_ns(const CsWorld *w, int model);
 /* The client's sending rate in req/s (the mean for trace clients). */
 CS_API double cs_world_rate_rps(const CsWorld *w, int model);
@@ -49,10 +59,13 @@ CS_API double cs_world_rate_rps(const CsWorld *w, int model);
 CS_API int64_t cs_world_input_bytes(const CsWorld *w, int model);
 CS_API int64_t cs_world_output_bytes(const CsWorld *w, int model);
 
+/* GPUs in cluster order (a MIG instance counts as one), their type name in
+ * the profiles and the node they belong to. */
 CS_API int cs_world_n_gpus(const CsWorld *w);
 CS_API const char *cs_world_gpu_type(const CsWorld *w, int gpu);
 CS_API int cs_world_gpu_node(const CsWorld *w, int gpu);
 
+/* The scenario's profiles (profiles.h), owned by the world. */
 CS_API const CsProfileSet *cs_world_profiles(const CsWorld *w);
 
 /* The profile of model on gpu's type, or NULL when the set has none. */
@@ -94,6 +107,7 @@ typedef struct CsEngine CsEngine;
 typedef uint64_t CsTimer;
 #define CS_TIMER_NONE ((CsTimer)0)
 
+/* The world the engine simulates (valid for the whole run). */
 CS_API const CsWorld *cs_engine_world(const CsEngine *e);
 
 /* Current simulated time. */
@@ -115,6 +129,7 @@ CS_API CsBatch *cs_engine_batch_new(CsEngine *e, int model, int capacity);
 /* Appends a request the policy holds to its batch. */
 CS_API void cs_batch_add(CsEngine *e, CsBatch *b, const CsRequest *r);
 
+/* Requests in the batch, and its model. */
 CS_API int cs_batch_size(const CsBatch *b);
 CS_API int cs_batch_model(const CsBatch *b);
 /* The i-th request of the batch (NULL when out of range). */

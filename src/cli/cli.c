@@ -111,17 +111,18 @@ gboolean cli_parse_seed(const char *prog, const char *text, gint64 *seed)
   return TRUE;
 }
 
-static void on_progress(double fraction, int64_t sim_time_ns, void *user_data)
+static gboolean on_progress(double fraction, int64_t sim_time_ns, void *user_data)
 {
   CliProgress *p = user_data;
   gint64 now = g_get_monotonic_time();
   if (now - p->last_us < 250000)
-    return;
+    return TRUE;
   p->last_us = now;
   p->shown = TRUE;
   fprintf(stderr, "\rsimulating: %5.1f %% of requests generated, %.1f s simulated",
           100.0 * fraction, sim_time_ns * 1e-9);
   fflush(stderr);
+  return TRUE;
 }
 
 void cli_progress_install(CliProgress *p, CsRunOptions *opt)

@@ -5,6 +5,7 @@
 
 #include "common/json_input.h"
 #include "sim/engine.h"
+#include "policies/dispatch/dispatch.h"
 #include "scenario/scenario.h"
 
 void cs_run_options_init(CsRunOptions *opt)
@@ -53,11 +54,19 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
     }
     setvbuf(csv, NULL, _IOFBF, 1 << 20);
   }
-  CsResults *res = cs_engine_run(cfg, csv, opt);
+  CsResults *res = cs_engine_run(cfg, csv, opt, error);
+  if (!res) {
+    if (csv) {
+      fclose(csv);
+      g_unlink(tmp);
+      g_free(tmp);
+    }
+    cs_config_free(cfg);
+    cJSON_Delete(setup);
+    return NULL;
+  }
   res->setup_json = json_text(setup);
-  cJSON *params = cJSON_CreateObject();
-  cfg->dispatch->describe(cfg->dispatch_params, params);
-  res->dispatch_params_json = json_text(params);
+  res->dispatch_params_json = cs_dispatch_describe_json(cfg->dispatch, cfg->dispatch_params);
   res->effective_scenario = cs_config_effective_json(sc, cfg);
   cs_config_free(cfg);
   if (csv) {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "clustersim/clustersim.h"
+#include "policies/dispatch/dispatch.h"
 #include "sim/config.h"
 #include "scenario.h"
 #include "workloads/trace.h"
@@ -199,8 +200,7 @@ char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
   }
   cJSON *d = object_member(root, "dispatch");
   add_default(d, "policy", cJSON_CreateString(c->dispatch->name));
-  if (c->dispatch->fill_defaults)
-    c->dispatch->fill_defaults(c->dispatch_params, d);
+  cs_dispatch_fill_defaults(c->dispatch, c->dispatch_params, d);
   cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "clients");
   cJSON *top_duration = cJSON_GetObjectItemCaseSensitive(root, "duration_s");
   for (int i = 0; i < c->n_clients; i++) {

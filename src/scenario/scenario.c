@@ -61,7 +61,16 @@ void cs_scenario_free(CsScenario *sc)
   g_free(sc->name);
   g_free(sc->base_dir);
   g_ptr_array_unref(sc->overrides);
+  cs_registry_unref(sc->registry);
   g_free(sc);
+}
+
+void cs_scenario_set_registry(CsScenario *sc, CsRegistry *registry)
+{
+  if (registry)
+    cs_registry_ref(registry);
+  cs_registry_unref(sc->registry);
+  sc->registry = registry;
 }
 
 char *cs_scenario_to_json(const CsScenario *sc)
@@ -345,7 +354,7 @@ void cs_config_free(CsConfig *c)
   g_free(c->replica_mreq);
   cs_interference_set_free(c->interference);
   g_free(c->interference_desc);
-  if (c->dispatch && c->dispatch_params)
+  if (c->dispatch && c->dispatch_params && c->dispatch->free_params)
     c->dispatch->free_params(c->dispatch_params);
   g_free(c->network_desc);
   g_strfreev(c->profile_files);

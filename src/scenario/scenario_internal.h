@@ -21,6 +21,7 @@ struct CsScenario {
   char *name;     /* file name used in messages */
   char *base_dir; /* resolves relative paths */
   GPtrArray *overrides; /* "PATH=VALUE" of every cs_scenario_set, in order */
+  CsRegistry *registry; /* the policies it may name (a reference), or NULL: the built-ins */
 };
 
 /* scenario.c: resolves a file named in the scenario: relative to the

@@ -8,23 +8,11 @@
 
 #include "clustersim/clustersim.h"
 #include "common/json_input.h"
+#include "policies/dispatch/dispatch.h"
+#include "policies/placement/placement.h"
+#include "policies/registry_internal.h"
 #include "sim/config.h"
 #include "scenario_internal.h"
-
-static char *registry_names(gboolean dispatch)
-{
-  GString *names = g_string_new(NULL);
-  if (dispatch) {
-    const CsDispatchPolicy *const *all = cs_dispatch_policy_list();
-    for (int i = 0; all[i]; i++)
-      g_string_append_printf(names, "%s%s", i ? ", " : "", all[i]->name);
-  } else {
-    const CsPlacementPolicy *const *all = cs_placement_policy_list();
-    for (int i = 0; all[i]; i++)
-      g_string_append_printf(names, "%s%s", i ? ", " : "", all[i]->name);
-  }
-  return g_string_free(names, FALSE);
-}
 
 /* A dispatch policy without placement runs one batch at a time on each GPU
  * (Symphony's exclusive execution): settings about co-located replicas would
@@ -86,16 +74,16 @@ gboolean cs_scenario_read_dispatch(const CsScenario *sc, CsConfig *c, GError **e
   if (d && (!cs_json_expect_object(d, sc->name, "dispatch", error) ||
             !cs_json_read_string(d, "policy", FALSE, &policy, sc->name, "dispatch", error)))
     return FALSE;
-  c->dispatch = cs_dispatch_policy_lookup(policy);
+  c->dispatch = cs_registry_find_dispatch(sc->registry, policy, &c->dispatch_user_data);
   if (!c->dispatch) {
-    char *names = registry_names(TRUE);
+    char *names = cs_registry_names(sc->registry, TRUE);
     cs_json_fail(error, sc->name, "dispatch.policy", "unknown policy \"%s\" (known: %s)", policy,
                  names);
     g_free(names);
     return FALSE;
   }
-  c->dispatch_params = c->dispatch->parse(d, sc->name, "dispatch", error);
-  if (!c->dispatch_params)
+  if (!cs_dispatch_parse(c->dispatch, c->dispatch_user_data, d, sc->name, "dispatch",
+                         &c->dispatch_params, error))
     return FALSE;
   if (!c->dispatch->uses_placement && !refuse_ignored_settings(sc, c, error))
     return FALSE;
@@ -145,7 +133,7 @@ gboolean cs_scenario_read_dispatch(const CsScenario *sc, CsConfig *c, GError **e
   }
   /* Last: the policy may compare its settings with the compiled world. */
   if (c->dispatch->check)
-    c->dispatch->check(c->dispatch_params, c, c->warnings);
+    c->dispatch->check(c->dispatch_params, c, c->warnings, c->dispatch_user_data);
   return TRUE;
 }
 
@@ -304,9 +292,10 @@ gboolean cs_scenario_read_placement(const CsScenario *sc, CsConfig *c, GError **
   if (pl && (!cs_json_expect_object(pl, sc->name, "placement", error) ||
              !cs_json_read_string(pl, "policy", FALSE, &policy, sc->name, "placement", error)))
     return FALSE;
-  c->placement_policy = cs_placement_policy_lookup(policy);
+  void *user_data = NULL;
+  c->placement_policy = cs_registry_find_placement(sc->registry, policy, &user_data);
   if (!c->placement_policy) {
-    char *names = registry_names(FALSE);
+    char *names = cs_registry_names(sc->registry, FALSE);
     cs_json_fail(error, sc->name, "placement.policy", "unknown policy \"%s\" (known: %s)", policy,
                  names);
     g_free(names);
@@ -326,7 +315,8 @@ gboolean cs_scenario_read_placement(const CsScenario *sc, CsConfig *c, GError **
   CsPlacementInput in = { .models = models, .n_models = c->n_clients, .gpus = gpus,
                           .n_gpus = c->n_gpus, .profiles = c->profiles,
                           .gpu_model = &gpu_model };
-  c->placement = cs_placement_run(c->placement_policy, NULL, &in, pl, sc->name, "placement", error);
+  c->placement =
+    cs_placement_run(c->placement_policy, user_data, &in, pl, sc->name, "placement", error);
   g_free(models);
   g_free(gpus);
   if (!c->placement)

@@ -5,15 +5,14 @@
 #ifndef CS_CONFIG_H
 #define CS_CONFIG_H
 
-#include <cjson/cJSON.h>
 #include <glib.h>
 #include <stdint.h>
 
-#include "policies/placement/placement.h"
-#include "profiles/network.h"
+#include "clustersim/dispatch.h"
+#include "clustersim/placement.h"
 #include "profiles/interference.h"
+#include "profiles/network.h"
 #include "profiles/profile.h"
-#include "policies/dispatch/dispatch.h"
 #include "sim/warnings.h"
 
 typedef enum {
@@ -57,7 +56,11 @@ typedef struct {
   double memory_fraction; /* share of the GPU's memory (1 for a whole GPU) */
 } CsGpuConfig;
 
-typedef struct CsConfig { /* tagged: dispatch.h declares it */
+/* The compiled scenario. Dispatch policies see it as the opaque CsWorld of
+ * clustersim/dispatch.h (read through cs_world_*, world.c). */
+typedef struct CsWorld CsConfig;
+
+struct CsWorld {
   uint64_t seed;
   CsClientConfig *clients;
   int n_clients;
@@ -68,7 +71,8 @@ typedef struct CsConfig { /* tagged: dispatch.h declares it */
   CsProfileSet *profiles;
   CsNetworkCurve *network;
   const CsDispatchPolicy *dispatch;
-  void *dispatch_params;  /* parsed by dispatch->parse */
+  void *dispatch_params;  /* parsed by dispatch->parse (NULL if it has no parse) */
+  void *dispatch_user_data; /* what the policy was registered with */
   const CsPlacementPolicy *placement_policy; /* NULL when the dispatch policy uses none */
   CsPlacement *placement; /* computed at validation; NULL when none */
   gboolean *replica_failed; /* per replica: did not fit in memory (memory_overflow "fail") */
@@ -89,7 +93,7 @@ typedef struct CsConfig { /* tagged: dispatch.h declares it */
   char *trace_path;       /* absolute path of the trace file, or NULL */
   char **overrides;       /* "PATH=VALUE" applied (earlier runs' first), NULL-terminated */
   CsWarningList *warnings; /* found while compiling: settings that mislead, models unserved */
-} CsConfig;
+};
 
 void cs_config_free(CsConfig *c);
 

@@ -12,6 +12,7 @@
 #include "engine.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "engine_internal.h"
@@ -21,31 +22,52 @@
 #include "rng.h"
 #include "stats.h"
 
-/* ---- services for dispatch policies (engine_internal.h) --------------------- */
+/* ---- services for dispatch policies (clustersim/dispatch.h) --------------- */
+
+/* A dispatch policy's misuse of a service (a GPU out of range, a batch sent
+ * twice) stops the run: the first one is kept and cs_engine_run reports it,
+ * so a policy's bug never becomes a silent wrong number. */
+static void misuse(Engine *e, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void misuse(Engine *e, const char *fmt, ...)
+{
+  if (e->misuse)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  e->misuse = g_strdup_printf("dispatch policy \"%s\": %s (at %.6f s simulated)",
+                              e->dispatch->name, msg, e->now * 1e-9);
+  g_free(msg);
+}
+
+const CsWorld *cs_engine_world(const Engine *e)
+{
+  return e->cfg;
+}
 
 int64_t cs_engine_now(const Engine *e)
 {
   return e->now;
 }
 
-const CsConfig *cs_engine_config(const Engine *e)
+CsTimer cs_engine_timer(Engine *e, int64_t at, uint32_t arg)
 {
-  return e->cfg;
+  return cs_timer_pack(cs_eq_push(e->q, MAX(at, e->now), EV_DISPATCH, arg, NULL));
 }
 
-CsEventHandle cs_engine_timer(Engine *e, int64_t at, uint32_t arg)
+gboolean cs_engine_cancel(Engine *e, CsTimer t)
 {
-  g_assert(at >= e->now);
-  return cs_eq_push(e->q, at, EV_DISPATCH, arg, NULL);
-}
-
-void cs_engine_cancel(Engine *e, CsEventHandle h)
-{
-  cs_eq_cancel(e->q, h);
+  return cs_eq_cancel(e->q, cs_timer_unpack(t));
 }
 
 Batch *cs_engine_batch_new(Engine *e, int model, int cap)
 {
+  if (model < 0 || model >= e->cfg->n_clients) {
+    misuse(e, "cs_engine_batch_new: model %d out of range (the scenario has %d)", model,
+           e->cfg->n_clients);
+    model = 0;
+  }
   cap = MAX(cap, 1);
   Batch *b = e->free_batches;
   if (b) {
@@ -58,16 +80,18 @@ Batch *cs_engine_batch_new(Engine *e, int model, int cap)
     b = g_new0(Batch, 1);
     b->reqs = g_new(Req, cap);
     b->cap = cap;
+    g_ptr_array_add(e->batches, b);
   }
   b->model = model;
   b->gpu = -1;
+  b->replica = -1;
   b->n = 0;
   b->not_before_ns = 0;
   b->next = NULL;
   return b;
 }
 
-void cs_engine_batch_add(Engine *e, Batch *b, const Req *r)
+void cs_batch_add(Engine *e, Batch *b, const Req *r)
 {
   (void)e;
   if (b->n == b->cap) {
@@ -77,27 +101,96 @@ void cs_engine_batch_add(Engine *e, Batch *b, const Req *r)
   b->reqs[b->n++] = *r;
 }
 
-void cs_engine_send(Engine *e, Batch *b, int gpu, int worker)
+int cs_batch_size(const Batch *b)
 {
-  g_assert(b->n > 0 && gpu >= 0 && gpu < e->cfg->n_gpus);
-  g_assert(worker >= 0 && worker < e->n_workers);
+  return b->n;
+}
+
+int cs_batch_model(const Batch *b)
+{
+  return b->model;
+}
+
+const Req *cs_batch_request(const Batch *b, int i)
+{
+  return i >= 0 && i < b->n ? &b->reqs[i] : NULL;
+}
+
+void cs_batch_set_not_before(Batch *b, int64_t t_ns)
+{
+  b->not_before_ns = t_ns;
+}
+
+/* Network transfer of the batch's requests to gpu's node, then its queue. */
+static void send(Engine *e, Batch *b, int gpu, int worker)
+{
   b->gpu = gpu;
   b->worker = worker;
   b->dispatch_ns = e->now;
   b->node_ns = -1;
+  e->gpus[gpu].in_transfer++;
   int64_t bytes = (int64_t)b->n * e->clients[b->model].cfg->input_bytes;
   cs_eq_push(e->q, e->now + cs_network_curve_latency_ns(e->cfg->network, bytes), EV_BATCH_AT_NODE,
              0, b);
 }
 
-int64_t cs_engine_latency(Engine *e, int model, int gpu, int n)
+void cs_engine_send_replica(Engine *e, Batch *b, int replica)
 {
+  const CsPlacement *pl = e->cfg->placement;
+  const CsReplica *r = pl ? cs_placement_replica(pl, replica) : NULL;
+  if (!pl)
+    misuse(e, "cs_engine_send_replica: the run has no placement (a centralized policy sends "
+              "with cs_engine_send_gpu)");
+  else if (!r)
+    misuse(e, "cs_engine_send_replica: replica %d out of range (the placement has %d)", replica,
+           cs_placement_n_replicas(pl));
+  else if (r->model != b->model)
+    misuse(e, "cs_engine_send_replica: a batch of %s sent to replica %d, which serves %s",
+           e->cfg->clients[b->model].model, replica, e->cfg->clients[r->model].model);
+  else if (b->n == 0)
+    misuse(e, "cs_engine_send_replica: the batch is empty");
+  if (e->misuse) {
+    batch_release(e, b);
+    return;
+  }
+  b->replica = replica;
+  send(e, b, r->gpu, replica);
+}
+
+void cs_engine_send_gpu(Engine *e, Batch *b, int gpu)
+{
+  if (e->cfg->placement)
+    misuse(e, "cs_engine_send_gpu: the run has a placement (a placement-based policy sends "
+              "with cs_engine_send_replica)");
+  else if (gpu < 0 || gpu >= e->cfg->n_gpus)
+    misuse(e, "cs_engine_send_gpu: gpu %d out of range (the cluster has %d)", gpu,
+           e->cfg->n_gpus);
+  else if (b->n == 0)
+    misuse(e, "cs_engine_send_gpu: the batch is empty");
+  if (e->misuse) {
+    batch_release(e, b);
+    return;
+  }
+  send(e, b, gpu, b->model * e->cfg->n_gpus + gpu); /* a worker per (model, GPU) */
+}
+
+int64_t cs_engine_exec_ns(Engine *e, int model, int gpu, int n)
+{
+  if (G_UNLIKELY(model < 0 || model >= e->cfg->n_clients || gpu < 0 || gpu >= e->cfg->n_gpus ||
+                 n < 1)) {
+    misuse(e, "cs_engine_exec_ns: model %d, gpu %d, batch %d out of range", model, gpu, n);
+    return INT64_MAX / 8;
+  }
   int k = model * e->n_gpu_types + e->gpus[gpu].type;
   GArray *t = e->latency[k];
   if (G_UNLIKELY((guint)n >= t->len)) {
     /* Filled on first use: policies may form batches of any size. */
     const CsModelProfile *prof = e->profile[k];
-    g_assert(prof != NULL);
+    if (!prof) {
+      misuse(e, "cs_engine_exec_ns: %s has no profile on gpu %d's type %s",
+             e->cfg->clients[model].model, gpu, e->cfg->gpus[gpu].gpu_type);
+      return INT64_MAX / 8;
+    }
     guint old = t->len;
     g_array_set_size(t, MAX((guint)n + 1, old * 2));
     for (guint s = MAX(old, 1); s < t->len; s++)
@@ -106,12 +199,28 @@ int64_t cs_engine_latency(Engine *e, int model, int gpu, int n)
   return g_array_index(t, int64_t, n);
 }
 
+int cs_engine_gpu_in_transfer(const Engine *e, int gpu)
+{
+  return gpu >= 0 && gpu < e->cfg->n_gpus ? e->gpus[gpu].in_transfer : 0;
+}
+
+int cs_engine_gpu_queued(const Engine *e, int gpu)
+{
+  return gpu >= 0 && gpu < e->cfg->n_gpus ? e->gpus[gpu].queued : 0;
+}
+
+int cs_engine_gpu_running(const Engine *e, int gpu)
+{
+  return gpu >= 0 && gpu < e->cfg->n_gpus ? e->gpus[gpu].n_running : 0;
+}
+
 /* ---- setup, loop, teardown -------------------------------------------------- */
 
 static void setup(Engine *e)
 {
   const CsConfig *cfg = e->cfg;
   e->q = cs_eq_new();
+  e->batches = g_ptr_array_new();
   e->gpus = g_new0(Gpu, MAX(cfg->n_gpus, 1));
   e->gpu_types = g_new0(const char *, MAX(cfg->n_gpus, 1));
   for (int g = 0; g < cfg->n_gpus; g++) {
@@ -156,12 +265,12 @@ static void setup(Engine *e)
   }
   /* Workers: the placement's replicas, or one per model for centralized dispatch. */
   gboolean by_replica = cfg->placement != NULL;
-  e->n_workers = by_replica ? (int)cfg->placement->replicas->len : cfg->n_clients * cfg->n_gpus;
+  e->n_workers = by_replica ? cs_placement_n_replicas(cfg->placement) : cfg->n_clients * cfg->n_gpus;
   e->workers = g_new0(Worker, MAX(e->n_workers, 1));
   for (int w = 0; w < e->n_workers; w++) {
     Worker *wk = &e->workers[w];
     if (by_replica) {
-      const CsReplica *r = &g_array_index(cfg->placement->replicas, CsReplica, w);
+      const CsReplica *r = cs_placement_replica(cfg->placement, w);
       wk->model = r->model;
       wk->share = cfg->mps ? r->mps_share : 0.0;
       wk->failed = cfg->replica_failed && cfg->replica_failed[w];
@@ -192,7 +301,7 @@ static void setup(Engine *e)
     gpu->bins = g_array_new(FALSE, TRUE, sizeof(CsGpuBin));
   }
   e->dispatch = cfg->dispatch;
-  e->dispatch_state = e->dispatch->create(e, cfg->dispatch_params);
+  e->dispatch_state = e->dispatch->create(e, cfg->dispatch_params, cfg->dispatch_user_data);
   /* First arrivals in client order, so equal first-arrival times keep it. */
   for (int i = 0; i < cfg->n_clients; i++)
     cs_engine_schedule_next_arrival(e, i);
@@ -211,7 +320,8 @@ static void run_loop(Engine *e)
       on_arrival(e, (int)ev.arg);
       break;
     case EV_DISPATCH:
-      e->dispatch->on_timer(e->dispatch_state, ev.arg);
+      if (e->dispatch->on_timer)
+        e->dispatch->on_timer(e->dispatch_state, ev.arg);
       break;
     case EV_BATCH_AT_NODE:
       cs_engine_on_batch_at_node(e, ev.ptr);
@@ -225,15 +335,57 @@ static void run_loop(Engine *e)
     default:
       g_assert_not_reached();
     }
+    if (G_UNLIKELY(e->misuse))
+      break;
     if (G_UNLIKELY(e->events % progress_every == 0) && e->opt && e->opt->on_progress) {
       double generated = (double)e->next_id;
       double f = e->expected_requests > 0 ? generated / e->expected_requests : 1.0;
-      e->opt->on_progress(MIN(f, 1.0), e->now, e->opt->user_data);
+      if (!e->opt->on_progress(MIN(f, 1.0), e->now, e->opt->user_data)) {
+        e->cancelled = TRUE;
+        break;
+      }
     }
   }
 }
 
-CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOptions *opt)
+static void teardown(Engine *e)
+{
+  const CsConfig *cfg = e->cfg;
+  e->dispatch->destroy(e->dispatch_state);
+  for (int i = 0; i < cfg->n_clients; i++) {
+    Client *c = &e->clients[i];
+    gsl_rng_free(c->rng);
+    g_array_unref(c->e2e);
+    g_array_unref(c->router_wait);
+    for (int s = 0; s < CS_N_STAGES; s++)
+      g_array_unref(c->batch_stage[s]);
+    g_array_unref(c->batch_sizes);
+  }
+  g_free(e->clients);
+  for (int k = 0; k < cfg->n_clients * e->n_gpu_types; k++)
+    g_array_unref(e->latency[k]);
+  g_free(e->latency);
+  g_free(e->profile);
+  g_free(e->gpu_types);
+  for (int g = 0; g < cfg->n_gpus; g++) {
+    cs_gpu_exec_free(e->gpus[g].exec);
+    g_free(e->gpus[g].running);
+  }
+  g_free(e->gpus);
+  g_free(e->workers);
+  /* Every batch, also those a stopped run left in flight or in a policy. */
+  for (guint i = 0; i < e->batches->len; i++) {
+    Batch *b = g_ptr_array_index(e->batches, i);
+    g_free(b->reqs);
+    g_free(b);
+  }
+  g_ptr_array_free(e->batches, TRUE);
+  cs_eq_free(e->q);
+  g_free(e->misuse);
+}
+
+CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOptions *opt,
+                         GError **error)
 {
   Engine e = { .cfg = cfg, .opt = opt, .csv = requests_csv };
   gint64 t0 = g_get_monotonic_time();
@@ -243,6 +395,15 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
           e.csv);
   setup(&e);
   run_loop(&e);
+  if (e.misuse || e.cancelled) {
+    if (e.misuse)
+      g_set_error_literal(error, CS_ERROR, CS_ERROR_POLICY, e.misuse);
+    else
+      g_set_error(error, CS_ERROR, CS_ERROR_CANCELLED,
+                  "run cancelled by the progress callback at %.6f s simulated", e.now * 1e-9);
+    teardown(&e);
+    return NULL;
+  }
 
   CsResults *res = cs_results_alloc(cfg->n_clients, cfg->n_gpus);
   for (int i = 0; i < cfg->n_clients; i++) {
@@ -251,11 +412,12 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
     res->models[i].model = res->model_names[i];
     cs_engine_fill_model_result(&res->models[i], c);
     res->models[i].expected_goodput_rps =
-      cfg->placement ? cfg->placement->expected_goodput[i] : NAN;
+      cfg->placement ? cs_placement_expected_goodput(cfg->placement, i) : NAN;
     g_array_append_vals(res->batch_sizes[i], c->batch_sizes->data, c->batch_sizes->len);
   }
-  for (guint r = 0; cfg->placement && r < cfg->placement->replicas->len; r++) {
-    const CsReplica *rep = &g_array_index(cfg->placement->replicas, CsReplica, r);
+  int n_replicas = cfg->placement ? cs_placement_n_replicas(cfg->placement) : 0;
+  for (int r = 0; r < n_replicas; r++) {
+    const CsReplica *rep = cs_placement_replica(cfg->placement, r);
     CsResultReplica rr = { .gpu = rep->gpu, .batch = rep->batch };
     g_array_append_val(res->replicas[rep->model], rr);
   }
@@ -288,9 +450,9 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
     wr->bins = e.workers[w].bins;
     e.workers[w].bins = NULL;
   }
-  for (guint r = 0; cfg->placement && r < cfg->placement->replicas->len; r++)
+  for (int r = 0; r < n_replicas; r++)
     if (!(cfg->replica_failed && cfg->replica_failed[r]))
-      res->gpus[g_array_index(cfg->placement->replicas, CsReplica, r).gpu].memory_pct +=
+      res->gpus[cs_placement_replica(cfg->placement, r)->gpu].memory_pct +=
         cfg->replica_mreq ? cfg->replica_mreq[r] : 0;
   res->bin_ns = e.bin_ns;
   res->bin_busy_ns = e.bin_busy_ns;
@@ -299,43 +461,14 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   res->sim_time_ns = e.now;
   res->events = e.events;
   res->placement_policy = g_strdup(cfg->placement ? cfg->placement_policy->name : "none");
-  res->placement_log = g_strdup(cfg->placement ? cfg->placement->log->str : "");
-  res->expected_total = cfg->placement ? cfg->placement->expected_total : NAN;
+  res->placement_log = g_strdup(cfg->placement ? cs_placement_log_text(cfg->placement) : "");
+  res->expected_total = cfg->placement ? cs_placement_expected_total(cfg->placement) : NAN;
   res->dispatch_policy = g_strdup(cfg->dispatch->name);
   res->warnings = cs_warning_list_new();
   cs_warning_list_extend(res->warnings, cfg->warnings);
   cs_engine_warn_about_run(res);
 
-  /* teardown */
-  e.dispatch->destroy(e.dispatch_state);
-  for (int i = 0; i < cfg->n_clients; i++) {
-    Client *c = &e.clients[i];
-    gsl_rng_free(c->rng);
-    g_array_unref(c->e2e);
-    g_array_unref(c->router_wait);
-    for (int s = 0; s < CS_N_STAGES; s++)
-      g_array_unref(c->batch_stage[s]);
-    g_array_unref(c->batch_sizes);
-  }
-  g_free(e.clients);
-  for (int k = 0; k < cfg->n_clients * e.n_gpu_types; k++)
-    g_array_unref(e.latency[k]);
-  g_free(e.latency);
-  g_free(e.profile);
-  g_free(e.gpu_types);
-  for (int g = 0; g < cfg->n_gpus; g++) {
-    cs_gpu_exec_free(e.gpus[g].exec);
-    g_free(e.gpus[g].running);
-  }
-  g_free(e.gpus);
-  g_free(e.workers);
-  while (e.free_batches) {
-    Batch *b = e.free_batches;
-    e.free_batches = b->next;
-    g_free(b->reqs);
-    g_free(b);
-  }
-  cs_eq_free(e.q);
+  teardown(&e);
   res->wall_s = (g_get_monotonic_time() - t0) * 1e-6;
   return res;
 }

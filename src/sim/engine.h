@@ -18,7 +18,10 @@
 #include "results.h"
 
 /* Runs the simulation. requests_csv, if not NULL, receives one row per request.
- * Returns the results (never NULL; the configuration was validated). */
-CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOptions *opt);
+ * Returns the results, or NULL with error set when the dispatch policy
+ * misused an engine service (CS_ERROR_POLICY) or the progress callback
+ * stopped the run (CS_ERROR_CANCELLED). */
+CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOptions *opt,
+                         GError **error);
 
 #endif

@@ -2,7 +2,7 @@
  * the simulated world, shared by the files that implement them (see
  * engine.h for the pipeline of a request):
  *   engine.c   the core loop, setup and teardown, and the services that
- *              dispatch policies use (engine_internal.h);
+ *              dispatch policies use (clustersim/dispatch.h);
  *   clients.c  arrival processes and measurement windows, and what becomes
  *              of each request (result, drop, failure; per-request records);
  *   gpus.c     batches at the node, GPU queues, batch start and finish, SM
@@ -74,6 +74,8 @@ typedef struct {
   CsEventHandle done;     /* the one pending completion event */
   Batch **running;        /* batches executing now */
   int n_running, cap_running;
+  int in_transfer;        /* batches sent to this GPU, not at its node yet */
+  int queued;             /* batches in its FIFO */
   gboolean time_slice;    /* one batch at a time */
   int64_t busy_since;     /* start of the current busy period, -1 when idle */
   int64_t busy_ns;
@@ -85,7 +87,7 @@ typedef struct {
   double sm_use;          /* SM use since then */
 } Gpu;
 
-struct Engine {
+struct CsEngine {
   const CsConfig *cfg;
   const CsRunOptions *opt;
   CsEventQueue *q;
@@ -101,6 +103,7 @@ struct Engine {
   int n_workers;
   uint64_t next_job;
   Batch *free_batches;
+  GPtrArray *batches;     /* every batch allocated (freed at teardown, wherever it is) */
   FILE *csv;
   uint64_t events;
   double expected_requests; /* for progress */
@@ -111,6 +114,8 @@ struct Engine {
   int64_t bin_ns;
   GArray *bin_busy_ns;    /* int64 per bin */
   GArray *bin_gpus_used;  /* int64 per bin */
+  char *misuse;           /* the first misuse of a service by the dispatch policy, or NULL */
+  gboolean cancelled;     /* the progress callback asked to stop */
 };
 
 /* Returns a batch to the engine's free list (on the hot path: inline). */

@@ -40,7 +40,22 @@ static void gpu_changing(Engine *e, int g)
 
 static void gpu_changed(Engine *e, int g)
 {
-  e->gpus[g].sm_use = cs_gpu_exec_sm_use(e->gpus[g].exec);
+  Gpu *gpu = &e->gpus[g];
+  gpu->sm_use = cs_gpu_exec_sm_use(gpu->exec);
+  if (e->opt && e->opt->on_gpu) {
+    CsGpuState st = { .gpu = g, .time_ns = e->now, .running = gpu->n_running,
+                      .queued = gpu->queued, .sm_use = gpu->sm_use };
+    e->opt->on_gpu(&st, e->opt->user_data);
+  }
+}
+
+/* What the dispatch policy and the observers learn of a batch. */
+static CsBatchEvent batch_event(const Batch *b)
+{
+  CsBatchEvent ev = { .model = b->model, .gpu = b->gpu, .replica = b->replica, .size = b->n,
+                      .dispatch_ns = b->dispatch_ns, .node_ns = b->node_ns,
+                      .start_ns = b->start_ns, .end_ns = b->end_ns };
+  return ev;
 }
 
 /* Adds a busy period [start, end) of GPU g (at least one batch running) to
@@ -93,7 +108,7 @@ static void gpu_start(Engine *e, int g, Batch *b)
   b->start_ns = e->now;
   b->job = e->next_job++;
   double demand = batch_demand(e, b->model, g, b->n);
-  int64_t iso = cs_engine_latency(e, b->model, g, b->n);
+  int64_t iso = cs_engine_exec_ns(e, b->model, g, b->n);
   double f = e->cfg->gpus[g].sm_fraction;
   if (f < 1.0) {
     /* A MIG instance with a fraction f of the SMs runs a batch of demand d at
@@ -112,15 +127,20 @@ static void gpu_start(Engine *e, int g, Batch *b)
   };
   gpu_changing(e, g);
   cs_gpu_exec_start(gpu->exec, e->now, b->job, &spec);
-  gpu_changed(e, g);
   w->busy = TRUE;
   if (gpu->n_running == gpu->cap_running) {
     gpu->cap_running = gpu->cap_running ? 2 * gpu->cap_running : 4;
     gpu->running = g_renew(Batch *, gpu->running, gpu->cap_running);
   }
   gpu->running[gpu->n_running++] = b;
+  gpu->queued--;
+  gpu_changed(e, g);
   if (gpu->busy_since < 0)
     gpu->busy_since = e->now;
+  if (e->dispatch->on_batch_start) {
+    CsBatchEvent ev = batch_event(b);
+    e->dispatch->on_batch_start(e->dispatch_state, &ev);
+  }
 }
 
 /* Starts every waiting batch the GPU accepts now, in arrival order: with
@@ -158,8 +178,11 @@ static void gpu_dispatch(Engine *e, int g)
 
 void cs_engine_on_batch_at_node(Engine *e, Batch *b)
 {
-  if (b->node_ns < 0)
+  if (b->node_ns < 0) {
     b->node_ns = e->now;
+    e->gpus[b->gpu].in_transfer--;
+    e->gpus[b->gpu].queued++;
+  }
   if (b->not_before_ns > e->now) {
     /* The dispatcher asked for a later start: the batch waits at the worker. */
     cs_eq_push(e->q, b->not_before_ns, EV_BATCH_AT_NODE, 0, b);
@@ -171,6 +194,7 @@ void cs_engine_on_batch_at_node(Engine *e, Batch *b)
     /* The replica did not fit in the GPU's memory: its requests fail. */
     for (int i = 0; i < b->n; i++)
       cs_engine_fail(e, b->model, &b->reqs[i]);
+    gpu->queued--;
     batch_release(e, b);
     return;
   }
@@ -192,7 +216,6 @@ void cs_engine_on_gpu_done(Engine *e, int g)
   g_assert(any);
   gpu_changing(e, g);
   cs_gpu_exec_finish(gpu->exec, e->now, job);
-  gpu_changed(e, g);
   Batch *b = NULL;
   for (int i = 0; i < gpu->n_running; i++)
     if (gpu->running[i]->job == job) {
@@ -201,6 +224,7 @@ void cs_engine_on_gpu_done(Engine *e, int g)
       break;
     }
   g_assert(b != NULL);
+  gpu_changed(e, g);
   Worker *wk = &e->workers[b->worker];
   wk->busy = FALSE;
   b->end_ns = e->now;
@@ -214,6 +238,13 @@ void cs_engine_on_gpu_done(Engine *e, int g)
     gpu->busy_ns += e->now - gpu->busy_since;
     account_bins(e, g, gpu->busy_since, e->now);
     gpu->busy_since = -1;
+  }
+  if (e->dispatch->on_batch_finish || (e->opt && e->opt->on_batch)) {
+    CsBatchEvent ev = batch_event(b);
+    if (e->dispatch->on_batch_finish)
+      e->dispatch->on_batch_finish(e->dispatch_state, &ev);
+    if (e->opt && e->opt->on_batch)
+      e->opt->on_batch(&ev, e->opt->user_data);
   }
   const Client *c = &e->clients[b->model];
   int64_t bytes = (int64_t)b->n * c->cfg->output_bytes;

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "policies/dispatch/dispatch.h"
 #include "scenario/scenario.h"
 #include "test_util.h"
 
@@ -462,8 +463,9 @@ static int budget_warnings(const char *dir, const char *network, const char *fie
     }
   }
   if (desc) {
-    *desc = cJSON_CreateObject();
-    cfg->dispatch->describe(cfg->dispatch_params, *desc);
+    char *text = cs_dispatch_describe_json(cfg->dispatch, cfg->dispatch_params);
+    *desc = cJSON_Parse(text);
+    g_free(text);
   }
   cs_config_free(cfg);
   cs_scenario_free(sc);

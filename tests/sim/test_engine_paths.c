@@ -323,7 +323,7 @@ typedef struct {
   gboolean decreasing, out_of_range;
 } Progress;
 
-static void on_progress(double f, int64_t t, void *user)
+static gboolean on_progress(double f, int64_t t, void *user)
 {
   (void)t;
   Progress *p = user;
@@ -331,6 +331,7 @@ static void on_progress(double f, int64_t t, void *user)
   p->out_of_range |= f < 0 || f > 1;
   p->last = f;
   p->calls++;
+  return TRUE;
 }
 
 /* Progress is reported as the fraction of the requests to generate, in

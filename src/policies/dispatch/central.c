@@ -48,7 +48,6 @@
 #include <string.h>
 
 #include "central.h"
-#include "sim/engine_internal.h"
 
 /* Timer arguments: kind in the top two bits, index below. */
 enum { TIMER_MODEL = 0u << 30, TIMER_DROP = 1u << 30, TIMER_GPU = 2u << 30 };
@@ -56,7 +55,7 @@ enum { TIMER_MODEL = 0u << 30, TIMER_DROP = 1u << 30, TIMER_GPU = 2u << 30 };
 #define TIMER_INDEX(a) ((int)((a) & ~(3u << 30)))
 
 typedef struct {
-  Req *buf;          /* ring buffer of waiting requests */
+  CsRequest *buf;          /* ring buffer of waiting requests */
   size_t head, len, cap;
   int64_t slo_ns;
   Budget budget;
@@ -65,29 +64,29 @@ typedef struct {
   int bs;
   int64_t exec_ns, latest_ns;
   gboolean waiting;  /* schedulable, waiting for a GPU */
-  CsEventHandle model_timer, drop_timer;
+  CsTimer model_timer, drop_timer;
 } ModelQ;
 
 typedef struct {
-  Engine *e;
-  const CsConfig *cfg;
+  CsEngine *e;
+  const CsWorld *w;
   const CentralParams *p;
   ModelQ *models;
   int n_models;
   int64_t *free_ns;  /* per GPU: when the scheduler believes it is free */
   int n_gpus;
   int timer_gpu;     /* GPU the GPU timer is armed for, -1 if none */
-  CsEventHandle gpu_timer;
+  CsTimer gpu_timer;
   int n_waiting;
 } Central;
 
 /* ---- queues ------------------------------------------------------------------ */
 
-static void q_push(ModelQ *q, const Req *r)
+static void q_push(ModelQ *q, const CsRequest *r)
 {
   if (q->len == q->cap) {
     size_t cap = q->cap ? q->cap * 2 : 64;
-    Req *buf = g_new(Req, cap);
+    CsRequest *buf = g_new(CsRequest, cap);
     for (size_t i = 0; i < q->len; i++)
       buf[i] = q->buf[(q->head + i) % q->cap];
     g_free(q->buf);
@@ -99,7 +98,7 @@ static void q_push(ModelQ *q, const Req *r)
   q->len++;
 }
 
-static inline const Req *q_at(const ModelQ *q, size_t i)
+static inline const CsRequest *q_at(const ModelQ *q, size_t i)
 {
   return &q->buf[(q->head + i) % q->cap];
 }
@@ -117,7 +116,7 @@ static inline int64_t delay_ns(Central *c, int m, int k)
 {
   Budget *b = &c->models[m].budget;
   if (G_UNLIKELY(k >= b->len))
-    cs_central_budget_extend(b, c->p, c->cfg, m, k);
+    cs_central_budget_extend(b, c->p, c->w, m, k);
   return c->p->d_ctrl_ns + b->transfer[k];
 }
 
@@ -126,7 +125,7 @@ static inline int64_t resp_ns(Central *c, int m, int k)
 {
   Budget *b = &c->models[m].budget;
   if (G_UNLIKELY(k >= b->len))
-    cs_central_budget_extend(b, c->p, c->cfg, m, k);
+    cs_central_budget_extend(b, c->p, c->w, m, k);
   return b->resp[k];
 }
 
@@ -134,7 +133,7 @@ static inline int64_t resp_ns(Central *c, int m, int k)
  * to share one profile (the first GPU's), as in Symphony's homogeneous pools. */
 static inline int64_t lat(Central *c, int m, int k)
 {
-  return MIN(cs_engine_latency(c->e, m, 0, k), BUDGET_CAP);
+  return MIN(cs_engine_exec_ns(c->e, m, 0, k), BUDGET_CAP);
 }
 
 static void set_gpu_timer(Central *c);
@@ -232,7 +231,7 @@ static void update_candidate(Central *c, int m, int64_t gpu_free_ns)
   int64_t now = cs_engine_now(c->e);
   cs_engine_cancel(c->e, q->model_timer);
   cs_engine_cancel(c->e, q->drop_timer);
-  q->model_timer = q->drop_timer = CS_EVENT_HANDLE_NONE;
+  q->model_timer = q->drop_timer = CS_TIMER_NONE;
   int bs = c->p->gathering == GATHER_WINDOW ? gather_window(c, m, now, gpu_free_ns)
                                             : gather_head(c, m, now, gpu_free_ns);
   if (bs == 0) {
@@ -243,7 +242,7 @@ static void update_candidate(Central *c, int m, int64_t gpu_free_ns)
     }
     return;
   }
-  const Req *head = q_at(q, 0);
+  const CsRequest *head = q_at(q, 0);
   int64_t due = due_ns(q, 0);
   int64_t earliest = MAX(now + delay_ns(c, m, bs), gpu_free_ns);
   int64_t latest = last_start_ns(c, m, bs, due);
@@ -281,14 +280,14 @@ static void grant(Central *c, int m, int g)
   }
   update_candidate(c, m, c->free_ns[g]);
   if (q->has_cand) {
-    Batch *b = cs_engine_batch_new(c->e, m, q->bs);
+    CsBatch *b = cs_engine_batch_new(c->e, m, q->bs);
     for (int i = 0; i < q->bs; i++) {
-      cs_engine_batch_add(c->e, b, q_at(q, 0));
+      cs_batch_add(c->e, b, q_at(q, 0));
       q_pop(q);
     }
-    b->not_before_ns = q->exec_ns;
+    cs_batch_set_not_before(b, q->exec_ns);
     c->free_ns[g] = q->exec_ns + lat(c, m, q->bs);
-    cs_engine_send(c->e, b, g, m * c->n_gpus + g); /* a worker per (model, GPU) */
+    cs_engine_send_gpu(c->e, b, g);
     update_candidate(c, m, INT64_MIN);
   }
   set_gpu_timer(c);
@@ -307,7 +306,7 @@ static int earliest_gpu(const Central *c)
 static void on_model_timer(Central *c, int m)
 {
   ModelQ *q = &c->models[m];
-  q->model_timer = CS_EVENT_HANDLE_NONE;
+  q->model_timer = CS_TIMER_NONE;
   g_assert(q->has_cand);
   int g = -1;
   if (c->p->gpu_choice == GPU_LOWEST_ID) {
@@ -331,7 +330,7 @@ static void on_model_timer(Central *c, int m)
 static void set_gpu_timer(Central *c)
 {
   cs_engine_cancel(c->e, c->gpu_timer);
-  c->gpu_timer = CS_EVENT_HANDLE_NONE;
+  c->gpu_timer = CS_TIMER_NONE;
   c->timer_gpu = -1;
   if (c->n_waiting == 0)
     return;
@@ -347,7 +346,7 @@ static void set_gpu_timer(Central *c)
 
 static void on_gpu_timer(Central *c, int g)
 {
-  c->gpu_timer = CS_EVENT_HANDLE_NONE;
+  c->gpu_timer = CS_TIMER_NONE;
   int best = -1;
   for (int m = 0; m < c->n_models; m++) {
     ModelQ *q = &c->models[m];
@@ -371,18 +370,19 @@ static void on_gpu_timer(Central *c, int g)
 
 /* ---- vtable ------------------------------------------------------------------- */
 
-static void *central_create(Engine *e, const void *params)
+static void *central_create(CsEngine *e, const void *params, void *user_data)
 {
-  const CsConfig *cfg = cs_engine_config(e);
+  (void)user_data;
+  const CsWorld *w = cs_engine_world(e);
   Central *c = g_new0(Central, 1);
   c->e = e;
-  c->cfg = cfg;
+  c->w = w;
   c->p = params;
-  c->n_models = cfg->n_clients;
+  c->n_models = cs_world_n_models(w);
   c->models = g_new0(ModelQ, MAX(c->n_models, 1));
   for (int m = 0; m < c->n_models; m++) {
     ModelQ *q = &c->models[m];
-    q->slo_ns = cfg->clients[m].slo_ns;
+    q->slo_ns = cs_world_slo_ns(w, m);
     /* The largest batch that could meet the SLO if dispatched on arrival. */
     q->target = 1;
     while (q->target < c->p->max_batch &&
@@ -390,7 +390,7 @@ static void *central_create(Engine *e, const void *params)
                resp_ns(c, m, q->target + 1) <= q->slo_ns)
       q->target++;
   }
-  c->n_gpus = cfg->n_gpus;
+  c->n_gpus = cs_world_n_gpus(w);
   c->free_ns = g_new0(int64_t, MAX(c->n_gpus, 1));
   for (int g = 0; g < c->n_gpus; g++)
     c->free_ns[g] = INT64_MIN / 2; /* free since forever */
@@ -401,8 +401,9 @@ static void *central_create(Engine *e, const void *params)
 static void central_destroy(void *state)
 {
   Central *c = state;
+  /* Requests still queued (a run stopped early) need no freeing: they are
+   * copies in buf. */
   for (int m = 0; m < c->n_models; m++) {
-    g_assert(c->models[m].len == 0); /* every request was sent or dropped */
     g_free(c->models[m].buf);
     cs_central_budget_clear(&c->models[m].budget);
   }
@@ -411,7 +412,7 @@ static void central_destroy(void *state)
   g_free(c);
 }
 
-static void central_on_request(void *state, int m, const Req *r)
+static void central_on_request(void *state, int m, const CsRequest *r)
 {
   Central *c = state;
   q_push(&c->models[m], r);
@@ -429,7 +430,7 @@ static void central_on_timer(void *state, uint32_t arg)
     on_model_timer(c, i);
     break;
   case TIMER_DROP:
-    c->models[i].drop_timer = CS_EVENT_HANDLE_NONE;
+    c->models[i].drop_timer = CS_TIMER_NONE;
     update_candidate(c, i, INT64_MIN);
     if (c->models[i].waiting || c->n_waiting > 0)
       set_gpu_timer(c);
@@ -453,7 +454,7 @@ static void central_on_timer(void *state, uint32_t arg)
     .on_request = central_on_request,                                                         \
     .on_timer = central_on_timer,                                                             \
     .describe = cs_central_describe,                                                          \
-    .fill_defaults = cs_central_fill_defaults,                                                \
+    .write_defaults = cs_central_write_defaults,                                              \
   }
 
 CENTRAL_POLICY(cs_dispatch_symphony, "symphony",

@@ -10,12 +10,10 @@
 #ifndef CS_DISPATCH_CENTRAL_H
 #define CS_DISPATCH_CENTRAL_H
 
-#include <cjson/cJSON.h>
 #include <glib.h>
 #include <stdint.h>
 
-#include "sim/config.h"
-#include "sim/warnings.h"
+#include "clustersim/dispatch.h"
 
 typedef enum { RULE_DEFERRED, RULE_EAGER, RULE_TIMEOUT } ExecRule;
 typedef enum { GPU_LOWEST_ID, GPU_EARLIEST_FREE } GpuChoice;
@@ -56,16 +54,16 @@ typedef struct {
 } Budget;
 
 /* The CsDispatchPolicy hooks of central_params.c, one parse per rule. */
-void *cs_central_parse_deferred(const cJSON *p, const char *f, const char *path, GError **e);
-void *cs_central_parse_eager(const cJSON *p, const char *f, const char *path, GError **e);
-void *cs_central_parse_timeout(const cJSON *p, const char *f, const char *path, GError **e);
+void *cs_central_parse_deferred(CsParams *p, void *user_data, GError **e);
+void *cs_central_parse_eager(CsParams *p, void *user_data, GError **e);
+void *cs_central_parse_timeout(CsParams *p, void *user_data, GError **e);
 void cs_central_free(void *params);
-void cs_central_fill_defaults(const void *params, cJSON *obj);
-void cs_central_describe(const void *params, cJSON *out);
-void cs_central_check(void *params, const CsConfig *cfg, CsWarningList *w);
+void cs_central_write_defaults(const void *params, CsParamsWriter *out);
+void cs_central_describe(const void *params, CsParamsWriter *out);
+void cs_central_check(void *params, const CsWorld *world, CsWarningList *w, void *user_data);
 
 /* Extends model m's budget tables to cover batch size k (central_params.c). */
-void cs_central_budget_extend(Budget *b, const CentralParams *p, const CsConfig *cfg, int m, int k);
+void cs_central_budget_extend(Budget *b, const CentralParams *p, const CsWorld *w, int m, int k);
 /* Frees a model's budget tables. */
 void cs_central_budget_clear(Budget *b);
 

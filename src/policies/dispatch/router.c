@@ -9,77 +9,70 @@
  * request alone. */
 #include <math.h>
 
-#include "common/json_input.h"
-#include "sim/engine_internal.h"
+#include "clustersim/dispatch.h"
 
 typedef struct {
   int64_t max_wait_ns;
 } RouterParams;
 
 typedef struct {
-  int *gpu, *batch;       /* per replica of this model */
+  int *batch;             /* per replica of this model: its batch size */
   int *replica;           /* index of the replica in the placement (its worker id) */
   int n_replicas;
   int cur;                /* round-robin position */
-  Batch *open;
-  CsEventHandle timeout;
+  CsBatch *open;
+  CsTimer timeout;
 } ModelRoute;
 
 typedef struct {
-  Engine *e;
+  CsEngine *e;
   const RouterParams *p;
   ModelRoute *models;
   int n_models;
 } Router;
 
-static void *router_parse(const cJSON *params, const char *file, const char *path, GError **error)
+static void *router_parse(CsParams *params, void *user_data, GError **error)
 {
+  (void)user_data;
   static const char *const keys[] = { "policy", "max_wait_ms", NULL };
   double max_wait_ms = 100.0; /* thesis 4.3.3 */
-  if (params && (!cs_json_check_keys(params, keys, file, path, error) ||
-                 !cs_json_read_double(params, "max_wait_ms", FALSE, 0.0, 1e9, &max_wait_ms, file,
-                                      path, error)))
+  if (!cs_params_check_keys(params, keys, error) ||
+      !cs_params_double(params, "max_wait_ms", FALSE, 0.0, 1e9, &max_wait_ms, error))
     return NULL;
   RouterParams *p = g_new0(RouterParams, 1);
   p->max_wait_ns = llround(max_wait_ms * 1e6);
   return p;
 }
 
-static void router_describe(const void *params, cJSON *out)
+/* The summary and the effective scenario show the same single parameter. */
+static void router_describe(const void *params, CsParamsWriter *out)
 {
   const RouterParams *p = params;
-  cJSON_AddNumberToObject(out, "max_wait_ms", p->max_wait_ns / 1e6);
+  cs_params_write_double(out, "max_wait_ms", p->max_wait_ns / 1e6);
 }
 
-static void router_fill_defaults(const void *params, cJSON *obj)
+static void *router_create(CsEngine *e, const void *params, void *user_data)
 {
-  const RouterParams *p = params;
-  if (!cJSON_GetObjectItemCaseSensitive(obj, "max_wait_ms"))
-    cJSON_AddNumberToObject(obj, "max_wait_ms", p->max_wait_ns / 1e6);
-}
-
-static void *router_create(Engine *e, const void *params)
-{
-  const CsConfig *cfg = cs_engine_config(e);
+  (void)user_data;
+  const CsWorld *w = cs_engine_world(e);
+  const CsPlacement *pl = cs_world_placement(w);
   Router *r = g_new0(Router, 1);
   r->e = e;
   r->p = params;
-  r->n_models = cfg->n_clients;
+  r->n_models = cs_world_n_models(w);
   r->models = g_new0(ModelRoute, MAX(r->n_models, 1));
-  GArray *reps = cfg->placement->replicas;
+  int n_replicas = cs_placement_n_replicas(pl);
   for (int m = 0; m < r->n_models; m++) {
     ModelRoute *mr = &r->models[m];
-    mr->gpu = g_new0(int, MAX(reps->len, 1));
-    mr->batch = g_new0(int, MAX(reps->len, 1));
-    mr->replica = g_new0(int, MAX(reps->len, 1));
+    mr->batch = g_new0(int, MAX(n_replicas, 1));
+    mr->replica = g_new0(int, MAX(n_replicas, 1));
   }
   /* Replicas in placement order: that is the round-robin order. */
-  for (guint i = 0; i < reps->len; i++) {
-    const CsReplica *rep = &g_array_index(reps, CsReplica, i);
+  for (int i = 0; i < n_replicas; i++) {
+    const CsReplica *rep = cs_placement_replica(pl, i);
     ModelRoute *mr = &r->models[rep->model];
-    mr->gpu[mr->n_replicas] = rep->gpu;
     mr->batch[mr->n_replicas] = rep->batch;
-    mr->replica[mr->n_replicas] = (int)i;
+    mr->replica[mr->n_replicas] = i;
     mr->n_replicas++;
   }
   return r;
@@ -88,9 +81,8 @@ static void *router_create(Engine *e, const void *params)
 static void router_destroy(void *state)
 {
   Router *r = state;
+  /* An open batch (a run stopped early) belongs to the engine, which frees it. */
   for (int m = 0; m < r->n_models; m++) {
-    g_assert(r->models[m].open == NULL); /* every open batch left at its timeout */
-    g_free(r->models[m].gpu);
     g_free(r->models[m].batch);
     g_free(r->models[m].replica);
   }
@@ -101,15 +93,15 @@ static void router_destroy(void *state)
 static void send_open(Router *r, int m)
 {
   ModelRoute *mr = &r->models[m];
-  Batch *b = mr->open;
+  CsBatch *b = mr->open;
   mr->open = NULL;
   cs_engine_cancel(r->e, mr->timeout);
-  mr->timeout = CS_EVENT_HANDLE_NONE;
-  cs_engine_send(r->e, b, mr->gpu[mr->cur], mr->replica[mr->cur]);
+  mr->timeout = CS_TIMER_NONE;
+  cs_engine_send_replica(r->e, b, mr->replica[mr->cur]);
   mr->cur = (mr->cur + 1) % mr->n_replicas;
 }
 
-static void router_on_request(void *state, int m, const Req *req)
+static void router_on_request(void *state, int m, const CsRequest *req)
 {
   Router *r = state;
   ModelRoute *mr = &r->models[m];
@@ -122,15 +114,15 @@ static void router_on_request(void *state, int m, const Req *req)
     if (r->p->max_wait_ns > 0)
       mr->timeout = cs_engine_timer(r->e, cs_engine_now(r->e) + r->p->max_wait_ns, (uint32_t)m);
   }
-  cs_engine_batch_add(r->e, mr->open, req);
-  if (mr->open->n >= mr->batch[mr->cur] || r->p->max_wait_ns == 0)
+  cs_batch_add(r->e, mr->open, req);
+  if (cs_batch_size(mr->open) >= mr->batch[mr->cur] || r->p->max_wait_ns == 0)
     send_open(r, m);
 }
 
 static void router_on_timer(void *state, uint32_t m)
 {
   Router *r = state;
-  r->models[m].timeout = CS_EVENT_HANDLE_NONE;
+  r->models[m].timeout = CS_TIMER_NONE;
   send_open(r, (int)m);
 }
 
@@ -145,5 +137,5 @@ const CsDispatchPolicy cs_dispatch_router = {
   .on_request = router_on_request,
   .on_timer = router_on_timer,
   .describe = router_describe,
-  .fill_defaults = router_fill_defaults,
+  .write_defaults = router_describe,
 };

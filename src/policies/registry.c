@@ -1,0 +1,206 @@
+/* Registries of policies (clustersim/registry.h), and the lookups the
+ * scenario compiler makes through them. A scenario without a registry sees
+ * the built-in policies: the const tables of placement_registry.c and
+ * dispatch/registry.c, so that nothing global is ever written. */
+#include <string.h>
+
+#include "common/json_input.h"
+#include "dispatch/dispatch.h"
+#include "placement/placement.h"
+#include "registry_internal.h"
+
+typedef struct {
+  const void *policy; /* CsPlacementPolicy or CsDispatchPolicy */
+  const char *name;
+  void *user_data;
+} Entry;
+
+struct CsRegistry {
+  gint refs;
+  GArray *placement; /* Entry, registration order (built-ins first) */
+  GArray *dispatch;  /* Entry */
+};
+
+static void add(GArray *a, const void *policy, const char *name, void *user_data)
+{
+  Entry e = { .policy = policy, .name = name, .user_data = user_data };
+  g_array_append_val(a, e);
+}
+
+CsRegistry *cs_registry_new(void)
+{
+  CsRegistry *r = g_new0(CsRegistry, 1);
+  r->refs = 1;
+  r->placement = g_array_new(FALSE, FALSE, sizeof(Entry));
+  r->dispatch = g_array_new(FALSE, FALSE, sizeof(Entry));
+  const CsPlacementPolicy *const *pl = cs_placement_policy_list();
+  for (int i = 0; pl[i]; i++)
+    add(r->placement, pl[i], pl[i]->name, NULL);
+  const CsDispatchPolicy *const *d = cs_dispatch_policy_list();
+  for (int i = 0; d[i]; i++)
+    add(r->dispatch, d[i], d[i]->name, NULL);
+  return r;
+}
+
+CsRegistry *cs_registry_ref(CsRegistry *r)
+{
+  g_return_val_if_fail(r != NULL, NULL);
+  g_atomic_int_inc(&r->refs);
+  return r;
+}
+
+void cs_registry_unref(CsRegistry *r)
+{
+  if (!r || !g_atomic_int_dec_and_test(&r->refs))
+    return;
+  g_array_free(r->placement, TRUE);
+  g_array_free(r->dispatch, TRUE);
+  g_free(r);
+}
+
+static const Entry *find(const GArray *a, const char *name)
+{
+  for (guint i = 0; i < a->len; i++)
+    if (strcmp(g_array_index(a, Entry, i).name, name) == 0)
+      return &g_array_index(a, Entry, i);
+  return NULL;
+}
+
+/* A name a scenario can write and a shell can pass without quoting. */
+static gboolean check_name(const char *kind, const char *name, const GArray *taken,
+                           GError **error)
+{
+  if (!name || !*name) {
+    g_set_error(error, CS_ERROR, CS_ERROR_INVALID, "%s policy: empty name", kind);
+    return FALSE;
+  }
+  for (const char *c = name; *c; c++)
+    if (!(g_ascii_isalnum(*c) || *c == '-' || *c == '_' || *c == '.')) {
+      g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                  "%s policy \"%s\": a name holds letters, digits, '-', '_' and '.' only", kind,
+                  name);
+      return FALSE;
+    }
+  if (find(taken, name)) {
+    g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                "%s policy \"%s\": the registry already has a policy of that name", kind, name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean cs_registry_add_placement(CsRegistry *r, const CsPlacementPolicy *policy,
+                                   void *user_data, GError **error)
+{
+  g_return_val_if_fail(r != NULL && policy != NULL, FALSE);
+  if (!check_name("placement", policy->name, r->placement, error))
+    return FALSE;
+  if (!policy->place) {
+    g_set_error(error, CS_ERROR, CS_ERROR_INVALID, "placement policy \"%s\": no place callback",
+                policy->name);
+    return FALSE;
+  }
+  add(r->placement, policy, policy->name, user_data);
+  return TRUE;
+}
+
+gboolean cs_registry_add_dispatch(CsRegistry *r, const CsDispatchPolicy *policy, void *user_data,
+                                  GError **error)
+{
+  g_return_val_if_fail(r != NULL && policy != NULL, FALSE);
+  if (!check_name("dispatch", policy->name, r->dispatch, error))
+    return FALSE;
+  const char *missing = !policy->create       ? "create"
+                        : !policy->destroy    ? "destroy"
+                        : !policy->on_request ? "on_request"
+                        : policy->parse && !policy->free_params ? "free_params (it has parse)"
+                                                                : NULL;
+  if (missing) {
+    g_set_error(error, CS_ERROR, CS_ERROR_INVALID, "dispatch policy \"%s\": no %s callback",
+                policy->name, missing);
+    return FALSE;
+  }
+  add(r->dispatch, policy, policy->name, user_data);
+  return TRUE;
+}
+
+const CsPlacementPolicy *cs_registry_placement(const CsRegistry *r, const char *name,
+                                               void **user_data)
+{
+  const Entry *e = find(r->placement, name);
+  if (user_data)
+    *user_data = e ? e->user_data : NULL;
+  return e ? e->policy : NULL;
+}
+
+const CsDispatchPolicy *cs_registry_dispatch(const CsRegistry *r, const char *name,
+                                             void **user_data)
+{
+  const Entry *e = find(r->dispatch, name);
+  if (user_data)
+    *user_data = e ? e->user_data : NULL;
+  return e ? e->policy : NULL;
+}
+
+int cs_registry_n_placement(const CsRegistry *r)
+{
+  return (int)r->placement->len;
+}
+
+const CsPlacementPolicy *cs_registry_placement_at(const CsRegistry *r, int i)
+{
+  return i >= 0 && i < (int)r->placement->len ? g_array_index(r->placement, Entry, i).policy
+                                              : NULL;
+}
+
+int cs_registry_n_dispatch(const CsRegistry *r)
+{
+  return (int)r->dispatch->len;
+}
+
+const CsDispatchPolicy *cs_registry_dispatch_at(const CsRegistry *r, int i)
+{
+  return i >= 0 && i < (int)r->dispatch->len ? g_array_index(r->dispatch, Entry, i).policy
+                                             : NULL;
+}
+
+/* ---- lookups of the scenario compiler ----------------------------------------- */
+
+const CsPlacementPolicy *cs_registry_find_placement(const CsRegistry *r, const char *name,
+                                                    void **user_data)
+{
+  if (r)
+    return cs_registry_placement(r, name, user_data);
+  if (user_data)
+    *user_data = NULL;
+  return cs_placement_policy_lookup(name);
+}
+
+const CsDispatchPolicy *cs_registry_find_dispatch(const CsRegistry *r, const char *name,
+                                                  void **user_data)
+{
+  if (r)
+    return cs_registry_dispatch(r, name, user_data);
+  if (user_data)
+    *user_data = NULL;
+  return cs_dispatch_policy_lookup(name);
+}
+
+char *cs_registry_names(const CsRegistry *r, gboolean dispatch)
+{
+  GString *names = g_string_new(NULL);
+  if (r) {
+    const GArray *a = dispatch ? r->dispatch : r->placement;
+    for (guint i = 0; i < a->len; i++)
+      g_string_append_printf(names, "%s%s", i ? ", " : "", g_array_index(a, Entry, i).name);
+  } else if (dispatch) {
+    const CsDispatchPolicy *const *all = cs_dispatch_policy_list();
+    for (int i = 0; all[i]; i++)
+      g_string_append_printf(names, "%s%s", i ? ", " : "", all[i]->name);
+  } else {
+    const CsPlacementPolicy *const *all = cs_placement_policy_list();
+    for (int i = 0; all[i]; i++)
+      g_string_append_printf(names, "%s%s", i ? ", " : "", all[i]->name);
+  }
+  return g_string_free(names, FALSE);
+}
