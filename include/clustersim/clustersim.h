@@ -241,6 +241,15 @@ typedef struct {
 /* Number of models (one per client), and the i-th model's results. */
 CS_API int cs_results_n_models(const CsResults *r);
 CS_API const CsModelResult *cs_results_model(const CsResults *r, int i);
+/* The results of the model called model, or NULL when the run has none. */
+CS_API const CsModelResult *cs_results_model_by_name(const CsResults *r, const char *model);
+
+/* The placement that ran (placement.h: replicas with GPU, batch and MPS
+ * share, the policy's expected goodput per model, its log), owned by the
+ * results; NULL when the dispatch policy uses no placement. Expected goodput
+ * here is after the framework's capping (a replica that fails in memory). */
+CS_API const CsPlacement *cs_results_placement(const CsResults *r);
+
 /* Totals over all models (model = "total"; rates summed, latency pooled). */
 CS_API const CsModelResult *cs_results_total(const CsResults *r);
 

@@ -6,6 +6,7 @@
 #include "common/json_input.h"
 #include "sim/engine.h"
 #include "policies/dispatch/dispatch.h"
+#include "policies/placement/placement.h"
 #include "scenario/scenario.h"
 
 void cs_run_options_init(CsRunOptions *opt)
@@ -67,6 +68,7 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
   }
   res->setup_json = json_text(setup);
   res->dispatch_params_json = cs_dispatch_describe_json(cfg->dispatch, cfg->dispatch_params);
+  res->placement = cfg->placement ? cs_placement_copy(cfg->placement) : NULL;
   res->effective_scenario = cs_config_effective_json(sc, cfg);
   cs_config_free(cfg);
   if (csv) {

@@ -57,6 +57,7 @@ void cs_results_free(CsResults *r)
   if (r->bin_gpus_used)
     g_array_unref(r->bin_gpus_used);
   g_free(r->dispatch_params_json);
+  cs_placement_free(r->placement);
   g_free(r->placement_log);
   g_free(r->setup_json);
   g_free(r->effective_scenario);
@@ -88,6 +89,19 @@ const CsModelResult *cs_results_model(const CsResults *r, int i)
 {
   g_return_val_if_fail(i >= 0 && i < r->n_models, NULL);
   return &r->models[i];
+}
+
+const CsModelResult *cs_results_model_by_name(const CsResults *r, const char *model)
+{
+  for (int i = 0; model && i < r->n_models; i++)
+    if (strcmp(r->models[i].model, model) == 0)
+      return &r->models[i];
+  return NULL;
+}
+
+const CsPlacement *cs_results_placement(const CsResults *r)
+{
+  return r->placement;
 }
 
 const CsModelResult *cs_results_total(const CsResults *r)

@@ -55,6 +55,7 @@ struct CsResults {
   uint64_t events;
   double wall_s;
   char *placement_policy;
+  CsPlacement *placement;     /* the placement that ran (a copy, experiment/run.c), or NULL */
   char *placement_log;
   double expected_total;
   int64_t bin_ns;             /* width of a time-series bin */

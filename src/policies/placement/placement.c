@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <string.h>
 
 #include "common/json_input.h"
 #include "common/params_internal.h"
@@ -29,6 +30,18 @@ void cs_placement_free(CsPlacement *p)
   g_free(p->expected_goodput);
   g_string_free(p->log, TRUE);
   g_free(p);
+}
+
+CsPlacement *cs_placement_copy(const CsPlacement *p)
+{
+  CsPlacement *c = cs_placement_new(p->n_models);
+  g_array_append_vals(c->replicas, p->replicas->data, p->replicas->len);
+  memcpy(c->expected_goodput, p->expected_goodput, sizeof(double) * (size_t)p->n_models);
+  c->expected_total = p->expected_total;
+  g_string_assign(c->log, p->log->str);
+  c->creq_metric = p->creq_metric;
+  c->gpus_needed = p->gpus_needed;
+  return c;
 }
 
 void cs_placement_add(CsPlacement *p, int model, int gpu, int batch, double mps_share)
@@ -114,12 +127,27 @@ int cs_placement_gpus_needed(const CsPlacement *p)
 
 /* A user's policy is checked like input: what it returns must make sense
  * before the simulator runs it. */
+/* A policy's output that makes no sense: its failure, not the scenario's. */
+static gboolean policy_fail(GError **error, const char *file, const char *path, const char *fmt,
+                            ...) G_GNUC_PRINTF(4, 5);
+static gboolean policy_fail(GError **error, const char *file, const char *path, const char *fmt,
+                            ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error(error, CS_ERROR, CS_ERROR_POLICY, "%s: %s: %s", file, path, msg);
+  g_free(msg);
+  return FALSE;
+}
+
 static gboolean check_result(const CsPlacementPolicy *policy, const CsPlacementProblem *pb,
                              const CsPlacement *p, const char *file, const char *path,
                              GError **error)
 {
   if (p->n_models != pb->n_models)
-    return cs_json_fail(error, file, path,
+    return policy_fail(error, file, path,
                         "policy \"%s\" returned a placement for %d models, the scenario has %d",
                         policy->name, p->n_models, pb->n_models);
   for (guint i = 0; i < p->replicas->len; i++) {
@@ -137,14 +165,14 @@ static gboolean check_result(const CsPlacementPolicy *policy, const CsPlacementP
                                     pb->models[r->model].name))
       what = "its model has no profile on the GPU's type";
     if (what)
-      return cs_json_fail(error, file, path,
+      return policy_fail(error, file, path,
                           "policy \"%s\" returned replica %u (model %d, gpu %d, batch %d, share "
                           "%g): %s",
                           policy->name, i, r->model, r->gpu, r->batch, r->mps_share, what);
   }
   for (int m = 0; m < p->n_models; m++)
     if (!(isfinite(p->expected_goodput[m]) && p->expected_goodput[m] >= 0.0))
-      return cs_json_fail(error, file, path,
+      return policy_fail(error, file, path,
                           "policy \"%s\" expects goodput %g req/s for %s: expected a finite "
                           "number >= 0",
                           policy->name, p->expected_goodput[m], pb->models[m].name);

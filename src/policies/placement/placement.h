@@ -49,6 +49,9 @@ struct CsPlacement {
   int gpus_needed;          /* GPUs the policy needs to serve everything, or -1 */
 };
 
+/* Returns an exact copy of p (expected_total included). */
+CsPlacement *cs_placement_copy(const CsPlacement *p);
+
 /* Returns the built-in policy registered under name, or NULL. */
 const CsPlacementPolicy *cs_placement_policy_lookup(const char *name);
 /* Returns the NULL-terminated list of built-in policies, in listing order. */

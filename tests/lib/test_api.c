@@ -1,0 +1,463 @@
+/* The extension interface as a user's program sees it: this test includes
+ * only <clustersim/clustersim.h> and links the shared library, so it can use
+ * nothing the installed library does not export.
+ *
+ * Expected values are hand-computed timelines on the synthetic profile
+ * (latency of model a: alpha * b + beta = 1 ms * b + 4 ms, zero network),
+ * counts fixed by constant arrivals, and the messages the interface
+ * documents. */
+#include <glib/gstdio.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <clustersim/clustersim.h>
+
+#include "test_util.h"
+
+static char *dir;
+
+static int setup(void **state)
+{
+  (void)state;
+  dir = test_dir_with_profile(1.0, 4.0);
+  return 0;
+}
+
+static int teardown(void **state)
+{
+  (void)state;
+  test_dir_remove(dir);
+  return 0;
+}
+
+static void assert_error(GError *err, int code, const char *message)
+{
+  assert_non_null(err);
+  if (!strstr(err->message, message))
+    fail_msg("got      %s\nexpected %s", err->message, message);
+  assert_true(g_error_matches(err, CS_ERROR, code));
+}
+
+/* ---- a placement policy that reads "alpha" and a nested "opts.beta" -------- */
+
+typedef struct {
+  int calls;
+  int gpu; /* where it puts model 0's replica */
+} PlaceState;
+
+static CsPlacement *one_replica(const CsPlacementProblem *pb, CsParams *params, void *user_data,
+                                GError **error)
+{
+  PlaceState *st = user_data;
+  st->calls++;
+  double alpha = 1.0, beta = 0.0;
+  CsParams *opts = cs_params_get(params, "opts");
+  if (!cs_params_double(params, "alpha", FALSE, 0.0, 10.0, &alpha, error) ||
+      (opts && !cs_params_double(opts, "beta", FALSE, 0.0, 1.0, &beta, error)))
+    return NULL;
+  CsPlacement *p = cs_placement_new(pb->n_models);
+  cs_placement_add(p, 0, st->gpu, 4, 0.0);
+  cs_placement_set_expected_goodput(p, 0, alpha * 100.0);
+  cs_placement_log(p, "alpha %g beta %g\n", alpha, beta);
+  return p;
+}
+
+static const CsPlacementPolicy one_replica_policy = {
+  .name = "one-replica",
+  .description = "model 0 on one GPU, batch 4",
+  .place = one_replica,
+};
+
+#define CLIENT_A                                                                                \
+  "\"clients\": [{\"model\": \"a\", \"rate\": 100, \"slo_ms\": 50, \"arrival\": \"constant\"," \
+  " \"requests\": 400}]"
+
+static CsScenario *with_placement(CsRegistry *reg, const char *placement)
+{
+  char *json = g_strdup_printf(
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 2, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"max_wait_ms\": 1000}, \"placement\": %s, " CLIENT_A "}",
+    placement);
+  CsScenario *sc = test_scenario(dir, json);
+  g_free(json);
+  cs_scenario_set_registry(sc, reg);
+  return sc;
+}
+
+static void test_registry_contents(void **state)
+{
+  (void)state;
+  CsRegistry *r = cs_registry_new();
+  static const char *const placement[] = { "manual",   "dedicated", "usher",
+                                           "wao-usher", "wsm-usher", "milp",
+                                           "ao-milp",  "wsm-milp",  "igniter" };
+  static const char *const dispatch[] = { "router", "symphony", "eager", "timeout" };
+  assert_int_equal(cs_registry_n_placement(r), 9);
+  for (int i = 0; i < 9; i++)
+    assert_string_equal(cs_registry_placement_at(r, i)->name, placement[i]);
+  assert_null(cs_registry_placement_at(r, 9));
+  assert_int_equal(cs_registry_n_dispatch(r), 4);
+  for (int i = 0; i < 4; i++)
+    assert_string_equal(cs_registry_dispatch_at(r, i)->name, dispatch[i]);
+
+  GError *err = NULL;
+  PlaceState st = { 0 };
+  assert_true(cs_registry_add_placement(r, &one_replica_policy, &st, &err));
+  void *ud = NULL;
+  assert_ptr_equal(cs_registry_placement(r, "one-replica", &ud), &one_replica_policy);
+  assert_ptr_equal(ud, &st);
+  assert_int_equal(cs_registry_n_placement(r), 10);
+
+  CsPlacementPolicy clash = one_replica_policy;
+  clash.name = "usher";
+  assert_false(cs_registry_add_placement(r, &clash, NULL, &err));
+  assert_error(err, CS_ERROR_INVALID, "placement policy \"usher\": the registry already has a "
+                                      "policy of that name");
+  g_clear_error(&err);
+  clash.name = "my policy";
+  assert_false(cs_registry_add_placement(r, &clash, NULL, &err));
+  assert_error(err, CS_ERROR_INVALID, "a name holds letters, digits, '-', '_' and '.' only");
+  g_clear_error(&err);
+  clash.name = "no-place";
+  clash.place = NULL;
+  assert_false(cs_registry_add_placement(r, &clash, NULL, &err));
+  assert_error(err, CS_ERROR_INVALID, "placement policy \"no-place\": no place callback");
+  g_clear_error(&err);
+  CsDispatchPolicy d = { .name = "half", .create = NULL };
+  assert_false(cs_registry_add_dispatch(r, &d, NULL, &err));
+  assert_error(err, CS_ERROR_INVALID, "dispatch policy \"half\": no create callback");
+  g_clear_error(&err);
+  cs_registry_unref(r);
+}
+
+static void test_registries_are_independent(void **state)
+{
+  (void)state;
+  PlaceState on0 = { .gpu = 0 }, on1 = { .gpu = 1 };
+  CsRegistry *r0 = cs_registry_new(), *r1 = cs_registry_new();
+  assert_true(cs_registry_add_placement(r0, &one_replica_policy, &on0, NULL));
+  assert_true(cs_registry_add_placement(r1, &one_replica_policy, &on1, NULL));
+  CsScenario *s0 = with_placement(r0, "{\"policy\": \"one-replica\"}");
+  CsScenario *s1 = with_placement(r1, "{\"policy\": \"one-replica\"}");
+  /* The scenarios hold their own references. */
+  cs_registry_unref(r0);
+  cs_registry_unref(r1);
+  CsResults *a = test_run(s0, NULL), *b = test_run(s1, NULL);
+  assert_int_equal(cs_placement_replica(cs_results_placement(a), 0)->gpu, 0);
+  assert_int_equal(cs_placement_replica(cs_results_placement(b), 0)->gpu, 1);
+  /* Each policy instance saw only its own scenario's run. */
+  assert_int_equal(on0.calls, 1);
+  assert_int_equal(on1.calls, 1);
+  /* A scenario without a registry sees the built-ins only. */
+  CsScenario *none = with_placement(NULL, "{\"policy\": \"one-replica\"}");
+  GError *err = NULL;
+  assert_false(cs_scenario_validate(none, &err));
+  assert_error(err, CS_ERROR_INVALID,
+               "test.json: placement.policy: unknown policy \"one-replica\" (known: manual, "
+               "dedicated, usher");
+  g_clear_error(&err);
+  cs_results_free(a);
+  cs_results_free(b);
+  cs_scenario_free(s0);
+  cs_scenario_free(s1);
+  cs_scenario_free(none);
+}
+
+static void test_params_unknown_and_typed(void **state)
+{
+  (void)state;
+  PlaceState st = { 0 };
+  CsRegistry *r = cs_registry_new();
+  assert_true(cs_registry_add_placement(r, &one_replica_policy, &st, NULL));
+  static const struct {
+    const char *placement, *message;
+  } cases[] = {
+    { "{\"policy\": \"one-replica\", \"alphaa\": 2}",
+      "test.json: placement: unknown field \"alphaa\" (did you mean \"alpha\"?)" },
+    { "{\"policy\": \"one-replica\", \"zeta\": 2}",
+      "test.json: placement: unknown field \"zeta\" (known fields: alpha, opts, policy)" },
+    { "{\"policy\": \"one-replica\", \"opts\": {\"beta\": 0.5, \"gamma\": 1}}",
+      "test.json: placement.opts: unknown field \"gamma\"" },
+    { "{\"policy\": \"one-replica\", \"alpha\": \"2\"}",
+      "test.json: placement.alpha: expected a number, got a string" },
+    { "{\"policy\": \"one-replica\", \"opts\": {\"beta\": 3}}",
+      "test.json: placement.opts.beta: expected a number in [0, 1], got 3" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    CsScenario *sc = with_placement(r, cases[i].placement);
+    GError *err = NULL;
+    assert_false(cs_scenario_validate(sc, &err));
+    assert_error(err, CS_ERROR_INVALID, cases[i].message);
+    g_error_free(err);
+    cs_scenario_free(sc);
+  }
+  /* Read and checked: the expected goodput is the policy's alpha x 100,
+   * capped by nothing (rate 100 req/s, alpha 0.5). */
+  CsScenario *sc = with_placement(r, "{\"policy\": \"one-replica\", \"alpha\": 0.5, "
+                                     "\"opts\": {\"beta\": 0.25}}");
+  CsResults *res = test_run(sc, NULL);
+  const CsPlacement *p = cs_results_placement(res);
+  assert_true(cs_placement_expected_goodput(p, 0) == 50.0);
+  assert_non_null(strstr(cs_placement_log_text(p), "alpha 0.5 beta 0.25"));
+  assert_non_null(cs_results_model_by_name(res, "a"));
+  assert_null(cs_results_model_by_name(res, "zz"));
+  cs_results_free(res);
+  cs_scenario_free(sc);
+  cs_registry_unref(r);
+}
+
+/* ---- placements the framework refuses --------------------------------------- */
+
+static CsPlacement *bad_gpu(const CsPlacementProblem *pb, CsParams *params, void *ud, GError **e)
+{
+  (void)params, (void)ud, (void)e;
+  CsPlacement *p = cs_placement_new(pb->n_models);
+  cs_placement_add(p, 0, pb->n_gpus, 4, 0.0);
+  return p;
+}
+
+static CsPlacement *bad_goodput(const CsPlacementProblem *pb, CsParams *params, void *ud,
+                                GError **e)
+{
+  (void)params, (void)ud, (void)e;
+  CsPlacement *p = cs_placement_new(pb->n_models);
+  cs_placement_set_expected_goodput(p, 0, -1.0);
+  return p;
+}
+
+static CsPlacement *silent_null(const CsPlacementProblem *pb, CsParams *params, void *ud,
+                                GError **e)
+{
+  (void)pb, (void)params, (void)ud, (void)e;
+  return NULL;
+}
+
+static CsPlacement *own_failure(const CsPlacementProblem *pb, CsParams *params, void *ud,
+                                GError **e)
+{
+  (void)pb, (void)params, (void)ud;
+  g_set_error(e, G_FILE_ERROR, G_FILE_ERROR_FAILED, "solver gave up");
+  return NULL;
+}
+
+static void test_placement_results_checked(void **state)
+{
+  (void)state;
+  static const struct {
+    CsPlacement *(*place)(const CsPlacementProblem *, CsParams *, void *, GError **);
+    const char *message;
+  } cases[] = {
+    { bad_gpu, "test.json: placement: policy \"p\" returned replica 0 (model 0, gpu 2, batch 4, "
+               "share 0): its GPU index is out of range" },
+    { bad_goodput, "test.json: placement: policy \"p\" expects goodput -1 req/s for a: expected "
+                   "a finite number >= 0" },
+    { silent_null, "test.json: placement: policy \"p\" returned no placement and no error" },
+    { own_failure, "test.json: placement: solver gave up" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    CsPlacementPolicy pol = { .name = "p", .place = cases[i].place };
+    CsRegistry *r = cs_registry_new();
+    assert_true(cs_registry_add_placement(r, &pol, NULL, NULL));
+    CsScenario *sc = with_placement(r, "{\"policy\": \"p\"}");
+    cs_registry_unref(r);
+    GError *err = NULL;
+    assert_null(cs_run(sc, NULL, &err));
+    assert_error(err, CS_ERROR_POLICY, cases[i].message);
+    g_error_free(err);
+    cs_scenario_free(sc);
+  }
+}
+
+/* ---- a dispatch policy: every request alone to GPU g, with callbacks ------- */
+
+typedef struct {
+  int gpu;                   /* where it sends */
+  int starts, finishes;
+  int64_t first_start_ns, first_end_ns;
+} FifoCounts;
+
+typedef struct {
+  CsEngine *e;
+  FifoCounts *c;
+} Fifo;
+
+static void *fifo_create(CsEngine *e, const void *params, void *user_data)
+{
+  (void)params;
+  Fifo *f = g_new0(Fifo, 1);
+  f->e = e;
+  f->c = user_data;
+  return f;
+}
+
+static void fifo_on_request(void *state, int model, const CsRequest *r)
+{
+  Fifo *f = state;
+  CsBatch *b = cs_engine_batch_new(f->e, model, 1);
+  cs_batch_add(f->e, b, r);
+  cs_engine_send_gpu(f->e, b, f->c->gpu);
+}
+
+static void fifo_on_start(void *state, const CsBatchEvent *b)
+{
+  Fifo *f = state;
+  if (f->c->starts++ == 0)
+    f->c->first_start_ns = b->start_ns;
+}
+
+static void fifo_on_finish(void *state, const CsBatchEvent *b)
+{
+  Fifo *f = state;
+  if (f->c->finishes++ == 0)
+    f->c->first_end_ns = b->end_ns;
+}
+
+static const CsDispatchPolicy fifo = {
+  .name = "fifo",
+  .uses_placement = FALSE,
+  .create = fifo_create,
+  .destroy = g_free,
+  .on_request = fifo_on_request,
+  .on_batch_start = fifo_on_start,
+  .on_batch_finish = fifo_on_finish,
+};
+
+typedef struct {
+  int batches, gpu_changes, max_running;
+  int64_t first_dispatch_ns, first_end_ns;
+  int progress_calls, stop_after;
+} Observed;
+
+static void on_batch(const CsBatchEvent *b, void *user_data)
+{
+  Observed *o = user_data;
+  if (o->batches++ == 0) {
+    o->first_dispatch_ns = b->dispatch_ns;
+    o->first_end_ns = b->end_ns;
+  }
+}
+
+static void on_gpu(const CsGpuState *s, void *user_data)
+{
+  Observed *o = user_data;
+  o->gpu_changes++;
+  o->max_running = MAX(o->max_running, s->running);
+}
+
+static gboolean on_progress(double fraction, int64_t t, void *user_data)
+{
+  (void)fraction, (void)t;
+  Observed *o = user_data;
+  return ++o->progress_calls < o->stop_after;
+}
+
+static CsScenario *with_fifo(CsRegistry *reg, int requests)
+{
+  char *json = g_strdup_printf(
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 2, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"fifo\"},"
+    " \"clients\": [{\"model\": \"a\", \"rate\": 100, \"slo_ms\": 50, \"arrival\": \"constant\","
+    " \"requests\": %d}]}",
+    requests);
+  CsScenario *sc = test_scenario(dir, json);
+  g_free(json);
+  cs_scenario_set_registry(sc, reg);
+  return sc;
+}
+
+static void test_dispatch_callbacks_and_observers(void **state)
+{
+  (void)state;
+  FifoCounts counts = { .gpu = 1 };
+  CsRegistry *r = cs_registry_new();
+  assert_true(cs_registry_add_dispatch(r, &fifo, &counts, NULL));
+  CsScenario *sc = with_fifo(r, 400);
+  cs_registry_unref(r);
+  Observed o = { 0 };
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_batch = on_batch;
+  opt.on_gpu = on_gpu;
+  opt.user_data = &o;
+  CsResults *res = test_run(sc, &opt);
+  /* Requests every 10 ms, each alone: l(1) = 1 + 4 = 5 ms, so no queueing.
+   * The first arrives at 0, runs [0, 5 ms) on GPU 1 (zero network). */
+  assert_int_equal(counts.starts, 400);
+  assert_int_equal(counts.finishes, 400);
+  assert_int_equal(counts.first_start_ns, 0);
+  assert_int_equal(counts.first_end_ns, 5000000);
+  assert_int_equal(o.batches, 400);
+  assert_int_equal(o.first_dispatch_ns, 0);
+  assert_int_equal(o.first_end_ns, 5000000);
+  /* Two changes per batch (start, finish); never two at once. */
+  assert_int_equal(o.gpu_changes, 800);
+  assert_int_equal(o.max_running, 1);
+  assert_true(cs_results_gpu_busy_fraction(res, 0) == 0.0);
+  assert_int_equal(cs_results_model(res, 0)->good, 400);
+  assert_null(cs_results_placement(res));
+  cs_results_free(res);
+  cs_scenario_free(sc);
+}
+
+static void test_dispatch_misuse_stops_the_run(void **state)
+{
+  (void)state;
+  FifoCounts counts = { .gpu = 7 };
+  CsRegistry *r = cs_registry_new();
+  assert_true(cs_registry_add_dispatch(r, &fifo, &counts, NULL));
+  CsScenario *sc = with_fifo(r, 400);
+  cs_registry_unref(r);
+  GError *err = NULL;
+  assert_null(cs_run(sc, NULL, &err));
+  assert_error(err, CS_ERROR_POLICY, "dispatch policy \"fifo\": cs_engine_send_gpu: gpu 7 out of "
+                                     "range (the cluster has 2) (at 0.000000 s simulated)");
+  g_error_free(err);
+  cs_scenario_free(sc);
+}
+
+static void test_progress_cancels(void **state)
+{
+  (void)state;
+  FifoCounts counts = { .gpu = 0 };
+  CsRegistry *r = cs_registry_new();
+  assert_true(cs_registry_add_dispatch(r, &fifo, &counts, NULL));
+  /* 100000 requests: more than 65536 events, so progress is reported. */
+  CsScenario *sc = with_fifo(r, 100000);
+  cs_registry_unref(r);
+  char *csv = g_build_filename(dir, "requests.csv", NULL);
+  Observed o = { .stop_after = 2 };
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_progress = on_progress;
+  opt.user_data = &o;
+  opt.requests_csv = csv;
+  GError *err = NULL;
+  assert_null(cs_run(sc, &opt, &err));
+  assert_error(err, CS_ERROR_CANCELLED, "run cancelled by the progress callback");
+  assert_int_equal(o.progress_calls, 2);
+  /* Nothing written: neither the CSV nor its temporary. */
+  assert_false(g_file_test(csv, G_FILE_TEST_EXISTS));
+  char *partial = g_strconcat(csv, ".partial", NULL);
+  assert_false(g_file_test(partial, G_FILE_TEST_EXISTS));
+  g_free(partial);
+  g_free(csv);
+  g_error_free(err);
+  cs_scenario_free(sc);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_registry_contents),
+    cmocka_unit_test(test_registries_are_independent),
+    cmocka_unit_test(test_params_unknown_and_typed),
+    cmocka_unit_test(test_placement_results_checked),
+    cmocka_unit_test(test_dispatch_callbacks_and_observers),
+    cmocka_unit_test(test_dispatch_misuse_stops_the_run),
+    cmocka_unit_test(test_progress_cancels),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
