@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs libclustersim into a fresh prefix and uses it as a researcher's own
+# program would: only through pkg-config and the installed headers and data.
+# Builds and runs examples/library_example.c and the two external policies of
+# docs/extending.md (examples/extending/*.c), whose checks compare them with
+# the built-in policies; checks the .pc file and the shared library's soname.
+# Usage: tools/check-install.sh [BUILD_DIR] (default build-install, reused).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-install}
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+meson setup "$build" --prefix="$prefix" --buildtype=debugoptimized --wipe >/dev/null 2>&1 ||
+  meson setup "$build" --prefix="$prefix" --buildtype=debugoptimized >/dev/null
+ninja -C "$build" install >/dev/null
+
+pc=$(find "$prefix" -name clustersim.pc | head -n 1)
+[ -n "$pc" ] || { echo "check-install: no clustersim.pc installed" >&2; exit 1; }
+export PKG_CONFIG_PATH=$(dirname "$pc")
+[ "$(pkg-config --variable=prefix clustersim)" = "$prefix" ] ||
+  { echo "check-install: clustersim.pc names prefix $(pkg-config --variable=prefix clustersim), not $prefix" >&2; exit 1; }
+libdir=$(pkg-config --variable=libdir clustersim)
+soname=$(objdump -p "$libdir/libclustersim.so" | awk '/SONAME/ {print $2}')
+[ -e "$libdir/$soname" ] ||
+  { echo "check-install: the soname $soname is not installed in $libdir" >&2; exit 1; }
+profile=$prefix/share/clustersim/profiles/v100_thesis.json
+[ -f "$profile" ] || { echo "check-install: $profile not installed" >&2; exit 1; }
+
+out=$(mktemp -d -p "$prefix")
+for src in examples/library_example.c examples/extending/first_fit.c examples/extending/jsq.c; do
+  name=$(basename "$src" .c)
+  # Only what pkg-config says: no path into the source or build tree.
+  cc -std=c11 -Wall -Wextra -Werror "$src" $(pkg-config --cflags --libs clustersim) -lm \
+    -o "$out/$name"
+  LD_LIBRARY_PATH=$libdir "$out/$name" "$profile" >"$out/$name.log" 2>&1 ||
+    { cat "$out/$name.log"; echo "check-install: $name failed" >&2; exit 1; }
+  echo "installed library: $name built with pkg-config and run: ok"
+done
+"$prefix/bin/clustersim" --version >/dev/null
+echo "installed library: prefix, soname $soname, headers, data and pkg-config all usable"
