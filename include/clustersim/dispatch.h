@@ -74,6 +74,11 @@ CS_API const CsModelProfile *cs_world_profile(const CsWorld *w, int model, int g
 /* The placement the run executes, or NULL for a centralized policy. */
 CS_API const CsPlacement *cs_world_placement(const CsWorld *w);
 
+/* The run's seed (the scenario's, or the --seed override): a policy that
+ * draws random numbers seeds its own generator from it (and its name), so
+ * that its runs stay deterministic. */
+CS_API uint64_t cs_world_seed(const CsWorld *w);
+
 /* Latency of one network transfer of bytes (payload of a whole batch) on the
  * scenario's network curve, in ns; 0 on a zero network. */
 CS_API int64_t cs_world_network_ns(const CsWorld *w, int64_t bytes);

@@ -80,3 +80,8 @@ int64_t cs_world_network_ns(const CsWorld *w, int64_t bytes)
 {
   return cs_network_curve_latency_ns(w->network, bytes);
 }
+
+uint64_t cs_world_seed(const CsWorld *w)
+{
+  return w->seed;
+}

@@ -160,17 +160,16 @@ void cs_central_budget_extend(Budget *b, const CentralParams *p, const CsWorld *
   int old = b->len, len = MAX(k + 1, 2 * old);
   b->transfer = g_renew(int64_t, b->transfer, len);
   b->resp = g_renew(int64_t, b->resp, len);
-  int64_t input_bytes = cs_world_input_bytes(w, m), output_bytes = cs_world_output_bytes(w, m);
   for (int i = old; i < len; i++) {
     int64_t t, r;
     if (p->data_explicit)
       t = i > 0 && p->d_data_ns > BUDGET_CAP / i ? BUDGET_CAP : p->d_data_ns * i;
     else
-      t = i == 0 ? 0 : MAX(net_ns(w, input_bytes, i), b->transfer[i - 1]);
+      t = i == 0 ? 0 : MAX(net_ns(w, cs_world_input_bytes(w, m), i), b->transfer[i - 1]);
     if (p->resp_explicit)
       r = MIN(p->d_resp_ns, BUDGET_CAP);
     else
-      r = i == 0 ? 0 : MAX(net_ns(w, output_bytes, i), b->resp[i - 1]);
+      r = i == 0 ? 0 : MAX(net_ns(w, cs_world_output_bytes(w, m), i), b->resp[i - 1]);
     b->transfer[i] = t;
     b->resp[i] = r;
   }
