@@ -134,6 +134,7 @@ static gboolean wants_records(const Engine *e)
 static void emit_unserved(Engine *e, int model, const Req *r, gboolean dropped,
                           gboolean unserved)
 {
+  e->clients[model].resolved++;
   if (r->measured)
     e->clients[model].last_out_ns = e->now;
   if (!wants_records(e))
@@ -151,6 +152,8 @@ static void emit_unserved(Engine *e, int model, const Req *r, gboolean dropped,
 
 void cs_engine_drop(Engine *e, int model, const Req *r)
 {
+  if (!cs_engine_model_ok(e, "cs_engine_drop", model))
+    return;
   e->clients[model].dropped += r->measured;
   emit_unserved(e, model, r, TRUE, FALSE);
 }
@@ -163,6 +166,8 @@ void cs_engine_fail(Engine *e, int model, const Req *r)
 
 void cs_engine_unserved(Engine *e, int model, const Req *r)
 {
+  if (!cs_engine_model_ok(e, "cs_engine_unserved", model))
+    return;
   e->clients[model].unserved += r->measured;
   emit_unserved(e, model, r, FALSE, TRUE);
 }
@@ -177,6 +182,7 @@ void cs_engine_on_result(Engine *e, Batch *b)
   Client *c = &e->clients[b->model];
   int64_t slo = c->cfg->slo_ns;
   int measured_in_batch = 0;
+  c->resolved += b->n;
   /* Results arrive in time order, and a client's window end is known before
    * any result arrives at or after it (it is set when the client stops). */
   gboolean in_window = e->now >= c->window_start_ns &&

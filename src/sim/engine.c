@@ -41,6 +41,14 @@ static void misuse(Engine *e, const char *fmt, ...)
   g_free(msg);
 }
 
+gboolean cs_engine_model_ok(Engine *e, const char *call, int model)
+{
+  if (model >= 0 && model < e->cfg->n_clients)
+    return TRUE;
+  misuse(e, "%s: model %d out of range (the scenario has %d)", call, model, e->cfg->n_clients);
+  return FALSE;
+}
+
 const CsWorld *cs_engine_world(const Engine *e)
 {
   return e->cfg;
@@ -395,6 +403,12 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
           e.csv);
   setup(&e);
   run_loop(&e);
+  /* Every request handed to the policy must leave it exactly once. */
+  for (int i = 0; i < cfg->n_clients && !e.misuse && !e.cancelled; i++)
+    if (e.clients[i].resolved > e.clients[i].generated)
+      misuse(&e, "%" G_GINT64_FORMAT " requests of %s left the policy more than once (sent, "
+             "dropped or marked unserved twice)",
+             (gint64)(e.clients[i].resolved - e.clients[i].generated), cfg->clients[i].model);
   if (e.misuse || e.cancelled) {
     if (e.misuse)
       g_set_error_literal(error, CS_ERROR, CS_ERROR_POLICY, e.misuse);
@@ -466,6 +480,14 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   res->dispatch_policy = g_strdup(cfg->dispatch->name);
   res->warnings = cs_warning_list_new();
   cs_warning_list_extend(res->warnings, cfg->warnings);
+  for (int i = 0; i < cfg->n_clients; i++)
+    if (e.clients[i].resolved < e.clients[i].generated)
+      cs_warning_add(res->warnings, "requests_held", cfg->clients[i].model, -1,
+                     "%" G_GINT64_FORMAT " of its %" G_GINT64_FORMAT " requests were still held "
+                     "by dispatch policy \"%s\" when the run ended (never sent, dropped or "
+                     "marked unserved): they count as not answered",
+                     (gint64)(e.clients[i].generated - e.clients[i].resolved),
+                     (gint64)e.clients[i].generated, cfg->dispatch->name);
   cs_engine_warn_about_run(res);
 
   teardown(&e);

@@ -54,6 +54,7 @@ typedef struct {
   GArray *batch_stage[CS_N_STAGES]; /* CsWeightedSample; [CS_STAGE_ROUTER_WAIT] unused */
   GArray *batch_sizes;    /* int64 count per size */
   int64_t batches, batched_requests;
+  int64_t resolved;       /* requests (warm-up included) answered, dropped, failed or unserved */
 } Client;
 
 /* A worker: one model replica on one GPU (router dispatch), or one model on
@@ -145,6 +146,9 @@ static inline void on_arrival(Engine *e, int ci)
   cs_engine_schedule_next_arrival(e, ci);
   e->dispatch->on_request(e->dispatch_state, ci, &r);
 }
+
+/* engine.c: FALSE after recording a misuse when model is out of range. */
+gboolean cs_engine_model_ok(Engine *e, const char *call, int model);
 
 /* gpus.c */
 void cs_engine_on_batch_at_node(Engine *e, Batch *b);

@@ -16,15 +16,24 @@ import subprocess
 import sys
 
 
+# libgcov's own helper, exported by a coverage build (-Db_coverage=true) along
+# with its __gcov_* symbols; ignored only when those are present.
+GCOV_RUNTIME = {"mangle_path"}
+
+
 def exported(lib):
     out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True,
                          check=True).stdout
     names = set()
+    coverage = False
     for line in out.splitlines():
         parts = line.split()
+        coverage |= len(parts) == 3 and parts[2].startswith("__gcov")
         # Functions only (T); data symbols would be listed as D/B/R and are an error too.
         if len(parts) == 3 and parts[1] in "TtDdBbRr" and not parts[2].startswith("_"):
             names.add((parts[2], parts[1]))
+    if coverage:
+        names = {(n, k) for n, k in names if n not in GCOV_RUNTIME}
     return names
 
 

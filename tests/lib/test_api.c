@@ -7,6 +7,7 @@
  * counts fixed by constant arrivals, and the messages the interface
  * documents. */
 #include <glib/gstdio.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -448,6 +449,303 @@ static void test_progress_cancels(void **state)
   cs_scenario_free(sc);
 }
 
+
+/* ---- the world as a policy reads it, and a dispatch policy's parameters ---- */
+
+typedef struct {
+  int max_batch;
+} WorldParams;
+
+typedef struct {
+  gboolean checked; /* the world answered as the scenario says */
+} WorldSeen;
+
+static void *world_parse(CsParams *params, void *user_data, GError **error)
+{
+  (void)user_data;
+  WorldParams p = { .max_batch = 4 };
+  CsParams *nested = cs_params_get(params, "nested");
+  const char *label = NULL;
+  if (!cs_params_int(params, "max_batch", FALSE, 1, 64, &p.max_batch, error) ||
+      (nested && !cs_params_string(nested, "label", TRUE, &label, error)))
+    return NULL;
+  if (nested && strcmp(label, "bad") == 0) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "label says bad");
+    return NULL;
+  }
+  if (nested && strcmp(label, "silent") == 0)
+    return NULL;
+  return g_memdup2(&p, sizeof p);
+}
+
+static void *world_create(CsEngine *e, const void *params, void *user_data)
+{
+  (void)params;
+  WorldSeen *seen = user_data;
+  const CsWorld *w = cs_engine_world(e);
+  /* As written in the scenario below; out-of-range indices give neutral
+   * answers, not a crash. */
+  seen->checked =
+    cs_world_n_models(w) == 1 && strcmp(cs_world_model_name(w, 0), "a") == 0 &&
+    cs_world_slo_ns(w, 0) == 50000000 && cs_world_rate_rps(w, 0) == 100.0 &&
+    cs_world_input_bytes(w, 0) == 1000 && cs_world_output_bytes(w, 0) == 10 &&
+    cs_world_n_gpus(w) == 2 && strcmp(cs_world_gpu_type(w, 1), "gpu") == 0 &&
+    cs_world_gpu_node(w, 1) == 0 && cs_world_profiles(w) != NULL &&
+    cs_world_profile(w, 0, 1) != NULL && cs_world_placement(w) == NULL &&
+    cs_world_seed(w) == 77 && cs_world_network_ns(w, 1000) == 0 &&
+    cs_world_model_name(w, 1) == NULL && cs_world_slo_ns(w, -1) == 0 &&
+    cs_world_rate_rps(w, 5) == 0.0 && cs_world_input_bytes(w, 9) == 0 &&
+    cs_world_output_bytes(w, 9) == 0 && cs_world_gpu_type(w, 2) == NULL &&
+    cs_world_gpu_node(w, -1) == -1 && cs_world_profile(w, 0, 2) == NULL &&
+    cs_engine_gpu_queued(e, 9) == 0 && cs_engine_gpu_running(e, -1) == 0 &&
+    cs_engine_gpu_in_transfer(e, 2) == 0;
+  return g_new0(int, 1);
+}
+
+static void world_on_request(void *state, int model, const CsRequest *r)
+{
+  (void)state;
+  (void)model;
+  (void)r;
+}
+
+static void world_describe(const void *params, CsParamsWriter *out)
+{
+  const WorldParams *p = params;
+  cs_params_write_int(out, "max_batch", p->max_batch);
+  cs_params_write_int(out, "max_batch", 999); /* written twice: the first stays */
+  cs_params_write_begin_object(out, "nested");
+  cs_params_write_string(out, "label", "ok");
+  cs_params_write_bool(out, "on", TRUE);
+  cs_params_write_begin_array(out, "list");
+  cs_params_write_double(out, NULL, 0.5);
+  cs_params_write_end(out);
+  cs_params_write_end(out);
+}
+
+static const CsDispatchPolicy world_policy = {
+  .name = "world",
+  .parse = world_parse,
+  .free_params = g_free,
+  .create = world_create,
+  .destroy = g_free,
+  .on_request = world_on_request,
+  .describe = world_describe,
+  .write_defaults = world_describe,
+};
+
+static CsScenario *with_world(CsRegistry *reg, const char *dispatch)
+{
+  char *json = g_strdup_printf(
+    "{\"seed\": 77, \"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 2, "
+    "\"gpu_type\": \"gpu\"}, \"dispatch\": %s,"
+    " \"clients\": [{\"model\": \"a\", \"rate\": 100, \"slo_ms\": 50, \"arrival\": \"constant\","
+    " \"requests\": 10}]}",
+    dispatch);
+  CsScenario *sc = test_scenario(dir, json);
+  g_free(json);
+  cs_scenario_set_registry(sc, reg);
+  return sc;
+}
+
+static void test_world_and_dispatch_params(void **state)
+{
+  (void)state;
+  WorldSeen seen = { 0 };
+  CsRegistry *r = cs_registry_new();
+  assert_true(cs_registry_add_dispatch(r, &world_policy, &seen, NULL));
+  /* The policy sends nothing: the run still ends, counts the requests as not
+   * answered and warns that the policy held them. */
+  CsScenario *sc = with_world(r, "{\"policy\": \"world\", \"max_batch\": 8}");
+  CsResults *res = test_run(sc, NULL);
+  assert_true(seen.checked);
+  /* All 10 requests stayed with the policy: the run says so. */
+  gboolean held = FALSE;
+  for (int i = 0; i < cs_results_n_warnings(res); i++) {
+    const CsWarning *w = cs_results_warning(res, i);
+    held |= strcmp(w->code, "requests_held") == 0 &&
+            strstr(w->message, "10 of its 10 requests were still held by dispatch policy "
+                               "\"world\"") != NULL;
+  }
+  assert_true(held);
+  assert_int_equal(cs_results_model(res, 0)->completed, 0);
+  /* The summary shows what describe wrote; the effective scenario adds the
+   * defaults the scenario left out (nested), keeping its own max_batch. */
+  char *json = cs_results_to_json(res);
+  assert_non_null(strstr(json, "\"params\":\t{\n\t\t\t\"max_batch\":\t8,\n\t\t\t\"nested\":\t{"));
+  g_free(json);
+  const char *eff = cs_results_effective_scenario(res);
+  assert_non_null(strstr(eff, "\"max_batch\":\t8"));
+  assert_non_null(strstr(eff, "\"list\":\t[0.5]"));
+  cs_results_free(res);
+  cs_scenario_free(sc);
+
+  static const struct {
+    const char *dispatch, *message;
+    int code;
+  } cases[] = {
+    { "{\"policy\": \"world\", \"max_bach\": 8}",
+      "test.json: dispatch: unknown field \"max_bach\" (did you mean \"max_batch\"?)",
+      CS_ERROR_INVALID },
+    { "{\"policy\": \"world\", \"nested\": {\"label\": 3}}",
+      "test.json: dispatch.nested.label: expected a non-empty string, got a number",
+      CS_ERROR_INVALID },
+    { "{\"policy\": \"world\", \"nested\": {\"label\": \"bad\"}}",
+      "test.json: dispatch: label says bad", CS_ERROR_POLICY },
+    { "{\"policy\": \"world\", \"nested\": {\"label\": \"silent\"}}",
+      "test.json: dispatch: dispatch policy \"world\" returned no parameters and no error",
+      CS_ERROR_POLICY },
+    { "{\"policy\": \"world\", \"nested\": {\"label\": \"ok\", \"extra\": 1}}",
+      "test.json: dispatch.nested: unknown field \"extra\"", CS_ERROR_INVALID },
+    { "{\"policy\": \"wrld\"}",
+      "test.json: dispatch.policy: unknown policy \"wrld\" (known: router, symphony, eager, "
+      "timeout, world)", CS_ERROR_INVALID },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    CsScenario *bad = with_world(r, cases[i].dispatch);
+    GError *err = NULL;
+    assert_false(cs_scenario_validate(bad, &err));
+    assert_error(err, cases[i].code, cases[i].message);
+    g_error_free(err);
+    cs_scenario_free(bad);
+  }
+  CsDispatchPolicy half = world_policy;
+  half.name = "no-free";
+  half.free_params = NULL;
+  GError *err = NULL;
+  assert_false(cs_registry_add_dispatch(r, &half, NULL, &err));
+  assert_error(err, CS_ERROR_INVALID, "dispatch policy \"no-free\": no free_params (it has parse) "
+                                      "callback");
+  g_clear_error(&err);
+  half.name = "world";
+  half.free_params = g_free;
+  assert_false(cs_registry_add_dispatch(r, &half, NULL, &err));
+  assert_error(err, CS_ERROR_INVALID, "dispatch policy \"world\": the registry already has a "
+                                      "policy of that name");
+  g_clear_error(&err);
+  void *ud = NULL;
+  assert_null(cs_registry_dispatch(r, "nope", &ud));
+  assert_null(ud);
+  assert_null(cs_registry_dispatch_at(r, 99));
+  cs_registry_unref(r);
+}
+
+/* ---- parameter views: kinds, members, values, text --------------------------- */
+
+static CsPlacement *view_walker(const CsPlacementProblem *pb, CsParams *params, void *ud,
+                                GError **error)
+{
+  int *ok = ud;
+  CsParams *list = cs_params_get(params, "list");
+  CsParams *obj = cs_params_get(params, "obj");
+  CsParams *member = cs_params_at(obj, 0); /* taking a member asks for it */
+  double d = 0;
+  int i = 0;
+  gboolean b = FALSE;
+  const char *str = NULL;
+  *ok = cs_params_kind(params) == CS_PARAMS_OBJECT && cs_params_size(list) == 4 &&
+        cs_params_kind(cs_params_at(list, 0)) == CS_PARAMS_NUMBER &&
+        cs_params_as_double(cs_params_at(list, 0), 0, 10, &d, NULL) && d == 1.5 &&
+        cs_params_as_int(cs_params_at(list, 1), 0, 10, &i, NULL) && i == 2 &&
+        cs_params_as_bool(cs_params_at(list, 2), &b, NULL) && b &&
+        cs_params_as_string(cs_params_at(list, 3), &str, NULL) && strcmp(str, "x") == 0 &&
+        cs_params_at(list, 4) == NULL && cs_params_name(cs_params_at(list, 0)) == NULL &&
+        strcmp(cs_params_name(member), "k") == 0 &&
+        strcmp(cs_params_path(member), "placement.obj.k") == 0 &&
+        strcmp(cs_params_file(member), "test.json") == 0 &&
+        cs_params_kind(cs_params_get(params, "nil")) == CS_PARAMS_NULL &&
+        cs_params_get(list, "x") == NULL && !cs_params_has(list, "x") &&
+        cs_params_size(member) == 0 &&
+        !cs_params_as_int(cs_params_at(list, 0), 0, 10, &i, NULL);
+  GError *e = NULL;
+  cs_params_as_string(cs_params_at(list, 0), &str, &e);
+  *ok = *ok && e && strstr(e->message, "test.json: placement.list[0]: expected a non-empty "
+                                       "string, got a number");
+  g_clear_error(&e);
+  /* A nested format of the policy's own: its text counts as read. */
+  char *text = cs_params_to_json(cs_params_get(params, "free"));
+  *ok = *ok && strcmp(text, "{\"anything\":[1,2]}") == 0;
+  g_free(text);
+  CsPlacement *p = cs_placement_new(pb->n_models);
+  (void)error;
+  return p;
+}
+
+static void test_params_views(void **state)
+{
+  (void)state;
+  int ok = 0;
+  CsPlacementPolicy pol = { .name = "walker", .place = view_walker };
+  CsRegistry *r = cs_registry_new();
+  assert_true(cs_registry_add_placement(r, &pol, &ok, NULL));
+  CsScenario *sc = with_placement(r, "{\"policy\": \"walker\", \"list\": [1.5, 2, true, \"x\"],"
+                                     " \"obj\": {\"k\": 1}, \"nil\": null,"
+                                     " \"free\": {\"anything\": [1, 2]}}");
+  cs_registry_unref(r);
+  GError *err = NULL;
+  /* The policy places nothing: model a is unserved, and the run says so. */
+  CsResults *res = cs_run(sc, NULL, &err);
+  assert_non_null(res);
+  assert_true(ok);
+  assert_int_equal(cs_placement_n_replicas(cs_results_placement(res)), 0);
+  assert_null(cs_placement_replica(cs_results_placement(res), 0));
+  assert_true(isnan(cs_placement_expected_goodput(cs_results_placement(res), 5)));
+  assert_int_equal(cs_placement_creq_metric(cs_results_placement(res)), -1);
+  assert_int_equal(cs_placement_gpus_needed(cs_results_placement(res)), -1);
+  assert_int_equal(cs_placement_n_models(cs_results_placement(res)), 1);
+  cs_results_free(res);
+  cs_scenario_free(sc);
+}
+
+
+static void twice_on_request(void *state, int model, const CsRequest *r)
+{
+  CsEngine *e = *(CsEngine **)state;
+  cs_engine_drop(e, model, r);
+  cs_engine_drop(e, model, r);
+}
+
+static void *twice_create(CsEngine *e, const void *params, void *user_data)
+{
+  (void)params, (void)user_data;
+  CsEngine **state = g_new(CsEngine *, 1);
+  *state = e;
+  return state;
+}
+
+static void bad_model_on_request(void *state, int model, const CsRequest *r)
+{
+  (void)model;
+  cs_engine_unserved(*(CsEngine **)state, 3, r);
+}
+
+static void test_requests_leave_once(void **state)
+{
+  (void)state;
+  static const struct {
+    void (*on_request)(void *, int, const CsRequest *);
+    const char *message;
+  } cases[] = {
+    { twice_on_request, "dispatch policy \"bad\": 10 requests of a left the policy more than "
+                        "once (sent, dropped or marked unserved twice)" },
+    { bad_model_on_request, "dispatch policy \"bad\": cs_engine_unserved: model 3 out of range "
+                            "(the scenario has 1) (at 0.000000 s simulated)" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    CsDispatchPolicy pol = { .name = "bad", .create = twice_create, .destroy = g_free,
+                             .on_request = cases[i].on_request };
+    CsRegistry *r = cs_registry_new();
+    assert_true(cs_registry_add_dispatch(r, &pol, NULL, NULL));
+    CsScenario *sc = with_world(r, "{\"policy\": \"bad\"}");
+    cs_registry_unref(r);
+    GError *err = NULL;
+    assert_null(cs_run(sc, NULL, &err));
+    assert_error(err, CS_ERROR_POLICY, cases[i].message);
+    g_error_free(err);
+    cs_scenario_free(sc);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -458,6 +756,9 @@ int main(void)
     cmocka_unit_test(test_dispatch_callbacks_and_observers),
     cmocka_unit_test(test_dispatch_misuse_stops_the_run),
     cmocka_unit_test(test_progress_cancels),
+    cmocka_unit_test(test_world_and_dispatch_params),
+    cmocka_unit_test(test_params_views),
+    cmocka_unit_test(test_requests_leave_once),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
