@@ -406,14 +406,14 @@ static void test_dispatch_callbacks_and_observers(void **state)
 static void test_dispatch_misuse_stops_the_run(void **state)
 {
   (void)state;
-  FifoCounts counts = { .gpu = 7 };
+  FifoCounts counts = { .gpu = 2 }; /* the first index past the cluster */
   CsRegistry *r = cs_registry_new();
   assert_true(cs_registry_add_dispatch(r, &fifo, &counts, NULL));
   CsScenario *sc = with_fifo(r, 400);
   cs_registry_unref(r);
   GError *err = NULL;
   assert_null(cs_run(sc, NULL, &err));
-  assert_error(err, CS_ERROR_POLICY, "dispatch policy \"fifo\": cs_engine_send_gpu: gpu 7 out of "
+  assert_error(err, CS_ERROR_POLICY, "dispatch policy \"fifo\": cs_engine_send_gpu: gpu 2 out of "
                                      "range (the cluster has 2) (at 0.000000 s simulated)");
   g_error_free(err);
   cs_scenario_free(sc);
