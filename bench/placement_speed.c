@@ -166,7 +166,7 @@ static void run_one(const CsPlacementPolicy *pol, const Instance *x, const char 
     cJSON_AddNumberToObject(params, "time_limit_s", time_limit);
   if (strcmp(pol->name, "igniter") == 0 && x->coefs)
     cJSON_AddItemToObject(params, "coefficients", cJSON_Duplicate(x->coefs, TRUE));
-  CsPlacementInput in = { .models = x->models, .n_models = x->n_models, .gpus = x->gpus,
+  CsPlacementProblem in = { .models = x->models, .n_models = x->n_models, .gpus = x->gpus,
                           .n_gpus = x->n_gpus, .profiles = x->profiles };
   double offered = 0;
   for (int m = 0; m < x->n_models; m++)

@@ -37,7 +37,7 @@ typedef struct {
 
 /* The job the engine would start for a batch of t at share (fraction; >= 1
  * means no share): isolated time from the profile, demand = the nearest
- * profiled batch's WSM (engine.c batch_demand and cs_engine_latency). */
+ * profiled batch's WSM (gpus.c batch_demand and cs_engine_exec_ns). */
 static CsGpuJobSpec job_spec(const Target *t, int batch, double share, int worker)
 {
   const CsBatchPoint *pt = cs_model_profile_nearest_point(t->prof, batch);

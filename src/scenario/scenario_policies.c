@@ -312,7 +312,7 @@ gboolean cs_scenario_read_placement(const CsScenario *sc, CsConfig *c, GError **
   CsPlacementGpuModel gpu_model = { .mps = c->mps, .mps_gamma = c->mps_gamma,
                                     .interference = c->interference,
                                     .interference_name = c->interference_desc };
-  CsPlacementInput in = { .models = models, .n_models = c->n_clients, .gpus = gpus,
+  CsPlacementProblem in = { .models = models, .n_models = c->n_clients, .gpus = gpus,
                           .n_gpus = c->n_gpus, .profiles = c->profiles,
                           .gpu_model = &gpu_model };
   c->placement =

@@ -1,6 +1,6 @@
 /* The core loop of the simulation engine; see engine.h. This file holds
  * setup, the event loop, the filling of the results and teardown, and the
- * services that dispatch policies call (engine_internal.h). The entities of
+ * services that dispatch policies call (clustersim/dispatch.h). The entities of
  * the simulated world are in clients.c and gpus.c, the metrics of a run in
  * metrics.c; engine_state.h holds the state they share.
  *

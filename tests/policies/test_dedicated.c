@@ -95,7 +95,7 @@ static CsPlacement *place(const CsProfileSet *set, const char *const *names, con
     models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = rate[m], .slo_ms = slo[m] };
   for (int g = 0; g < n_gpus; g++)
     gpus[g] = (CsPlacementGpu){ .gpu_type = "gpu" };
-  CsPlacementInput in = { .models = models, .n_models = n_models, .gpus = gpus,
+  CsPlacementProblem in = { .models = models, .n_models = n_models, .gpus = gpus,
                           .n_gpus = n_gpus, .profiles = set };
   cJSON *p = params ? cJSON_Parse(params) : NULL;
   GError *err = NULL;
@@ -207,7 +207,7 @@ static void test_usher_milp_boundaries(void **state)
   CsPlacementGpu gpus[4];
   for (int g = 0; g < 4; g++)
     gpus[g] = (CsPlacementGpu){ .gpu_type = "gpu" };
-  CsPlacementInput in = { .models = models, .n_models = 1, .gpus = gpus, .n_gpus = 4,
+  CsPlacementProblem in = { .models = models, .n_models = 1, .gpus = gpus, .n_gpus = 4,
                           .profiles = set };
   static const int batches[] = { 8, 16 };
   CsUsherOptions uo = { .metric = CS_CREQ_AO, .mode = CS_USHER_FIXED, .max_group_size = 4,
@@ -245,7 +245,7 @@ static void test_milp_batch_before_replicas(void **state)
   CsPlacementGpu gpus[4];
   for (int g = 0; g < 4; g++)
     gpus[g] = (CsPlacementGpu){ .gpu_type = "gpu" };
-  CsPlacementInput in = { .models = models, .n_models = 1, .gpus = gpus, .n_gpus = 4,
+  CsPlacementProblem in = { .models = models, .n_models = 1, .gpus = gpus, .n_gpus = 4,
                           .profiles = set };
   static const int batches[] = { 4, 5 };
   CsMilpOptions mo = { .metric = CS_CREQ_AO, .time_limit_s = 1e6, .prefer_small_batch = TRUE,
@@ -276,7 +276,7 @@ static CsPlacement *usher_group(const CsProfileSet *set, const char *const *name
   CsPlacementGpu gpus[4];
   for (int g = 0; g < n_gpus; g++)
     gpus[g] = (CsPlacementGpu){ .gpu_type = "gpu" };
-  CsPlacementInput in = { .models = models, .n_models = n, .gpus = gpus, .n_gpus = n_gpus,
+  CsPlacementProblem in = { .models = models, .n_models = n, .gpus = gpus, .n_gpus = n_gpus,
                           .profiles = set };
   static const int batches[] = { 8 };
   static const int one_group[8] = { 0 };

@@ -62,7 +62,7 @@ static void assert_rel(double got, double want, double tol, const char *what)
 typedef struct {
   CsPlacementModel models[MAX_MODELS];
   CsPlacementGpu gpus[MAX_GPUS];
-  CsPlacementInput in;
+  CsPlacementProblem in;
 } Instance;
 
 /* names/slos/rates: n models; n_gpus GPUs of type v100_igniter. */
@@ -74,7 +74,7 @@ static void instance(Instance *x, int n, const char *const *names, const double 
     x->models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = rate[m], .slo_ms = slo[m] };
   for (int g = 0; g < n_gpus; g++)
     x->gpus[g] = (CsPlacementGpu){ .gpu_type = "v100_igniter" };
-  x->in = (CsPlacementInput){ .models = x->models, .n_models = n, .gpus = x->gpus,
+  x->in = (CsPlacementProblem){ .models = x->models, .n_models = n, .gpus = x->gpus,
                               .n_gpus = n_gpus, .profiles = NULL };
 }
 
@@ -88,7 +88,7 @@ static void readme_example(Instance *x, int n_gpus)
 }
 
 /* Runs the registered policy with JSON parameters. */
-static CsPlacement *run(const CsPlacementInput *in, const char *json, GError **err)
+static CsPlacement *run(const CsPlacementProblem *in, const char *json, GError **err)
 {
   const CsPlacementPolicy *pol = cs_placement_policy_lookup("igniter");
   assert_non_null(pol);
@@ -100,7 +100,7 @@ static CsPlacement *run(const CsPlacementInput *in, const char *json, GError **e
   return p;
 }
 
-static void expect_error(const CsPlacementInput *in, const char *json, const char *want)
+static void expect_error(const CsPlacementProblem *in, const char *json, const char *want)
 {
   GError *err = NULL;
   CsPlacement *p = run(in, json, &err);

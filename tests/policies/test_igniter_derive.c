@@ -350,7 +350,7 @@ static void test_bad_options(void **state)
 typedef struct {
   CsPlacementModel models[8];
   CsPlacementGpu gpus[16];
-  CsPlacementInput in;
+  CsPlacementProblem in;
 } Instance;
 
 static void instance(Instance *x, const Fixture *f, int n, const char *const *names,
@@ -361,11 +361,11 @@ static void instance(Instance *x, const Fixture *f, int n, const char *const *na
     x->models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = rate, .slo_ms = slo };
   for (int g = 0; g < n_gpus; g++)
     x->gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
-  x->in = (CsPlacementInput){ .models = x->models, .n_models = n, .gpus = x->gpus,
+  x->in = (CsPlacementProblem){ .models = x->models, .n_models = n, .gpus = x->gpus,
                               .n_gpus = n_gpus, .profiles = f->profiles };
 }
 
-static CsPlacement *place(const CsPlacementInput *in, const char *json)
+static CsPlacement *place(const CsPlacementProblem *in, const char *json)
 {
   const CsPlacementPolicy *pol = cs_placement_policy_lookup("igniter");
   cJSON *params = cJSON_Parse(json);
@@ -379,7 +379,7 @@ static CsPlacement *place(const CsPlacementInput *in, const char *json)
 
 /* Every model has at least one replica and the log says where the
  * coefficients came from. */
-static void assert_all_placed(const CsPlacement *p, const CsPlacementInput *in)
+static void assert_all_placed(const CsPlacement *p, const CsPlacementProblem *in)
 {
   for (int m = 0; m < in->n_models; m++) {
     gboolean found = FALSE;
@@ -465,7 +465,7 @@ static void test_shipped_file_kept(void **state)
   for (int m = 0; m < 3; m++)
     models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = rate[m], .slo_ms = slo[m] };
   CsPlacementGpu gpu = { .gpu_type = "v100_igniter" };
-  CsPlacementInput in = { .models = models, .n_models = 3, .gpus = &gpu, .n_gpus = 1 };
+  CsPlacementProblem in = { .models = models, .n_models = 3, .gpus = &gpu, .n_gpus = 1 };
   CsPlacement *p = place(&in, "{\"policy\": \"igniter\"}");
   assert_null(strstr(p->log->str, "derived"));
   /* the README example: every model served whole, 500 + 400 + 200

@@ -126,7 +126,7 @@ static void test_milp_against_brute_force(void **state)
     for (int g = 0; g < ng; g++)
       gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
     CsCreqMetric metric = (CsCreqMetric)g_rand_int_range(rng, 0, CS_CREQ_N_METRICS);
-    CsPlacementInput in = { .models = models, .n_models = nm, .gpus = gpus, .n_gpus = ng,
+    CsPlacementProblem in = { .models = models, .n_models = nm, .gpus = gpus, .n_gpus = ng,
                             .profiles = set };
 
     Brute b = { .models = models, .nm = nm, .ng = ng };

@@ -241,7 +241,7 @@ typedef struct {
   CsProfileSet *set;
   CsPlacementModel models[2];
   CsPlacementGpu gpus[2];
-  CsPlacementInput in;
+  CsPlacementProblem in;
 } Fixture;
 
 static int setup(void **state)
@@ -256,7 +256,7 @@ static int setup(void **state)
   f->models[0] = (CsPlacementModel){ .name = "alexnet", .rate_rps = 100, .slo_ms = 100 };
   f->models[1] = (CsPlacementModel){ .name = "resnet50", .rate_rps = 100, .slo_ms = 100 };
   f->gpus[0] = f->gpus[1] = (CsPlacementGpu){ .gpu_type = "tiny" };
-  f->in = (CsPlacementInput){ .models = f->models, .n_models = 2, .gpus = f->gpus, .n_gpus = 2,
+  f->in = (CsPlacementProblem){ .models = f->models, .n_models = 2, .gpus = f->gpus, .n_gpus = 2,
                               .profiles = f->set };
   *state = f;
   return 0;
@@ -270,7 +270,7 @@ static int teardown(void **state)
   return 0;
 }
 
-static CsPlacement *run(const CsPlacementInput *in, const char *name, const char *json,
+static CsPlacement *run(const CsPlacementProblem *in, const char *name, const char *json,
                         GError **err)
 {
   const CsPlacementPolicy *pol = cs_placement_policy_lookup(name);
@@ -395,7 +395,7 @@ static void test_usher_direct(void **state)
   g_clear_error(&err);
 
   opt.groups = NULL;
-  CsPlacementInput none = f->in;
+  CsPlacementProblem none = f->in;
   none.n_gpus = 0;
   CsUsherInfo info = { 0 };
   CsPlacement *p = cs_usher_place(&none, &opt, &info, &err);

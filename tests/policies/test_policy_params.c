@@ -59,7 +59,7 @@ static int teardown(void **state)
 typedef struct {
   CsPlacementModel models[4];
   CsPlacementGpu gpus[4];
-  CsPlacementInput in;
+  CsPlacementProblem in;
 } Instance;
 
 /* The thesis' first example: alexnet, gpt2, resnet50, t5, 400 req/s, 200 ms. */
@@ -71,13 +71,13 @@ static void example1(Instance *x, const CsProfileSet *set, int n_gpus)
     x->models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = 400, .slo_ms = 200 };
   for (int g = 0; g < n_gpus; g++)
     x->gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
-  x->in = (CsPlacementInput){ .models = x->models, .n_models = 4, .gpus = x->gpus,
+  x->in = (CsPlacementProblem){ .models = x->models, .n_models = 4, .gpus = x->gpus,
                               .n_gpus = n_gpus, .profiles = set };
 }
 
 /* Runs policy name with JSON parameters; returns the placement or NULL with
  * *err set. */
-static CsPlacement *run(const CsPlacementInput *in, const char *name, const char *json,
+static CsPlacement *run(const CsPlacementProblem *in, const char *name, const char *json,
                         GError **err)
 {
   /* No wall clock in a result: a MILP object without its own time_limit_s
@@ -97,7 +97,7 @@ static CsPlacement *run(const CsPlacementInput *in, const char *name, const char
 }
 
 /* Expects run() to fail with a message containing want. */
-static void expect_error(const CsPlacementInput *in, const char *name, const char *json,
+static void expect_error(const CsPlacementProblem *in, const char *name, const char *json,
                          const char *want)
 {
   GError *err = NULL;
@@ -110,7 +110,7 @@ static void expect_error(const CsPlacementInput *in, const char *name, const cha
   g_error_free(err);
 }
 
-static CsPlacement *expect_ok(const CsPlacementInput *in, const char *name, const char *json)
+static CsPlacement *expect_ok(const CsPlacementProblem *in, const char *name, const char *json)
 {
   GError *err = NULL;
   CsPlacement *p = run(in, name, json, &err);
@@ -327,7 +327,7 @@ static void test_bad_inputs(void **state)
 typedef struct {
   CsPlacementModel models[4];
   CsPlacementGpu gpus[3];
-  CsPlacementInput in;
+  CsPlacementProblem in;
 } BigInstance;
 
 static void big_instance(BigInstance *b, const CsProfileSet *profiles)
@@ -337,7 +337,7 @@ static void big_instance(BigInstance *b, const CsProfileSet *profiles)
     b->models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = 900, .slo_ms = 400 };
   for (int g = 0; g < 3; g++)
     b->gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
-  b->in = (CsPlacementInput){ .models = b->models, .n_models = G_N_ELEMENTS(names),
+  b->in = (CsPlacementProblem){ .models = b->models, .n_models = G_N_ELEMENTS(names),
                               .gpus = b->gpus, .n_gpus = 3, .profiles = profiles };
 }
 

@@ -33,7 +33,7 @@ static const char *const all_models[] = {
 typedef struct {
   CsPlacementModel models[G_N_ELEMENTS(all_models)];
   CsPlacementGpu gpus[MAX_GPUS];
-  CsPlacementInput in;
+  CsPlacementProblem in;
   CsCreqMetric metric;
 } Instance;
 
@@ -86,7 +86,7 @@ static void random_instance(Instance *x, GRand *rng, const CsProfileSet *set, in
   for (int i = 0; i < g; i++)
     x->gpus[i] = (CsPlacementGpu){ .gpu_type = "v100" };
   x->metric = (CsCreqMetric)g_rand_int_range(rng, 0, CS_CREQ_N_METRICS);
-  x->in = (CsPlacementInput){ .models = x->models, .n_models = n, .gpus = x->gpus,
+  x->in = (CsPlacementProblem){ .models = x->models, .n_models = n, .gpus = x->gpus,
                               .n_gpus = g, .profiles = set };
 }
 

@@ -53,7 +53,7 @@ static int teardown(void **state)
 typedef struct {
   CsPlacementModel models[8];
   CsPlacementGpu gpus[16];
-  CsPlacementInput in;
+  CsPlacementProblem in;
 } Instance;
 
 static void instance_init(Instance *x, const Fixture *f, const char *const *names, double rate,
@@ -67,7 +67,7 @@ static void instance_init(Instance *x, const Fixture *f, const char *const *name
   }
   for (int g = 0; g < n_gpus; g++)
     x->gpus[g] = (CsPlacementGpu){ .gpu_type = "v100", .node = 0 };
-  x->in = (CsPlacementInput){ .models = x->models, .n_models = n, .gpus = x->gpus,
+  x->in = (CsPlacementProblem){ .models = x->models, .n_models = n, .gpus = x->gpus,
                               .n_gpus = n_gpus, .profiles = f->profiles };
 }
 

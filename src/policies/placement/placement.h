@@ -1,16 +1,7 @@
-/* Placement policies: the static decision of which model replicas run on
- * which GPU, at which batch size and (optionally) MPS share.
- *
- * Interface (POLICIES.md, thesis 4.3.2):
- *   place(models with rate and SLO, GPUs, profiles)
- *     -> replicas (model, GPU, batch, share) + the policy's expected goodput.
- * The simulator executes the placement with its own GPU model; the expected
- * goodput is the policy's prediction and is reported next to the simulated one.
- *
- * Policies are const vtables listed in one registry (placement_registry.c),
- * looked up by name. A policy reads its parameters from a JSON object (the
- * scenario's "placement" object); unknown parameters are errors.
- */
+/* The framework's side of placement policies (the policies' side is
+ * clustersim/placement.h): the placement's fields, the built-in policies
+ * (placement_registry.c), and running a policy on the scenario's
+ * "placement" object with the checks of what it returns. */
 #ifndef CS_PLACEMENT_H
 #define CS_PLACEMENT_H
 
@@ -33,9 +24,6 @@ typedef enum {
   CS_PLACEMENT_ERROR_INFEASIBLE, /* the policy's own model has no solution */
   CS_PLACEMENT_ERROR_SOLVER,     /* the LP/MILP solver failed */
 } CsPlacementErrorCode;
-
-/* The problem as the policies' code names it. */
-typedef CsPlacementProblem CsPlacementInput;
 
 /* A placement (public side: clustersim/placement.h). The framework reads the
  * fields; policies build it with cs_placement_add and the setters. */
