@@ -241,9 +241,17 @@ char *cs_aggregate_to_csv(const CsAggregate *a)
   return g_string_free(out, FALSE);
 }
 
+/* A statistic as aggregate.json writes it: the %.17g text of aggregate.csv
+ * (cJSON's own numbers keep 15 digits when those read back within an ulp, so
+ * the two files would disagree in the last bit), null when NaN. */
 static cJSON *number_or_null(double v)
 {
-  return isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v);
+  if (isnan(v))
+    return cJSON_CreateNull();
+  char *s = cs_runs_format_double(v);
+  cJSON *n = cJSON_CreateRaw(s);
+  g_free(s);
+  return n;
 }
 
 char *cs_aggregate_to_json(const CsAggregate *a)

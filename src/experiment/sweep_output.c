@@ -51,25 +51,26 @@ static gboolean among(const char *name, const char *const *names, int n)
 gboolean cs_sweep_write_outputs(const char *dir, const char *const *names,
                                 const char *const *texts, int n, GError **error)
 {
+  gboolean created = !g_file_test(dir, G_FILE_TEST_EXISTS);
   if (g_mkdir_with_parents(dir, 0755) != 0) {
     g_set_error(error, CS_ERROR, CS_ERROR_IO, "%s: cannot create output directory: %s", dir,
                 g_strerror(errno));
     return FALSE;
   }
-  gboolean ok = TRUE;
-  int written = 0;
-  for (; ok && written < n; written++) {
-    char *tmp = g_strconcat(dir, "/", names[written], TMP_SUFFIX, NULL);
-    ok = g_file_set_contents(tmp, texts[written], -1, error);
-    g_free(tmp);
-  }
-  /* All complete: replace the set with signals held, so that an interrupt
-   * never leaves half of one sweep's files beside half of another's. */
+  /* Signals are held from the first temporary to the last rename (a matter
+   * of milliseconds: the sweep has run), so that an interrupt leaves neither
+   * temporaries nor half of one sweep's files beside half of another's. */
   sigset_t block, old;
   sigemptyset(&block);
   sigaddset(&block, SIGINT);
   sigaddset(&block, SIGTERM);
   sigprocmask(SIG_BLOCK, &block, &old);
+  gboolean ok = TRUE;
+  for (int i = 0; ok && i < n; i++) {
+    char *tmp = g_strconcat(dir, "/", names[i], TMP_SUFFIX, NULL);
+    ok = g_file_set_contents(tmp, texts[i], -1, error);
+    g_free(tmp);
+  }
   for (int i = 0; ok && cs_sweep_output_set[i]; i++) {
     char *final = g_build_filename(dir, cs_sweep_output_set[i], NULL);
     if (!among(cs_sweep_output_set[i], names, n))
@@ -89,6 +90,8 @@ gboolean cs_sweep_write_outputs(const char *dir, const char *const *names,
     g_free(tmp);
     g_free(final);
   }
+  if (!ok && created)
+    g_rmdir(dir); /* leave nothing behind; only succeeds if empty */
   sigprocmask(SIG_SETMASK, &old, NULL);
   return ok;
 }
