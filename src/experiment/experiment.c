@@ -6,6 +6,7 @@
 
 #include "common/json_input.h"
 #include "scenario/scenario.h"
+#include "sweep_runs.h"
 
 /* Largest grid accepted: beyond it a typo (a seed count of 10^9) is likelier
  * than an intent, and run numbers stay far from int overflow. */
@@ -320,7 +321,8 @@ static gboolean read_level_axis(CsExperiment *e, const cJSON *ax, const char *pa
   return ok;
 }
 
-/* Column names of runs.csv that an axis may not take (sweep_runs.c). */
+/* Column names of runs.csv that an axis may not take besides the metrics
+ * (sweep_runs.c). */
 static const char *const reserved_columns[] = { "run_id", "variant", "seed", "model", "status",
                                                 "error", "warnings", NULL };
 
@@ -344,10 +346,12 @@ static gboolean read_axes(CsExperiment *e, const cJSON *root, GError **error)
          cs_json_check_keys(ax, keys, e->file, path, error) &&
          cs_json_read_string(ax, "name", TRUE, &name, e->file, path, error);
     char *npath = cs_json_path_key(path, "name");
+    gboolean taken = ok && cs_runs_metric_index(name) >= 0;
     for (int r = 0; ok && reserved_columns[r]; r++)
-      if (strcmp(name, reserved_columns[r]) == 0)
-        ok = cs_json_fail(error, e->file, npath,
-                          "\"%s\" is a column of runs.csv already; choose another name", name);
+      taken = taken || strcmp(name, reserved_columns[r]) == 0;
+    if (taken)
+      ok = cs_json_fail(error, e->file, npath,
+                        "\"%s\" is a column of runs.csv already; choose another name", name);
     if (ok)
       ok = check_unique(e, names, name, "axis", npath, error);
     g_free(npath);

@@ -141,6 +141,16 @@ bad "merge: a runs.csv missing rows of its runs" "s2x/runs.csv: has no row of ru
 bad "merge: no shard" "expected one or more SHARDDIR" sweep merge -o "$tmp/m2"
 bad "merge: not a shard directory" "shard.json: cannot read" sweep merge "$tmp/j1"
 
+# GLPK keeps an environment per thread until glp_free_env: the sweep releases
+# it after each run, or the ASan build's LeakSanitizer fails this run.
+cat >"$tmp/exp/milp.json" <<'JSON'
+{"base": "base.json", "variants": [{"name": "ao-milp", "set": {"placement": {"policy": "ao-milp"}}},
+                                   {"name": "wsm-milp", "set": {"placement": {"policy": "wsm-milp"}}}],
+ "axes": [{"name": "gpus", "path": "cluster.gpus", "values": [1, 2]}], "seeds": [1]}
+JSON
+"$bin" sweep "$tmp/exp/milp.json" -j2 -o "$tmp/milp" >/dev/null
+check "MILP placements on two threads" test $? -eq 0
+
 # ---- invalid runs are reported, the others go on ------------------------------------
 cat >"$tmp/exp/mixed.json" <<'JSON'
 {"base": "base.json",

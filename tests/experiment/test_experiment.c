@@ -271,6 +271,9 @@ static void test_bad_experiments(void **state)
     { "{\"base\": \"base.json\", \"seeds\": [1], \"axes\": [{\"name\": \"seed\", \"path\": \"cluster.gpus\","
       " \"values\": [1]}]}",
       { "bad.json: axes[0].name: \"seed\" is a column of runs.csv already" } },
+    { "{\"base\": \"base.json\", \"seeds\": [1], \"axes\": [{\"name\": \"bad_rate\", \"path\": \"cluster.gpus\","
+      " \"values\": [1]}]}",
+      { "bad.json: axes[0].name: \"bad_rate\" is a column of runs.csv already" } },
     { "{\"base\": \"base.json\", \"seeds\": [1], \"axes\": [{\"name\": \"g\", \"levels\": [{\"label\": \"a\","
       " \"sett\": {}}]}]}",
       { "bad.json: axes[0].levels[0]: unknown field \"sett\"" } },
