@@ -139,6 +139,9 @@ typedef struct {
   int batch_size;           /* size of the batch it ran in; 0 if not served */
   int gpu;                  /* GPU index; -1 if not served */
   gboolean slo_met;         /* end-to-end latency <= SLO */
+  int replica;              /* the placement's replica that ran it, -1 if none (centralized) */
+  int worker;               /* the worker that ran it (a replica, or model x GPUs + GPU); -1 */
+  uint64_t batch_id;        /* the batch it ran in (1, 2, ... in dispatch order); 0 if none */
 } CsRequestRecord;
 
 typedef void (*CsRequestObserver)(const CsRequestRecord *rec, void *user_data);
@@ -174,6 +177,15 @@ struct CsRunOptions {
   int64_t seed_override;         /* >= 0 replaces the scenario seed; -1 keeps it */
   CsBatchObserver on_batch;      /* optional, called for every batch that finishes */
   CsGpuObserver on_gpu;          /* optional, called at every change of a GPU's running set */
+  /* If set, the run's timeline is written to this file as Chrome trace event
+   * JSON, which Perfetto (ui.perfetto.dev) and chrome://tracing open: one
+   * process per GPU with a track per worker (a slice per batch) and counters
+   * of running and queued batches, plus dispatch and client tracks (docs/
+   * scenario.md, "Timeline"). Written only when the run succeeds. */
+  const char *trace_json;
+  /* Keep only events overlapping [trace_from_s, trace_to_s] of simulated
+   * time; trace_to_s <= trace_from_s keeps everything. */
+  double trace_from_s, trace_to_s;
 };
 
 /* Initialises options to "no outputs, no callbacks, scenario seed". */

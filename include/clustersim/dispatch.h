@@ -180,6 +180,8 @@ typedef struct {
   int64_t node_ns;      /* when it reached the GPU's node */
   int64_t start_ns;     /* when the GPU started it */
   int64_t end_ns;       /* when the GPU finished it (finish callback only) */
+  uint64_t batch_id;    /* 1, 2, ... in dispatch order; requests carry it (CsRequestRecord) */
+  int worker;           /* the worker that runs it: the replica, or model x GPUs + GPU */
 } CsBatchEvent;
 
 typedef struct CsDispatchPolicy {

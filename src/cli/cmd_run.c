@@ -1,5 +1,6 @@
 /* clustersim run SCENARIO [--seed N] [--output DIR [--force]] [--requests-csv] [--json]
  *                         [--set PATH=VALUE ...] [--unset PATH ...]
+ *                         [--trace FILE [--trace-window A:B]]
  *
  * Outputs never mix runs: a DIR that holds any file of the output set is
  * refused unless --force, which replaces the whole set (files of the set this
@@ -9,6 +10,7 @@
  * removes the temporary files (and DIR if this run created it) and exits
  * 128 + the signal number. */
 #include <errno.h>
+#include <math.h>
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
@@ -144,7 +146,7 @@ static gboolean commit_outputs(const char *dir, GError **error)
 int cmd_run(int argc, char **argv)
 {
   const char *prog = "clustersim run";
-  char *seed_text = NULL, *output = NULL;
+  char *seed_text = NULL, *output = NULL, *trace = NULL, *trace_window = NULL;
   CliOverrides overrides = { 0 };
   gboolean requests_csv = FALSE, force = FALSE, json = FALSE;
   GOptionEntry entries[] = {
@@ -153,6 +155,8 @@ int cmd_run(int argc, char **argv)
     { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace the outputs of an earlier run in DIR (the whole set)", NULL },
     { "requests-csv", 0, 0, G_OPTION_ARG_NONE, &requests_csv, "Also write DIR/requests.csv, one row per request", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the summary (as summary.json holds it) instead of the table", NULL },
+    { "trace", 0, 0, G_OPTION_ARG_FILENAME, &trace, "Write the run's timeline to FILE as Chrome trace event JSON (open it in ui.perfetto.dev or chrome://tracing)", "FILE" },
+    { "trace-window", 0, 0, G_OPTION_ARG_STRING, &trace_window, "Keep only the timeline between A and B seconds of simulated time", "A:B" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = cli_context_new("SCENARIO - simulate a scenario", entries, &overrides);
@@ -189,8 +193,39 @@ int cmd_run(int argc, char **argv)
     status = cli_fail(prog, "--requests-csv needs --output DIR");
     goto out;
   }
-  if (force && !output) {
-    status = cli_fail(prog, "--force needs --output DIR");
+  if (force && !output && !trace) {
+    status = cli_fail(prog, "--force needs --output DIR or --trace FILE");
+    goto out;
+  }
+  double window_from = 0.0, window_to = 0.0;
+  if (trace_window && !trace) {
+    status = cli_fail(prog, "--trace-window needs --trace FILE");
+    goto out;
+  }
+  if (trace_window) {
+    char *end = NULL;
+    window_from = g_ascii_strtod(trace_window, &end);
+    gboolean ok = end != trace_window && *end == ':';
+    const char *second = ok ? end + 1 : NULL;
+    if (ok) {
+      window_to = g_ascii_strtod(second, &end);
+      ok = end != second && *end == '\0' && isfinite(window_from) && isfinite(window_to) &&
+           window_from >= 0 && window_to > window_from;
+    }
+    if (!ok) {
+      char *m = g_strdup_printf("--trace-window %s: expected A:B, seconds of simulated time "
+                                "with 0 <= A < B",
+                                trace_window);
+      status = cli_fail(prog, m);
+      g_free(m);
+      goto out;
+    }
+  }
+  if (trace && g_file_test(trace, G_FILE_TEST_EXISTS) && !force) {
+    char *m = g_strdup_printf("--trace %s: exists; use --force to replace it, or another file",
+                              trace);
+    status = cli_fail(prog, m);
+    g_free(m);
     goto out;
   }
   if (output) {
@@ -220,6 +255,9 @@ int cmd_run(int argc, char **argv)
   CsRunOptions opt;
   cs_run_options_init(&opt);
   opt.seed_override = seed;
+  opt.trace_json = trace;
+  opt.trace_from_s = window_from;
+  opt.trace_to_s = window_to;
   CliProgress progress;
   cli_progress_install(&progress, &opt);
   if (output) {
@@ -266,6 +304,8 @@ out:
   cs_scenario_free(sc);
   g_free(csv_path);
   g_free(output);
+  g_free(trace);
+  g_free(trace_window);
   g_free(seed_text);
   cli_overrides_clear(&overrides);
   g_option_context_free(ctx);

@@ -6,6 +6,7 @@
 #include "common/json_input.h"
 #include "sim/engine.h"
 #include "policies/dispatch/dispatch.h"
+#include "experiment/trace.h"
 #include "policies/placement/placement.h"
 #include "scenario/scenario.h"
 
@@ -55,7 +56,33 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
     }
     setvbuf(csv, NULL, _IOFBF, 1 << 20);
   }
-  CsResults *res = cs_engine_run(cfg, csv, opt, error);
+  /* The timeline's recorder sits between the engine and the caller's callbacks. */
+  CsRunOptions traced;
+  CsTraceWriter *trace = NULL;
+  if (opt && opt->trace_json) {
+    const char **names = g_new(const char *, MAX(cfg->n_clients, 1));
+    for (int i = 0; i < cfg->n_clients; i++)
+      names[i] = cfg->clients[i].model;
+    trace = cs_trace_writer_new(opt, names, cfg->n_clients, &traced, error);
+    g_free(names);
+    if (!trace) {
+      if (csv) {
+        fclose(csv);
+        g_unlink(tmp);
+        g_free(tmp);
+      }
+      cs_config_free(cfg);
+      cJSON_Delete(setup);
+      return NULL;
+    }
+  }
+  CsResults *res = cs_engine_run(cfg, csv, trace ? &traced : opt, error);
+  if (res && trace && !cs_trace_writer_finish(trace, res, error)) {
+    cs_results_free(res);
+    res = NULL;
+  } else if (!res) {
+    cs_trace_writer_free(trace);
+  }
   if (!res) {
     if (csv) {
       fclose(csv);

@@ -116,12 +116,13 @@ static void emit(Engine *e, const CsRequestRecord *r)
     fprintf(e->csv,
             "%" G_GUINT64_FORMAT ",%s,%d,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
             ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-            ",%" G_GINT64_FORMAT ",%d,%d,%d\n",
+            ",%" G_GINT64_FORMAT ",%d,%d,%d,%d,%d,%" G_GUINT64_FORMAT "\n",
             (guint64)r->id, r->model, r->measured ? 1 : 0,
             r->served ? "ok" : r->dropped ? "dropped" : r->unserved ? "unserved" : "failed",
             (gint64)r->send_ns, (gint64)r->dispatch_ns, (gint64)r->node_ns,
             (gint64)r->exec_start_ns, (gint64)r->exec_end_ns, (gint64)r->receive_ns,
-            (gint64)(r->receive_ns - r->send_ns), r->slo_met ? 1 : 0, r->batch_size, r->gpu);
+            (gint64)(r->receive_ns - r->send_ns), r->slo_met ? 1 : 0, r->batch_size, r->gpu,
+            r->replica, r->worker, (guint64)r->batch_id);
   if (e->opt && e->opt->on_request)
     e->opt->on_request(r, e->opt->user_data);
 }
@@ -145,7 +146,7 @@ static void emit_unserved(Engine *e, int model, const Req *r, gboolean dropped,
     .send_ns = r->send_ns,
     .dispatch_ns = e->now, .node_ns = e->now, .exec_start_ns = e->now,
     .exec_end_ns = e->now, .receive_ns = e->now, .batch_size = 0, .gpu = -1,
-    .slo_met = FALSE,
+    .slo_met = FALSE, .replica = -1, .worker = -1, .batch_id = 0,
   };
   emit(e, &rec);
 }
@@ -209,7 +210,7 @@ void cs_engine_on_result(Engine *e, Batch *b)
         .served = TRUE, .send_ns = r->send_ns, .dispatch_ns = b->dispatch_ns,
         .node_ns = b->node_ns, .exec_start_ns = b->start_ns, .exec_end_ns = b->end_ns,
         .receive_ns = e->now, .batch_size = b->n, .gpu = b->gpu,
-        .slo_met = lat <= slo,
+        .slo_met = lat <= slo, .replica = b->replica, .worker = b->worker, .batch_id = b->id,
       };
       emit(e, &rec);
     }

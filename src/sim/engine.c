@@ -134,6 +134,7 @@ static void send(Engine *e, Batch *b, int gpu, int worker)
 {
   b->gpu = gpu;
   b->worker = worker;
+  b->id = ++e->next_batch_id;
   b->dispatch_ns = e->now;
   b->node_ns = -1;
   e->gpus[gpu].in_transfer++;
@@ -399,7 +400,7 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   gint64 t0 = g_get_monotonic_time();
   if (e.csv)
     fputs("id,model,measured,status,send_ns,dispatch_ns,node_ns,exec_start_ns,exec_end_ns,"
-          "receive_ns,latency_ns,slo_met,batch_size,gpu\n",
+          "receive_ns,latency_ns,slo_met,batch_size,gpu,replica,worker,batch_id\n",
           e.csv);
   setup(&e);
   run_loop(&e);

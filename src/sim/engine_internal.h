@@ -20,6 +20,7 @@ struct CsBatch {
   int gpu;               /* GPU it runs on */
   int worker;            /* worker that runs it: the replica index, or model * n_gpus + gpu */
   int replica;           /* the replica it was sent to, or -1 (centralized) */
+  uint64_t id;           /* 1, 2, ... in dispatch order (0 before it is sent) */
   uint64_t job;          /* execution id on the GPU */
   int n, cap;            /* requests held / capacity of reqs */
   Req *reqs;

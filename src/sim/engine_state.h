@@ -103,6 +103,7 @@ struct CsEngine {
   Worker *workers;
   int n_workers;
   uint64_t next_job;
+  uint64_t next_batch_id; /* ids of dispatched batches, from 1 */
   Batch *free_batches;
   GPtrArray *batches;     /* every batch allocated (freed at teardown, wherever it is) */
   FILE *csv;

@@ -54,7 +54,8 @@ static CsBatchEvent batch_event(const Batch *b)
 {
   CsBatchEvent ev = { .model = b->model, .gpu = b->gpu, .replica = b->replica, .size = b->n,
                       .dispatch_ns = b->dispatch_ns, .node_ns = b->node_ns,
-                      .start_ns = b->start_ns, .end_ns = b->end_ns };
+                      .start_ns = b->start_ns, .end_ns = b->end_ns, .batch_id = b->id,
+                      .worker = b->worker };
   return ev;
 }
 
