@@ -55,5 +55,6 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_place(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_derive(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 #endif

@@ -17,6 +17,8 @@ static const char *const usage_text =
   "  run SCENARIO      simulate a scenario file, print the per-model table, write results\n"
   "  place SCENARIO    compute and print the placement (--list: the policies)\n"
   "  search SCENARIO   find the highest load served within the SLO (goodput search)\n"
+  "  sweep EXPERIMENT  run a grid of variants x axes x seeds; mean and 95 % CI per point\n"
+  "                    (sweep merge: combine --shard outputs)\n"
   "  trace inspect FILE  statistics of an Azure trace file (MAF 2019/2021, Azure LLM)\n"
   "  calibrate         the GPU model against measured co-location (error per model pair)\n"
   "  profile list      the profile files found: GPU types, models, source (--json)\n"
@@ -49,6 +51,8 @@ int main(int argc, char **argv)
     return cmd_place(argc - 1, argv + 1);
   if (strcmp(cmd, "search") == 0)
     return cmd_search(argc - 1, argv + 1);
+  if (strcmp(cmd, "sweep") == 0)
+    return cmd_sweep(argc - 1, argv + 1);
   if (strcmp(cmd, "trace") == 0)
     return cmd_trace(argc - 1, argv + 1);
   if (strcmp(cmd, "calibrate") == 0)

@@ -1,6 +1,7 @@
 /* Placements, and the framework's side of running a placement policy. */
 #include "placement.h"
 
+#include <glpk.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -216,4 +217,9 @@ CsPlacement *cs_placement_run(const CsPlacementPolicy *policy, void *user_data,
   cs_params_free(view);
   cJSON_Delete(empty);
   return p;
+}
+
+void cs_placement_thread_release(void)
+{
+  glp_free_env();
 }

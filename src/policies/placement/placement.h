@@ -54,6 +54,12 @@ CsPlacement *cs_placement_run(const CsPlacementPolicy *policy, void *user_data,
                               const CsPlacementProblem *problem, const cJSON *params,
                               const char *file, const char *path, GError **error);
 
+/* Releases what placement solvers keep per thread: GLPK's environment, which
+ * it allocates in thread-local storage on first use and frees only when asked
+ * (glp_free_env). A thread that ran placements and ends without calling this
+ * leaks it; calling it when nothing is held is harmless. */
+void cs_placement_thread_release(void);
+
 G_END_DECLS
 
 #endif

@@ -1,0 +1,310 @@
+/* clustersim sweep EXPERIMENT [-j N] [-o DIR [--force]] [--shard K/N] [--metric M] [--model M]
+ *                             [--list]
+ * clustersim sweep merge [-o DIR [--force]] [--metric M] [--model M] SHARDDIR...
+ *
+ * Runs an experiment's grid (docs/experiments.md, "Sweeps"), prints the
+ * comparison table and writes runs.csv, aggregate.csv, aggregate.json and
+ * sweep.json; a shard writes its runs.csv and shard.json, and merge turns
+ * shards into exactly the unsharded outputs. Exit status: 0, 1 when some run
+ * was invalid (the others ran and are written), 2 on bad input (nothing is
+ * written). */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "experiment/experiment.h"
+#include "experiment/sweep.h"
+#include "experiment/sweep_aggregate.h"
+
+#define EXIT_SOME_INVALID 1
+
+typedef struct {
+  gint64 last_us;
+  gboolean shown;
+} Progress;
+
+static void on_progress(int done, int total, void *data)
+{
+  Progress *p = data;
+  gint64 now = g_get_monotonic_time();
+  if (done < total && now - p->last_us < 250000)
+    return;
+  p->last_us = now;
+  p->shown = TRUE;
+  fprintf(stderr, "\rsweep: %d of %d runs", done, total);
+  fflush(stderr);
+}
+
+/* Parses "K/N" with 1 <= K <= N. */
+static gboolean parse_shard(const char *text, int *k, int *n)
+{
+  char **parts = g_strsplit(text, "/", -1);
+  guint64 a = 0, b = 0;
+  gboolean ok = g_strv_length(parts) == 2 &&
+                g_ascii_string_to_unsigned(parts[0], 10, 1, G_MAXINT, &a, NULL) &&
+                g_ascii_string_to_unsigned(parts[1], 10, 1, G_MAXINT, &b, NULL) && a <= b;
+  g_strfreev(parts);
+  *k = (int)a;
+  *n = (int)b;
+  return ok;
+}
+
+/* Checks --metric; prints the error (with the metrics) and returns -1 when
+ * it names none. */
+static int metric_option(const char *prog, const char *name)
+{
+  int m = cs_runs_metric_index(name ? name : "goodput_rps");
+  if (m >= 0)
+    return m;
+  GString *list = g_string_new(NULL);
+  for (int i = 0; i < cs_runs_n_metrics(); i++)
+    g_string_append_printf(list, "%s%s", i ? ", " : "", cs_runs_metric_name(i));
+  char *msg = g_strdup_printf("--metric %s: not a metric of runs.csv (%s)", name, list->str);
+  cli_fail(prog, msg);
+  g_free(msg);
+  g_string_free(list, TRUE);
+  return -1;
+}
+
+/* Writes the unsharded outputs (when dir is set), prints the invalid runs
+ * and the comparison table. Returns the exit status. */
+static int finish(const char *prog, const CsRunsTable *t, const cJSON *describe, const char *dir,
+                  int metric, const char *model)
+{
+  if (dir) {
+    const char *names[8];
+    char *texts[8];
+    int n = cs_sweep_outputs(t, describe, names, texts);
+    GError *err = NULL;
+    gboolean ok = cs_sweep_write_outputs(dir, names, (const char *const *)texts, n, &err);
+    for (int i = 0; i < n; i++)
+      g_free(texts[i]);
+    if (!ok) {
+      cli_fail(prog, err->message);
+      g_error_free(err);
+      return EXIT_BAD_INPUT;
+    }
+  }
+  CsAggregate *a = cs_aggregate_new(t);
+  cs_aggregate_print_table(a, metric, model, stdout);
+  cs_aggregate_free(a);
+  cs_sweep_print_invalid(t, prog, stderr);
+  int bad = cs_sweep_n_invalid(t);
+  if (bad) {
+    fprintf(stderr, "%s: %d run%s invalid (status \"invalid\" in runs.csv); the others ran\n",
+            prog, bad, bad == 1 ? "" : "s");
+    return EXIT_SOME_INVALID;
+  }
+  return 0;
+}
+
+static void print_list(const CsExperiment *e)
+{
+  printf("run_id\tvariant");
+  for (int a = 0; a < cs_experiment_n_axes(e); a++)
+    printf("\t%s", cs_experiment_axis_name(e, a));
+  printf("\tseed\n");
+  for (int r = 0; r < cs_experiment_n_runs(e); r++) {
+    printf("%d\t%s", r, cs_experiment_run_variant(e, r));
+    for (int a = 0; a < cs_experiment_n_axes(e); a++)
+      printf("\t%s", cs_experiment_run_label(e, r, a));
+    printf("\t%" G_GINT64_FORMAT "\n", cs_experiment_run_seed(e, r));
+  }
+}
+
+static int cmd_merge(int argc, char **argv)
+{
+  const char *prog = "clustersim sweep merge";
+  char *output = NULL, *metric_name = NULL, *model = NULL;
+  gboolean force = FALSE;
+  GOptionEntry entries[] = {
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the merged outputs (as the unsharded sweep writes them) to DIR", "DIR" },
+    { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace the outputs of an earlier sweep in DIR", NULL },
+    { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_name, "Metric of the printed table (default goodput_rps)", "M" },
+    { "model", 0, 0, G_OPTION_ARG_STRING, &model, "Model of the printed table (default total)", "NAME" },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  GOptionContext *ctx = g_option_context_new("SHARDDIR... - merge the shards of a sweep");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_summary(ctx,
+    "Checks that the shard directories (written by clustersim sweep --shard K/N -o DIR) come\n"
+    "from the same experiment, base scenario and version and hold every run exactly once,\n"
+    "then writes exactly what the unsharded sweep writes and prints its table.");
+  GError *err = NULL;
+  int status = 0, metric;
+  CsRunsTable *t = NULL;
+  cJSON *describe = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    status = cli_fail(prog, err->message);
+  } else if (argc < 2) {
+    status = cli_fail(prog, "expected one or more SHARDDIR (see --help)");
+  } else if (force && !output) {
+    status = cli_fail(prog, "--force needs --output DIR");
+  } else if ((metric = metric_option(prog, metric_name)) < 0) {
+    status = EXIT_BAD_INPUT;
+  } else if (output && !cs_sweep_check_output_dir(output, force, &err)) {
+    status = cli_fail(prog, err->message);
+  } else if (!(t = cs_sweep_merge((const char *const *)argv + 1, argc - 1, &describe, &err))) {
+    status = cli_fail(prog, err->message);
+  } else {
+    status = finish(prog, t, describe, output, metric, model ? model : "total");
+  }
+  g_clear_error(&err);
+  cs_runs_table_free(t);
+  cJSON_Delete(describe);
+  g_free(output);
+  g_free(metric_name);
+  g_free(model);
+  g_option_context_free(ctx);
+  return status;
+}
+
+/* A copy of argv with "-jN" split into "-j" "N", as make and parallel take
+ * it (GOption reads "-j2" as the flags -j and -2). g_strfreev it. */
+static char **split_jobs_flag(int argc, char **argv, int *new_argc)
+{
+  GPtrArray *a = g_ptr_array_new();
+  for (int i = 0; i < argc; i++) {
+    if (strncmp(argv[i], "-j", 2) == 0 && g_ascii_isdigit(argv[i][2])) {
+      g_ptr_array_add(a, g_strdup("-j"));
+      g_ptr_array_add(a, g_strdup(argv[i] + 2));
+    } else {
+      g_ptr_array_add(a, g_strdup(argv[i]));
+    }
+  }
+  *new_argc = (int)a->len;
+  g_ptr_array_add(a, NULL);
+  return (char **)g_ptr_array_free(a, FALSE);
+}
+
+static int sweep_main(int argc, char **argv);
+
+int cmd_sweep(int argc, char **argv)
+{
+  if (argc >= 2 && strcmp(argv[1], "merge") == 0)
+    return cmd_merge(argc - 1, argv + 1);
+  int n;
+  char **args = split_jobs_flag(argc, argv, &n);
+  /* GOption removes what it parses from the array it is given: keep the
+   * original pointers to free them. */
+  char **keep = g_memdup2(args, sizeof(char *) * (gsize)(n + 1));
+  int status = sweep_main(n, args);
+  g_free(args);
+  g_strfreev(keep);
+  return status;
+}
+
+static int sweep_main(int argc, char **argv)
+{
+  const char *prog = "clustersim sweep";
+  char *output = NULL, *shard_text = NULL, *metric_name = NULL, *model = NULL;
+  gboolean force = FALSE, list = FALSE;
+  int jobs = G_MININT; /* not given */
+  GOptionEntry entries[] = {
+    { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Runs at a time (default: the processors); the outputs do not depend on it", "N" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write runs.csv, aggregate.csv, aggregate.json and sweep.json to DIR", "DIR" },
+    { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace the outputs of an earlier sweep in DIR", NULL },
+    { "shard", 0, 0, G_OPTION_ARG_STRING, &shard_text, "Run only the runs whose number mod N is K-1 and write DIR/runs.csv and DIR/shard.json (for sweep merge)", "K/N" },
+    { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_name, "Metric of the printed table (default goodput_rps)", "M" },
+    { "model", 0, 0, G_OPTION_ARG_STRING, &model, "Model of the printed table (default total)", "NAME" },
+    { "list", 0, 0, G_OPTION_ARG_NONE, &list, "Print the runs (number, variant, axis labels, seed) and stop", NULL },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  GOptionContext *ctx = g_option_context_new("EXPERIMENT - run an experiment's grid of simulations");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_summary(ctx,
+    "Runs every variant x axis point x seed of the experiment file on local threads and prints\n"
+    "a table of the metric's mean and 95 % confidence interval over the seeds, a row per axis\n"
+    "point and a column per variant. With --output DIR it writes runs.csv (a row per run and\n"
+    "model), aggregate.csv and aggregate.json (statistics over the seeds) and sweep.json; the\n"
+    "same bytes whatever -j. A run whose scenario is invalid is reported and the others go on\n"
+    "(exit status 1). `clustersim sweep merge -o DIR SHARDDIR...` merges --shard outputs.");
+  GError *err = NULL;
+  int status = 0, metric = -1, shard_k = 1, shard_n = 1;
+  CsExperiment *e = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
+  if (argc != 2) {
+    status = cli_fail(prog, argc < 2 ? "expected an EXPERIMENT file (see --help)"
+                                     : "expected exactly one EXPERIMENT file");
+    goto out;
+  }
+  if (jobs != G_MININT && jobs < 1) {
+    status = cli_fail(prog, "-j: expected a number of runs at a time >= 1");
+    goto out;
+  }
+  if (shard_text && !parse_shard(shard_text, &shard_k, &shard_n)) {
+    char *m = g_strdup_printf("--shard %s: expected K/N with 1 <= K <= N", shard_text);
+    status = cli_fail(prog, m);
+    g_free(m);
+    goto out;
+  }
+  if (shard_text && !output) {
+    status = cli_fail(prog, "--shard needs --output DIR (the shard's part, for sweep merge)");
+    goto out;
+  }
+  if (force && !output) {
+    status = cli_fail(prog, "--force needs --output DIR");
+    goto out;
+  }
+  if ((metric = metric_option(prog, metric_name)) < 0) {
+    status = EXIT_BAD_INPUT;
+    goto out;
+  }
+  if (!(e = cs_experiment_load(argv[1], &err))) {
+    status = cli_fail("clustersim", err->message);
+    goto out;
+  }
+  if (list) {
+    print_list(e);
+    goto out;
+  }
+  if (output && !cs_sweep_check_output_dir(output, force, &err)) {
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
+  Progress progress = { .last_us = g_get_monotonic_time() };
+  CsSweepOptions opt = { .threads = jobs != G_MININT ? jobs : (int)g_get_num_processors(),
+                         .shard_index = shard_k - 1, .shard_count = shard_n };
+  if (isatty(STDERR_FILENO)) {
+    opt.progress = on_progress;
+    opt.progress_data = &progress;
+  }
+  GArray *ids = NULL;
+  CsRunsTable *t = cs_sweep_run(e, &opt, &ids);
+  if (progress.shown)
+    fputs("\r\033[K", stderr);
+  cJSON *describe = cs_experiment_describe(e);
+  if (shard_text) {
+    const char *names[] = { "runs.csv", "shard.json" };
+    char *texts[] = { cs_runs_table_to_csv(t),
+                      cs_sweep_shard_json(describe, shard_k, shard_n, ids) };
+    if (!cs_sweep_write_outputs(output, names, (const char *const *)texts, 2, &err)) {
+      status = cli_fail(prog, err->message);
+    } else {
+      printf("shard %d/%d: %u of %d runs, written to %s\n", shard_k, shard_n, ids->len,
+             cs_experiment_n_runs(e), output);
+      cs_sweep_print_invalid(t, prog, stderr);
+      status = cs_sweep_n_invalid(t) ? EXIT_SOME_INVALID : 0;
+    }
+    g_free(texts[0]);
+    g_free(texts[1]);
+  } else {
+    status = finish(prog, t, describe, output, metric, model ? model : "total");
+  }
+  cJSON_Delete(describe);
+  cs_runs_table_free(t);
+  g_array_unref(ids);
+out:
+  g_clear_error(&err);
+  cs_experiment_free(e);
+  g_free(output);
+  g_free(shard_text);
+  g_free(metric_name);
+  g_free(model);
+  g_option_context_free(ctx);
+  return status;
+}

@@ -1,0 +1,75 @@
+/* Experiments (internal): a grid of simulations described by one JSON file,
+ * the input of `clustersim sweep` (docs/experiments.md, "Sweeps").
+ *
+ * An experiment names a base scenario, edits applied to every run ("set",
+ * "unset"), named variants, axes (a scenario path with values, or labelled
+ * levels that each edit the scenario) and seeds. Runs are numbered
+ * variant-major, then axis by axis (the first axis varies slowest), seeds
+ * innermost: run = ((variant * P) + point) * S + seed index, P the number of
+ * axis points and S the number of seeds.
+ *
+ * A run's scenario is the base, then the top-level edits, the variant's, each
+ * axis level's in axis order; within one set of edits "unset" comes before
+ * "set", so a level can replace a block. A path step "[*]" stands for every
+ * element of the array there (as the scenario holds it at that moment).
+ * The run's seed is given to cs_run through CsRunOptions.seed_override.
+ *
+ * Loading checks the whole grid: every (variant, axis point) scenario is
+ * built once, so an edit that cannot apply is reported before anything runs,
+ * naming the experiment file, the JSON path of the edit and the run. Whether
+ * a built scenario is valid is for cs_run to say, run by run.
+ *
+ * An experiment is immutable after loading: any number of threads may build
+ * run scenarios from it at once. */
+#ifndef CS_EXPERIMENT_H
+#define CS_EXPERIMENT_H
+
+#include <cjson/cJSON.h>
+#include <glib.h>
+
+#include "clustersim/clustersim.h"
+
+G_BEGIN_DECLS
+
+typedef struct CsExperiment CsExperiment;
+
+/* Reads and checks an experiment file and its base scenario (a path relative
+ * to the experiment file's directory). Returns NULL with error set (domain
+ * CS_ERROR) naming the file, the JSON path and what was expected. */
+CsExperiment *cs_experiment_load(const char *path, GError **error);
+
+/* Frees the experiment. Accepts NULL. */
+void cs_experiment_free(CsExperiment *e);
+
+/* The experiment's "name" (else the file's base name). */
+const char *cs_experiment_name(const CsExperiment *e);
+
+int cs_experiment_n_runs(const CsExperiment *e);
+int cs_experiment_n_variants(const CsExperiment *e);
+const char *cs_experiment_variant_name(const CsExperiment *e, int variant);
+int cs_experiment_n_axes(const CsExperiment *e);
+const char *cs_experiment_axis_name(const CsExperiment *e, int axis);
+int cs_experiment_axis_n_levels(const CsExperiment *e, int axis);
+const char *cs_experiment_axis_label(const CsExperiment *e, int axis, int level);
+
+/* A run's coordinates: its variant's name, its label on axis, its seed. */
+const char *cs_experiment_run_variant(const CsExperiment *e, int run);
+const char *cs_experiment_run_label(const CsExperiment *e, int run, int axis);
+int64_t cs_experiment_run_seed(const CsExperiment *e, int run);
+
+/* "variant NAME, AXIS LABEL, ..., seed S" for messages (g_free it). */
+char *cs_experiment_run_describe(const CsExperiment *e, int run);
+
+/* Builds the scenario of a run (the seed is not written into it: pass
+ * cs_experiment_run_seed() as CsRunOptions.seed_override). Returns a new
+ * scenario (cs_scenario_free it); fails only as loading would have. */
+CsScenario *cs_experiment_run_scenario(const CsExperiment *e, int run, GError **error);
+
+/* What identifies the experiment's outputs (sweep.json): name, file base
+ * name and SHA-256, base scenario base name and SHA-256, library version,
+ * number of runs, variants, axes with their labels, seeds. A new object. */
+cJSON *cs_experiment_describe(const CsExperiment *e);
+
+G_END_DECLS
+
+#endif

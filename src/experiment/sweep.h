@@ -1,0 +1,82 @@
+/* Sweeps (internal): running an experiment's grid on local threads, its
+ * output set, and sharding (docs/experiments.md, "Sweeps").
+ *
+ * Determinism: every run is simulated alone from its own scenario and seed,
+ * its rows are kept by run number and written in run order, so the outputs
+ * are the same bytes whatever the number of threads and whichever shards
+ * produced them. Nothing of the wall clock is written. */
+#ifndef CS_SWEEP_H
+#define CS_SWEEP_H
+
+#include <cjson/cJSON.h>
+#include <glib.h>
+
+#include "experiment.h"
+#include "sweep_runs.h"
+
+G_BEGIN_DECLS
+
+/* Called after each run with the runs done and the runs to do (from the
+ * worker thread that finished it, one call at a time). */
+typedef void (*CsSweepProgress)(int done, int total, void *data);
+
+typedef struct {
+  int threads;          /* >= 1 */
+  int shard_index;      /* 0-based: runs whose number mod shard_count is this */
+  int shard_count;      /* >= 1; 1: every run */
+  CsSweepProgress progress; /* may be NULL */
+  void *progress_data;
+} CsSweepOptions;
+
+/* Runs the shard's runs on opt->threads threads. Returns the runs table (rows in run order; a run that cannot run
+ * has one "invalid" row with its message); run_ids (may be NULL) gets the run
+ * numbers run, ascending. Never fails: bad input was refused by
+ * cs_experiment_load. */
+CsRunsTable *cs_sweep_run(const CsExperiment *e, const CsSweepOptions *opt, GArray **run_ids);
+
+/* Runs of the table whose status is not "ok". */
+int cs_sweep_n_invalid(const CsRunsTable *t);
+
+/* Prints a line per run that did not run, in run order:
+ * "PROG: run N (variant V, AXIS LABEL, ..., seed S) invalid: MESSAGE". */
+void cs_sweep_print_invalid(const CsRunsTable *t, const char *prog, FILE *out);
+
+/* ---- Output set (sweep_output.c) ---- */
+
+/* The files a sweep may write in its output directory. */
+extern const char *const cs_sweep_output_set[];
+
+/* Checks that dir can take the outputs before anything runs: it is a
+ * directory or absent, and holds no file of the set unless force. Returns
+ * FALSE with error set otherwise. */
+gboolean cs_sweep_check_output_dir(const char *dir, gboolean force, GError **error);
+
+/* Writes the files names[i] with texts[i] (n of them) into dir (created if
+ * absent), each under a temporary name first and then renamed with SIGINT
+ * and SIGTERM blocked; files of the set not among names are removed, so dir
+ * never mixes two sweeps. Returns FALSE with error set when a file cannot be
+ * written (the temporaries are removed). */
+gboolean cs_sweep_write_outputs(const char *dir, const char *const *names,
+                                const char *const *texts, int n, GError **error);
+
+/* The texts of the unsharded output set from a runs table and the
+ * experiment's description (cs_experiment_describe): runs.csv,
+ * aggregate.csv, aggregate.json, sweep.json, in that order in names/texts
+ * (texts to g_free). */
+int cs_sweep_outputs(const CsRunsTable *t, const cJSON *describe, const char **names,
+                     char **texts);
+
+/* shard.json of a shard: {"sweep": describe, "shard": {"index": K, "count": N},
+ * "run_ids": [...]} (g_free it). index is 1-based, as on the command line. */
+char *cs_sweep_shard_json(const cJSON *describe, int index, int count, const GArray *run_ids);
+
+/* Merges shard directories (each with shard.json and runs.csv): every shard
+ * of the same experiment files and version, every run exactly once, each
+ * runs.csv holding exactly the runs its shard.json lists. Returns the merged
+ * table in run order and *describe (the sweep description) or NULL with error
+ * set naming the directory and what is wrong. */
+CsRunsTable *cs_sweep_merge(const char *const *dirs, int n, cJSON **describe, GError **error);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,383 @@
+/* runs.csv: rows from results, CSV text, and reading it back; see sweep_runs.h. */
+#include "sweep_runs.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+typedef enum { KIND_DOUBLE, KIND_INT } Kind;
+
+/* The metric columns, in order: what a researcher compares across runs.
+ * Configuration echoes (slo_ms, offered and planned rates) are kept so that a
+ * row reads on its own when an axis changes them. */
+static const struct {
+  const char *name;
+  Kind kind;
+  size_t offset; /* in CsModelResult */
+} metrics[] = {
+  { "slo_ms", KIND_DOUBLE, offsetof(CsModelResult, slo_ms) },
+  { "offered_rps", KIND_DOUBLE, offsetof(CsModelResult, offered_rps) },
+  { "planned_rps", KIND_DOUBLE, offsetof(CsModelResult, planned_rps) },
+  { "submitted_rps", KIND_DOUBLE, offsetof(CsModelResult, submitted_rps) },
+  { "throughput_rps", KIND_DOUBLE, offsetof(CsModelResult, throughput_rps) },
+  { "goodput_rps", KIND_DOUBLE, offsetof(CsModelResult, goodput_rps) },
+  { "expected_goodput_rps", KIND_DOUBLE, offsetof(CsModelResult, expected_goodput_rps) },
+  { "bad_rate", KIND_DOUBLE, offsetof(CsModelResult, bad_rate) },
+  { "generated", KIND_INT, offsetof(CsModelResult, generated) },
+  { "measured", KIND_INT, offsetof(CsModelResult, measured) },
+  { "completed", KIND_INT, offsetof(CsModelResult, completed) },
+  { "good", KIND_INT, offsetof(CsModelResult, good) },
+  { "late", KIND_INT, offsetof(CsModelResult, late) },
+  { "dropped", KIND_INT, offsetof(CsModelResult, dropped) },
+  { "unserved", KIND_INT, offsetof(CsModelResult, unserved) },
+  { "failed", KIND_INT, offsetof(CsModelResult, failed) },
+  { "latency_p50_ms", KIND_DOUBLE, offsetof(CsModelResult, latency.p50) },
+  { "latency_p90_ms", KIND_DOUBLE, offsetof(CsModelResult, latency.p90) },
+  { "latency_p95_ms", KIND_DOUBLE, offsetof(CsModelResult, latency.p95) },
+  { "latency_p99_ms", KIND_DOUBLE, offsetof(CsModelResult, latency.p99) },
+  { "latency_max_ms", KIND_DOUBLE, offsetof(CsModelResult, latency.max) },
+  { "latency_mean_ms", KIND_DOUBLE, offsetof(CsModelResult, latency.mean) },
+  { "batches", KIND_INT, offsetof(CsModelResult, batches) },
+  { "mean_batch", KIND_DOUBLE, offsetof(CsModelResult, mean_batch) },
+  { "drain_s", KIND_DOUBLE, offsetof(CsModelResult, drain_s) },
+};
+enum { N_METRICS = G_N_ELEMENTS(metrics) };
+
+/* Columns before the axes, and between the axes and the metrics. */
+static const char *const head_cols[] = { "run_id", "variant" };
+static const char *const mid_cols[] = { "seed", "model", "status", "error" };
+enum { N_HEAD = 2, N_MID = 4 };
+
+int cs_runs_n_metrics(void)
+{
+  return N_METRICS;
+}
+
+const char *cs_runs_metric_name(int i)
+{
+  return metrics[i].name;
+}
+
+int cs_runs_metric_index(const char *name)
+{
+  for (int i = 0; i < N_METRICS; i++)
+    if (strcmp(metrics[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+int cs_runs_col_seed(const CsRunsTable *t)
+{
+  return N_HEAD + t->n_axes;
+}
+
+int cs_runs_col_model(const CsRunsTable *t)
+{
+  return N_HEAD + t->n_axes + 1;
+}
+
+int cs_runs_col_status(const CsRunsTable *t)
+{
+  return N_HEAD + t->n_axes + 2;
+}
+
+int cs_runs_col_error(const CsRunsTable *t)
+{
+  return N_HEAD + t->n_axes + 3;
+}
+
+int cs_runs_col_metric(const CsRunsTable *t, int metric)
+{
+  return N_HEAD + t->n_axes + N_MID + metric;
+}
+
+static int n_columns(int n_axes)
+{
+  return N_HEAD + n_axes + N_MID + N_METRICS + 1; /* + warnings */
+}
+
+CsRunsTable *cs_runs_table_new(const char *const *axis_names, int n_axes)
+{
+  CsRunsTable *t = g_new0(CsRunsTable, 1);
+  t->n_axes = n_axes;
+  t->columns = g_ptr_array_new_with_free_func(g_free);
+  t->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+  for (int i = 0; i < N_HEAD; i++)
+    g_ptr_array_add(t->columns, g_strdup(head_cols[i]));
+  for (int i = 0; i < n_axes; i++)
+    g_ptr_array_add(t->columns, g_strdup(axis_names[i]));
+  for (int i = 0; i < N_MID; i++)
+    g_ptr_array_add(t->columns, g_strdup(mid_cols[i]));
+  for (int i = 0; i < N_METRICS; i++)
+    g_ptr_array_add(t->columns, g_strdup(metrics[i].name));
+  g_ptr_array_add(t->columns, g_strdup("warnings"));
+  return t;
+}
+
+void cs_runs_table_free(CsRunsTable *t)
+{
+  if (!t)
+    return;
+  g_ptr_array_unref(t->columns);
+  g_ptr_array_unref(t->rows);
+  g_free(t);
+}
+
+char *cs_runs_format_double(double v)
+{
+  if (isnan(v))
+    return g_strdup("nan");
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  return g_strdup(g_ascii_formatd(buf, sizeof buf, "%.17g", v));
+}
+
+/* The run's warning codes concerning model (every code when model is NULL),
+ * each once, in the run's order, joined by ';'. */
+static char *warning_codes(const CsResults *res, const char *model)
+{
+  GPtrArray *codes = g_ptr_array_new();
+  for (int i = 0; i < cs_results_n_warnings(res); i++) {
+    const CsWarning *w = cs_results_warning(res, i);
+    if (model && (!w->model || strcmp(w->model, model) != 0))
+      continue;
+    gboolean seen = FALSE;
+    for (guint k = 0; k < codes->len && !seen; k++)
+      seen = strcmp(g_ptr_array_index(codes, k), w->code) == 0;
+    if (!seen)
+      g_ptr_array_add(codes, (gpointer)w->code);
+  }
+  g_ptr_array_add(codes, NULL);
+  char *s = g_strjoinv(";", (char **)codes->pdata);
+  g_ptr_array_free(codes, TRUE);
+  return s;
+}
+
+/* A row with the run's coordinates filled and every other field empty. */
+static char **row_new(const CsRunsTable *t, int run_id, const char *variant,
+                      const char *const *labels, int64_t seed)
+{
+  int n = n_columns(t->n_axes);
+  char **row = g_new0(char *, n + 1);
+  row[CS_RUNS_COL_RUN_ID] = g_strdup_printf("%d", run_id);
+  row[CS_RUNS_COL_VARIANT] = g_strdup(variant);
+  for (int a = 0; a < t->n_axes; a++)
+    row[CS_RUNS_COL_FIRST_AXIS + a] = g_strdup(labels[a]);
+  row[cs_runs_col_seed(t)] = g_strdup_printf("%" PRId64, seed);
+  for (int c = cs_runs_col_model(t); c < n; c++)
+    row[c] = g_strdup("");
+  return row;
+}
+
+static char **row_of_model(const CsRunsTable *t, int run_id, const char *variant,
+                           const char *const *labels, int64_t seed, const CsResults *res,
+                           const CsModelResult *m, gboolean total)
+{
+  char **row = row_new(t, run_id, variant, labels, seed);
+  g_free(row[cs_runs_col_model(t)]);
+  row[cs_runs_col_model(t)] = g_strdup(m->model);
+  g_free(row[cs_runs_col_status(t)]);
+  row[cs_runs_col_status(t)] = g_strdup("ok");
+  for (int i = 0; i < N_METRICS; i++) {
+    const char *field = (const char *)m + metrics[i].offset;
+    int c = cs_runs_col_metric(t, i);
+    g_free(row[c]);
+    if (metrics[i].kind == KIND_DOUBLE)
+      row[c] = cs_runs_format_double(*(const double *)(const void *)field);
+    else
+      row[c] = g_strdup_printf("%" PRId64, *(const int64_t *)(const void *)field);
+  }
+  int w = n_columns(t->n_axes) - 1;
+  g_free(row[w]);
+  row[w] = warning_codes(res, total ? NULL : m->model);
+  return row;
+}
+
+GPtrArray *cs_runs_rows(const CsRunsTable *t, int run_id, const char *variant,
+                        const char *const *labels, int64_t seed, const CsResults *res,
+                        const char *message)
+{
+  GPtrArray *rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+  if (!res) {
+    char **row = row_new(t, run_id, variant, labels, seed);
+    g_free(row[cs_runs_col_status(t)]);
+    row[cs_runs_col_status(t)] = g_strdup("invalid");
+    g_free(row[cs_runs_col_error(t)]);
+    row[cs_runs_col_error(t)] = g_strdup(message);
+    g_ptr_array_add(rows, row);
+    return rows;
+  }
+  for (int i = 0; i < cs_results_n_models(res); i++)
+    g_ptr_array_add(rows, row_of_model(t, run_id, variant, labels, seed, res,
+                                       cs_results_model(res, i), FALSE));
+  g_ptr_array_add(rows,
+                  row_of_model(t, run_id, variant, labels, seed, res, cs_results_total(res), TRUE));
+  return rows;
+}
+
+void cs_runs_table_take(CsRunsTable *t, GPtrArray *rows)
+{
+  for (guint i = 0; i < rows->len; i++)
+    g_ptr_array_add(t->rows, g_ptr_array_index(rows, i));
+  g_ptr_array_set_free_func(rows, NULL);
+  g_ptr_array_unref(rows);
+}
+
+/* Appends a CSV field, quoted when it holds a separator, quote or line break. */
+static void append_field(GString *out, const char *f)
+{
+  if (!strpbrk(f, ",\"\r\n")) {
+    g_string_append(out, f);
+    return;
+  }
+  g_string_append_c(out, '"');
+  for (const char *c = f; *c; c++) {
+    if (*c == '"')
+      g_string_append_c(out, '"');
+    g_string_append_c(out, *c);
+  }
+  g_string_append_c(out, '"');
+}
+
+static void append_record(GString *out, char **fields, int n)
+{
+  for (int i = 0; i < n; i++) {
+    if (i)
+      g_string_append_c(out, ',');
+    append_field(out, fields[i]);
+  }
+  g_string_append_c(out, '\n');
+}
+
+char *cs_runs_table_to_csv(const CsRunsTable *t)
+{
+  GString *out = g_string_new(NULL);
+  int n = (int)t->columns->len;
+  append_record(out, (char **)t->columns->pdata, n);
+  for (guint r = 0; r < t->rows->len; r++)
+    append_record(out, g_ptr_array_index(t->rows, r), n);
+  return g_string_free(out, FALSE);
+}
+
+/* Splits CSV text (RFC 4180: quoted fields may hold commas, quotes doubled
+ * and line breaks) into records, each a NULL-terminated array of fields.
+ * Returns FALSE with error set naming file and line on a malformed quote. */
+static gboolean parse_records(const char *text, const char *file, GPtrArray *records,
+                              GError **error)
+{
+  const char *p = text;
+  int line = 1;
+  while (*p) {
+    GPtrArray *fields = g_ptr_array_new();
+    int start_line = line;
+    for (;;) {
+      GString *f = g_string_new(NULL);
+      if (*p == '"') {
+        p++;
+        for (;;) {
+          if (!*p) {
+            g_string_free(f, TRUE);
+            g_ptr_array_add(fields, NULL);
+            g_strfreev((char **)g_ptr_array_free(fields, FALSE));
+            g_set_error(error, CS_ERROR, CS_ERROR_PARSE,
+                        "%s: line %d: a quoted field is not closed", file, start_line);
+            return FALSE;
+          }
+          if (*p == '"' && p[1] == '"') {
+            g_string_append_c(f, '"');
+            p += 2;
+          } else if (*p == '"') {
+            p++;
+            break;
+          } else {
+            line += (*p == '\n');
+            g_string_append_c(f, *p++);
+          }
+        }
+        if (*p && *p != ',' && *p != '\n' && *p != '\r') {
+          g_string_free(f, TRUE);
+          g_ptr_array_add(fields, NULL);
+          g_strfreev((char **)g_ptr_array_free(fields, FALSE));
+          g_set_error(error, CS_ERROR, CS_ERROR_PARSE,
+                      "%s: line %d: text after a closing quote", file, line);
+          return FALSE;
+        }
+      } else {
+        size_t len = strcspn(p, ",\r\n");
+        g_string_append_len(f, p, (gssize)len);
+        p += len;
+      }
+      g_ptr_array_add(fields, g_string_free(f, FALSE));
+      if (*p == ',') {
+        p++;
+        continue;
+      }
+      if (*p == '\r')
+        p++;
+      if (*p == '\n') {
+        p++;
+        line++;
+      }
+      break;
+    }
+    g_ptr_array_add(fields, NULL);
+    g_ptr_array_add(records, g_ptr_array_free(fields, FALSE));
+  }
+  return TRUE;
+}
+
+int cs_runs_row_run_id(char **row)
+{
+  return (int)g_ascii_strtoll(row[CS_RUNS_COL_RUN_ID], NULL, 10);
+}
+
+double cs_runs_cell_value(const char *cell)
+{
+  if (!*cell)
+    return NAN;
+  return g_ascii_strtod(cell, NULL);
+}
+
+CsRunsTable *cs_runs_table_parse(const char *text, const char *file, GError **error)
+{
+  GPtrArray *records = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+  if (!parse_records(text, file, records, error)) {
+    g_ptr_array_unref(records);
+    return NULL;
+  }
+  CsRunsTable *t = NULL;
+  char **head = records->len ? g_ptr_array_index(records, 0) : NULL;
+  int n = head ? (int)g_strv_length(head) : 0;
+  int n_axes = n - n_columns(0);
+  /* The header must be the one this version writes, around any axis names. */
+  gboolean ok = head && n_axes >= 0;
+  if (ok) {
+    t = cs_runs_table_new((const char *const *)head + N_HEAD, n_axes);
+    for (int c = 0; c < n && ok; c++)
+      ok = strcmp(head[c], g_ptr_array_index(t->columns, c)) == 0;
+  }
+  if (!ok) {
+    g_set_error(error, CS_ERROR, CS_ERROR_PARSE,
+                "%s: line 1: not the header of a runs.csv written by clustersim %s", file,
+                cs_version());
+  }
+  for (guint r = 1; ok && r < records->len; r++) {
+    char **row = g_ptr_array_index(records, r);
+    guint64 id;
+    if ((int)g_strv_length(row) != n ||
+        !g_ascii_string_to_unsigned(row[CS_RUNS_COL_RUN_ID], 10, 0, G_MAXINT, &id, NULL)) {
+      g_set_error(error, CS_ERROR, CS_ERROR_PARSE,
+                  "%s: record %u: expected %d fields starting with a run id", file, r + 1, n);
+      ok = FALSE;
+      break;
+    }
+    g_ptr_array_add(t->rows, row);
+    records->pdata[r] = NULL;
+  }
+  g_ptr_array_unref(records);
+  if (!ok) {
+    cs_runs_table_free(t);
+    return NULL;
+  }
+  return t;
+}

@@ -1,0 +1,302 @@
+/* Sweeps: runs on threads, the runs table, statistics over seeds.
+ *
+ * Expected values come from outside the code under test: the rows of a run
+ * are compared with cs_run of the same scenario and seed, the statistics with
+ * values worked out by hand and Student's t from printed tables (t(0.975, 1)
+ * = 12.7062, t(0.975, 4) = 2.7764). */
+#include <glib/gstdio.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "experiment/experiment.h"
+#include "experiment/sweep.h"
+#include "experiment/sweep_aggregate.h"
+#include "test_util.h"
+
+static char *dir;
+
+static const char *const base_json =
+  "{\"profiles\": [\"synthetic.json\"],"
+  " \"cluster\": {\"gpus\": 2, \"gpu_type\": \"gpu\"},"
+  " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 20},"
+  " \"placement\": {\"policy\": \"dedicated\"},"
+  " \"clients\": [{\"model\": \"a\", \"rate\": 100, \"slo_ms\": 60, \"requests\": 150},"
+  "              {\"model\": \"b\", \"rate\": 150, \"slo_ms\": 80, \"requests\": 150}]}";
+
+/* Three variants, one of them invalid on one GPU only (its manual replica is
+ * on GPU 1), two GPU counts, three seeds: 18 runs. */
+static const char *const experiment_json =
+  "{\"name\": \"t\", \"base\": \"base.json\","
+  " \"variants\": [{\"name\": \"dedicated\"},"
+  "  {\"name\": \"wait5\", \"set\": {\"dispatch.max_wait_ms\": 5}},"
+  "  {\"name\": \"manual\", \"set\": {\"placement\": {\"policy\": \"manual\", \"replicas\": ["
+  "     {\"model\": \"a\", \"gpu\": 0, \"batch\": 4}, {\"model\": \"b\", \"gpu\": 1, \"batch\": 4}]}}}],"
+  " \"axes\": [{\"name\": \"gpus\", \"path\": \"cluster.gpus\", \"values\": [1, 2]}],"
+  " \"seeds\": {\"first\": 1, \"count\": 3}}";
+
+static CsExperiment *exp_;
+
+static int setup(void **state)
+{
+  (void)state;
+  dir = test_dir_with_profile(1.0, 4.0);
+  char *p = g_build_filename(dir, "base.json", NULL);
+  assert_true(g_file_set_contents(p, base_json, -1, NULL));
+  g_free(p);
+  p = g_build_filename(dir, "exp.json", NULL);
+  assert_true(g_file_set_contents(p, experiment_json, -1, NULL));
+  GError *err = NULL;
+  exp_ = cs_experiment_load(p, &err);
+  if (!exp_)
+    fail_msg("%s", err->message);
+  g_free(p);
+  return 0;
+}
+
+static int teardown(void **state)
+{
+  (void)state;
+  cs_experiment_free(exp_);
+  test_dir_remove(dir);
+  return 0;
+}
+
+static char *sweep_csv(int threads, int shard_index, int shard_count)
+{
+  CsSweepOptions opt = { .threads = threads, .shard_index = shard_index,
+                         .shard_count = shard_count };
+  CsRunsTable *t = cs_sweep_run(exp_, &opt, NULL);
+  char *csv = cs_runs_table_to_csv(t);
+  cs_runs_table_free(t);
+  return csv;
+}
+
+/* The same bytes with one thread and with three. */
+static void test_threads_do_not_change_the_table(void **state)
+{
+  (void)state;
+  char *one = sweep_csv(1, 0, 1), *three = sweep_csv(3, 0, 1);
+  assert_string_equal(one, three);
+  g_free(one);
+  g_free(three);
+}
+
+/* Equal, or both NaN (the latency of a model with no result). */
+static gboolean same(const char *cell, double v)
+{
+  double x = cs_runs_cell_value(cell);
+  return (isnan(x) && isnan(v)) || x == v;
+}
+
+static int col(const CsRunsTable *t, const char *name)
+{
+  for (guint c = 0; c < t->columns->len; c++)
+    if (strcmp(g_ptr_array_index(t->columns, c), name) == 0)
+      return (int)c;
+  fail_msg("no column %s", name);
+  return -1;
+}
+
+/* Every row equals cs_run of the run's scenario and seed; the manual variant
+ * on one GPU is one "invalid" row with cs_run's message, and the others ran. */
+static void test_rows_equal_single_runs(void **state)
+{
+  (void)state;
+  CsSweepOptions opt = { .threads = 2, .shard_count = 1 };
+  CsRunsTable *t = cs_sweep_run(exp_, &opt, NULL);
+  /* 15 runs with 2 models + total, 3 invalid runs with one row. */
+  assert_int_equal(t->rows->len, 15 * 3 + 3);
+  assert_int_equal(cs_sweep_n_invalid(t), 3);
+  guint r = 0;
+  for (int run = 0; run < cs_experiment_n_runs(exp_); run++) {
+    GError *err = NULL;
+    CsScenario *sc = cs_experiment_run_scenario(exp_, run, &err);
+    assert_non_null(sc);
+    CsRunOptions ro;
+    cs_run_options_init(&ro);
+    ro.seed_override = cs_experiment_run_seed(exp_, run);
+    CsResults *res = cs_run(sc, &ro, &err);
+    char **row = g_ptr_array_index(t->rows, r);
+    assert_int_equal(cs_runs_row_run_id(row), run);
+    assert_string_equal(row[col(t, "variant")], cs_experiment_run_variant(exp_, run));
+    assert_string_equal(row[col(t, "gpus")], cs_experiment_run_label(exp_, run, 0));
+    char *seed = g_strdup_printf("%d", (int)cs_experiment_run_seed(exp_, run));
+    assert_string_equal(row[col(t, "seed")], seed);
+    g_free(seed);
+    if (!res) {
+      assert_string_equal(cs_experiment_run_variant(exp_, run), "manual");
+      assert_string_equal(row[col(t, "status")], "invalid");
+      assert_string_equal(row[col(t, "error")], err->message);
+      assert_string_equal(row[col(t, "goodput_rps")], "");
+      g_clear_error(&err);
+      r++;
+    } else {
+      for (int m = 0; m <= cs_results_n_models(res); m++, r++) {
+        const CsModelResult *mr =
+          m < cs_results_n_models(res) ? cs_results_model(res, m) : cs_results_total(res);
+        row = g_ptr_array_index(t->rows, r);
+        assert_string_equal(row[col(t, "model")], mr->model);
+        assert_string_equal(row[col(t, "status")], "ok");
+        assert_true(same(row[col(t, "goodput_rps")], mr->goodput_rps));
+        assert_true(same(row[col(t, "latency_p99_ms")], mr->latency.p99));
+        assert_true(same(row[col(t, "mean_batch")], mr->mean_batch));
+        assert_int_equal((int64_t)cs_runs_cell_value(row[col(t, "good")]), mr->good);
+        assert_int_equal((int64_t)cs_runs_cell_value(row[col(t, "unserved")]), mr->unserved);
+      }
+    }
+    cs_results_free(res);
+    cs_scenario_free(sc);
+  }
+  assert_int_equal(r, t->rows->len);
+  /* dedicated on 1 GPU leaves b unserved: the code is on b's row and the total. */
+  char **b_row = g_ptr_array_index(t->rows, 1);
+  assert_string_equal(b_row[col(t, "model")], "b");
+  assert_string_equal(b_row[col(t, "warnings")], "model_unserved");
+  assert_string_equal(((char **)g_ptr_array_index(t->rows, 0))[col(t, "warnings")], "");
+  assert_string_equal(((char **)g_ptr_array_index(t->rows, 2))[col(t, "warnings")],
+                      "model_unserved");
+  cs_runs_table_free(t);
+}
+
+/* Shards partition the runs by run number mod N, and their rows are the
+ * unsharded rows of those runs. */
+static void test_shards_partition_the_runs(void **state)
+{
+  (void)state;
+  CsSweepOptions opt = { .threads = 1, .shard_index = 1, .shard_count = 4 };
+  GArray *ids = NULL;
+  CsRunsTable *t = cs_sweep_run(exp_, &opt, &ids);
+  static const int expect[] = { 1, 5, 9, 13, 17 };
+  assert_int_equal(ids->len, G_N_ELEMENTS(expect));
+  for (guint i = 0; i < ids->len; i++)
+    assert_int_equal(g_array_index(ids, int, i), expect[i]);
+  for (guint r = 0; r < t->rows->len; r++)
+    assert_int_equal(cs_runs_row_run_id(g_ptr_array_index(t->rows, r)) % 4, 1);
+  g_array_unref(ids);
+  cs_runs_table_free(t);
+}
+
+/* A table written and read back is the same table. */
+static void test_csv_round_trip(void **state)
+{
+  (void)state;
+  const char *axes[] = { "load, \"quoted\"" };
+  CsRunsTable *t = cs_runs_table_new(axes, 1);
+  GPtrArray *rows = cs_runs_rows(t, 0, "v,1", axes, 4, NULL, "line one\nline \"two\"");
+  cs_runs_table_take(t, rows);
+  char *csv = cs_runs_table_to_csv(t);
+  GError *err = NULL;
+  CsRunsTable *back = cs_runs_table_parse(csv, "runs.csv", &err);
+  assert_non_null(back);
+  char *again = cs_runs_table_to_csv(back);
+  assert_string_equal(csv, again);
+  char **row = g_ptr_array_index(back->rows, 0);
+  assert_string_equal(row[CS_RUNS_COL_VARIANT], "v,1");
+  assert_string_equal(row[cs_runs_col_error(back)], "line one\nline \"two\"");
+  assert_null(cs_runs_table_parse("run_id,variant\n", "x.csv", &err));
+  assert_non_null(strstr(err->message, "x.csv: line 1: not the header of a runs.csv"));
+  g_clear_error(&err);
+  g_free(csv);
+  g_free(again);
+  cs_runs_table_free(t);
+  cs_runs_table_free(back);
+}
+
+/* A runs table with chosen goodputs: the statistics must be the hand-worked
+ * ones. */
+static CsRunsTable *table_of_goodputs(const double *values, int n)
+{
+  CsRunsTable *t = cs_runs_table_new(NULL, 0);
+  int c = cs_runs_col_metric(t, cs_runs_metric_index("goodput_rps"));
+  for (int i = 0; i < n; i++) {
+    GPtrArray *rows = cs_runs_rows(t, i, "v", NULL, i + 1, NULL, "x");
+    char **row = g_ptr_array_index(rows, 0);
+    g_free(row[cs_runs_col_status(t)]);
+    row[cs_runs_col_status(t)] = g_strdup("ok");
+    g_free(row[cs_runs_col_model(t)]);
+    row[cs_runs_col_model(t)] = g_strdup("total");
+    g_free(row[c]);
+    row[c] = cs_runs_format_double(values[i]);
+    cs_runs_table_take(t, rows);
+  }
+  return t;
+}
+
+/* The goodput line of aggregate.csv: "v,total,goodput_rps,n,n_nan,mean,sd,ci95". */
+static char **goodput_line(const CsRunsTable *t)
+{
+  CsAggregate *a = cs_aggregate_new(t);
+  char *csv = cs_aggregate_to_csv(a);
+  cs_aggregate_free(a);
+  char **lines = g_strsplit(csv, "\n", -1);
+  g_free(csv);
+  char **fields = NULL;
+  for (int i = 0; lines[i] && !fields; i++)
+    if (strstr(lines[i], ",goodput_rps,"))
+      fields = g_strsplit(lines[i], ",", -1);
+  g_strfreev(lines);
+  assert_non_null(fields);
+  return fields;
+}
+
+static void assert_close(const char *text, double expect)
+{
+  double got = g_ascii_strtod(text, NULL);
+  if (fabs(got - expect) > 1e-4 * fabs(expect))
+    fail_msg("%s is not %.6f", text, expect);
+}
+
+static void test_statistics(void **state)
+{
+  (void)state;
+  /* 5 seeds: mean 3, sd sqrt(2.5) = 1.5811388, CI 2.7764 * 1.5811388 / sqrt(5). */
+  const double five[] = { 1, 2, 3, 4, 5 };
+  CsRunsTable *t = table_of_goodputs(five, 5);
+  char **f = goodput_line(t);
+  assert_string_equal(f[0], "v");
+  assert_string_equal(f[1], "total");
+  assert_string_equal(f[3], "5");
+  assert_string_equal(f[4], "0");
+  assert_close(f[5], 3.0);
+  assert_close(f[6], 1.5811388);
+  assert_close(f[7], 2.7764 * 1.5811388 / sqrt(5.0));
+  g_strfreev(f);
+  cs_runs_table_free(t);
+  /* 2 values and a NaN: the NaN is left out and counted; df 1. */
+  const double two[] = { 10, NAN, 14 };
+  t = table_of_goodputs(two, 3);
+  f = goodput_line(t);
+  assert_string_equal(f[3], "2");
+  assert_string_equal(f[4], "1");
+  assert_close(f[5], 12.0);
+  assert_close(f[6], sqrt(8.0));
+  assert_close(f[7], 12.7062 * sqrt(8.0) / sqrt(2.0));
+  g_strfreev(f);
+  cs_runs_table_free(t);
+  /* One value: no spread, no interval. */
+  const double one[] = { 7 };
+  t = table_of_goodputs(one, 1);
+  f = goodput_line(t);
+  assert_string_equal(f[3], "1");
+  assert_close(f[5], 7.0);
+  assert_string_equal(f[6], "");
+  assert_string_equal(f[7], "");
+  g_strfreev(f);
+  cs_runs_table_free(t);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_threads_do_not_change_the_table),
+    cmocka_unit_test(test_rows_equal_single_runs),
+    cmocka_unit_test(test_shards_partition_the_runs),
+    cmocka_unit_test(test_csv_round_trip),
+    cmocka_unit_test(test_statistics),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
