@@ -78,7 +78,7 @@ out=$(cd "$out" && pwd)
 # The array. --parsable prints "JOBID" or "JOBID;CLUSTER".
 array=$(sbatch --parsable --array="1-$n$throttle" --output="$out/logs/shard-%a.out" \
   --export="ALL,CLUSTERSIM=$bin" "${opts[@]}" "$here/sweep.sbatch" "$exp" "$out" "$n") ||
-  { echo "$prog: sbatch refused the array job (message above)" >&2; exit 2; }
+  { echo "$prog: sbatch refused the array job (message above)" >&2; rmdir "$out/logs" 2>/dev/null; exit 2; }
 array=${array%%;*}
 merge_opts=(--parsable --dependency="afterok:$array" --kill-on-invalid-dep=yes
             --output="$out/logs/merge.out" --export="ALL,CLUSTERSIM=$bin" "${opts[@]}")
@@ -93,8 +93,10 @@ fi
 echo "submitted: array job $array ($n shards); waiting for the merge job"
 sbatch --wait "${merge_opts[@]}" "$here/merge.sbatch" "$out" "$n" >/dev/null
 status=$?
-# A task that failed says so in the last line of its log (sweep.sbatch), or
-# has no such line when it was killed (time limit, node failure).
+# sbatch --wait exits 0 when the merge is cancelled because a shard failed:
+# the shards' logs tell. A task that failed says so in the last line of its
+# log (sweep.sbatch), or has no such line when it was killed (time limit,
+# node failure) or never ran.
 failed=
 for k in $(seq 1 "$n"); do
   last=$(tail -n 1 "$out/logs/shard-$k.out" 2>/dev/null)
