@@ -20,8 +20,10 @@
 # nothing is merged).
 #
 # Options after N go to GNU parallel unchanged: -j2 runs two shards at a time
-# (default: one per CPU core), -S/--sshlogin runs them on other hosts. In them,
-# {} stands for the shard number K.
+# (default: one per CPU core), -S/--sshlogin runs them on other hosts,
+# --retries 3 reruns a failed shard (on another host when there is one). In
+# them, {} stands for the shard number K. A shard whose runs are partly
+# invalid still succeeds (its job exits 0): GNU parallel only sees failures.
 #
 # Environment:
 #   CLUSTERSIM  the clustersim binary (default: clustersim on PATH, else this
@@ -36,14 +38,16 @@
 #  - With a shared filesystem (the usual cluster home directory), nothing more:
 #      tools/sweep-parallel.sh experiments/E.json out/E 24 -S 4/node1,4/node2
 #  - Without one, each host writes its shards on its own disk; --return brings
-#    each shard directory back to the same path here, --cleanup then removes
-#    it there (never use --cleanup on a shared filesystem: the remote copy is
-#    the local one):
+#    each shard's two files back to the same paths here (rsync, needed on
+#    every host), and --cleanup then removes them there (never use --cleanup
+#    on a shared filesystem: the remote copy is the local one):
 #      out=$PWD/out/E
 #      tools/sweep-parallel.sh experiments/E.json "$out" 24 -S 4/node1,4/node2 \
-#        --return "$out/shard-{}" --cleanup
+#        --return "$out/shard-{}/runs.csv" --return "$out/shard-{}/shard.json" --cleanup
+#    (--return of the directory shard-{} brings it back too, but --cleanup
+#    does not remove a directory.)
 # ssh must log in without a password prompt (keys or an agent); `:` in the
-# -S list adds this machine. Hosts are not tested by CI (docs/experiments.md).
+# -S list adds this machine. CI does not test hosts (docs/experiments.md).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 prog=sweep-parallel.sh
@@ -82,16 +86,18 @@ fi
 mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
 
-# -q: the command's words reach clustersim as they are (paths with spaces),
-# locally and over ssh. --joblog: each shard's exit status, read below.
+# clustersim's exit status 1 means some runs were invalid: the shard's outputs
+# are complete and the merge reports those runs, so the job exits 0 then, and
+# GNU parallel sees a failure (for --retries, --halt) only when a shard failed.
+# -q: the words reach the command as they are (paths with spaces), locally and
+# over ssh. --joblog: each shard's host and exit status, read below.
 parallel --will-cite --joblog "$out/parallel.log" "$@" \
-  -q "$bin" sweep "$exp" --shard "{}/$n" -j "$threads" --force -o "$out/shard-{}" \
+  -q sh -c '"$0" "$@"; s=$?; [ "$s" -ne 1 ] || s=0; exit "$s"' \
+  "$bin" sweep "$exp" --shard "{}/$n" -j "$threads" --force -o "$out/shard-{}" \
   ::: $(seq 1 "$n")
 pstatus=$?
 
-# A shard's exit status 1 means some of its runs were invalid: its outputs are
-# complete and the merge reports those runs. Anything else failed.
-failed=$(awk -F'\t' 'NR > 1 && ($7 > 1 || $8 != 0) { printf "%s%d (exit %d, signal %d, host %s)", sep, $1, $7, $8, $2; sep = ", " }' \
+failed=$(awk -F'\t' 'NR > 1 && ($7 != 0 || $8 != 0) { printf "%s%d (exit %d, signal %d, host %s)", sep, $1, $7, $8, $2; sep = ", " }' \
   "$out/parallel.log" 2>/dev/null)
 missing=
 for k in $(seq 1 "$n"); do
