@@ -102,6 +102,7 @@ static cJSON *model_json(const CsResults *r, const CsModelResult *m, int index)
       cJSON *x = cJSON_CreateObject();
       cJSON_AddNumberToObject(x, "gpu", rr->gpu);
       cJSON_AddNumberToObject(x, "batch", rr->batch);
+      cJSON_AddNumberToObject(x, "mps_share", rr->mps_share);
       cJSON_AddItemToArray(reps, x);
     }
   }
