@@ -362,6 +362,7 @@ static int sweep_main(int argc, char **argv)
     if (!cs_sweep_write_outputs(output, names, (const char *const *)texts, 2, &err)) {
       status = cli_fail(prog, err->message);
     } else {
+      cs_figure_dir_clear(output); /* of an earlier unsharded sweep there */
       printf("shard %d/%d: %u of %d runs, written to %s\n", shard_k, shard_n, ids->len,
              cs_experiment_n_runs(e), output);
       cs_sweep_print_invalid(t, prog, stderr);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "clustersim/clustersim.h"
 
@@ -237,13 +238,13 @@ static gboolean render(const CsFigure *f, const char *dir, const char *final_dir
   char *out = NULL, *err = NULL;
   int status = 0;
   GError *spawn_err = NULL;
-  gboolean ok = g_spawn_sync(dir, argv, envp, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+  gboolean ok = g_spawn_sync(dir, argv, envp, (GSpawnFlags)0, NULL, NULL, &out, &err, &status,
                              &spawn_err);
   if (!ok) {
     g_set_error(error, CS_ERROR, CS_ERROR_IO, "cannot run %s: %s", gnuplot,
                 spawn_err->message);
     g_error_free(spawn_err);
-  } else if (!g_spawn_check_wait_status(status, NULL)) {
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     g_strchomp(err);
     g_set_error(error, CS_ERROR, CS_ERROR_IO, "%s failed on %s/%s: %s", gnuplot, final_dir,
                 script, *err ? err : "(no message)");
@@ -301,6 +302,16 @@ static gboolean install(const char *stage, const char *final, GError **error)
   }
   sigprocmask(SIG_SETMASK, &old, NULL);
   return ok;
+}
+
+void cs_figure_dir_clear(const char *dir)
+{
+  char *final = g_build_filename(dir, "figures", NULL);
+  if (g_file_test(final, G_FILE_TEST_IS_DIR)) {
+    remove_files(final, FALSE);
+    g_rmdir(final); /* only when empty */
+  }
+  g_free(final);
 }
 
 gboolean cs_figure_set_save(const CsFigureSet *s, const char *dir, const char *gnuplot,

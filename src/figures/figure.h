@@ -91,6 +91,11 @@ char *cs_figure_find_gnuplot(char **why);
 gboolean cs_figure_set_save(const CsFigureSet *s, const char *dir, const char *gnuplot,
                             GString *messages, GError **error);
 
+/* Removes the figures of dir: the .dat, .gp, .svg and .png files of
+ * dir/figures, and the directory when nothing else is left in it. For
+ * outputs being replaced, whose figures would no longer match them. */
+void cs_figure_dir_clear(const char *dir);
+
 G_END_DECLS
 
 #endif

@@ -11,10 +11,10 @@
 
 /* A time-series CSV cell: a finite number >= 0, kept as text to copy it
  * into the .dat unchanged. */
-static gboolean check_cell(const CsCsv *csv, int col, GError **error)
+static gboolean check_cell(const CsCsv *csv, int col, const char *name, GError **error)
 {
   double v;
-  char *label = g_strdup_printf("column %s", col == 0 ? "time_s" : "value");
+  char *label = g_strdup_printf("column %s", name);
   gboolean ok = cs_csv_parse_double(csv, csv->fields[col], label, TRUE, &v, error);
   g_free(label);
   return ok;
@@ -25,6 +25,7 @@ static gboolean check_cell(const CsCsv *csv, int col, GError **error)
 static int read_totals(const char *path, GString *dat, GError **error)
 {
   static const char *const expected = "time_s, gpus_used, busy_gpus";
+  static const char *const names[] = { "time_s", "gpus_used", "busy_gpus" };
   CsCsv csv = { 0 };
   int col[3], bins = 0, rc = 0;
   gboolean ok = cs_csv_open(&csv, path, error) && cs_csv_read_header(&csv, expected, error) &&
@@ -35,7 +36,7 @@ static int read_totals(const char *path, GString *dat, GError **error)
   while (ok && (rc = cs_csv_next(&csv, error)) == 1) {
     ok = cs_csv_expect_fields(&csv, ncol, error);
     for (int i = 0; ok && i < 3; i++)
-      ok = check_cell(&csv, col[i], error);
+      ok = check_cell(&csv, col[i], names[i], error);
     if (ok)
       g_string_append_printf(dat, "%s\t%s\t%s\n", csv.fields[col[0]], csv.fields[col[1]],
                              csv.fields[col[2]]);
@@ -68,7 +69,8 @@ static gboolean read_per_gpu(const RunSummary *r, const char *path, GPtrArray *b
     ok = cs_csv_expect_fields(&csv, ncol, error) &&
          cs_csv_parse_double(&csv, csv.fields[ct], "column time_s", TRUE, &t, error) &&
          cs_csv_parse_count(&csv, csv.fields[cg], "column gpu", &g, error) &&
-         check_cell(&csv, cb, error) && check_cell(&csv, cu, error);
+         check_cell(&csv, cb, "busy_fraction", error) &&
+         check_cell(&csv, cu, "sm_use", error);
     if (ok && g >= r->n_gpus) {
       cs_csv_fail(&csv, error, "gpu %" G_GINT64_FORMAT " is not a GPU of %s (%d GPUs)", g,
                   r->path, r->n_gpus);

@@ -232,14 +232,13 @@ static gboolean read_latencies(const RunSummary *r, const char *path, GArray **l
       ok = FALSE;
       break;
     }
-    if (measured[0] == '0' || strcmp(csv.fields[cs], "ok") != 0)
-      continue;
     int64_t ns;
     if (!cs_csv_parse_count(&csv, csv.fields[cl], "column latency_ns", &ns, error)) {
       ok = FALSE;
       break;
     }
-    g_array_append_val(lat[m], ns);
+    if (measured[0] == '1' && strcmp(csv.fields[cs], "ok") == 0)
+      g_array_append_val(lat[m], ns);
   }
   if (rc < 0)
     ok = FALSE;

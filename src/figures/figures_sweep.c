@@ -360,12 +360,17 @@ static char *fixed_text(const Sweep *s, const View *v, const char *sep, const ch
   return g_string_free(t, FALSE);
 }
 
-static void append_dat_row(GString *d, const char *variant, const char *x, const char *label,
-                           const Cell *c)
+/* A row: the variant, x, every axis' label (tidy: each row says which
+ * point it is), then the statistics. */
+static void append_dat_row(GString *d, const Sweep *s, const View *v, const char *variant,
+                           const char *x, int xlabel, const Cell *c)
 {
   cs_dat_field(d, variant);
-  g_string_append_printf(d, "\t%s\t", x);
-  cs_dat_field(d, label);
+  g_string_append_printf(d, "\t%s", x);
+  for (int a = 0; a < s->n_axes; a++) {
+    g_string_append_c(d, '\t');
+    cs_dat_field(d, g_ptr_array_index(s->axes[a].labels, a == v->xa ? xlabel : v->fixed[a]));
+  }
   g_string_append_printf(d, "\t%s\t%s\t%d\n", *c->mean ? c->mean : "NaN",
                          *c->ci95 ? c->ci95 : "NaN", c->n);
 }
@@ -412,7 +417,7 @@ static void make_figure(const Sweep *s, const View *v, CsFigureSet *set)
       }
       char *x = ax && ax->numeric ? g_strdup(g_ptr_array_index(ax->labels, li))
                                   : g_strdup_printf("%d", ax ? k : (int)vi);
-      append_dat_row(block, variant, x, ax ? g_ptr_array_index(ax->labels, li) : variant, c);
+      append_dat_row(block, s, v, variant, x, li, c);
       g_free(x);
     }
     if (block->len) {
@@ -440,11 +445,15 @@ static void make_figure(const Sweep *s, const View *v, CsFigureSet *set)
                          "# separated by two blank lines (gnuplot's index 0, 1, ...). x: %s;\n"
                          "# mean and ci95 as in aggregate.csv (ci95: half-width of the 95 %% "
                          "confidence\n# interval of the mean over the n seeds; NaN when n < 2).\n"
-                         "# variant\tx\t",
+                         "# variant\tx",
                          s->model, v->metric,
                          ax && ax->numeric ? "the axis value"
-                                           : "the label's position (0, 1, ...; the x tics)");
-  cs_dat_field(f->dat, ax ? ax->name : "variant");
+                         : ax              ? "the label's position (0, 1, ...; the x tics)"
+                                           : "the variant's position (the x tics)");
+  for (int a = 0; a < s->n_axes; a++) {
+    g_string_append_c(f->dat, '\t');
+    cs_dat_field(f->dat, s->axes[a].name);
+  }
   g_string_append_printf(f->dat, "\tmean\tci95\tn\n%s", dat->str);
 
   GString *gp = f->gp;
@@ -539,13 +548,14 @@ static void make_figure(const Sweep *s, const View *v, CsFigureSet *set)
   cs_gp_outputs_begin(f);
   g_string_append(gp, "  plot \\\n");
   /* ci95 is NaN for one seed: a point without a bar. */
+  int mc = 3 + s->n_axes; /* the mean's column; ci95 follows */
   for (guint i = 0; i < series->len; i++) {
     const char *variant = g_ptr_array_index(s->variants, g_array_index(series, int, i));
     g_string_append_printf(gp,
-                           "    \"%s.dat\" index %u using ($2 + shift(%u)):4:"
-                           "(low($4, valid(5) ? $5 : 0)):($4 + (valid(5) ? $5 : 0)) "
+                           "    \"%s.dat\" index %u using ($2 + shift(%u)):%d:"
+                           "(low($%d, valid(%d) ? $%d : 0)):($%d + (valid(%d) ? $%d : 0)) "
                            "with yerrorlines ls %u title ",
-                           f->name, i, i, i + 1);
+                           f->name, i, i, mc, mc, mc + 1, mc + 1, mc, mc + 1, mc + 1, i + 1);
     cs_gp_string(gp, variant);
     g_string_append(gp, i + 1 < series->len || (latency && isfinite(s->slo_ms)) ? ", \\\n" : "\n");
   }
