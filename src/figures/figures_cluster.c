@@ -155,10 +155,11 @@ gboolean cs_figure_gpu_busy(CsFigureSet *set, const RunSummary *r, GError **erro
   double t_end = n_bins * r->bin_s;
   cs_gp_begin(f, "GPUs used and busy over time (top), busy fraction per GPU (bottom)");
   g_string_append_printf(f->gp,
+                         "bin = %.17g\n"
                          "set xrange [0:%.17g]\n"
                          "set cbrange [0:1]\n"
                          "set palette defined (0 \"#f4f4f4\", 0.5 \"#6baed6\", 1 \"#08306b\")\n",
-                         t_end);
+                         r->bin_s, t_end);
   cs_gp_outputs_begin(f);
   g_string_append(f->gp, "  set multiplot title ");
   cs_gp_string(f->gp, title);
@@ -170,11 +171,12 @@ gboolean cs_figure_gpu_busy(CsFigureSet *set, const RunSummary *r, GError **erro
     "  set tmargin at screen 0.86\n  set bmargin at screen 0.57\n"
     "  unset xlabel\n  set format x \"\"\n  unset colorbox\n"
     "  set ylabel \"GPUs\"\n  set yrange [0:%d]\n  set ytics %s\n"
-    "  set key inside left top horizontal Left reverse opaque\n"
-    "  plot \"gpu_busy.dat\" index 0 using 1:2 with steps lw 2 lc rgb \"#999999\" "
-    "title \"ran a batch in the bin\", \\\n"
-    "       \"gpu_busy.dat\" index 0 using 1:3 with steps lw 2 lc rgb \"#0072b2\" "
-    "title \"busy (mean over the bin)\"\n"
+    "  set key at screen 0.75, screen 0.86 left top vertical Left reverse samplen 2\n"
+    "  # Each bin drawn over its width (x: the bin's middle).\n"
+    "  plot \"gpu_busy.dat\" index 0 using ($1 + bin / 2.0):2 with histeps lw 2 "
+    "lc rgb \"#999999\" title \"used (ran a batch)\", \\\n"
+    "       \"gpu_busy.dat\" index 0 using ($1 + bin / 2.0):3 with histeps lw 2 "
+    "lc rgb \"#0072b2\" title \"busy (mean)\"\n"
     "  # Bottom: each GPU's busy fraction per bin.\n"
     "  set tmargin at screen 0.50\n  set bmargin at screen 0.11\n"
     "  set xlabel \"simulated time (s)\"\n  set format x \"%%g\"\n"
@@ -199,10 +201,10 @@ out:
 }
 
 /* The boxes of one GPU's column: bottom and top of each replica there.
- * Under MPS a box is as tall as its share (so a column above 1 is an
+ * Under MPS a box is as tall as its share (so shares above 1 are an
  * oversubscribed GPU); replicas without a share split what the others leave
- * (at least 0.15, to stay visible). Time-sliced replicas split the column
- * evenly: they take turns. */
+ * (0.1 each when they leave nothing, to stay visible). Time-sliced replicas
+ * split the column evenly: they take turns. */
 typedef struct {
   int model, replica;
   const RunReplica *rep;
@@ -226,7 +228,7 @@ static GArray *column(const RunSummary *r, int gpu)
       else
         unlimited++;
     }
-  double rest = unlimited ? MAX(1.0 - given, 0.15 * unlimited) / unlimited : 0;
+  double rest = given < 1.0 ? (1.0 - given) / MAX(unlimited, 1) : 0.1;
   double y = 0;
   for (guint i = 0; i < boxes->len; i++) {
     Box *b = &g_array_index(boxes, Box, i);
@@ -235,6 +237,18 @@ static GArray *column(const RunSummary *r, int gpu)
     b->y1 = y += h;
   }
   return boxes;
+}
+
+static gboolean oversubscribed(GArray **cols, int n)
+{
+  for (int g = 0; g < n; g++) {
+    double sum = 0;
+    for (guint i = 0; i < cols[g]->len; i++)
+      sum += MAX(g_array_index(cols[g], Box, i).rep->share, 0.0);
+    if (sum > 1.0)
+      return TRUE;
+  }
+  return FALSE;
 }
 
 static gboolean unlimited_any(GArray **cols, int n)
@@ -282,7 +296,7 @@ void cs_figure_placement(CsFigureSet *set, const RunSummary *r)
                          ". y0, y1: the box\n# drawn for the replica: %s\n"
                          "# gpu\tmodel\treplica\tbatch\tmps_share\ty0\ty1\n",
                          r->mps ? "its MPS share of the SMs stacked (no share: an even part "
-                                  "of what the others leave, at least 0.15)"
+                                  "of what the others leave, 0.1 if nothing)"
                                 : "time-sliced replicas split the column evenly");
   int block = 0;
   GString *plot = g_string_new(NULL);
@@ -319,33 +333,53 @@ void cs_figure_placement(CsFigureSet *set, const RunSummary *r)
   }
   /* Plain labels rather than a `with labels` plot: gnuplot 5.4 draws the
    * latter with enhanced text whatever it is told, turning the "_b7" of
-   * efficientnet_b7 into a subscript. Box labels while the boxes are wide
-   * enough to hold them; the busy fraction above each GPU. */
-  GString *labels = g_string_new("# In each box: model, batch size and share; above each GPU: its busy fraction.\n");
-  const char *font = r->n_gpus <= 6 ? "DejaVu Sans,10" : r->n_gpus <= 12 ? "DejaVu Sans,8" : NULL;
-  for (int g = 0; font && g < r->n_gpus; g++)
+   * efficientnet_b7 into a subscript. Up to 4 GPUs a box holds its label on
+   * two lines; up to 24 it is written upwards, shortened to what the box's
+   * height holds (about 5.5 px a character at 8 points, 330 px for the
+   * y range); beyond, the colours and the data file say it. */
+  GString *labels = g_string_new("# In each box: model, batch size and share; above each GPU: "
+                                 "its busy fraction.\n");
+  gboolean upright = r->n_gpus <= 4, upwards = !upright && r->n_gpus <= 24;
+  for (int g = 0; (upright || upwards) && g < r->n_gpus; g++)
     for (guint i = 0; i < cols[g]->len; i++) {
       const Box *b = &g_array_index(cols[g], Box, i);
+      const char *model = r->models[b->model].name;
+      char *share = !r->mps ? g_strdup("")
+                    : b->rep->share > 0 ? g_strdup_printf(" · %.0f %%", 100 * b->rep->share)
+                                        : g_strdup(" · no limit");
+      char *full = g_strdup_printf(upright ? "%s\nb%d%s" : "%s b%d%s", model, b->rep->batch,
+                                   share);
+      char *part = g_strdup_printf("b%d%s", b->rep->batch, share);
       char *text;
-      if (b->y1 - b->y0 < 0.12)
-        text = g_strdup_printf("b%d", b->rep->batch);
-      else if (!r->mps)
-        text = g_strdup_printf("%s\nb%d", r->models[b->model].name, b->rep->batch);
-      else if (b->rep->share > 0)
-        text = g_strdup_printf("%s\nb%d · %.0f %%", r->models[b->model].name, b->rep->batch,
-                               100 * b->rep->share);
+      double px = (b->y1 - b->y0) / (top * 1.12) * 330;
+      if (upright)
+        text = g_strdup(b->y1 - b->y0 < 0.12 ? part : full);
       else
-        text = g_strdup_printf("%s\nb%d · no limit", r->models[b->model].name, b->rep->batch);
-      g_string_append(labels, "set label ");
-      cs_gp_string(labels, text);
-      g_string_append_printf(labels, " at %d, %.17g center front noenhanced font \"%s\"\n", g,
-                             (b->y0 + b->y1) / 2, font);
+        text = g_strdup(g_utf8_strlen(full, -1) * 5.5 <= px   ? full
+                        : g_utf8_strlen(part, -1) * 5.5 <= px ? part
+                        : px >= 14                            ? "" : NULL);
+      if (text && !*text) {
+        g_free(text);
+        text = g_strdup_printf("b%d", b->rep->batch);
+      }
+      if (text && (upright || g_utf8_strlen(text, -1) * 5.5 <= px)) {
+        g_string_append(labels, "set label ");
+        cs_gp_string(labels, text);
+        g_string_append_printf(labels, " at %d, %.17g center %sfront noenhanced font \"%s\"\n",
+                               g, (b->y0 + b->y1) / 2, upright ? "" : "rotate by 90 ",
+                               upright ? "DejaVu Sans,10" : "DejaVu Sans,8");
+      }
       g_free(text);
+      g_free(full);
+      g_free(part);
+      g_free(share);
     }
-  for (int g = 0; g < r->n_gpus; g++)
-    g_string_append_printf(labels, "set label \"%.0f %% busy\" at %d, %.17g center noenhanced "
-                                   "font \",9\"\n",
-                           100 * r->gpus[g].busy_fraction, g, top * 1.04);
+  gboolean busy_labels = r->n_gpus <= 16;
+  for (int g = 0; busy_labels && g < r->n_gpus; g++)
+    g_string_append_printf(labels, "set label \"%.0f %%%s\" at %d, %.17g center noenhanced "
+                                   "font \",%d\"\n",
+                           100 * r->gpus[g].busy_fraction, r->n_gpus <= 6 ? " busy" : "", g,
+                           top * 1.04, r->n_gpus <= 6 ? 9 : 8);
   g_string_append(labels, "set xtics (");
   for (int g = 0; g < r->n_gpus; g++) {
     const RunGpu *x = &r->gpus[g];
@@ -373,20 +407,21 @@ void cs_figure_placement(CsFigureSet *set, const RunSummary *r)
   cs_gp_string(f->gp, title);
   g_string_append_printf(f->gp,
                          " noenhanced\n"
-                         "set xlabel \"GPU (busy fraction of the run above each)\"\n"
+                         "set xlabel \"%s\"\n"
                          "set ylabel \"%s\"\n"
                          "set xrange [-0.6:%.1f]\n"
                          "set yrange [0:%.17g]\n"
                          "set ytics %s\n"
                          "set grid noxtics\n"
                          "set key below horizontal Left reverse height 1\n",
+                         busy_labels ? "GPU (busy fraction of the run above each)" : "GPU",
                          r->mps ? "MPS share of the GPU's SMs" : "time-sliced (drawn evenly)",
                          r->n_gpus - 0.4, top * 1.12,
                          r->mps ? "(\"0\" 0, \"25 %%\" 0.25, \"50 %%\" 0.5, \"75 %%\" 0.75, "
                                   "\"100 %%\" 1)"
                                 : "(\"\" 0)");
   g_string_append(f->gp, labels->str);
-  if (r->mps && top > 1.0)
+  if (r->mps && oversubscribed(cols, r->n_gpus))
     g_string_append(f->gp, "# Shares above the whole GPU: oversubscribed.\n"
                            "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 "
                            "lc rgb \"#606060\" front\n");

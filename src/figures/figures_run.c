@@ -458,8 +458,9 @@ static void stage_breakdown(CsFigureSet *set, const RunSummary *r)
                          "set boxwidth 0.6\n"
                          "set xtics noenhanced nomirror%s\n"
                          "set grid noxtics\n"
-                         "set key outside right top vertical Left reverse\n",
-                         shown > 6 ? " rotate by -30" : "");
+                         "set xrange [-0.6:%d.6]\n"
+                         "set key below horizontal Left reverse height 1\n",
+                         shown > 6 ? " rotate by -30" : "", shown - 1);
   cs_gp_outputs_begin(f);
   g_string_append(f->gp, "  plot \\\n");
   for (int s = 0; s < CS_N_STAGES; s++) {
