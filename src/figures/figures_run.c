@@ -139,10 +139,14 @@ static gboolean read_summary(RunSummary *r, GError **error)
 {
   r->path = g_build_filename(r->dir, "summary.json", NULL);
   if (!g_file_test(r->path, G_FILE_TEST_EXISTS)) {
+    char *sweep = g_build_filename(r->dir, "sweep.json", NULL);
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO,
                 "%s: absent: %s is not the output directory of a run (clustersim run "
-                "SCENARIO --output DIR)",
-                r->path, r->dir);
+                "SCENARIO --output DIR)%s",
+                r->path, r->dir,
+                g_file_test(sweep, G_FILE_TEST_EXISTS)
+                  ? "; it is a sweep's: clustersim sweep plot draws its figures" : "");
+    g_free(sweep);
     return FALSE;
   }
   r->doc = cs_json_load_file(r->path, error);

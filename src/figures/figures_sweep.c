@@ -128,6 +128,18 @@ static gboolean read_string_list(const cJSON *a, const char *file, const char *p
 static gboolean read_sweep_json(Sweep *s, GError **error)
 {
   char *path = g_build_filename(s->dir, "sweep.json", NULL);
+  if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+    char *summary = g_build_filename(s->dir, "summary.json", NULL);
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO,
+                "%s: absent: %s is not the output directory of a sweep (clustersim sweep "
+                "EXPERIMENT -o DIR, or sweep merge -o DIR)%s",
+                path, s->dir,
+                g_file_test(summary, G_FILE_TEST_EXISTS)
+                  ? "; it is a run's: clustersim plot draws its figures" : "");
+    g_free(summary);
+    g_free(path);
+    return FALSE;
+  }
   cJSON *d = cs_json_load_file(path, error);
   const char *name = NULL;
   gboolean ok = d && cs_json_expect_object(d, path, NULL, error) &&
@@ -384,6 +396,68 @@ static void append_style(GString *gp, int i)
                          cs_figure_colour(i), points[i % 8], 1 + i / 8);
 }
 
+/* Two lines: what against what (the other axes' labels in parentheses),
+ * then the statistics and the experiment. */
+static char *figure_title(const Sweep *s, const View *v, const char *ylabel, const char *model,
+                          const char *fixed)
+{
+  const Axis *ax = v->xa >= 0 ? &s->axes[v->xa] : NULL;
+  GString *title = g_string_new(NULL);
+  g_string_append_printf(title, "%s of %s vs %s", ylabel, model, ax ? ax->name : "variant");
+  /* "Goodput", but "p99 latency". */
+  if (g_ascii_islower(title->str[0]) && g_ascii_islower(title->str[1]))
+    title->str[0] = g_ascii_toupper(title->str[0]);
+  /* The unit belongs to the y label, not to the title. */
+  char *paren = strstr(title->str, " (");
+  if (paren)
+    g_string_erase(title, paren - title->str, (gssize)strcspn(paren, ")") + 1);
+  if (*fixed)
+    g_string_append_printf(title, " (%s)", fixed);
+  g_string_append_printf(title, "\nmean ± 95 %% confidence interval over %d seed%s · ",
+                         s->n_seeds, s->n_seeds == 1 ? "" : "s");
+  g_string_append(title, s->experiment);
+  return g_string_free(title, FALSE);
+}
+
+/* The smallest step between the values of a numeric axis (1 otherwise): the
+ * unit of the series' dodge. */
+static double min_step(const Axis *ax)
+{
+  double step = 1.0, prev = 0, x;
+  gboolean have = FALSE;
+  for (int k = 0; ax && ax->numeric && k < (int)ax->labels->len; k++) {
+    label_number(g_ptr_array_index(ax->labels, ax->order[k]), &x);
+    if (k > 0 && x > prev && (!have || x - prev < step)) {
+      step = x - prev;
+      have = TRUE;
+    }
+    prev = x;
+  }
+  return step;
+}
+
+/* The x tics: every value of a short numeric axis (a long one keeps
+ * gnuplot's), every label of a categorical one, or every variant without an
+ * axis, at its position. */
+static void append_xtics(GString *gp, const Sweep *s, const Axis *ax)
+{
+  int n = ax ? (int)ax->labels->len : (int)s->variants->len;
+  if (ax && ax->numeric && n > 12)
+    return;
+  g_string_append(gp, "set xtics (");
+  for (int k = 0; k < n; k++) {
+    const char *l = ax ? g_ptr_array_index(ax->labels, ax->order[k])
+                       : g_ptr_array_index(s->variants, k);
+    g_string_append(gp, k ? ", " : "");
+    cs_gp_tic(gp, l);
+    if (ax && ax->numeric)
+      g_string_append_printf(gp, " %s", l);
+    else
+      g_string_append_printf(gp, " %d", k);
+  }
+  g_string_append(gp, ") noenhanced\n");
+}
+
 static void make_figure(const Sweep *s, const View *v, CsFigureSet *set)
 {
   const Axis *ax = v->xa >= 0 ? &s->axes[v->xa] : NULL;
@@ -458,20 +532,7 @@ static void make_figure(const Sweep *s, const View *v, CsFigureSet *set)
 
   GString *gp = f->gp;
   cs_gp_begin(f, what);
-  GString *title = g_string_new(NULL);
-  g_string_append_printf(title, "%s of %s vs %s", ylabel, model, ax ? ax->name : "variant");
-  /* "Goodput", but "p99 latency". */
-  if (g_ascii_islower(title->str[0]) && g_ascii_islower(title->str[1]))
-    title->str[0] = g_ascii_toupper(title->str[0]);
-  /* The unit belongs to the y label, not to the title. */
-  char *paren = strstr(title->str, " (");
-  if (paren)
-    g_string_erase(title, paren - title->str, (gssize)strcspn(paren, ")") + 1);
-  if (*fixed)
-    g_string_append_printf(title, " (%s)", fixed);
-  g_string_append_printf(title, "\nmean ± 95 %% confidence interval over %d seed%s · ",
-                         s->n_seeds, s->n_seeds == 1 ? "" : "s");
-  g_string_append(title, s->experiment);
+  char *title = figure_title(s, v, ylabel, model, fixed);
   /* Latencies of overloaded points run to seconds while the others stay at
    * milliseconds: a log scale keeps both readable. Bars reaching 0 or below
    * are drawn down to the bottom of the plot. */
@@ -479,7 +540,7 @@ static void make_figure(const Sweep *s, const View *v, CsFigureSet *set)
   gboolean logy = latency && lo_mean > 0 && isfinite(lo_mean) && hi_mean / lo_mean > 20;
   double ymin = logy ? pow(10.0, floor(log10(lo_bar))) : 0.0;
   g_string_append(gp, "set title ");
-  cs_gp_string(gp, title->str);
+  cs_gp_string(gp, title);
   g_string_append(gp, " noenhanced\nset xlabel ");
   cs_gp_string(gp, ax ? ax->name : "variant");
   g_string_append(gp, " noenhanced\nset ylabel ");
@@ -497,37 +558,8 @@ static void make_figure(const Sweep *s, const View *v, CsFigureSet *set)
   g_string_append_printf(gp, "ymin = %.17g\n"
                              "low(mean, ci) = mean - ci > ymin ? mean - ci : ymin\n",
                          ymin);
-  /* The smallest step between x values scales the dodge below. */
-  double step = 1.0;
-  if (ax && ax->numeric) {
-    double prev = 0, x;
-    gboolean have = FALSE;
-    for (int k = 0; k < nx; k++) {
-      label_number(g_ptr_array_index(ax->labels, ax->order[k]), &x);
-      if (k > 0 && x > prev && (!have || x - prev < step)) {
-        step = x - prev;
-        have = TRUE;
-      }
-      prev = x;
-    }
-  }
-  /* The x tics: every value of a short numeric axis, every label of a
-   * categorical one (or every variant without an axis) at its position. */
-  int ntics = ax ? nx : (int)s->variants->len;
-  if (!ax || !ax->numeric || nx <= 12) {
-    g_string_append(gp, "set xtics (");
-    for (int k = 0; k < ntics; k++) {
-      const char *l = ax ? g_ptr_array_index(ax->labels, ax->order[k])
-                         : g_ptr_array_index(s->variants, k);
-      g_string_append(gp, k ? ", " : "");
-      cs_gp_tic(gp, l);
-      if (ax && ax->numeric)
-        g_string_append_printf(gp, " %s", l);
-      else
-        g_string_append_printf(gp, " %d", k);
-    }
-    g_string_append(gp, ") noenhanced\n");
-  }
+  double step = min_step(ax);
+  append_xtics(gp, s, ax);
   g_string_append(gp, "set offsets graph 0.04, graph 0.04, graph 0.08, 0\n"
                       "set bars 0.6\n"
                       "set key outside right top vertical Left reverse samplen 2.5\n");
@@ -563,7 +595,7 @@ static void make_figure(const Sweep *s, const View *v, CsFigureSet *set)
     g_string_append_printf(gp, "    %.17g with lines dt 2 lw 1.5 lc rgb \"#707070\" title \"SLO (%g ms)\"\n",
                            s->slo_ms, s->slo_ms);
   cs_gp_end(f);
-  g_string_free(title, TRUE);
+  g_free(title);
   g_free(what);
 out:
   g_array_unref(series);

@@ -252,7 +252,8 @@ check "... and the sweep's own outputs are the same as with gnuplot" \
   bash -c "for f in runs.csv aggregate.csv aggregate.json sweep.json; do cmp '$tmp/na/'\$f '$tmp/na2/'\$f || exit 1; done"
 
 # sweep plot on bad directories.
-bad "sweep plot of a run directory" "$tmp/r/sweep.json: cannot read" sweep plot "$tmp/r"
+bad "sweep plot of a run directory" "$tmp/r/sweep.json: absent: $tmp/r is not the output directory of a sweep (clustersim sweep EXPERIMENT -o DIR, or sweep merge -o DIR); it is a run's: clustersim plot draws its figures" sweep plot "$tmp/r"
+bad "plot of a sweep directory" "it is a sweep's: clustersim sweep plot draws its figures" plot "$tmp/cat"
 cp -r "$tmp/cat" "$tmp/bc1"; sed -i '1s/,load,/,loads,/' "$tmp/bc1/aggregate.csv"
 bad "aggregate.csv with other axes than sweep.json" \
   "aggregate.csv: line 1: expected the columns variant,load,model,metric,n,n_nan,mean,sd,ci95" sweep plot "$tmp/bc1"
