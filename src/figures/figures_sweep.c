@@ -445,9 +445,11 @@ static void append_xtics(GString *gp, const Sweep *s, const Axis *ax)
   if (ax && ax->numeric && n > 12)
     return;
   g_string_append(gp, "set xtics (");
+  glong longest = 0;
   for (int k = 0; k < n; k++) {
     const char *l = ax ? g_ptr_array_index(ax->labels, ax->order[k])
                        : g_ptr_array_index(s->variants, k);
+    longest = MAX(longest, g_utf8_strlen(l, -1));
     g_string_append(gp, k ? ", " : "");
     cs_gp_tic(gp, l);
     if (ax && ax->numeric)
@@ -455,7 +457,11 @@ static void append_xtics(GString *gp, const Sweep *s, const Axis *ax)
     else
       g_string_append_printf(gp, " %d", k);
   }
-  g_string_append(gp, ") noenhanced\n");
+  /* About 75 characters fit side by side under the plot; longer labels
+   * (a placement block's JSON, say) are slanted so that they do not run
+   * into each other. */
+  g_string_append_printf(gp, ") noenhanced%s\n",
+                         n * (longest + 2) > 75 ? " rotate by -25 left" : "");
 }
 
 static void make_figure(const Sweep *s, const View *v, CsFigureSet *set)
@@ -565,29 +571,35 @@ static void make_figure(const Sweep *s, const View *v, CsFigureSet *set)
                       "set key outside right top vertical Left reverse samplen 2.5\n");
   if (!ax)
     g_string_append(gp, "unset key\n");
+  /* Neighbouring series dodge * step apart: together at most 0.3 of the
+   * step, 0.075 for two. */
+  char *dodge = g_strdup_printf("%.17g", ax && series->len > 1 ? 0.3 / MAX(series->len, 4) : 0.0);
   g_string_append_printf(gp,
-                         "# Series at one x are spread over dodge x the smallest step between "
-                         "x values,\n"
+                         "# Series at one x are drawn dodge x the smallest step between x "
+                         "values apart,\n"
                          "# so that their error bars do not hide each other; gnuplot -e "
                          "'dodge=0' draws\n# them at their exact x.\n"
                          "if (!exists(\"dodge\")) dodge = %s\n"
                          "step = %.17g\n"
                          "shift(i) = (i - %.17g) * dodge * step\n",
-                         ax && series->len > 1 ? "0.025" : "0", step,
-                         (series->len - 1) / 2.0);
+                         dodge, step, (series->len - 1) / 2.0);
+  g_free(dodge);
   for (guint i = 0; i < series->len; i++)
     append_style(gp, (int)i);
   cs_gp_outputs_begin(f);
   g_string_append(gp, "  plot \\\n");
-  /* ci95 is NaN for one seed: a point without a bar. */
+  /* ci95 is NaN for one seed: a point without a bar. Lines join the points
+   * of a numeric axis only: between categories there is nothing to join. */
   int mc = 3 + s->n_axes; /* the mean's column; ci95 follows */
+  const char *style = ax && ax->numeric ? "yerrorlines" : "yerrorbars";
   for (guint i = 0; i < series->len; i++) {
     const char *variant = g_ptr_array_index(s->variants, g_array_index(series, int, i));
     g_string_append_printf(gp,
                            "    \"%s.dat\" index %u using ($2 + shift(%u)):%d:"
                            "(low($%d, valid(%d) ? $%d : 0)):($%d + (valid(%d) ? $%d : 0)) "
-                           "with yerrorlines ls %u title ",
-                           f->name, i, i, mc, mc, mc + 1, mc + 1, mc, mc + 1, mc + 1, i + 1);
+                           "with %s ls %u title ",
+                           f->name, i, i, mc, mc, mc + 1, mc + 1, mc, mc + 1, mc + 1, style,
+                           i + 1);
     cs_gp_string(gp, variant);
     g_string_append(gp, i + 1 < series->len || (latency && isfinite(s->slo_ms)) ? ", \\\n" : "\n");
   }
