@@ -264,15 +264,9 @@ static gboolean render(const CsFigure *f, const char *dir, const char *final_dir
 }
 
 /* Moves the staged files into final (created if absent), replacing its
- * figure files, with SIGINT and SIGTERM held so that an interrupt leaves
- * either the old figures or the new ones. */
+ * figure files. */
 static gboolean install(const char *stage, const char *final, GError **error)
 {
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigprocmask(SIG_BLOCK, &block, &old);
   gboolean ok = TRUE;
   if (!g_file_test(final, G_FILE_TEST_EXISTS)) {
     if (g_rename(stage, final) != 0) {
@@ -300,7 +294,6 @@ static gboolean install(const char *stage, const char *final, GError **error)
     remove_files(stage, TRUE);
     g_rmdir(stage);
   }
-  sigprocmask(SIG_SETMASK, &old, NULL);
   return ok;
 }
 
@@ -325,7 +318,15 @@ gboolean cs_figure_set_save(const CsFigureSet *s, const char *dir, const char *g
     g_free(stage);
     return FALSE;
   }
-  /* A staging directory left by an interrupted earlier call. */
+  /* SIGINT and SIGTERM wait until the figures are in place (a second or so
+   * for the largest runs), so that an interrupt leaves either the old
+   * figures or the new ones and no staging directory. */
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  /* A staging directory left by a crashed earlier call. */
   remove_files(stage, TRUE);
   g_rmdir(stage);
   gboolean ok = TRUE;
@@ -346,6 +347,7 @@ gboolean cs_figure_set_save(const CsFigureSet *s, const char *dir, const char *g
     remove_files(stage, TRUE);
     g_rmdir(stage);
   }
+  sigprocmask(SIG_SETMASK, &old, NULL);
   g_free(final);
   g_free(stage);
   return ok;

@@ -77,6 +77,18 @@ check "no staging directory is left" test ! -e "$tmp/r/figures.new"
 check "a restyled script renders by itself (gnuplot NAME.gp in figures/)" \
   bash -c "[ $render = 0 ] || (cd '$tmp/r/figures' && rm placement.png && LC_ALL=C.UTF-8 gnuplot placement.gp && cmp placement.png '$tmp/r_first/placement.png')"
 
+# SIGTERM at any moment leaves the old figures or the new ones, never a mix
+# or the staging directory.
+for delay in 0.01 0.05 0.1; do
+  "$bin" plot "$tmp/r" >/dev/null 2>&1 &
+  pid=$!
+  sleep $delay
+  kill -TERM $pid 2>/dev/null
+  wait $pid
+  check "SIGTERM after ${delay} s: figures whole (old or new), no staging directory" \
+    bash -c "test ! -e '$tmp/r/figures.new' && diff -r '$tmp/r_first' '$tmp/r/figures' >/dev/null"
+done
+
 # run --force replaces the outputs: the figures drawn from the old ones go too,
 # files of the user's own stay.
 cp -r "$tmp/r" "$tmp/rf"
