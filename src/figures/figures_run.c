@@ -462,6 +462,7 @@ static void stage_breakdown(CsFigureSet *set, const RunSummary *r)
                          "set boxwidth 0.6\n"
                          "set xtics noenhanced nomirror%s\n"
                          "set grid noxtics\n"
+                         "set style textbox opaque noborder margins 1, 1\n"
                          "set xrange [-0.6:%d.6]\n"
                          "set key below horizontal Left reverse height 1\n",
                          shown > 6 ? " rotate by -30" : "", shown - 1);
@@ -473,12 +474,13 @@ static void stage_breakdown(CsFigureSet *set, const RunSummary *r)
     cs_gp_string(f->gp, stage_labels[s]);
     g_string_append(f->gp, ", \\\n");
   }
-  g_string_append(f->gp, "    \"stage_breakdown.dat\" using 0:7:(sprintf(\"%.1f ms\", $7)) "
-                         "with labels offset 0, 0.8 notitle");
+  /* The SLO first, then the totals on an opaque box: a total near the SLO
+   * stays readable. */
   if (slo)
-    g_string_append(f->gp, ", \\\n    \"stage_breakdown.dat\" using ($0 - 0.4):8:(0.8):(0) with "
-                           "vectors nohead lw 2 dt 2 lc rgb \"#404040\" title \"SLO\"");
-  g_string_append(f->gp, "\n");
+    g_string_append(f->gp, "    \"stage_breakdown.dat\" using ($0 - 0.4):8:(0.8):(0) with "
+                           "vectors nohead lw 2 dt 2 lc rgb \"#404040\" title \"SLO\", \\\n");
+  g_string_append(f->gp, "    \"stage_breakdown.dat\" using 0:7:(sprintf(\"%.1f ms\", $7)) "
+                         "with labels boxed offset 0, 0.8 notitle\n");
   cs_gp_end(f);
   g_free(title);
   g_free(sub);
