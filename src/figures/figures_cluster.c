@@ -395,13 +395,21 @@ void cs_figure_placement(CsFigureSet *set, const RunSummary *r)
   g_string_truncate(plot, plot->len - 4);
   g_string_append(plot, "\n");
   char *sub = cs_run_subtitle(r);
-  /* "no limit" needs a word: the box's height is then a drawing choice. */
-  char *title = g_strdup_printf("Placement: replicas, batch sizes and %s per GPU\n%s%s",
-                                r->mps ? "MPS shares" : "time slices", sub,
+  /* A model the placement left out would otherwise be missing without a
+   * word; "no limit" needs one too: the box's height is then a drawing
+   * choice. */
+  GString *missing = g_string_new(NULL);
+  for (int m = 0; m < r->n_models; m++)
+    if (r->models[m].replicas->len == 0)
+      g_string_append_printf(missing, "%s%s", missing->len ? ", " : "\nno replica (unserved): ",
+                             r->models[m].name);
+  char *title = g_strdup_printf("Placement: replicas, batch sizes and %s per GPU\n%s%s%s",
+                                r->mps ? "MPS shares" : "time slices", sub, missing->str,
                                 r->mps && unlimited_any(cols, r->n_gpus)
                                   ? "\nno limit: a replica without MPS share, drawn as an "
                                     "even part of what the others leave"
                                   : "");
+  g_string_free(missing, TRUE);
   cs_gp_begin(f, "the placement's replicas on each GPU");
   g_string_append(f->gp, "set title ");
   cs_gp_string(f->gp, title);
