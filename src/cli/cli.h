@@ -5,6 +5,7 @@
 #include <glib.h>
 
 #include "clustersim/clustersim.h"
+#include "figures/figure.h"
 
 /* Exit status for bad input: scenario, profile, trace or flags. */
 #define EXIT_BAD_INPUT 2
@@ -56,5 +57,14 @@ int cmd_place(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_derive(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+
+/* Writes a figure set into dir/figures and renders it unless !render
+ * (cmd_plot.c): prints the set's notes, gnuplot's warnings and, when gnuplot
+ * is missing, one warning on stderr; with list, a line naming the figures on
+ * stdout. Returns FALSE after printing the error when a file cannot be written
+ * or gnuplot fails on a script. */
+gboolean cli_save_figures(const char *prog, CsFigureSet *set, const char *dir, gboolean render,
+                          gboolean list);
 
 #endif

@@ -116,7 +116,8 @@ static gboolean write_temporaries(const CsResults *res, const char *dir, GError 
 
 /* Replaces the output set in dir with the temporaries, signals blocked so
  * that the set is never left half replaced. Files of the set that this run
- * did not write (an earlier requests.csv) are removed. */
+ * did not write (an earlier requests.csv) are removed, and so are the figures
+ * clustersim plot drew from the outputs replaced. */
 static gboolean commit_outputs(const char *dir, GError **error)
 {
   sigset_t block, old;
@@ -139,6 +140,8 @@ static gboolean commit_outputs(const char *dir, GError **error)
     g_free(tmp);
     g_free(final);
   }
+  if (ok)
+    cs_figure_dir_clear(dir);
   sigprocmask(SIG_SETMASK, &old, NULL);
   return ok;
 }

@@ -1,13 +1,17 @@
 /* clustersim sweep EXPERIMENT [-j N] [-o DIR [--force]] [--shard K/N] [--metric M] [--model M]
- *                             [--list]
- * clustersim sweep merge [-o DIR [--force]] [--metric M] [--model M] SHARDDIR...
+ *                             [--list] [--no-render]
+ * clustersim sweep merge [-o DIR [--force]] [--metric M] [--model M] [--no-render] SHARDDIR...
+ * clustersim sweep plot DIR [--metric M] [--model M] [--no-render]
  *
  * Runs an experiment's grid (docs/experiments.md, "Sweeps"), prints the
- * comparison table and writes runs.csv, aggregate.csv, aggregate.json and
- * sweep.json; a shard writes its runs.csv and shard.json, and merge turns
- * shards into exactly the unsharded outputs. Exit status: 0, 1 when some run
- * was invalid (the others ran and are written), 2 on bad input (nothing is
- * written). */
+ * comparison table and writes runs.csv, aggregate.csv, aggregate.json,
+ * sweep.json and the figures (DIR/figures, drawn from aggregate.csv: "sweep
+ * plot" redraws them from an output directory); a shard writes its runs.csv
+ * and shard.json, and merge turns shards into exactly the unsharded outputs.
+ * Exit status: 0, 1 when some run was invalid (the others ran and are
+ * written) or the figures could not be made, 2 on bad input (nothing is
+ * written). gnuplot missing is a warning: the figures' data and scripts are
+ * written, and the status stays 0. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +20,7 @@
 #include "experiment/experiment.h"
 #include "experiment/sweep.h"
 #include "experiment/sweep_aggregate.h"
+#include "figures/figures.h"
 
 #define EXIT_SOME_INVALID 1
 
@@ -67,10 +72,27 @@ static int metric_option(const char *prog, const char *name)
   return -1;
 }
 
-/* Writes the unsharded outputs (when dir is set), prints the invalid runs
- * and the comparison table. Returns the exit status. */
+/* Draws the figures of the sweep output in dir. Returns FALSE after
+ * printing why when they could not be made. */
+static gboolean figures(const char *prog, const char *dir, int metric, const char *model,
+                        gboolean render, gboolean list)
+{
+  GError *err = NULL;
+  CsFigureSet *set = cs_figures_sweep(dir, cs_runs_metric_name(metric), model, &err);
+  if (!set) {
+    fprintf(stderr, "%s: figures: %s\n", prog, err->message);
+    g_error_free(err);
+    return FALSE;
+  }
+  gboolean ok = cli_save_figures(prog, set, dir, render, list);
+  cs_figure_set_free(set);
+  return ok;
+}
+
+/* Writes the unsharded outputs and figures (when dir is set), prints the
+ * invalid runs and the comparison table. Returns the exit status. */
 static int finish(const char *prog, const CsRunsTable *t, const cJSON *describe, const char *dir,
-                  int metric, const char *model)
+                  int metric, const char *model, gboolean render)
 {
   if (dir) {
     const char *names[8];
@@ -89,6 +111,8 @@ static int finish(const char *prog, const CsRunsTable *t, const cJSON *describe,
   CsAggregate *a = cs_aggregate_new(t);
   cs_aggregate_print_table(a, metric, model, stdout);
   cs_aggregate_free(a);
+  fflush(stdout);
+  gboolean drawn = !dir || figures(prog, dir, metric, model, render, FALSE);
   cs_sweep_print_invalid(t, prog, stderr);
   int bad = cs_sweep_n_invalid(t);
   if (bad) {
@@ -96,7 +120,7 @@ static int finish(const char *prog, const CsRunsTable *t, const cJSON *describe,
             prog, bad, bad == 1 ? "" : "s");
     return EXIT_SOME_INVALID;
   }
-  return 0;
+  return drawn ? 0 : EXIT_SOME_INVALID;
 }
 
 static void print_list(const CsExperiment *e)
@@ -117,9 +141,10 @@ static int cmd_merge(int argc, char **argv)
 {
   const char *prog = "clustersim sweep merge";
   char *output = NULL, *metric_name = NULL, *model = NULL;
-  gboolean force = FALSE;
+  gboolean force = FALSE, no_render = FALSE;
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the merged outputs (as the unsharded sweep writes them) to DIR", "DIR" },
+    { "no-render", 0, 0, G_OPTION_ARG_NONE, &no_render, "Write the figures' .dat and .gp files only; do not run gnuplot", NULL },
     { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace the outputs of an earlier sweep in DIR", NULL },
     { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_name, "Metric of the printed table (default goodput_rps)", "M" },
     { "model", 0, 0, G_OPTION_ARG_STRING, &model, "Model of the printed table (default total)", "NAME" },
@@ -148,7 +173,7 @@ static int cmd_merge(int argc, char **argv)
   } else if (!(t = cs_sweep_merge((const char *const *)argv + 1, argc - 1, &describe, &err))) {
     status = cli_fail(prog, err->message);
   } else {
-    status = finish(prog, t, describe, output, metric, model ? model : "total");
+    status = finish(prog, t, describe, output, metric, model ? model : "total", !no_render);
   }
   g_clear_error(&err);
   cs_runs_table_free(t);
@@ -178,12 +203,61 @@ static char **split_jobs_flag(int argc, char **argv, int *new_argc)
   return (char **)g_ptr_array_free(a, FALSE);
 }
 
+static int cmd_sweep_plot(int argc, char **argv)
+{
+  const char *prog = "clustersim sweep plot";
+  char *metric_name = NULL, *model = NULL;
+  gboolean no_render = FALSE;
+  GOptionEntry entries[] = {
+    { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_name, "Metric of the figures besides the p99 latency (default goodput_rps)", "M" },
+    { "model", 0, 0, G_OPTION_ARG_STRING, &model, "Model of the figures (default total)", "NAME" },
+    { "no-render", 0, 0, G_OPTION_ARG_NONE, &no_render, "Write the figures' .dat and .gp files only; do not run gnuplot", NULL },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  GOptionContext *ctx = g_option_context_new("DIR - redraw the figures of a sweep's output");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_summary(ctx,
+    "Reads DIR/aggregate.csv and DIR/sweep.json (written by clustersim sweep -o DIR or sweep\n"
+    "merge) and rewrites DIR/figures: the metric and the p99 latency against each numeric axis\n"
+    "(else the first axis), a series per variant with its 95 % confidence interval.");
+  GError *err = NULL;
+  int status = 0, metric;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    status = cli_fail(prog, err->message);
+  } else if (argc != 2) {
+    status = cli_fail(prog, argc < 2 ? "expected a sweep's output DIR (clustersim sweep -o DIR)"
+                                     : "expected exactly one DIR");
+  } else if ((metric = metric_option(prog, metric_name)) < 0) {
+    status = EXIT_BAD_INPUT;
+  } else if (!g_file_test(argv[1], G_FILE_TEST_IS_DIR)) {
+    char *m = g_strdup_printf("%s: not a directory (expected the -o DIR of clustersim sweep)",
+                              argv[1]);
+    status = cli_fail(prog, m);
+    g_free(m);
+  } else {
+    CsFigureSet *set = cs_figures_sweep(argv[1], cs_runs_metric_name(metric),
+                                        model ? model : "total", &err);
+    if (!set)
+      status = cli_fail(prog, err->message);
+    else
+      status = cli_save_figures(prog, set, argv[1], !no_render, TRUE) ? 0 : EXIT_SOME_INVALID;
+    cs_figure_set_free(set);
+  }
+  g_clear_error(&err);
+  g_free(metric_name);
+  g_free(model);
+  g_option_context_free(ctx);
+  return status;
+}
+
 static int sweep_main(int argc, char **argv);
 
 int cmd_sweep(int argc, char **argv)
 {
   if (argc >= 2 && strcmp(argv[1], "merge") == 0)
     return cmd_merge(argc - 1, argv + 1);
+  if (argc >= 2 && strcmp(argv[1], "plot") == 0)
+    return cmd_sweep_plot(argc - 1, argv + 1);
   int n;
   char **args = split_jobs_flag(argc, argv, &n);
   /* GOption removes what it parses from the array it is given: keep the
@@ -199,16 +273,17 @@ static int sweep_main(int argc, char **argv)
 {
   const char *prog = "clustersim sweep";
   char *output = NULL, *shard_text = NULL, *metric_name = NULL, *model = NULL;
-  gboolean force = FALSE, list = FALSE;
+  gboolean force = FALSE, list = FALSE, no_render = FALSE;
   int jobs = G_MININT; /* not given */
   GOptionEntry entries[] = {
     { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Runs at a time (default: the processors); the outputs do not depend on it", "N" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write runs.csv, aggregate.csv, aggregate.json and sweep.json to DIR", "DIR" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write runs.csv, aggregate.csv, aggregate.json, sweep.json and the figures (DIR/figures) to DIR", "DIR" },
     { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace the outputs of an earlier sweep in DIR", NULL },
     { "shard", 0, 0, G_OPTION_ARG_STRING, &shard_text, "Run only the runs whose number mod N is K-1 and write DIR/runs.csv and DIR/shard.json (for sweep merge)", "K/N" },
     { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_name, "Metric of the printed table (default goodput_rps)", "M" },
     { "model", 0, 0, G_OPTION_ARG_STRING, &model, "Model of the printed table (default total)", "NAME" },
     { "list", 0, 0, G_OPTION_ARG_NONE, &list, "Print the runs (number, variant, axis labels, seed) and stop", NULL },
+    { "no-render", 0, 0, G_OPTION_ARG_NONE, &no_render, "Write the figures' .dat and .gp files only; do not run gnuplot", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = g_option_context_new("EXPERIMENT - run an experiment's grid of simulations");
@@ -219,7 +294,9 @@ static int sweep_main(int argc, char **argv)
     "point and a column per variant. With --output DIR it writes runs.csv (a row per run and\n"
     "model), aggregate.csv and aggregate.json (statistics over the seeds) and sweep.json; the\n"
     "same bytes whatever -j. A run whose scenario is invalid is reported and the others go on\n"
-    "(exit status 1). `clustersim sweep merge -o DIR SHARDDIR...` merges --shard outputs.");
+    "(exit status 1). DIR/figures gets the metric and the p99 latency against the axes, a series\n"
+    "per variant (drawn with gnuplot when found). `clustersim sweep merge -o DIR SHARDDIR...`\n"
+    "merges --shard outputs; `clustersim sweep plot DIR` redraws the figures.");
   GError *err = NULL;
   int status = 0, metric = -1, shard_k = 1, shard_n = 1;
   CsExperiment *e = NULL;
@@ -285,6 +362,7 @@ static int sweep_main(int argc, char **argv)
     if (!cs_sweep_write_outputs(output, names, (const char *const *)texts, 2, &err)) {
       status = cli_fail(prog, err->message);
     } else {
+      cs_figure_dir_clear(output); /* of an earlier unsharded sweep there */
       printf("shard %d/%d: %u of %d runs, written to %s\n", shard_k, shard_n, ids->len,
              cs_experiment_n_runs(e), output);
       cs_sweep_print_invalid(t, prog, stderr);
@@ -293,7 +371,7 @@ static int sweep_main(int argc, char **argv)
     g_free(texts[0]);
     g_free(texts[1]);
   } else {
-    status = finish(prog, t, describe, output, metric, model ? model : "total");
+    status = finish(prog, t, describe, output, metric, model ? model : "total", !no_render);
   }
   cJSON_Delete(describe);
   cs_runs_table_free(t);

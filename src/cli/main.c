@@ -18,7 +18,8 @@ static const char *const usage_text =
   "  place SCENARIO    compute and print the placement (--list: the policies)\n"
   "  search SCENARIO   find the highest load served within the SLO (goodput search)\n"
   "  sweep EXPERIMENT  run a grid of variants x axes x seeds; mean and 95 % CI per point\n"
-  "                    (sweep merge: combine --shard outputs)\n"
+  "                    (sweep merge: combine --shard outputs; sweep plot DIR: redraw figures)\n"
+  "  plot RUNDIR       draw a run's figures (latency CDF, stages, GPUs busy, placement)\n"
   "  trace inspect FILE  statistics of an Azure trace file (MAF 2019/2021, Azure LLM)\n"
   "  calibrate         the GPU model against measured co-location (error per model pair)\n"
   "  profile list      the profile files found: GPU types, models, source (--json)\n"
@@ -53,6 +54,8 @@ int main(int argc, char **argv)
     return cmd_search(argc - 1, argv + 1);
   if (strcmp(cmd, "sweep") == 0)
     return cmd_sweep(argc - 1, argv + 1);
+  if (strcmp(cmd, "plot") == 0)
+    return cmd_plot(argc - 1, argv + 1);
   if (strcmp(cmd, "trace") == 0)
     return cmd_trace(argc - 1, argv + 1);
   if (strcmp(cmd, "calibrate") == 0)

@@ -47,8 +47,10 @@ static cJSON *latency_json(const CsLatencyStats *l, gboolean full)
   if (full) {
     add_num(o, "p99", l->p99);
     add_num(o, "max", l->max);
-    add_num(o, "mean", l->mean);
   }
+  /* Stage means add up to the mean latency, which percentiles do not: the
+   * stage breakdown figure stacks them. */
+  add_num(o, "mean", l->mean);
   return o;
 }
 
@@ -102,6 +104,7 @@ static cJSON *model_json(const CsResults *r, const CsModelResult *m, int index)
       cJSON *x = cJSON_CreateObject();
       cJSON_AddNumberToObject(x, "gpu", rr->gpu);
       cJSON_AddNumberToObject(x, "batch", rr->batch);
+      cJSON_AddNumberToObject(x, "mps_share", rr->mps_share);
       cJSON_AddItemToArray(reps, x);
     }
   }

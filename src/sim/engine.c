@@ -433,7 +433,7 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   int n_replicas = cfg->placement ? cs_placement_n_replicas(cfg->placement) : 0;
   for (int r = 0; r < n_replicas; r++) {
     const CsReplica *rep = cs_placement_replica(cfg->placement, r);
-    CsResultReplica rr = { .gpu = rep->gpu, .batch = rep->batch };
+    CsResultReplica rr = { .gpu = rep->gpu, .batch = rep->batch, .mps_share = rep->mps_share };
     g_array_append_val(res->replicas[rep->model], rr);
   }
   cs_engine_fill_total(res, &e);

@@ -10,6 +10,7 @@
 typedef struct {
   int gpu;
   int batch;
+  double mps_share; /* fraction of the GPU's SMs, 0: no MPS limit */
 } CsResultReplica;
 
 typedef struct {
