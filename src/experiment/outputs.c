@@ -99,8 +99,11 @@ static cJSON *model_json(const CsResults *r, const CsModelResult *m, int index)
       }
     }
     cJSON *reps = cJSON_AddArrayToObject(o, "replicas");
-    for (guint i = 0; i < r->replicas[index]->len; i++) {
-      const CsResultReplica *rr = &g_array_index(r->replicas[index], CsResultReplica, i);
+    /* The model's replicas, in the placement's order. */
+    for (int i = 0; r->placement && i < cs_placement_n_replicas(r->placement); i++) {
+      const CsReplica *rr = cs_placement_replica(r->placement, i);
+      if (rr->model != index)
+        continue;
       cJSON *x = cJSON_CreateObject();
       cJSON_AddNumberToObject(x, "gpu", rr->gpu);
       cJSON_AddNumberToObject(x, "batch", rr->batch);
@@ -126,8 +129,9 @@ char *cs_results_to_json(const CsResults *r)
   cJSON_AddItemToObject(disp, "params", params ? params : cJSON_CreateObject());
   cJSON *pl = cJSON_AddObjectToObject(root, "placement");
   cJSON_AddStringToObject(pl, "policy", r->placement_policy);
-  add_num(pl, "expected_goodput_rps", r->expected_total);
-  cJSON_AddStringToObject(pl, "log", r->placement_log);
+  add_num(pl, "expected_goodput_rps",
+          r->placement ? cs_placement_expected_total(r->placement) : NAN);
+  cJSON_AddStringToObject(pl, "log", r->placement ? cs_placement_log_text(r->placement) : "");
   cJSON *models = cJSON_AddArrayToObject(root, "models");
   for (int i = 0; i < r->n_models; i++)
     cJSON_AddItemToArray(models, model_json(r, &r->models[i], i));

@@ -431,11 +431,6 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
     g_array_append_vals(res->batch_sizes[i], c->batch_sizes->data, c->batch_sizes->len);
   }
   int n_replicas = cfg->placement ? cs_placement_n_replicas(cfg->placement) : 0;
-  for (int r = 0; r < n_replicas; r++) {
-    const CsReplica *rep = cs_placement_replica(cfg->placement, r);
-    CsResultReplica rr = { .gpu = rep->gpu, .batch = rep->batch, .mps_share = rep->mps_share };
-    g_array_append_val(res->replicas[rep->model], rr);
-  }
   cs_engine_fill_total(res, &e);
   for (int g = 0; g < cfg->n_gpus; g++) {
     res->gpus[g].node = cfg->gpus[g].node;
@@ -476,8 +471,6 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   res->sim_time_ns = e.now;
   res->events = e.events;
   res->placement_policy = g_strdup(cfg->placement ? cfg->placement_policy->name : "none");
-  res->placement_log = g_strdup(cfg->placement ? cs_placement_log_text(cfg->placement) : "");
-  res->expected_total = cfg->placement ? cs_placement_expected_total(cfg->placement) : NAN;
   res->dispatch_policy = g_strdup(cfg->dispatch->name);
   res->warnings = cs_warning_list_new();
   cs_warning_list_extend(res->warnings, cfg->warnings);

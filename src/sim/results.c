@@ -14,10 +14,8 @@ CsResults *cs_results_alloc(int n_models, int n_gpus)
   r->models = g_new0(CsModelResult, MAX(n_models, 1));
   r->model_names = g_new0(char *, MAX(n_models, 1));
   r->batch_sizes = g_new0(GArray *, MAX(n_models, 1));
-  r->replicas = g_new0(GArray *, MAX(n_models, 1));
   for (int i = 0; i < n_models; i++) {
     r->batch_sizes[i] = g_array_new(FALSE, TRUE, sizeof(int64_t));
-    r->replicas[i] = g_array_new(FALSE, TRUE, sizeof(CsResultReplica));
   }
   r->n_gpus = n_gpus;
   r->gpus = g_new0(CsGpuResult, MAX(n_gpus, 1));
@@ -31,12 +29,10 @@ void cs_results_free(CsResults *r)
   for (int i = 0; i < r->n_models; i++) {
     g_free(r->model_names[i]);
     g_array_unref(r->batch_sizes[i]);
-    g_array_unref(r->replicas[i]);
   }
   g_free(r->model_names);
   g_free(r->models);
   g_free(r->batch_sizes);
-  g_free(r->replicas);
   for (int g = 0; g < r->n_gpus; g++) {
     g_free(r->gpus[g].gpu_type);
     if (r->gpu_bins && r->gpu_bins[g])
@@ -58,7 +54,6 @@ void cs_results_free(CsResults *r)
     g_array_unref(r->bin_gpus_used);
   g_free(r->dispatch_params_json);
   cs_placement_free(r->placement);
-  g_free(r->placement_log);
   g_free(r->setup_json);
   g_free(r->effective_scenario);
   cs_warning_list_free(r->warnings);

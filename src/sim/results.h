@@ -1,17 +1,12 @@
 /* Results of a run: what cs_results_* in clustersim.h read. Built by the
  * engine (metrics.c), rendered by experiment/outputs.c. The parts given as
- * JSON text (dispatch parameters, setup) are filled by experiment/run.c. */
+ * JSON text (dispatch parameters, setup) and the copy of the placement that
+ * ran are filled by experiment/run.c. */
 #ifndef CS_RESULTS_INTERNAL_H
 #define CS_RESULTS_INTERNAL_H
 
 #include "clustersim/clustersim.h"
 #include "warnings.h"
-
-typedef struct {
-  int gpu;
-  int batch;
-  double mps_share; /* fraction of the GPU's SMs, 0: no MPS limit */
-} CsResultReplica;
 
 typedef struct {
   int64_t busy_ns; /* time with at least one batch running */
@@ -48,7 +43,6 @@ struct CsResults {
   char **model_names;
   CsModelResult total;
   GArray **batch_sizes;       /* per model: int64 count per batch size (index = size) */
-  GArray **replicas;          /* per model: CsResultReplica */
   int n_gpus;
   CsGpuResult *gpus;
   uint64_t seed;
@@ -57,8 +51,6 @@ struct CsResults {
   double wall_s;
   char *placement_policy;
   CsPlacement *placement;     /* the placement that ran (a copy, experiment/run.c), or NULL */
-  char *placement_log;
-  double expected_total;
   int64_t bin_ns;             /* width of a time-series bin */
   GArray **gpu_bins;          /* per GPU: CsGpuBin per bin */
   CsWorkerResult *workers;
