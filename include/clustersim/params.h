@@ -50,6 +50,10 @@ CS_API const char *cs_params_path(const CsParams *p);
 /* What the value is. */
 CS_API CsParamsKind cs_params_kind(const CsParams *p);
 
+/* What the value is, for messages: "a number", "a string", "an array", "an
+ * object", "a boolean" or "null" (the library's own wording). */
+CS_API const char *cs_params_kind_name(const CsParams *p);
+
 /* Number of elements of an array or members of an object; 0 otherwise. */
 CS_API int cs_params_size(const CsParams *p);
 

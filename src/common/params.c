@@ -149,6 +149,11 @@ CsParamsKind cs_params_kind(const CsParams *p)
   return CS_PARAMS_NULL;
 }
 
+const char *cs_params_kind_name(const CsParams *p)
+{
+  return cs_json_type_name(p->node);
+}
+
 int cs_params_size(const CsParams *p)
 {
   return cJSON_IsArray(p->node) || cJSON_IsObject(p->node) ? cJSON_GetArraySize(p->node) : 0;

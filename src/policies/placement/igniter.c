@@ -422,7 +422,7 @@ static CsIgniterCoefs *load_coefficients(CsParams *params, GError **error)
     cs_params_fail(v, error,
                    "expected the name of a clustersim-igniter file or the document as an "
                    "object, got %s",
-                   cs_place_kind_name(v));
+                   cs_params_kind_name(v));
   } else {
     char *found = resolve_coefficients(name);
     if (!found)

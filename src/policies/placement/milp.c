@@ -458,7 +458,7 @@ static gboolean read_max_replicas(const CsPlacementProblem *in, CsParams *params
   }
   if (cs_params_kind(node) != CS_PARAMS_OBJECT)
     return cs_params_fail(node, error, "expected a number or an object {\"model\": number}, got %s",
-                          cs_place_kind_name(node));
+                          cs_params_kind_name(node));
   int *v = g_new(int, MAX(in->n_models, 1));
   for (int m = 0; m < in->n_models; m++)
     v[m] = in->n_gpus;

@@ -53,7 +53,7 @@ gboolean cs_place_read_batch_sizes(CsParams *params, int **out, int *n, GError *
   if (cs_params_kind(list) != CS_PARAMS_ARRAY || count == 0)
     return cs_params_fail(list, error, "expected a non-empty array of batch sizes, got %s",
                           cs_params_kind(list) == CS_PARAMS_ARRAY ? "an empty array"
-                                                                  : cs_place_kind_name(list));
+                                                                  : cs_params_kind_name(list));
   int *sizes = g_new(int, count);
   for (int i = 0; i < count; i++) {
     CsParams *item = cs_params_at(list, i);
@@ -66,7 +66,7 @@ gboolean cs_place_read_batch_sizes(CsParams *params, int **out, int *n, GError *
                        v);
       else
         cs_params_fail(item, error, "expected an integer batch size in [1, %d], got %s", 1 << 20,
-                       cs_place_kind_name(item));
+                       cs_params_kind_name(item));
       g_free(sizes);
       return FALSE;
     }
@@ -83,25 +83,6 @@ gboolean cs_place_read_batch_sizes(CsParams *params, int **out, int *n, GError *
   *out = sizes;
   *n = count;
   return TRUE;
-}
-
-const char *cs_place_kind_name(const CsParams *p)
-{
-  switch (cs_params_kind(p)) {
-  case CS_PARAMS_NULL:
-    return "null";
-  case CS_PARAMS_BOOL:
-    return "a boolean";
-  case CS_PARAMS_NUMBER:
-    return "a number";
-  case CS_PARAMS_STRING:
-    return "a string";
-  case CS_PARAMS_ARRAY:
-    return "an array";
-  case CS_PARAMS_OBJECT:
-    return "an object";
-  }
-  return "an unknown value";
 }
 
 gboolean cs_model_options_init(CsModelOptions *out, const CsProfileSet *profiles,

@@ -56,9 +56,6 @@ gboolean cs_place_read_metric(CsParams *params, const char *key, CsCreqMetric *o
  * are set on success. Returns FALSE with error naming the element's path. */
 gboolean cs_place_read_batch_sizes(CsParams *params, int **out, int *n, GError **error);
 
-/* "a string", "an array", ...: the kind of a value, for messages. */
-const char *cs_place_kind_name(const CsParams *p);
-
 /* Fills *out with the candidates of model on gpu_type (see above). Returns
  * FALSE with error (CS_ERROR_POLICY, naming the policy) when the
  * profile set has no profile for the pair. A model with a profile but no

@@ -29,7 +29,7 @@ static CsPlacement *manual_place(const CsPlacementProblem *in, CsParams *params,
   CsParams *list = cs_params_get(params, "replicas");
   if (!list || cs_params_kind(list) != CS_PARAMS_ARRAY) {
     cs_params_fail_field(params, "replicas", error, "expected an array of replicas, got %s",
-                         list ? cs_place_kind_name(list) : "nothing");
+                         list ? cs_params_kind_name(list) : "nothing");
     return NULL;
   }
   CsPlacement *p = cs_placement_new(in->n_models);
@@ -41,7 +41,7 @@ static CsPlacement *manual_place(const CsPlacementProblem *in, CsParams *params,
     int gpu = 0, batch = 1;
     double share = 0.0;
     ok = (cs_params_kind(item) == CS_PARAMS_OBJECT ||
-          cs_params_fail(item, error, "expected an object, got %s", cs_place_kind_name(item))) &&
+          cs_params_fail(item, error, "expected an object, got %s", cs_params_kind_name(item))) &&
          cs_params_check_keys(item, replica_keys, error) &&
          cs_params_string(item, "model", TRUE, &model, error) &&
          cs_params_int(item, "gpu", TRUE, 0, G_MAXINT, &gpu, error) &&

@@ -397,7 +397,7 @@ static gboolean read_groups(const CsPlacementProblem *in, CsParams *params, int 
   gboolean ok = cs_params_kind(list) == CS_PARAMS_ARRAY;
   if (!ok)
     cs_params_fail(list, error, "expected an array of groups (arrays of model names), got %s",
-                   cs_place_kind_name(list));
+                   cs_params_kind_name(list));
   for (int gi = 0; ok && gi < cs_params_size(list); gi++) {
     CsParams *g = cs_params_at(list, gi);
     int size = cs_params_size(g);
@@ -405,14 +405,14 @@ static gboolean read_groups(const CsPlacementProblem *in, CsParams *params, int 
     if (!is_array || size == 0 || size > CS_MATCHING_MAX_NODES)
       ok = cs_params_fail(g, error, "expected an array of 1 to %d model names, got %s",
                           CS_MATCHING_MAX_NODES,
-                          is_array ? "another number of elements" : cs_place_kind_name(g));
+                          is_array ? "another number of elements" : cs_params_kind_name(g));
     for (int k = 0; ok && k < size; k++) {
       CsParams *name = cs_params_at(g, k);
       const char *s = NULL;
       int m = 0;
       if (cs_params_kind(name) != CS_PARAMS_STRING) {
         ok = cs_params_fail(name, error, "expected a model name, got %s",
-                            cs_place_kind_name(name));
+                            cs_params_kind_name(name));
         break;
       }
       if (!cs_params_as_string(name, &s, NULL))
