@@ -492,18 +492,12 @@ static CsPlacement *milp_place_params(const CsPlacementProblem *in, CsParams *pa
   CsMilpOptions opt = { .metric = default_metric, .time_limit_s = 60.0 };
   int *batches = NULL, *max_rep = NULL;
   if (!cs_params_check_keys(params, keys, error) ||
-      !cs_place_read_metric(params, "metric", &opt.metric, error) ||
+      !cs_place_read_metric(params, "metric", metric_fixed ? policy : NULL, "milp", &opt.metric,
+                            error) ||
       !cs_params_double(params, "time_limit_s", FALSE, 0.001, 1e6, &opt.time_limit_s, error) ||
       !cs_params_bool(params, "prefer_small_batch", FALSE, &opt.prefer_small_batch, error) ||
       !cs_params_bool(params, "mps_shares", FALSE, &opt.mps_shares, error))
     return NULL;
-  if (metric_fixed && opt.metric != default_metric) {
-    cs_params_fail_field(params, "metric", error,
-                         "policy \"%s\" always uses metric \"%s\"; use policy \"milp\" to "
-                         "choose another",
-                         policy, cs_place_metric_name(default_metric));
-    return NULL;
-  }
   if (!read_max_replicas(in, params, &max_rep, error))
     return NULL;
   if (!cs_place_read_batch_sizes(params, &batches, &opt.n_batches, error)) {

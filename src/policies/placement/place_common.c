@@ -16,22 +16,29 @@ const char *cs_place_metric_name(CsCreqMetric metric)
   return metric_names[metric];
 }
 
-gboolean cs_place_read_metric(CsParams *params, const char *key, CsCreqMetric *out,
-                              GError **error)
+gboolean cs_place_read_metric(CsParams *params, const char *key, const char *alias,
+                              const char *family, CsCreqMetric *out, GError **error)
 {
   const char *name = NULL;
+  CsCreqMetric implied = *out;
   if (!cs_params_string(params, key, FALSE, &name, error))
     return FALSE;
   if (!name)
     return TRUE;
-  for (int i = 0; i < CS_CREQ_N_METRICS; i++) {
-    if (g_ascii_strcasecmp(name, metric_names[i]) == 0) {
-      *out = (CsCreqMetric)i;
-      return TRUE;
-    }
-  }
-  return cs_params_fail_field(params, key, error, "expected \"ao\", \"wao\" or \"wsm\", got \"%s\"",
-                              name);
+  int found = -1;
+  for (int i = 0; i < CS_CREQ_N_METRICS && found < 0; i++)
+    if (g_ascii_strcasecmp(name, metric_names[i]) == 0)
+      found = i;
+  if (found < 0)
+    return cs_params_fail_field(params, key, error,
+                                "expected \"ao\", \"wao\" or \"wsm\", got \"%s\"", name);
+  if (alias && (CsCreqMetric)found != implied)
+    return cs_params_fail_field(params, key, error,
+                                "policy \"%s\" always uses metric \"%s\"; use policy \"%s\" to "
+                                "choose another",
+                                alias, cs_place_metric_name(implied), family);
+  *out = (CsCreqMetric)found;
+  return TRUE;
 }
 
 static int compare_int(const void *a, const void *b)

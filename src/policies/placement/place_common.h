@@ -46,10 +46,14 @@ extern const int cs_place_n_default_batches;
 /* Returns "ao", "wao" or "wsm". */
 const char *cs_place_metric_name(CsCreqMetric metric);
 
-/* Reads params[key] as a Creq metric name ("ao", "wao", "wsm"); absent leaves
- * *out unchanged. Returns FALSE with error naming the JSON path otherwise. */
-gboolean cs_place_read_metric(CsParams *params, const char *key, CsCreqMetric *out,
-                              GError **error);
+/* Reads params[key] as a Creq metric name ("ao", "wao", "wsm") into *out,
+ * which holds the default; absent leaves it unchanged. alias names a policy
+ * whose name implies the default metric (e.g. "wao-usher", or NULL when the
+ * metric is free): another metric is then an error pointing at family (the
+ * policy that lets one choose). Returns FALSE with error naming the JSON path
+ * otherwise. */
+gboolean cs_place_read_metric(CsParams *params, const char *key, const char *alias,
+                              const char *family, CsCreqMetric *out, GError **error);
 
 /* Reads params["batch_sizes"], an array of distinct integers in [1, 1<<20];
  * absent: the default list. *out (sorted ascending, caller g_free()s) and *n

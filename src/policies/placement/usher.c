@@ -452,19 +452,13 @@ static CsPlacement *usher_place_params(const CsPlacementProblem *in, CsParams *p
   int mode = 0;
   int *batches = NULL, *groups = NULL;
   if (!cs_params_check_keys(params, keys, error) ||
-      !cs_place_read_metric(params, "metric", &opt.metric, error) ||
+      !cs_place_read_metric(params, "metric", metric_fixed ? policy : NULL, "usher", &opt.metric,
+                            error) ||
       !cs_params_choice(params, "mode", FALSE, modes, &mode, error) ||
       !cs_params_int(params, "max_group_size", FALSE, 1, CS_MATCHING_MAX_NODES,
                      &opt.max_group_size, error) ||
       !cs_params_bool(params, "mps_shares", FALSE, &opt.mps_shares, error))
     return NULL;
-  if (metric_fixed && opt.metric != default_metric) {
-    cs_params_fail_field(params, "metric", error,
-                         "policy \"%s\" always uses metric \"%s\"; use policy \"usher\" to "
-                         "choose another",
-                         policy, cs_place_metric_name(default_metric));
-    return NULL;
-  }
   opt.mode = mode == 0 ? CS_USHER_FIXED : CS_USHER_MIN_GPUS;
   if (!read_groups(in, params, &groups, error))
     return NULL;
