@@ -11,6 +11,8 @@ Inputs (in --source-dir, default ../shared/data/profiles next to the repo):
   symphony_linear_profiles.csv  alpha/beta linear latency models and SLOs
 Outputs (in --out-dir, default data/profiles of the repo):
   v100_thesis.json, symphony_linear.json   (format: docs/profiles.md)
+  symphony_table2.json          Symphony Table 2's two rows (transcribed below)
+  symphony_fig6a/beta_N.json    Symphony Figure 6a's synthetic profiles
 
 Numbers are copied as decimal text (no float round trip), so a value in the
 output reads exactly as in the table; only seconds become milliseconds.
@@ -219,6 +221,44 @@ def convert_symphony(src_dir):
     return {"format": "clustersim-profile", "version": 1, "source": source,
             "gpu_types": [GTX_1080TI, A100], "models": out_models}
 
+# Symphony, Table 2: the two models of its batching analysis and measured
+# goodput, on 8 GeForce 1080 Ti GPUs. These rows differ from Appendix C's
+# Table 3 for the same model names (ResNet50 there: 2.050 / 5.378 ms, SLO 27
+# ms), so they get a file of their own.
+TABLE2_ROWS = [("ResNet50", "1.053", "5.072", "25"),
+               ("InceptionResNetV2", "5.090", "18.368", "70")]
+
+# Symphony, section 5.1 and Figure 6a: ten models sharing one synthetic
+# profile, alpha = 1 ms and beta from 1 to 15 ms, SLO = 2 l(8).
+FIG6A_BETAS = [1, 2, 4, 6, 8, 10, 12, 15]
+FIG6A_MODELS = 10
+
+
+def symphony_table2():
+    models = [{"gpu": "1080ti", "model": name, "slo_ms": num(slo),
+               "linear": {"alpha_ms": num(alpha), "beta_ms": num(beta)}}
+              for name, alpha, beta, slo in TABLE2_ROWS]
+    source = ("Written by tools/convert_profiles.py from %s, Table 2 (\"Theoretical analysis of "
+              "batching and empirical measurement of goodput\"): latency_ms(b) = alpha_ms * b + "
+              "beta_ms and the SLO of each model, on the paper's 8 GeForce 1080 Ti GPUs. No "
+              "payload sizes are published: run with a zero network." % SYMPHONY)
+    return {"format": "clustersim-profile", "version": 1, "source": source,
+            "gpu_types": [GTX_1080TI], "models": models}
+
+
+def symphony_fig6a(beta):
+    gpu = {"name": "gpu", "description": ("Synthetic GPU of Symphony's Figure 6a: only the "
+                                          "linear latency model below is known."),
+           "sm_count": 80, "memory_bytes": 0}
+    models = [{"gpu": "gpu", "model": "m%d" % i, "slo_ms": 2 * (8 + beta),
+               "linear": {"alpha_ms": 1, "beta_ms": beta}} for i in range(FIG6A_MODELS)]
+    source = ("Written by tools/convert_profiles.py after %s, section 5.1 and Figure 6a: %d "
+              "models with one synthetic profile, alpha = 1 ms, beta = %d ms, SLO = 2 l(8) = %d "
+              "ms. No payload sizes: run with a zero network." %
+              (SYMPHONY, FIG6A_MODELS, beta, 2 * (8 + beta)))
+    return {"format": "clustersim-profile", "version": 1, "source": source,
+            "gpu_types": [gpu], "models": models}
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -232,7 +272,10 @@ def main():
     outputs = {
         "v100_thesis.json": convert_v100(args.source_dir),
         "symphony_linear.json": convert_symphony(args.source_dir),
+        "symphony_table2.json": symphony_table2(),
     }
+    for beta in FIG6A_BETAS:
+        outputs["symphony_fig6a/beta_%d.json" % beta] = symphony_fig6a(beta)
     stale = []
     for name, doc in outputs.items():
         text = dump(doc) + "\n"
@@ -246,6 +289,7 @@ def main():
             except FileNotFoundError:
                 stale.append(path)
         else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
             print("wrote " + path)

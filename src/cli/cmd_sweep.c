@@ -55,30 +55,43 @@ static gboolean parse_shard(const char *text, int *k, int *n)
   return ok;
 }
 
-/* Checks --metric; prints the error (with the metrics) and returns -1 when
- * it names none. */
-static int metric_option(const char *prog, const char *name)
+/* Checks that --metric (NULL: not given) names a metric some runs.csv has;
+ * prints the error with the list and returns FALSE when it does not. */
+static gboolean metric_option(const char *prog, const char *name)
 {
-  int m = cs_runs_metric_index(name ? name : "goodput_rps");
-  if (m >= 0)
-    return m;
-  GString *list = g_string_new(NULL);
-  for (int i = 0; i < cs_runs_n_metrics(); i++)
-    g_string_append_printf(list, "%s%s", i ? ", " : "", cs_runs_metric_name(i));
-  char *msg = g_strdup_printf("--metric %s: not a metric of runs.csv (%s)", name, list->str);
+  if (!name || cs_runs_is_metric_name(name))
+    return TRUE;
+  char *list = cs_runs_metric_names();
+  char *msg = g_strdup_printf("--metric %s: not a metric of runs.csv (%s)", name, list);
   cli_fail(prog, msg);
   g_free(msg);
-  g_string_free(list, TRUE);
-  return -1;
+  g_free(list);
+  return FALSE;
+}
+
+/* The index of --metric in table t (default: max_load_rps in a
+ * goodput-search sweep, else goodput_rps); prints the error and returns -1
+ * when t has no such metric. */
+static int table_metric(const char *prog, const CsRunsTable *t, const char *name)
+{
+  const char *m = name ? name : t->search ? "max_load_rps" : "goodput_rps";
+  int i = cs_runs_metric_index(t, m);
+  if (i < 0) {
+    char *msg = g_strdup_printf("--metric %s: only a goodput-search sweep (an experiment with "
+                                "\"search\") has it", m);
+    cli_fail(prog, msg);
+    g_free(msg);
+  }
+  return i;
 }
 
 /* Draws the figures of the sweep output in dir. Returns FALSE after
  * printing why when they could not be made. */
-static gboolean figures(const char *prog, const char *dir, int metric, const char *model,
-                        gboolean render, gboolean list)
+static gboolean figures(const char *prog, const char *dir, const char *metric,
+                        const char *model, gboolean render, gboolean list)
 {
   GError *err = NULL;
-  CsFigureSet *set = cs_figures_sweep(dir, cs_runs_metric_name(metric), model, &err);
+  CsFigureSet *set = cs_figures_sweep(dir, metric, model, &err);
   if (!set) {
     fprintf(stderr, "%s: figures: %s\n", prog, err->message);
     g_error_free(err);
@@ -90,10 +103,14 @@ static gboolean figures(const char *prog, const char *dir, int metric, const cha
 }
 
 /* Writes the unsharded outputs and figures (when dir is set), prints the
- * invalid runs and the comparison table. Returns the exit status. */
+ * invalid runs and the comparison table of metric_name (NULL: the default).
+ * Returns the exit status. */
 static int finish(const char *prog, const CsRunsTable *t, const cJSON *describe, const char *dir,
-                  int metric, const char *model, gboolean render)
+                  const char *metric_name, const char *model, gboolean render)
 {
+  int metric = table_metric(prog, t, metric_name);
+  if (metric < 0)
+    return EXIT_BAD_INPUT;
   if (dir) {
     const char *names[8];
     char *texts[8];
@@ -109,10 +126,20 @@ static int finish(const char *prog, const CsRunsTable *t, const cJSON *describe,
     }
   }
   CsAggregate *a = cs_aggregate_new(t);
+  const cJSON *search = cJSON_GetObjectItemCaseSensitive(describe, "search");
+  const cJSON *criterion = cJSON_GetObjectItemCaseSensitive(search, "criterion");
+  const cJSON *bound = cJSON_GetObjectItemCaseSensitive(search, "bad_rate_bound");
+  if (cJSON_IsString(criterion) && strcmp(criterion->valuestring, "p99") == 0)
+    printf("goodput search: each run is the highest load with every model's p99 latency <= "
+           "its SLO\n");
+  else if (cJSON_IsString(criterion) && cJSON_IsNumber(bound))
+    printf("goodput search: each run is the highest load with every model's bad rate <= %g\n",
+           bound->valuedouble);
   cs_aggregate_print_table(a, metric, model, stdout);
   cs_aggregate_free(a);
   fflush(stdout);
-  gboolean drawn = !dir || figures(prog, dir, metric, model, render, FALSE);
+  gboolean drawn =
+    !dir || figures(prog, dir, cs_runs_metric_name(t, metric), model, render, FALSE);
   cs_sweep_print_invalid(t, prog, stderr);
   int bad = cs_sweep_n_invalid(t);
   if (bad) {
@@ -146,7 +173,7 @@ static int cmd_merge(int argc, char **argv)
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the merged outputs (as the unsharded sweep writes them) to DIR", "DIR" },
     { "no-render", 0, 0, G_OPTION_ARG_NONE, &no_render, "Write the figures' .dat and .gp files only; do not run gnuplot", NULL },
     { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace the outputs of an earlier sweep in DIR", NULL },
-    { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_name, "Metric of the printed table (default goodput_rps)", "M" },
+    { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_name, "Metric of the printed table (default goodput_rps; max_load_rps in a goodput-search sweep)", "M" },
     { "model", 0, 0, G_OPTION_ARG_STRING, &model, "Model of the printed table (default total)", "NAME" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
@@ -157,7 +184,7 @@ static int cmd_merge(int argc, char **argv)
     "from the same experiment, base scenario and version and hold every run exactly once,\n"
     "then writes exactly what the unsharded sweep writes and prints its table.");
   GError *err = NULL;
-  int status = 0, metric;
+  int status = 0;
   CsRunsTable *t = NULL;
   cJSON *describe = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
@@ -166,14 +193,14 @@ static int cmd_merge(int argc, char **argv)
     status = cli_fail(prog, "expected one or more SHARDDIR (see --help)");
   } else if (force && !output) {
     status = cli_fail(prog, "--force needs --output DIR");
-  } else if ((metric = metric_option(prog, metric_name)) < 0) {
+  } else if (!metric_option(prog, metric_name)) {
     status = EXIT_BAD_INPUT;
   } else if (output && !cs_sweep_check_output_dir(output, force, &err)) {
     status = cli_fail(prog, err->message);
   } else if (!(t = cs_sweep_merge((const char *const *)argv + 1, argc - 1, &describe, &err))) {
     status = cli_fail(prog, err->message);
   } else {
-    status = finish(prog, t, describe, output, metric, model ? model : "total", !no_render);
+    status = finish(prog, t, describe, output, metric_name, model ? model : "total", !no_render);
   }
   g_clear_error(&err);
   cs_runs_table_free(t);
@@ -209,7 +236,7 @@ static int cmd_sweep_plot(int argc, char **argv)
   char *metric_name = NULL, *model = NULL;
   gboolean no_render = FALSE;
   GOptionEntry entries[] = {
-    { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_name, "Metric of the figures besides the p99 latency (default goodput_rps)", "M" },
+    { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_name, "Metric of the figures besides the p99 latency (default goodput_rps; max_load_rps in a goodput-search sweep)", "M" },
     { "model", 0, 0, G_OPTION_ARG_STRING, &model, "Model of the figures (default total)", "NAME" },
     { "no-render", 0, 0, G_OPTION_ARG_NONE, &no_render, "Write the figures' .dat and .gp files only; do not run gnuplot", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -221,13 +248,13 @@ static int cmd_sweep_plot(int argc, char **argv)
     "merge) and rewrites DIR/figures: the metric and the p99 latency against each numeric axis\n"
     "(else the first axis), a series per variant with its 95 % confidence interval.");
   GError *err = NULL;
-  int status = 0, metric;
+  int status = 0;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     status = cli_fail(prog, err->message);
   } else if (argc != 2) {
     status = cli_fail(prog, argc < 2 ? "expected a sweep's output DIR (clustersim sweep -o DIR)"
                                      : "expected exactly one DIR");
-  } else if ((metric = metric_option(prog, metric_name)) < 0) {
+  } else if (!metric_option(prog, metric_name)) {
     status = EXIT_BAD_INPUT;
   } else if (!g_file_test(argv[1], G_FILE_TEST_IS_DIR)) {
     char *m = g_strdup_printf("%s: not a directory (expected the -o DIR of clustersim sweep)",
@@ -235,8 +262,7 @@ static int cmd_sweep_plot(int argc, char **argv)
     status = cli_fail(prog, m);
     g_free(m);
   } else {
-    CsFigureSet *set = cs_figures_sweep(argv[1], cs_runs_metric_name(metric),
-                                        model ? model : "total", &err);
+    CsFigureSet *set = cs_figures_sweep(argv[1], metric_name, model ? model : "total", &err);
     if (!set)
       status = cli_fail(prog, err->message);
     else
@@ -280,7 +306,7 @@ static int sweep_main(int argc, char **argv)
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write runs.csv, aggregate.csv, aggregate.json, sweep.json and the figures (DIR/figures) to DIR", "DIR" },
     { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace the outputs of an earlier sweep in DIR", NULL },
     { "shard", 0, 0, G_OPTION_ARG_STRING, &shard_text, "Run only the runs whose number mod N is K-1 and write DIR/runs.csv and DIR/shard.json (for sweep merge)", "K/N" },
-    { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_name, "Metric of the printed table (default goodput_rps)", "M" },
+    { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_name, "Metric of the printed table (default goodput_rps; max_load_rps in a goodput-search sweep)", "M" },
     { "model", 0, 0, G_OPTION_ARG_STRING, &model, "Model of the printed table (default total)", "NAME" },
     { "list", 0, 0, G_OPTION_ARG_NONE, &list, "Print the runs (number, variant, axis labels, seed) and stop", NULL },
     { "no-render", 0, 0, G_OPTION_ARG_NONE, &no_render, "Write the figures' .dat and .gp files only; do not run gnuplot", NULL },
@@ -298,7 +324,7 @@ static int sweep_main(int argc, char **argv)
     "per variant (drawn with gnuplot when found). `clustersim sweep merge -o DIR SHARDDIR...`\n"
     "merges --shard outputs; `clustersim sweep plot DIR` redraws the figures.");
   GError *err = NULL;
-  int status = 0, metric = -1, shard_k = 1, shard_n = 1;
+  int status = 0, shard_k = 1, shard_n = 1;
   CsExperiment *e = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     status = cli_fail(prog, err->message);
@@ -327,12 +353,18 @@ static int sweep_main(int argc, char **argv)
     status = cli_fail(prog, "--force needs --output DIR");
     goto out;
   }
-  if ((metric = metric_option(prog, metric_name)) < 0) {
+  if (!metric_option(prog, metric_name)) {
     status = EXIT_BAD_INPUT;
     goto out;
   }
   if (!(e = cs_experiment_load(argv[1], &err))) {
     status = cli_fail("clustersim", err->message);
+    goto out;
+  }
+  /* A search metric asked of a sweep without search: say so before running. */
+  const CsRunsTable shape = { .search = cs_experiment_search(e) != NULL };
+  if (table_metric(prog, &shape, metric_name) < 0) {
+    status = EXIT_BAD_INPUT;
     goto out;
   }
   if (list) {
@@ -371,7 +403,7 @@ static int sweep_main(int argc, char **argv)
     g_free(texts[0]);
     g_free(texts[1]);
   } else {
-    status = finish(prog, t, describe, output, metric, model ? model : "total", !no_render);
+    status = finish(prog, t, describe, output, metric_name, model ? model : "total", !no_render);
   }
   cJSON_Delete(describe);
   cs_runs_table_free(t);

@@ -6,6 +6,7 @@
 
 #include "common/json_input.h"
 #include "scenario/scenario.h"
+#include "search.h"
 #include "sweep_runs.h"
 
 /* Largest grid accepted: beyond it a typo (a seed count of 10^9) is likelier
@@ -43,6 +44,8 @@ struct CsExperiment {
   GPtrArray *variants; /* Level* */
   GPtrArray *axes;     /* Axis* */
   GArray *seeds;       /* int64_t */
+  gboolean has_search; /* every run is a goodput search with these options */
+  CsGoodputSearchOptions search;
   int n_points;        /* product of the axes' level counts */
   int n_runs;
 };
@@ -346,7 +349,7 @@ static gboolean read_axes(CsExperiment *e, const cJSON *root, GError **error)
          cs_json_check_keys(ax, keys, e->file, path, error) &&
          cs_json_read_string(ax, "name", TRUE, &name, e->file, path, error);
     char *npath = cs_json_path_key(path, "name");
-    gboolean taken = ok && cs_runs_metric_index(name) >= 0;
+    gboolean taken = ok && cs_runs_is_metric_name(name);
     for (int r = 0; ok && reserved_columns[r]; r++)
       taken = taken || strcmp(name, reserved_columns[r]) == 0;
     if (taken)
@@ -601,7 +604,7 @@ static CsScenario *build(const CsExperiment *e, int variant, const int *levels,
 CsExperiment *cs_experiment_load(const char *path, GError **error)
 {
   static const char *const keys[] = { "name", "description", "base", "set", "unset",
-                                      "variants", "axes", "seeds", NULL };
+                                      "variants", "axes", "seeds", "search", NULL };
   char *text = NULL;
   gsize len = 0;
   GError *io = NULL;
@@ -622,7 +625,8 @@ CsExperiment *cs_experiment_load(const char *path, GError **error)
                 cs_json_read_string(root, "name", FALSE, &name, path, NULL, error) &&
                 read_base(e, root, error) && read_edits(e, root, NULL, e->common, error) &&
                 read_variants(e, root, error) && read_axes(e, root, error) &&
-                read_seeds(e, root, error);
+                read_seeds(e, root, error) &&
+                cs_search_options_read(root, path, &e->has_search, &e->search, error);
   if (ok) {
     char *bn = g_path_get_basename(path);
     e->name = g_strdup(name ? name : bn);
@@ -713,6 +717,11 @@ const char *cs_experiment_run_label(const CsExperiment *e, int run, int axis)
   return cs_experiment_axis_label(e, axis, levels[axis]);
 }
 
+const CsGoodputSearchOptions *cs_experiment_search(const CsExperiment *e)
+{
+  return e->has_search ? &e->search : NULL;
+}
+
 int64_t cs_experiment_run_seed(const CsExperiment *e, int run)
 {
   return g_array_index(e->seeds, int64_t, run % (int)e->seeds->len);
@@ -764,5 +773,7 @@ cJSON *cs_experiment_describe(const CsExperiment *e)
   cJSON *seeds = cJSON_AddArrayToObject(d, "seeds");
   for (guint s = 0; s < e->seeds->len; s++)
     cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)g_array_index(e->seeds, int64_t, s)));
+  if (e->has_search)
+    cJSON_AddItemToObject(d, "search", cs_search_options_describe(&e->search));
   return d;
 }

@@ -52,6 +52,10 @@ const char *cs_experiment_axis_name(const CsExperiment *e, int axis);
 int cs_experiment_axis_n_levels(const CsExperiment *e, int axis);
 const char *cs_experiment_axis_label(const CsExperiment *e, int axis, int level);
 
+/* The goodput search every run makes (the experiment's "search"), or NULL
+ * when each run is one simulation. */
+const CsGoodputSearchOptions *cs_experiment_search(const CsExperiment *e);
+
 /* A run's coordinates: its variant's name, its label on axis, its seed. */
 const char *cs_experiment_run_variant(const CsExperiment *e, int run);
 const char *cs_experiment_run_label(const CsExperiment *e, int run, int axis);
@@ -67,7 +71,8 @@ CsScenario *cs_experiment_run_scenario(const CsExperiment *e, int run, GError **
 
 /* What identifies the experiment's outputs (sweep.json): name, file base
  * name and SHA-256, base scenario base name and SHA-256, library version,
- * number of runs, variants, axes with their labels, seeds. A new object. */
+ * number of runs, variants, axes with their labels, seeds, and the search
+ * options of a goodput-search experiment. A new object. */
 cJSON *cs_experiment_describe(const CsExperiment *e);
 
 G_END_DECLS

@@ -2,6 +2,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "search.h"
+
 #include "common/json_input.h"
 #include "scenario/scenario.h"
 
@@ -56,10 +58,15 @@ static CsResults *probe(CsScenario *sc, const double *base_rates, int n, double 
   return cs_run(sc, run_opt, error);
 }
 
-gboolean cs_goodput_search(CsScenario *sc, const CsGoodputSearchOptions *opt,
-                           const CsRunOptions *run_opt, CsGoodputProbeCallback on_probe,
-                           void *user_data, CsGoodputProbe *best, GError **error)
+/* The search; kept (may be NULL) as cs_goodput_search_keep. */
+static gboolean search(CsScenario *sc, const CsGoodputSearchOptions *opt,
+                       const CsRunOptions *run_opt, CsGoodputProbeCallback on_probe,
+                       void *user_data, CsGoodputProbe *best, CsResults **kept, int *probes,
+                       GError **error)
 {
+  if (kept)
+    *kept = NULL;
+  *probes = 0;
   if (!(opt->max_multiplier > 0) || !(opt->tolerance > 0 && opt->tolerance < 1) ||
       opt->max_probes < 2 || !(opt->bad_rate_bound >= 0 && opt->bad_rate_bound < 1)) {
     g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
@@ -111,7 +118,14 @@ gboolean cs_goodput_search(CsScenario *sc, const CsGoodputSearchOptions *opt,
     CsGoodputProbe p = { .index = index++, .multiplier = k, .offered_rps = total_base * k,
                          .goodput_rps = cs_results_total(r)->goodput_rps };
     p.pass = passes(r, opt, &p.worst_bad_rate, &p.measured_all);
-    cs_results_free(r);
+    *probes = index;
+    /* Keep the highest pass; until one passes, the latest probe. */
+    if (kept && (p.pass || best->index < 0)) {
+      cs_results_free(*kept);
+      *kept = r;
+    } else {
+      cs_results_free(r);
+    }
     if (on_probe)
       on_probe(&p, user_data);
     /* Below a probe that measured nothing, or below the floor, lower loads
@@ -138,5 +152,82 @@ gboolean cs_goodput_search(CsScenario *sc, const CsGoodputSearchOptions *opt,
     cs_scenario_set_unrecorded(sc, path, value, NULL);
   }
   g_free(base);
+  if (!ok && kept) {
+    cs_results_free(*kept);
+    *kept = NULL;
+  }
   return ok;
+}
+
+gboolean cs_goodput_search(CsScenario *sc, const CsGoodputSearchOptions *opt,
+                           const CsRunOptions *run_opt, CsGoodputProbeCallback on_probe,
+                           void *user_data, CsGoodputProbe *best, GError **error)
+{
+  int probes;
+  return search(sc, opt, run_opt, on_probe, user_data, best, NULL, &probes, error);
+}
+
+gboolean cs_goodput_search_keep(CsScenario *sc, const CsGoodputSearchOptions *opt,
+                                const CsRunOptions *run_opt, CsGoodputProbe *best,
+                                CsResults **kept, int *probes, GError **error)
+{
+  return search(sc, opt, run_opt, NULL, NULL, best, kept, probes, error);
+}
+
+gboolean cs_search_options_read(const cJSON *root, const char *file, gboolean *present,
+                                CsGoodputSearchOptions *o, GError **error)
+{
+  static const char *const keys[] = { "criterion", "bad_rate_bound", "max_multiplier",
+                                      "tolerance", "max_probes", NULL };
+  cs_goodput_search_options_init(o);
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "search");
+  *present = s != NULL;
+  if (!s)
+    return TRUE;
+  const char *criterion = NULL;
+  int64_t max_probes = o->max_probes;
+  gboolean has_bound = cJSON_IsObject(s) && cJSON_HasObjectItem(s, "bad_rate_bound");
+  if (!cs_json_expect_object(s, file, "search", error) ||
+      !cs_json_check_keys(s, keys, file, "search", error) ||
+      !cs_json_read_string(s, "criterion", FALSE, &criterion, file, "search", error) ||
+      !cs_json_read_double(s, "bad_rate_bound", FALSE, 0.0, 1.0, &o->bad_rate_bound, file,
+                           "search", error) ||
+      !cs_json_read_double(s, "max_multiplier", FALSE, 0.0, 1e9, &o->max_multiplier, file,
+                           "search", error) ||
+      !cs_json_read_double(s, "tolerance", FALSE, 0.0, 1.0, &o->tolerance, file, "search",
+                           error) ||
+      !cs_json_read_int64(s, "max_probes", FALSE, 2, 1000, &max_probes, file, "search", error))
+    return FALSE;
+  o->max_probes = (int)max_probes;
+  if (criterion && strcmp(criterion, "bad_rate") == 0)
+    o->criterion = CS_GOODPUT_BAD_RATE;
+  else if (criterion && strcmp(criterion, "p99") != 0)
+    return cs_json_fail(error, file, "search.criterion",
+                        "expected \"p99\" or \"bad_rate\", got \"%s\"", criterion);
+  /* The interval ends the readers accept but the search does not. */
+  if (!(o->bad_rate_bound < 1.0))
+    return cs_json_fail(error, file, "search.bad_rate_bound", "expected a number below 1");
+  if (!(o->max_multiplier > 0.0))
+    return cs_json_fail(error, file, "search.max_multiplier", "expected a number above 0");
+  if (!(o->tolerance > 0.0 && o->tolerance < 1.0))
+    return cs_json_fail(error, file, "search.tolerance",
+                        "expected a number between 0 and 1 (exclusive)");
+  if (has_bound && o->criterion != CS_GOODPUT_BAD_RATE)
+    return cs_json_fail(error, file, "search.bad_rate_bound",
+                        "applies to the \"bad_rate\" criterion only; set \"criterion\": "
+                        "\"bad_rate\" or remove it");
+  return TRUE;
+}
+
+cJSON *cs_search_options_describe(const CsGoodputSearchOptions *o)
+{
+  cJSON *d = cJSON_CreateObject();
+  gboolean bad_rate = o->criterion == CS_GOODPUT_BAD_RATE;
+  cJSON_AddStringToObject(d, "criterion", bad_rate ? "bad_rate" : "p99");
+  if (bad_rate)
+    cJSON_AddNumberToObject(d, "bad_rate_bound", o->bad_rate_bound);
+  cJSON_AddNumberToObject(d, "max_multiplier", o->max_multiplier);
+  cJSON_AddNumberToObject(d, "tolerance", o->tolerance);
+  cJSON_AddNumberToObject(d, "max_probes", o->max_probes);
+  return d;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "policies/placement/placement.h"
+#include "search.h"
 
 typedef struct {
   const CsExperiment *e;
@@ -35,14 +36,25 @@ static void run_slot(gpointer data, gpointer user_data)
   GError *err = NULL;
   CsResults *res = NULL;
   CsScenario *sc = cs_experiment_run_scenario(s->e, run, &err);
+  const CsGoodputSearchOptions *search = cs_experiment_search(s->e);
+  CsRunsSearch outcome = { 0 };
   if (sc) {
     CsRunOptions opt;
     cs_run_options_init(&opt);
     opt.seed_override = seed;
-    res = cs_run(sc, &opt, &err);
+    if (!search) {
+      res = cs_run(sc, &opt, &err);
+    } else {
+      CsGoodputProbe best;
+      /* A search that ran no probe (the scenario is invalid) set err. */
+      if (cs_goodput_search_keep(sc, search, &opt, &best, &res, &outcome.probes, &err) && res) {
+        outcome.passed = best.index >= 0;
+        outcome.multiplier = best.multiplier;
+      }
+    }
   }
   s->slots[slot] = cs_runs_rows(s->table, run, cs_experiment_run_variant(s->e, run), labels, seed,
-                                res, err ? err->message : NULL);
+                                res, search ? &outcome : NULL, err ? err->message : NULL);
   cs_results_free(res);
   cs_scenario_free(sc);
   g_clear_error(&err);
@@ -63,7 +75,7 @@ CsRunsTable *cs_sweep_run(const CsExperiment *e, const CsSweepOptions *opt, GArr
   const char **names = g_new0(const char *, n_axes + 1);
   for (int a = 0; a < n_axes; a++)
     names[a] = cs_experiment_axis_name(e, a);
-  CsRunsTable *table = cs_runs_table_new(names, n_axes);
+  CsRunsTable *table = cs_runs_table_new(names, n_axes, cs_experiment_search(e) != NULL);
   g_free(names);
 
   int count = MAX(opt->shard_count, 1);

@@ -15,6 +15,7 @@ typedef struct {
 typedef struct {
   int variant, point; /* indices into the aggregate's lists */
   char *model;
+  int n_metrics;
   int runs;           /* rows of status ok */
   GArray **values;    /* per metric: double, NaN left out */
   Stat *stats;        /* per metric */
@@ -22,6 +23,7 @@ typedef struct {
 
 struct CsAggregate {
   int n_axes;
+  GPtrArray *metrics;    /* char *: the runs table's metric names */
   GPtrArray *axis_names; /* char * */
   GPtrArray *variants;   /* char *, first appearance order */
   GPtrArray *points;     /* char ** of n_axes labels, first appearance order */
@@ -34,7 +36,7 @@ static void group_free(gpointer p)
 {
   Group *g = p;
   g_free(g->model);
-  for (int m = 0; m < cs_runs_n_metrics(); m++)
+  for (int m = 0; m < g->n_metrics; m++)
     if (g->values[m])
       g_array_unref(g->values[m]);
   g_free(g->values);
@@ -47,6 +49,7 @@ void cs_aggregate_free(CsAggregate *a)
   if (!a)
     return;
   g_ptr_array_unref(a->axis_names);
+  g_ptr_array_unref(a->metrics);
   g_ptr_array_unref(a->variants);
   g_ptr_array_unref(a->points);
   g_ptr_array_unref(a->groups);
@@ -98,8 +101,11 @@ static Stat compute(GArray *v, int n_nan)
 CsAggregate *cs_aggregate_new(const CsRunsTable *t)
 {
   CsAggregate *a = g_new0(CsAggregate, 1);
-  int nm = cs_runs_n_metrics();
+  int nm = cs_runs_n_metrics(t);
   a->n_axes = t->n_axes;
+  a->metrics = g_ptr_array_new_with_free_func(g_free);
+  for (int m = 0; m < nm; m++)
+    g_ptr_array_add(a->metrics, g_strdup(cs_runs_metric_name(t, m)));
   a->axis_names = g_ptr_array_new_with_free_func(g_free);
   for (int i = 0; i < t->n_axes; i++)
     g_ptr_array_add(a->axis_names,
@@ -144,6 +150,7 @@ CsAggregate *cs_aggregate_new(const CsRunsTable *t)
       g->variant = v;
       g->point = p;
       g->model = g_strdup(model);
+      g->n_metrics = nm;
       g->values = g_new0(GArray *, nm);
       g->stats = g_new0(Stat, nm);
       for (int m = 0; m < nm; m++)
@@ -220,7 +227,7 @@ char *cs_aggregate_to_csv(const CsAggregate *a)
   for (guint gi = 0; gi < a->groups->len; gi++) {
     const Group *g = g_ptr_array_index(a->groups, gi);
     char **labels = g_ptr_array_index(a->points, g->point);
-    for (int m = 0; m < cs_runs_n_metrics(); m++) {
+    for (int m = 0; m < g->n_metrics; m++) {
       const Stat *s = &g->stats[m];
       append_field(out, g_ptr_array_index(a->variants, g->variant));
       for (int i = 0; i < a->n_axes; i++) {
@@ -229,7 +236,8 @@ char *cs_aggregate_to_csv(const CsAggregate *a)
       }
       g_string_append_c(out, ',');
       append_field(out, g->model);
-      g_string_append_printf(out, ",%s,%d,%d,", cs_runs_metric_name(m), s->n, s->n_nan);
+      g_string_append_printf(out, ",%s,%d,%d,", (const char *)g_ptr_array_index(a->metrics, m),
+                             s->n, s->n_nan);
       append_number(out, s->mean);
       g_string_append_c(out, ',');
       append_number(out, s->sd);
@@ -261,8 +269,8 @@ char *cs_aggregate_to_json(const CsAggregate *a)
   for (int i = 0; i < a->n_axes; i++)
     cJSON_AddItemToArray(axes, cJSON_CreateString(g_ptr_array_index(a->axis_names, i)));
   cJSON *metrics = cJSON_AddArrayToObject(root, "metrics");
-  for (int m = 0; m < cs_runs_n_metrics(); m++)
-    cJSON_AddItemToArray(metrics, cJSON_CreateString(cs_runs_metric_name(m)));
+  for (guint m = 0; m < a->metrics->len; m++)
+    cJSON_AddItemToArray(metrics, cJSON_CreateString(g_ptr_array_index(a->metrics, m)));
   cJSON *groups = cJSON_AddArrayToObject(root, "groups");
   for (guint gi = 0; gi < a->groups->len; gi++) {
     const Group *g = g_ptr_array_index(a->groups, gi);
@@ -275,7 +283,7 @@ char *cs_aggregate_to_json(const CsAggregate *a)
     cJSON_AddStringToObject(o, "model", g->model);
     cJSON_AddNumberToObject(o, "runs", g->runs);
     cJSON *stats = cJSON_AddObjectToObject(o, "stats");
-    for (int m = 0; m < cs_runs_n_metrics(); m++) {
+    for (int m = 0; m < g->n_metrics; m++) {
       const Stat *s = &g->stats[m];
       cJSON *st = cJSON_CreateObject();
       cJSON_AddNumberToObject(st, "n", s->n);
@@ -283,7 +291,7 @@ char *cs_aggregate_to_json(const CsAggregate *a)
       cJSON_AddItemToObject(st, "mean", number_or_null(s->mean));
       cJSON_AddItemToObject(st, "sd", number_or_null(s->sd));
       cJSON_AddItemToObject(st, "ci95", number_or_null(s->ci95));
-      cJSON_AddItemToObject(stats, cs_runs_metric_name(m), st);
+      cJSON_AddItemToObject(stats, g_ptr_array_index(a->metrics, m), st);
     }
     cJSON_AddItemToArray(groups, o);
   }
@@ -370,7 +378,8 @@ void cs_aggregate_print_table(const CsAggregate *a, int metric, const char *mode
   for (int r = 0; r <= np; r++)
     for (int c = 0; c < ncol; c++)
       width[c] = MAX(width[c], (int)g_utf8_strlen(cells[r][c], -1));
-  fprintf(out, "%s of %s: mean ± 95 %% CI over seeds\n", cs_runs_metric_name(metric), model);
+  fprintf(out, "%s of %s: mean ± 95 %% CI over seeds\n",
+          (const char *)g_ptr_array_index(a->metrics, metric), model);
   for (int r = 0; r <= np; r++) {
     for (int c = 0; c < ncol; c++)
       print_padded(out, cells[r][c], width[c], c == ncol - 1);

@@ -307,7 +307,7 @@ CsRunsTable *cs_sweep_merge(const char *const *dirs, int n, cJSON **describe, GE
   if (ok) {
     CsRunsTable *t0 = shards[0].table;
     merged = cs_runs_table_new((const char *const *)t0->columns->pdata + CS_RUNS_COL_FIRST_AXIS,
-                               t0->n_axes);
+                               t0->n_axes, t0->search);
     for (int r = 0; r < runs; r++)
       for (guint i = 0; i < by_run[r]->len; i++)
         g_ptr_array_add(merged->rows, g_ptr_array_index(by_run[r], i));

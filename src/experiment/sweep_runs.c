@@ -44,27 +44,49 @@ static const struct {
 };
 enum { N_METRICS = G_N_ELEMENTS(metrics) };
 
+/* The columns a goodput-search sweep adds after the run metrics. */
+static const char *const search_metrics[] = { "max_load_rps", "search_multiplier",
+                                              "search_probes" };
+enum { N_SEARCH = G_N_ELEMENTS(search_metrics), COL_MAX_LOAD = 0, COL_MULTIPLIER = 1,
+       COL_PROBES = 2 };
+
 /* Columns before the axes, and between the axes and the metrics. */
 static const char *const head_cols[] = { "run_id", "variant" };
 static const char *const mid_cols[] = { "seed", "model", "status", "error" };
 enum { N_HEAD = 2, N_MID = 4 };
 
-int cs_runs_n_metrics(void)
+int cs_runs_n_metrics(const CsRunsTable *t)
 {
-  return N_METRICS;
+  return N_METRICS + (t->search ? N_SEARCH : 0);
 }
 
-const char *cs_runs_metric_name(int i)
+const char *cs_runs_metric_name(const CsRunsTable *t, int i)
 {
-  return metrics[i].name;
+  (void)t;
+  return i < N_METRICS ? metrics[i].name : search_metrics[i - N_METRICS];
 }
 
-int cs_runs_metric_index(const char *name)
+int cs_runs_metric_index(const CsRunsTable *t, const char *name)
 {
-  for (int i = 0; i < N_METRICS; i++)
-    if (strcmp(metrics[i].name, name) == 0)
+  for (int i = 0; i < cs_runs_n_metrics(t); i++)
+    if (strcmp(cs_runs_metric_name(t, i), name) == 0)
       return i;
   return -1;
+}
+
+gboolean cs_runs_is_metric_name(const char *name)
+{
+  const CsRunsTable any = { .search = TRUE };
+  return cs_runs_metric_index(&any, name) >= 0;
+}
+
+char *cs_runs_metric_names(void)
+{
+  const CsRunsTable any = { .search = TRUE };
+  GString *list = g_string_new(NULL);
+  for (int i = 0; i < cs_runs_n_metrics(&any); i++)
+    g_string_append_printf(list, "%s%s", i ? ", " : "", cs_runs_metric_name(&any, i));
+  return g_string_free(list, FALSE);
 }
 
 int cs_runs_col_seed(const CsRunsTable *t)
@@ -92,15 +114,16 @@ int cs_runs_col_metric(const CsRunsTable *t, int metric)
   return N_HEAD + t->n_axes + N_MID + metric;
 }
 
-static int n_columns(int n_axes)
+static int n_columns(const CsRunsTable *t)
 {
-  return N_HEAD + n_axes + N_MID + N_METRICS + 1; /* + warnings */
+  return N_HEAD + t->n_axes + N_MID + cs_runs_n_metrics(t) + 1; /* + warnings */
 }
 
-CsRunsTable *cs_runs_table_new(const char *const *axis_names, int n_axes)
+CsRunsTable *cs_runs_table_new(const char *const *axis_names, int n_axes, gboolean search)
 {
   CsRunsTable *t = g_new0(CsRunsTable, 1);
   t->n_axes = n_axes;
+  t->search = search;
   t->columns = g_ptr_array_new_with_free_func(g_free);
   t->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
   for (int i = 0; i < N_HEAD; i++)
@@ -109,8 +132,8 @@ CsRunsTable *cs_runs_table_new(const char *const *axis_names, int n_axes)
     g_ptr_array_add(t->columns, g_strdup(axis_names[i]));
   for (int i = 0; i < N_MID; i++)
     g_ptr_array_add(t->columns, g_strdup(mid_cols[i]));
-  for (int i = 0; i < N_METRICS; i++)
-    g_ptr_array_add(t->columns, g_strdup(metrics[i].name));
+  for (int i = 0; i < cs_runs_n_metrics(t); i++)
+    g_ptr_array_add(t->columns, g_strdup(cs_runs_metric_name(t, i)));
   g_ptr_array_add(t->columns, g_strdup("warnings"));
   return t;
 }
@@ -157,7 +180,7 @@ static char *warning_codes(const CsResults *res, const char *model)
 static char **row_new(const CsRunsTable *t, int run_id, const char *variant,
                       const char *const *labels, int64_t seed)
 {
-  int n = n_columns(t->n_axes);
+  int n = n_columns(t);
   char **row = g_new0(char *, n + 1);
   row[CS_RUNS_COL_RUN_ID] = g_strdup_printf("%d", run_id);
   row[CS_RUNS_COL_VARIANT] = g_strdup(variant);
@@ -169,49 +192,73 @@ static char **row_new(const CsRunsTable *t, int run_id, const char *variant,
   return row;
 }
 
+/* Replaces a row's field. */
+static void set_field(char **row, int c, char *value)
+{
+  g_free(row[c]);
+  row[c] = value;
+}
+
+/* The search columns of a row: max_load is the model's offered load at the
+ * highest load that passed (0 when none did). */
+static void set_search_fields(const CsRunsTable *t, char **row, const CsRunsSearch *search,
+                              double max_load)
+{
+  set_field(row, cs_runs_col_metric(t, N_METRICS + COL_MAX_LOAD),
+            cs_runs_format_double(search->passed ? max_load : 0.0));
+  set_field(row, cs_runs_col_metric(t, N_METRICS + COL_MULTIPLIER),
+            cs_runs_format_double(search->passed ? search->multiplier : 0.0));
+  set_field(row, cs_runs_col_metric(t, N_METRICS + COL_PROBES),
+            g_strdup_printf("%d", search->probes));
+}
+
 static char **row_of_model(const CsRunsTable *t, int run_id, const char *variant,
                            const char *const *labels, int64_t seed, const CsResults *res,
-                           const CsModelResult *m, gboolean total)
+                           const CsRunsSearch *search, const CsModelResult *m, gboolean total)
 {
   char **row = row_new(t, run_id, variant, labels, seed);
-  g_free(row[cs_runs_col_model(t)]);
-  row[cs_runs_col_model(t)] = g_strdup(m->model);
-  g_free(row[cs_runs_col_status(t)]);
-  row[cs_runs_col_status(t)] = g_strdup("ok");
+  set_field(row, cs_runs_col_model(t), g_strdup(m->model));
+  set_field(row, cs_runs_col_status(t), g_strdup("ok"));
+  int w = n_columns(t) - 1;
+  if (search && !search->passed) {
+    /* No load met the objective: there is no run to report, only that. */
+    set_search_fields(t, row, search, 0.0);
+    set_field(row, w, g_strdup("no_goodput"));
+    return row;
+  }
   for (int i = 0; i < N_METRICS; i++) {
     const char *field = (const char *)m + metrics[i].offset;
-    int c = cs_runs_col_metric(t, i);
-    g_free(row[c]);
     if (metrics[i].kind == KIND_DOUBLE)
-      row[c] = cs_runs_format_double(*(const double *)(const void *)field);
+      set_field(row, cs_runs_col_metric(t, i),
+                cs_runs_format_double(*(const double *)(const void *)field));
     else
-      row[c] = g_strdup_printf("%" PRId64, *(const int64_t *)(const void *)field);
+      set_field(row, cs_runs_col_metric(t, i),
+                g_strdup_printf("%" PRId64, *(const int64_t *)(const void *)field));
   }
-  int w = n_columns(t->n_axes) - 1;
-  g_free(row[w]);
-  row[w] = warning_codes(res, total ? NULL : m->model);
+  if (search)
+    set_search_fields(t, row, search, m->offered_rps);
+  set_field(row, w, warning_codes(res, total ? NULL : m->model));
   return row;
 }
 
 GPtrArray *cs_runs_rows(const CsRunsTable *t, int run_id, const char *variant,
                         const char *const *labels, int64_t seed, const CsResults *res,
-                        const char *message)
+                        const CsRunsSearch *search, const char *message)
 {
+  g_return_val_if_fail(!search == !t->search, NULL);
   GPtrArray *rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
   if (!res) {
     char **row = row_new(t, run_id, variant, labels, seed);
-    g_free(row[cs_runs_col_status(t)]);
-    row[cs_runs_col_status(t)] = g_strdup("invalid");
-    g_free(row[cs_runs_col_error(t)]);
-    row[cs_runs_col_error(t)] = g_strdup(message);
+    set_field(row, cs_runs_col_status(t), g_strdup("invalid"));
+    set_field(row, cs_runs_col_error(t), g_strdup(message));
     g_ptr_array_add(rows, row);
     return rows;
   }
   for (int i = 0; i < cs_results_n_models(res); i++)
-    g_ptr_array_add(rows, row_of_model(t, run_id, variant, labels, seed, res,
+    g_ptr_array_add(rows, row_of_model(t, run_id, variant, labels, seed, res, search,
                                        cs_results_model(res, i), FALSE));
-  g_ptr_array_add(rows,
-                  row_of_model(t, run_id, variant, labels, seed, res, cs_results_total(res), TRUE));
+  g_ptr_array_add(rows, row_of_model(t, run_id, variant, labels, seed, res, search,
+                                     cs_results_total(res), TRUE));
   return rows;
 }
 
@@ -348,11 +395,15 @@ CsRunsTable *cs_runs_table_parse(const char *text, const char *file, GError **er
   CsRunsTable *t = NULL;
   char **head = records->len ? g_ptr_array_index(records, 0) : NULL;
   int n = head ? (int)g_strv_length(head) : 0;
-  int n_axes = n - n_columns(0);
+  /* A search table ends with its search columns, then "warnings". */
+  gboolean search = n >= N_SEARCH + 1 &&
+                    strcmp(head[n - 1 - N_SEARCH + COL_MAX_LOAD], search_metrics[COL_MAX_LOAD]) == 0;
+  const CsRunsTable shape = { .n_axes = 0, .search = search };
+  int n_axes = n - n_columns(&shape);
   /* The header must be the one this version writes, around any axis names. */
   gboolean ok = head && n_axes >= 0;
   if (ok) {
-    t = cs_runs_table_new((const char *const *)head + N_HEAD, n_axes);
+    t = cs_runs_table_new((const char *const *)head + N_HEAD, n_axes, search);
     for (int c = 0; c < n && ok; c++)
       ok = strcmp(head[c], g_ptr_array_index(t->columns, c)) == 0;
   }

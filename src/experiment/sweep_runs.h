@@ -9,6 +9,13 @@
  * produced; NaN is "nan". A run that did not run has one row, model empty,
  * its message in error and no metric.
  *
+ * A goodput-search sweep (an experiment with "search") has three more metric
+ * columns after the run metrics: max_load_rps (the model's offered load at
+ * the highest load that met the objective, 0 when none did), search_multiplier
+ * (the rate multiplier there, 0 when none) and search_probes (simulations
+ * run). The run metrics are those of the simulation at that load; when no
+ * load met the objective they are empty and the warnings hold "no_goodput".
+ *
  * Everything computed from a sweep (aggregate, comparison table) is computed
  * from this table's text values, whether the table was filled by running or
  * read back from shards' runs.csv: both paths give the same bytes. */
@@ -24,14 +31,19 @@ G_BEGIN_DECLS
 typedef struct {
   GPtrArray *columns; /* char *: the header */
   int n_axes;         /* axis columns, right after "variant" */
+  gboolean search;    /* a goodput-search sweep: the search metrics follow */
   GPtrArray *rows;    /* char ** of columns->len fields each (g_strfreev) */
 } CsRunsTable;
 
-/* Metrics: their number and names, in column order. */
-int cs_runs_n_metrics(void);
-const char *cs_runs_metric_name(int i);
-/* Index of the metric called name, or -1. */
-int cs_runs_metric_index(const char *name);
+/* The table's metrics: their number and names, in column order. */
+int cs_runs_n_metrics(const CsRunsTable *t);
+const char *cs_runs_metric_name(const CsRunsTable *t, int i);
+/* Index of the table's metric called name, or -1. */
+int cs_runs_metric_index(const CsRunsTable *t, const char *name);
+/* Whether name is a metric of some runs table (with or without search). */
+gboolean cs_runs_is_metric_name(const char *name);
+/* The metrics any table may have, ", "-separated, for messages (g_free it). */
+char *cs_runs_metric_names(void);
 
 /* Column indices in a table with n_axes axes. */
 enum { CS_RUNS_COL_RUN_ID = 0, CS_RUNS_COL_VARIANT = 1, CS_RUNS_COL_FIRST_AXIS = 2 };
@@ -41,16 +53,25 @@ int cs_runs_col_status(const CsRunsTable *t);
 int cs_runs_col_error(const CsRunsTable *t);
 int cs_runs_col_metric(const CsRunsTable *t, int metric);
 
-/* An empty table with these axis names. */
-CsRunsTable *cs_runs_table_new(const char *const *axis_names, int n_axes);
+/* An empty table with these axis names, with the search metrics when search. */
+CsRunsTable *cs_runs_table_new(const char *const *axis_names, int n_axes, gboolean search);
 void cs_runs_table_free(CsRunsTable *t);
+
+/* How a goodput search ended, for the search columns. */
+typedef struct {
+  gboolean passed;   /* some load met the objective */
+  double multiplier; /* of the highest such load (0 when none) */
+  int probes;        /* simulations run */
+} CsRunsSearch;
 
 /* The rows of a run (a new array of char ** rows, freeing them with it): one
  * per model of res and a total row; or, when res is NULL, one row of status
- * "invalid" with message. labels has t->n_axes entries. */
+ * "invalid" with message. labels has t->n_axes entries. In a search table,
+ * search says how the search ended and res is the simulation at the highest
+ * load that passed (when none passed: any probe, for its models alone). */
 GPtrArray *cs_runs_rows(const CsRunsTable *t, int run_id, const char *variant,
                         const char *const *labels, int64_t seed, const CsResults *res,
-                        const char *message);
+                        const CsRunsSearch *search, const char *message);
 
 /* Appends rows (as cs_runs_rows returns them) to the table, taking them. */
 void cs_runs_table_take(CsRunsTable *t, GPtrArray *rows);

@@ -19,8 +19,10 @@
 
 G_BEGIN_DECLS
 
-/* The sweep figures of metric (a runs.csv metric name) and of the p99
- * latency, for model ("total": the whole run). */
+/* The sweep figures of metric (a runs.csv metric name; NULL: max_load_rps
+ * for a goodput-search sweep, else goodput_rps) and of the p99 latency, for
+ * model ("total": the whole run). Fails naming the file when dir is not a
+ * sweep's output or its aggregate.csv has no such metric or model. */
 CsFigureSet *cs_figures_sweep(const char *dir, const char *metric, const char *model,
                               GError **error);
 

@@ -42,6 +42,8 @@ typedef struct {
   GHashTable *cells; /* "metric\x1fvariant\x1flabel..." -> Cell */
   double slo_ms;     /* the one SLO of the model (of every model for "total"), else NaN */
   gboolean slo_seen;
+  gboolean search;      /* sweep.json has "search": a goodput-search sweep */
+  gboolean metric_seen; /* aggregate.csv has the figure's metric */
 } Sweep;
 
 static void cell_free(gpointer p)
@@ -146,6 +148,7 @@ static gboolean read_sweep_json(Sweep *s, GError **error)
                 cs_json_read_string(d, "experiment", TRUE, &name, path, NULL, error);
   if (ok) {
     s->experiment = g_strdup(name);
+    s->search = cJSON_HasObjectItem(d, "search");
     s->variants = g_ptr_array_new_with_free_func(g_free);
     ok = read_string_list(cJSON_GetObjectItemCaseSensitive(d, "variants"), path, "variants",
                           s->variants, error);
@@ -258,6 +261,7 @@ static gboolean read_aggregate(Sweep *s, const char *const *metrics, GError **er
       g_ptr_array_add(models, g_strdup(model));
     if (strcmp(metric, "slo_ms") == 0)
       note_slo(s, model, f[s->n_axes + 5]);
+    s->metric_seen = s->metric_seen || strcmp(metric, metrics[0]) == 0;
     if (strcmp(model, s->model) != 0 || !g_strv_contains(metrics, metric))
       continue;
     int64_t n;
@@ -287,6 +291,14 @@ static gboolean read_aggregate(Sweep *s, const char *const *metrics, GError **er
   }
   if (rc < 0)
     ok = FALSE;
+  if (ok && !s->metric_seen) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                "%s: no metric \"%s\"%s", path, metrics[0],
+                g_str_has_prefix(metrics[0], "search_") || strcmp(metrics[0], "max_load_rps") == 0
+                  ? " (only a goodput-search sweep, an experiment with \"search\", has it)"
+                  : "");
+    ok = FALSE;
+  }
   if (ok && g_hash_table_size(s->cells) == 0) {
     g_ptr_array_add(models, NULL);
     char *list = g_strjoinv(", ", (char **)models->pdata);
@@ -333,6 +345,9 @@ static const char *metric_label(const char *m)
     { "batches", "batches" },
     { "mean_batch", "mean batch size (requests)" },
     { "drain_s", "drain time (s)" },
+    { "max_load_rps", "goodput: highest load within the objective (req/s)" },
+    { "search_multiplier", "rate multiplier of the highest passing load" },
+    { "search_probes", "simulations of the search" },
   };
   for (size_t i = 0; i < G_N_ELEMENTS(labels); i++)
     if (strcmp(labels[i][0], m) == 0)
@@ -642,8 +657,14 @@ CsFigureSet *cs_figures_sweep(const char *dir, const char *metric, const char *m
                               GError **error)
 {
   Sweep s = { .dir = dir, .model = model, .slo_ms = NAN };
+  if (!read_sweep_json(&s, error)) {
+    sweep_clear(&s);
+    return NULL;
+  }
+  if (!metric)
+    metric = s.search ? "max_load_rps" : "goodput_rps";
   const char *metrics[] = { metric, strcmp(metric, P99) ? P99 : NULL, NULL };
-  if (!read_sweep_json(&s, error) || !read_aggregate(&s, metrics, error)) {
+  if (!read_aggregate(&s, metrics, error)) {
     sweep_clear(&s);
     return NULL;
   }

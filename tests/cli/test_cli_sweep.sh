@@ -177,6 +177,58 @@ check "the table says invalid where no run of a cell ran" grep -qE "^1 +[0-9.]+ 
 check "aggregate.csv recomputed from runs.csv (df 1, invalid runs left out)" \
   python3 "$chk" stats "$tmp/mixed/runs.csv" "$tmp/mixed/aggregate.csv"
 
+# ---- goodput search: each run is the highest load within the SLO -------------------------
+# Symphony's one-model setting in small: 8 GPUs of l(b) = 1.053 b + 5.072 ms,
+# SLO 25 ms, 3 s of Poisson arrivals. The analytic bound of staggered
+# batches (Symphony Table 2) is 5839 req/s: no search may end above it.
+cat >"$tmp/exp/t2.json" <<JSON
+{"profiles": ["$src/data/profiles/symphony_table2.json"], "cluster": {"gpus": 8, "gpu_type": "1080ti"},
+ "dispatch": {"policy": "symphony", "d_ctrl_us": 0, "d_data_us": 0, "d_resp_ms": 0},
+ "clients": [{"model": "ResNet50", "rate": 100, "slo_ms": 25, "duration_s": 3, "warmup_s": 0.5}]}
+JSON
+cat >"$tmp/exp/search.json" <<'JSON'
+{"base": "t2.json",
+ "variants": [{"name": "symphony"}, {"name": "eager", "set": {"dispatch.policy": "eager"}}],
+ "axes": [{"name": "gpus", "path": "cluster.gpus", "values": [4, 8]}],
+ "seeds": {"first": 1, "count": 3}, "search": {"max_multiplier": 128}}
+JSON
+"$bin" sweep "$tmp/exp/search.json" -j2 -o "$tmp/search" >"$tmp/search.out" 2>"$tmp/search.err"
+check "a search sweep exits 0" test $? -eq 0
+check "its table says what each run is and shows max_load_rps" \
+  grep -qzP "^goodput search: each run is the highest load with every model's p99 latency <= its SLO\nmax_load_rps of total" "$tmp/search.out"
+check "runs.csv: the search columns before warnings" \
+  grep -q "^run_id,variant,gpus,seed,model,.*,drain_s,max_load_rps,search_multiplier,search_probes,warnings$" "$tmp/search/runs.csv"
+check "each row: max_load_rps is the offered load, below the analytic bound N b / l(b), p99 within SLO" python3 -c "
+import csv, math
+rows = list(csv.DictReader(open('$tmp/search/runs.csv')))
+assert len(rows) == 24, len(rows)
+for r in rows:
+    n = int(r['gpus'])
+    b = math.floor((25 / (1 + 1 / n) - 5.072) / 1.053)
+    bound = n * b / (1.053 * b + 5.072) * 1000
+    assert r['max_load_rps'] == r['offered_rps'], r
+    assert 0 < float(r['max_load_rps']) <= bound, (r['max_load_rps'], bound)
+    assert float(r['latency_p99_ms']) <= 25, r
+    assert float(r['max_load_rps']) == 100 * float(r['search_multiplier']), r
+"
+check "sweep.json records the search" py "d['search'] == {'criterion': 'p99', 'max_multiplier': 128, 'tolerance': 0.005, 'max_probes': 40}" "$tmp/search/sweep.json"
+check "the figures draw max_load_rps" test -s "$tmp/search/figures/max_load_rps_vs_gpus.dat"
+"$bin" sweep "$tmp/exp/search.json" -j1 --shard 1/2 -o "$tmp/ss1" >/dev/null 2>&1
+"$bin" sweep "$tmp/exp/search.json" -j1 --shard 2/2 -o "$tmp/ss2" >/dev/null 2>&1
+"$bin" sweep merge -o "$tmp/smerged" "$tmp/ss2" "$tmp/ss1" >"$tmp/smerged.out" 2>&1
+check "search shards merged == the unsharded search sweep, byte for byte" diff -r "$tmp/search" "$tmp/smerged"
+check "the merge prints the same table" cmp "$tmp/search.out" "$tmp/smerged.out"
+bad "--metric of a search sweep asked of another" "--metric search_probes: only a goodput-search sweep" \
+  sweep "$g" --metric search_probes -o "$tmp/none"
+check "...and nothing is written" test ! -e "$tmp/none"
+bad "sweep plot: a search metric of a sweep without search" "aggregate.csv: no metric \"max_load_rps\" (only a goodput-search sweep" \
+  sweep plot "$tmp/j1" --metric max_load_rps
+cat >"$tmp/exp/badsearch.json" <<'JSON'
+{"base": "t2.json", "seeds": [1], "search": {"criterion": "p95"}}
+JSON
+bad "a bad search block: file, JSON path, what is expected" \
+  "badsearch.json: search.criterion: expected \"p99\" or \"bad_rate\", got \"p95\"" sweep "$tmp/exp/badsearch.json"
+
 # ---- bad input: exit 2, nothing written -------------------------------------------------
 bad "missing experiment" "nope.json: cannot read" sweep "$tmp/exp/nope.json" -o "$tmp/none"
 check "missing experiment: no output directory" test ! -e "$tmp/none"

@@ -185,8 +185,8 @@ static void test_csv_round_trip(void **state)
 {
   (void)state;
   const char *axes[] = { "load, \"quoted\"" };
-  CsRunsTable *t = cs_runs_table_new(axes, 1);
-  GPtrArray *rows = cs_runs_rows(t, 0, "v,1", axes, 4, NULL, "line one\nline \"two\"");
+  CsRunsTable *t = cs_runs_table_new(axes, 1, FALSE);
+  GPtrArray *rows = cs_runs_rows(t, 0, "v,1", axes, 4, NULL, NULL, "line one\nline \"two\"");
   cs_runs_table_take(t, rows);
   char *csv = cs_runs_table_to_csv(t);
   GError *err = NULL;
@@ -210,10 +210,10 @@ static void test_csv_round_trip(void **state)
  * ones. */
 static CsRunsTable *table_of_goodputs(const double *values, int n)
 {
-  CsRunsTable *t = cs_runs_table_new(NULL, 0);
-  int c = cs_runs_col_metric(t, cs_runs_metric_index("goodput_rps"));
+  CsRunsTable *t = cs_runs_table_new(NULL, 0, FALSE);
+  int c = cs_runs_col_metric(t, cs_runs_metric_index(t, "goodput_rps"));
   for (int i = 0; i < n; i++) {
-    GPtrArray *rows = cs_runs_rows(t, i, "v", NULL, i + 1, NULL, "x");
+    GPtrArray *rows = cs_runs_rows(t, i, "v", NULL, i + 1, NULL, NULL, "x");
     char **row = g_ptr_array_index(rows, 0);
     g_free(row[cs_runs_col_status(t)]);
     row[cs_runs_col_status(t)] = g_strdup("ok");
@@ -289,6 +289,134 @@ static void test_statistics(void **state)
   cs_runs_table_free(t);
 }
 
+
+/* A goodput-search sweep. The "capacity" variant is the closed form of
+ * test_metrics.c: one replica runs every request alone for 10 ms (capacity
+ * 100 req/s), constant arrivals at 50 m req/s for 10 s and SLO 50 ms, so p99
+ * holds while m <= 2.00808 and the search must end between 2 (within its
+ * tolerance) and that. "hopeless" has an SLO of 5 ms below the 10 ms of every
+ * batch: no load passes. Each passing row must be cs_run at the load found. */
+static void test_search_sweep(void **state)
+{
+  (void)state;
+  char *sdir = test_dir_with_profile(0.0, 10.0);
+  char *p = g_build_filename(sdir, "base.json", NULL);
+  assert_true(g_file_set_contents(p,
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": [{\"model\": \"a\", \"gpu\": 0, \"batch\": 1}]},"
+    " \"clients\": [{\"model\": \"a\", \"rate\": 50, \"slo_ms\": 50, \"arrival\": \"constant\","
+    "   \"duration_s\": 10}]}", -1, NULL));
+  g_free(p);
+  p = g_build_filename(sdir, "exp.json", NULL);
+  assert_true(g_file_set_contents(p,
+    "{\"base\": \"base.json\", \"variants\": [{\"name\": \"capacity\"},"
+    "  {\"name\": \"hopeless\", \"set\": {\"clients[0].slo_ms\": 5}}],"
+    " \"seeds\": {\"first\": 1, \"count\": 2},"
+    " \"search\": {\"max_multiplier\": 4, \"tolerance\": 0.0005}}", -1, NULL));
+  GError *err = NULL;
+  CsExperiment *e = cs_experiment_load(p, &err);
+  if (!e)
+    fail_msg("%s", err->message);
+  g_free(p);
+  assert_non_null(cs_experiment_search(e));
+  CsSweepOptions opt = { .threads = 2, .shard_count = 1 };
+  CsRunsTable *t = cs_sweep_run(e, &opt, NULL);
+  assert_true(t->search);
+  assert_int_equal(t->rows->len, 4 * 2); /* 4 runs: model a and total */
+  assert_int_equal(cs_sweep_n_invalid(t), 0);
+  for (guint r = 0; r < t->rows->len; r++) {
+    char **row = g_ptr_array_index(t->rows, r);
+    int run = cs_runs_row_run_id(row);
+    assert_string_equal(row[col(t, "status")], "ok");
+    assert_true(cs_runs_cell_value(row[col(t, "search_probes")]) >= 1);
+    double max_load = cs_runs_cell_value(row[col(t, "max_load_rps")]);
+    double m = cs_runs_cell_value(row[col(t, "search_multiplier")]);
+    if (run >= 2) { /* hopeless */
+      assert_float_equal(max_load, 0.0, 0.0);
+      assert_float_equal(m, 0.0, 0.0);
+      assert_string_equal(row[col(t, "goodput_rps")], "");
+      assert_string_equal(row[col(t, "warnings")], "no_goodput");
+      continue;
+    }
+    assert_true(m >= 2.0 * (1 - 0.0005) && m <= 2.00808);
+    assert_float_equal(max_load, 50 * m, 1e-9);
+    assert_true(same(row[col(t, "offered_rps")], max_load));
+    /* The row is the simulation at that load. */
+    CsScenario *sc = cs_experiment_run_scenario(e, run, &err);
+    char *rate = cs_runs_format_double(50 * m);
+    assert_true(cs_scenario_set(sc, "clients[0].rate", rate, NULL));
+    g_free(rate);
+    CsRunOptions ro;
+    cs_run_options_init(&ro);
+    ro.seed_override = cs_experiment_run_seed(e, run);
+    CsResults *res = cs_run(sc, &ro, &err);
+    assert_non_null(res);
+    const CsModelResult *mr = cs_results_model(res, 0);
+    assert_true(same(row[col(t, "goodput_rps")], mr->goodput_rps));
+    assert_true(same(row[col(t, "latency_p99_ms")], mr->latency.p99));
+    assert_int_equal((int64_t)cs_runs_cell_value(row[col(t, "good")]), mr->good);
+    assert_true(mr->latency.p99 <= 50.0);
+    cs_results_free(res);
+    cs_scenario_free(sc);
+  }
+  /* Written and read back: the same search table. */
+  char *csv = cs_runs_table_to_csv(t);
+  CsRunsTable *back = cs_runs_table_parse(csv, "runs.csv", &err);
+  assert_non_null(back);
+  assert_true(back->search);
+  char *again = cs_runs_table_to_csv(back);
+  assert_string_equal(csv, again);
+  /* The statistics: the hopeless variant's goodput is 0 over both seeds, its
+   * run metrics are absent. */
+  CsAggregate *a = cs_aggregate_new(t);
+  char *agg = cs_aggregate_to_csv(a);
+  assert_non_null(strstr(agg, "\nhopeless,total,max_load_rps,2,0,0,0,0\n"));
+  assert_non_null(strstr(agg, "\nhopeless,total,goodput_rps,0,2,,,\n"));
+  g_free(agg);
+  cs_aggregate_free(a);
+  g_free(csv);
+  g_free(again);
+  cs_runs_table_free(back);
+  cs_runs_table_free(t);
+  cs_experiment_free(e);
+  test_dir_remove(sdir);
+}
+
+/* A bad "search" block is refused with its JSON path. */
+static void test_search_block_errors(void **state)
+{
+  (void)state;
+  static const struct {
+    const char *block, *message;
+  } cases[] = {
+    { "[]", "exp.json: search: expected an object" },
+    { "{\"criterion\": \"p95\"}", "exp.json: search.criterion: expected \"p99\" or \"bad_rate\", got \"p95\"" },
+    { "{\"tolerance\": 0}", "exp.json: search.tolerance: expected a number between 0 and 1" },
+    { "{\"max_multiplier\": 0}", "exp.json: search.max_multiplier: expected a number above 0" },
+    { "{\"max_probes\": 1}", "exp.json: search.max_probes" },
+    { "{\"bad_rate_bound\": 0.05}", "exp.json: search.bad_rate_bound: applies to the \"bad_rate\" criterion only" },
+    { "{\"bad_rate_bound\": 1, \"criterion\": \"bad_rate\"}", "exp.json: search.bad_rate_bound: expected a number below 1" },
+    { "{\"tolerence\": 0.1}", "exp.json: search: unknown field \"tolerence\" (did you mean \"tolerance\"?)" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    char *text = g_strdup_printf("{\"base\": \"base.json\", \"seeds\": [1], \"search\": %s}",
+                                 cases[i].block);
+    char *p = g_build_filename(dir, "exp.json", NULL);
+    assert_true(g_file_set_contents(p, text, -1, NULL));
+    GError *err = NULL;
+    CsExperiment *e = cs_experiment_load(p, &err);
+    assert_null(e);
+    char *want = g_build_filename(dir, cases[i].message, NULL);
+    if (!g_str_has_prefix(err->message, want))
+      fail_msg("case %zu: got \"%s\", expected it to start with \"%s\"", i, err->message, want);
+    g_free(want);
+    g_clear_error(&err);
+    g_free(p);
+    g_free(text);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -297,6 +425,8 @@ int main(void)
     cmocka_unit_test(test_shards_partition_the_runs),
     cmocka_unit_test(test_csv_round_trip),
     cmocka_unit_test(test_statistics),
+    cmocka_unit_test(test_search_sweep),
+    cmocka_unit_test(test_search_block_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
