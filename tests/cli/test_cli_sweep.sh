@@ -229,6 +229,13 @@ JSON
 bad "a bad search block: file, JSON path, what is expected" \
   "badsearch.json: search.criterion: expected \"p99\" or \"bad_rate\", got \"p95\"" sweep "$tmp/exp/badsearch.json"
 
+# ---- the shipped experiments load: every edit applies to its base scenario --------------
+for e in "$src"/experiments/*.json; do
+  "$bin" sweep "$e" --list >"$tmp/shipped.out" 2>"$tmp/shipped.err"
+  check "$(basename "$e"): every run of the grid builds (sweep --list)" \
+    test $? -eq 0 -a "$(wc -l <"$tmp/shipped.out")" -gt 1 -a ! -s "$tmp/shipped.err"
+done
+
 # ---- bad input: exit 2, nothing written -------------------------------------------------
 bad "missing experiment" "nope.json: cannot read" sweep "$tmp/exp/nope.json" -o "$tmp/none"
 check "missing experiment: no output directory" test ! -e "$tmp/none"
