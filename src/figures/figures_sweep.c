@@ -438,7 +438,7 @@ static char *figure_title(const Sweep *s, const View *v, const char *ylabel, con
  * unit of the series' dodge. */
 static double min_step(const Axis *ax)
 {
-  double step = 1.0, prev = 0, x;
+  double step = 1.0, prev = 0, x = 0;
   gboolean have = FALSE;
   for (int k = 0; ax && ax->numeric && k < (int)ax->labels->len; k++) {
     label_number(g_ptr_array_index(ax->labels, ax->order[k]), &x);
