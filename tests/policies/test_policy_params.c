@@ -148,6 +148,10 @@ static void test_usher_param_errors(void **state)
   expect_error(&x.in, "usher", "{\"metric\": 3}", "placement.metric");
   expect_error(&x.in, "usher", "{\"mode\": \"cheap\"}",
                "placement.mode: expected \"fixed\" or \"min_gpus\", got \"cheap\"");
+  expect_error(&x.in, "usher", "{\"tie_break\": \"last\"}",
+               "placement.tie_break: expected \"fewest_gpus\" or \"first\", got \"last\"");
+  expect_error(&x.in, "usher", "{\"mode\": \"min_gpus\", \"tie_break\": \"first\"}",
+               "scen.json: placement.tie_break: applies to mode \"fixed\" only");
   expect_error(&x.in, "usher", "{\"max_group_size\": 0}", "placement.max_group_size");
   expect_error(&x.in, "usher", "{\"mps_shares\": 1}", "placement.mps_shares");
   expect_error(&x.in, "usher", "{\"batch_sizes\": [4, 8.5]}",
@@ -241,6 +245,14 @@ static void test_parameters_take_effect(void **state)
   p = expect_ok(&x.in, "usher", "{\"batch_sizes\": [4]}");
   for (guint i = 0; i < p->replicas->len; i++)
     assert_int_equal(g_array_index(p->replicas, CsReplica, i).batch, 4);
+  cs_placement_free(p);
+
+  /* The tie-break through JSON: the log says which rule chose. */
+  p = expect_ok(&x.in, "usher", "{\"tie_break\": \"fewest_gpus\"}");
+  assert_non_null(strstr(p->log->str, "mode fixed (ties: fewest GPUs)"));
+  cs_placement_free(p);
+  p = expect_ok(&x.in, "usher", "{\"tie_break\": \"first\"}");
+  assert_non_null(strstr(p->log->str, "mode fixed, max group size"));
   cs_placement_free(p);
 
   /* min_gpus through JSON: the log reports the GPUs needed. */

@@ -239,9 +239,12 @@ CsPlacement *cs_usher_place(const CsPlacementProblem *in, const CsUsherOptions *
   cs_placement_set_creq_metric(p, opt->metric);
   /* Notes go to a GString first: the helpers below append to it. */
   GString *log = g_string_new(NULL);
-  g_string_append_printf(log, "usher: metric %s, mode %s, max group size %d\n",
+  g_string_append_printf(log, "usher: metric %s, mode %s%s, max group size %d\n",
                          cs_place_metric_name(opt->metric),
-                         opt->mode == CS_USHER_FIXED ? "fixed" : "min_gpus", opt->max_group_size);
+                         opt->mode == CS_USHER_FIXED ? "fixed" : "min_gpus",
+                         opt->mode == CS_USHER_FIXED && opt->tie_break == CS_USHER_TIE_FEWEST_GPUS
+                           ? " (ties: fewest GPUs)" : "",
+                         opt->max_group_size);
   if (in->n_gpus == 0) {
     /* Without a GPU there is no GPU type to read the profiles of. */
     g_string_append(log, "the cluster has no GPU: nothing placed\n");
@@ -445,21 +448,31 @@ static CsPlacement *usher_place_params(const CsPlacementProblem *in, CsParams *p
                                        gboolean metric_fixed, GError **error)
 {
   static const char *const keys[] = { "policy",      "metric",     "mode",   "max_group_size",
-                                      "batch_sizes", "mps_shares", "groups", NULL };
+                                      "batch_sizes", "mps_shares", "groups", "tie_break",
+                                      NULL };
   static const char *const modes[] = { "fixed", "min_gpus", NULL };
+  static const char *const tie_breaks[] = { "fewest_gpus", "first", NULL };
   CsUsherOptions opt = { .metric = default_metric, .mode = CS_USHER_FIXED,
                          .max_group_size = 4, .mps_shares = TRUE };
-  int mode = 0;
+  int mode = 0, tie_break = 0;
   int *batches = NULL, *groups = NULL;
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_place_read_metric(params, "metric", metric_fixed ? policy : NULL, "usher", &opt.metric,
                             error) ||
       !cs_params_choice(params, "mode", FALSE, modes, &mode, error) ||
+      !cs_params_choice(params, "tie_break", FALSE, tie_breaks, &tie_break, error) ||
       !cs_params_int(params, "max_group_size", FALSE, 1, CS_MATCHING_MAX_NODES,
                      &opt.max_group_size, error) ||
       !cs_params_bool(params, "mps_shares", FALSE, &opt.mps_shares, error))
     return NULL;
   opt.mode = mode == 0 ? CS_USHER_FIXED : CS_USHER_MIN_GPUS;
+  opt.tie_break = tie_break == 1 ? CS_USHER_TIE_FIRST : CS_USHER_TIE_FEWEST_GPUS;
+  if (opt.mode == CS_USHER_MIN_GPUS && cs_params_has(params, "tie_break")) {
+    cs_params_fail_field(params, "tie_break", error,
+                         "applies to mode \"fixed\" only (min_gpus always keeps the "
+                         "configuration with the fewest GPUs); remove it");
+    return NULL;
+  }
   if (!read_groups(in, params, &groups, error))
     return NULL;
   if (!cs_place_read_batch_sizes(params, &batches, &opt.n_batches, error)) {

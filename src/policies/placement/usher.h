@@ -37,9 +37,18 @@ typedef enum {
   CS_USHER_MIN_GPUS, /* serve every model's rate with as few GPUs as possible */
 } CsUsherMode;
 
+/* Which of two fixed-mode configurations of equal expected goodput a group
+ * keeps. */
+typedef enum {
+  CS_USHER_TIE_FEWEST_GPUS, /* the one opening fewer GPUs, then the first: the thesis'
+                             * "maximizing goodput and minimizing cost" (5.2.1) */
+  CS_USHER_TIE_FIRST,       /* the first in enumeration order, whatever it costs */
+} CsUsherTieBreak;
+
 typedef struct {
   CsCreqMetric metric;      /* column used as Creq */
   CsUsherMode mode;
+  CsUsherTieBreak tie_break; /* fixed mode only; min_gpus always minimises GPUs */
   int max_group_size;       /* 4 in the paper and the thesis */
   const int *batches;       /* candidate batch sizes, ascending (borrowed) */
   int n_batches;

@@ -229,27 +229,29 @@ long cs_usher_schedule_group(const CsUsherModel *const *members, int n_members, 
   int best_cost = G_MAXINT;
   long evaluated = 0;
 
+  /* min_gpus always, fixed mode when asked: of equal goodput, fewer new GPUs wins. */
+  gboolean by_cost = opt->mode == CS_USHER_MIN_GPUS || opt->tie_break == CS_USHER_TIE_FEWEST_GPUS;
   for (;;) {
     int cost = 0;
-    /* min_gpus: every choice serves its model's whole rate (usher.c keeps
-     * only those), so all configurations tie on goodput and only fewer GPUs
-     * than the best so far can win. */
-    int max_new = opt->mode == CS_USHER_MIN_GPUS ? best_cost : G_MAXINT;
+    /* Once the best serves the whole rate (min_gpus keeps only such choices,
+     * usher.c), a configuration can at most tie on goodput, so only fewer
+     * new GPUs than the best can win: give up on one at that many. */
+    gboolean full = opt->mode == CS_USHER_MIN_GPUS || !greater(group_rate, best_goodput);
+    int max_new = by_cost && full ? best_cost : G_MAXINT;
     double goodput = place_config(&w, sel, max_new, &cost, NULL);
     evaluated++;
     gboolean better = greater(goodput, best_goodput) ||
-                      (opt->mode == CS_USHER_MIN_GPUS && !greater(best_goodput, goodput) &&
-                       cost < best_cost);
+                      (by_cost && !greater(best_goodput, goodput) && cost < best_cost);
     if (better) {
       best_goodput = goodput;
       best_cost = cost;
       memcpy(best_sel, sel, sizeof(int) * (size_t)n_members);
     }
-    /* Fixed cluster: nothing beats serving the whole load strictly, so later
-     * configurations could only tie, and ties keep the first. */
-    if (opt->mode == CS_USHER_FIXED && !greater(group_rate, best_goodput))
-      break;
-    if (opt->mode == CS_USHER_MIN_GPUS && best_cost == 0)
+    /* Nothing beats serving the whole load strictly: with ties kept first,
+     * later configurations cannot win; with fewer GPUs winning ties, none can
+     * open fewer than none. */
+    full = opt->mode == CS_USHER_MIN_GPUS || !greater(group_rate, best_goodput);
+    if (full && (!by_cost || best_cost == 0))
       break;
     /* Odometer: the last member varies fastest. */
     int k = n_members - 1;
