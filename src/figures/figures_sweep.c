@@ -40,8 +40,8 @@ typedef struct {
   int n_seeds;
   const char *model;
   GHashTable *cells; /* "metric\x1fvariant\x1flabel..." -> Cell */
-  double slo_ms;     /* the one SLO of the model (of every model for "total"), else NaN */
-  gboolean slo_seen;
+  GHashTable *slos;  /* "variant\x1flabel..." -> double *: the SLO of the model at
+                        that point (of every model for "total"), NaN when they differ */
   gboolean search;      /* sweep.json has "search": a goodput-search sweep */
   gboolean metric_seen; /* aggregate.csv has the figure's metric */
 } Sweep;
@@ -67,6 +67,8 @@ static void sweep_clear(Sweep *s)
   g_free(s->axes);
   if (s->cells)
     g_hash_table_unref(s->cells);
+  if (s->slos)
+    g_hash_table_unref(s->slos);
 }
 
 /* A label as a number, when the whole of it is one. */
@@ -207,9 +209,10 @@ static gboolean check_number(const CsCsv *csv, const char *text, const char *col
   return ok;
 }
 
-/* Keeps the SLO a latency figure marks: the model's, or for "total" that of
- * every model when they all have the same. */
-static void note_slo(Sweep *s, const char *model, const char *mean)
+/* Keeps the SLO of a point (f: variant and axis labels), which a latency
+ * figure marks: the model's, or for "total" that of every model when they
+ * all have the same. */
+static void note_slo(Sweep *s, char **f, const char *model, const char *mean)
 {
   gboolean total = strcmp(s->model, "total") == 0;
   if (total ? strcmp(model, "total") == 0 : strcmp(model, s->model) != 0)
@@ -217,11 +220,19 @@ static void note_slo(Sweep *s, const char *model, const char *mean)
   double v;
   if (!label_number(mean, &v))
     v = NAN;
-  if (!s->slo_seen)
-    s->slo_ms = v;
-  else if (s->slo_ms != v)
-    s->slo_ms = NAN;
-  s->slo_seen = TRUE;
+  GString *key = g_string_new(f[0]);
+  for (int a = 0; a < s->n_axes; a++)
+    g_string_append_printf(key, "\x1f%s", f[a + 1]);
+  double *slo = g_hash_table_lookup(s->slos, key->str);
+  if (!slo) {
+    slo = g_new(double, 1);
+    *slo = v;
+    g_hash_table_insert(s->slos, g_string_free(key, FALSE), slo);
+    return;
+  }
+  if (*slo != v)
+    *slo = NAN;
+  g_string_free(key, TRUE);
 }
 
 /* aggregate.csv: the cells of the model and metrics, checked against
@@ -248,6 +259,7 @@ static gboolean read_aggregate(Sweep *s, const char *const *metrics, GError **er
     g_string_free(got, TRUE);
   }
   s->cells = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, cell_free);
+  s->slos = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   GPtrArray *models = g_ptr_array_new_with_free_func(g_free);
   int rc = 0;
   while (ok && (rc = cs_csv_next(&csv, error)) == 1) {
@@ -260,7 +272,7 @@ static gboolean read_aggregate(Sweep *s, const char *const *metrics, GError **er
     if (!in_list(models, model))
       g_ptr_array_add(models, g_strdup(model));
     if (strcmp(metric, "slo_ms") == 0)
-      note_slo(s, model, f[s->n_axes + 5]);
+      note_slo(s, f, model, f[s->n_axes + 5]);
     s->metric_seen = s->metric_seen || strcmp(metric, metrics[0]) == 0;
     if (strcmp(model, s->model) != 0 || !g_strv_contains(metrics, metric))
       continue;
@@ -385,6 +397,32 @@ static char *fixed_text(const Sweep *s, const View *v, const char *sep, const ch
       g_string_append_printf(t, "%s%s%s%s", t->len ? sep : "", s->axes[a].name, eq,
                              (const char *)g_ptr_array_index(s->axes[a].labels, v->fixed[a]));
   return g_string_free(t, FALSE);
+}
+
+/* The SLO a latency figure marks: the one SLO of every point it draws, NaN
+ * when they differ or none is known. */
+static double view_slo(const Sweep *s, const View *v)
+{
+  double slo = NAN;
+  gboolean seen = FALSE;
+  int nx = v->xa >= 0 ? (int)s->axes[v->xa].labels->len : 1;
+  for (guint vi = 0; vi < s->variants->len; vi++)
+    for (int x = 0; x < nx; x++) {
+      GString *key = g_string_new(g_ptr_array_index(s->variants, vi));
+      for (int a = 0; a < s->n_axes; a++)
+        g_string_append_printf(key, "\x1f%s",
+                               (const char *)g_ptr_array_index(
+                                 s->axes[a].labels, a == v->xa ? x : v->fixed[a]));
+      const double *p = g_hash_table_lookup(s->slos, key->str);
+      g_string_free(key, TRUE);
+      if (!p)
+        continue;
+      if (seen && !(*p == slo))
+        return NAN;
+      slo = *p;
+      seen = TRUE;
+    }
+  return slo;
 }
 
 /* A row: the variant, x, every axis' label (tidy: each row says which
@@ -558,6 +596,7 @@ static void make_figure(const Sweep *s, const View *v, CsFigureSet *set)
    * milliseconds: a log scale keeps both readable. Bars reaching 0 or below
    * are drawn down to the bottom of the plot. */
   gboolean latency = g_str_has_prefix(v->metric, "latency_");
+  double slo = latency ? view_slo(s, v) : NAN;
   gboolean logy = latency && lo_mean > 0 && isfinite(lo_mean) && hi_mean / lo_mean > 20;
   double ymin = logy ? pow(10.0, floor(log10(lo_bar))) : 0.0;
   g_string_append(gp, "set title ");
@@ -616,11 +655,11 @@ static void make_figure(const Sweep *s, const View *v, CsFigureSet *set)
                            f->name, i, i, mc, mc, mc + 1, mc + 1, mc, mc + 1, mc + 1, style,
                            i + 1);
     cs_gp_string(gp, variant);
-    g_string_append(gp, i + 1 < series->len || (latency && isfinite(s->slo_ms)) ? ", \\\n" : "\n");
+    g_string_append(gp, i + 1 < series->len || (latency && isfinite(slo)) ? ", \\\n" : "\n");
   }
-  if (latency && isfinite(s->slo_ms))
+  if (latency && isfinite(slo))
     g_string_append_printf(gp, "    %.17g with lines dt 2 lw 1.5 lc rgb \"#707070\" title \"SLO (%g ms)\"\n",
-                           s->slo_ms, s->slo_ms);
+                           slo, slo);
   cs_gp_end(f);
   g_free(title);
   g_free(what);
@@ -656,7 +695,7 @@ static void make_views(const Sweep *s, const char *metric, int xa, CsFigureSet *
 CsFigureSet *cs_figures_sweep(const char *dir, const char *metric, const char *model,
                               GError **error)
 {
-  Sweep s = { .dir = dir, .model = model, .slo_ms = NAN };
+  Sweep s = { .dir = dir, .model = model };
   if (!read_sweep_json(&s, error)) {
     sweep_clear(&s);
     return NULL;

@@ -205,6 +205,20 @@ rcheck "what gnuplot draws (its table) is the .dat's mean and mean ± ci95 (good
 rcheck "what gnuplot draws is the .dat (p99, with the SLO line)" \
   fig table "$tmp/s/figures" latency_p99_ms_vs_gpus_load-high
 check "the p99 figure marks the models' common SLO" grep -q 'title "SLO (200 ms)"' "$tmp/s/figures/latency_p99_ms_vs_gpus_load-high.gp"
+# The SLO an axis sets: each figure at one SLO marks it; a figure across SLOs
+# marks none.
+cat >"$tmp/exp/slo.json" <<'JSON'
+{"base": "base.json", "variants": [{"name": "dedicated"}],
+ "axes": [{"name": "gpus", "path": "cluster.gpus", "values": [1, 2]},
+          {"name": "slo", "levels": [{"label": "150", "set": {"clients[*].slo_ms": 150}},
+                                     {"label": "250", "set": {"clients[*].slo_ms": 250}}]}],
+ "seeds": [1]}
+JSON
+"$bin" sweep "$tmp/exp/slo.json" -j2 -o "$tmp/slo" --no-render >/dev/null 2>&1
+check "a figure at SLO 150 ms marks 150, one at 250 ms marks 250" bash -c "
+  grep -q 'title \"SLO (150 ms)\"' '$tmp/slo/figures/latency_p99_ms_vs_gpus_slo-150.gp' &&
+  grep -q 'title \"SLO (250 ms)\"' '$tmp/slo/figures/latency_p99_ms_vs_gpus_slo-250.gp'"
+check "a figure across SLOs marks none" bash -c "! grep -q 'SLO (' '$tmp/slo/figures/latency_p99_ms_vs_slo_gpus-1.gp'"
 rcheck "goodput svg: every series title, both axis labels, the fixed axis" \
   fig svg "$tmp/s/figures/goodput_rps_vs_gpus_load-high.svg" dedicated usher_mps gpus "goodput (req/s)" \
   "(load = high)" "over 3 seeds"
