@@ -47,7 +47,9 @@
 #    (--return of the directory shard-{} brings it back too, but --cleanup
 #    does not remove a directory.)
 # ssh must log in without a password prompt (keys or an agent); `:` in the
-# -S list adds this machine. CI does not test hosts (docs/experiments.md).
+# -S list adds this machine. CI tests both recipes against a second sshd on
+# the CI machine itself, not on separate machines (docs/experiments.md, "What
+# is tested").
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 prog=sweep-parallel.sh
