@@ -12,7 +12,12 @@
  *     or a model on that GPU): a complete slice per batch execution (model,
  *     size, replica, MPS share), and counters of running and queued batches
  *     and SM use.
- * Times are simulated microseconds written exactly from nanoseconds. The
+ * Times are whole simulated microseconds, the nanoseconds floored: a viewer
+ * adds "ts" and "dur" as doubles, and with three decimals the sum could land
+ * past the next batch's start on the same track (a batch ending exactly as the
+ * next starts was drawn overlapping it, and one of them lost); integers add
+ * exactly, and flooring keeps every end at or before the next start.
+ * requests.csv keeps the nanoseconds. The
  * writer sees the run only through the CsRunOptions callbacks; the names of
  * processes and threads come from the results at the end. A window keeps the
  * events that overlap it, and the GPU counters' values as of its start. The
@@ -46,15 +51,16 @@ struct CsTraceWriter {
 #define PID_CLIENTS 2
 #define PID_GPU0 100
 
-/* Simulated ns as exact microseconds with three decimals. */
+/* Simulated ns as whole microseconds, floored (see the file's comment). */
+static int64_t floor_us(int64_t ns)
+{
+  int64_t us = ns / 1000;
+  return ns % 1000 < 0 ? us - 1 : us;
+}
+
 static void put_us(FILE *f, int64_t ns)
 {
-  int64_t us = ns / 1000, rest = ns % 1000;
-  if (rest < 0) {
-    us -= 1;
-    rest += 1000;
-  }
-  fprintf(f, "%" PRId64 ".%03d", us, (int)rest);
+  fprintf(f, "%" PRId64, floor_us(ns));
 }
 
 /* Starts an event object: the separator, then {"ph":...,"pid":...,"tid":...,"ts":...,
@@ -97,8 +103,7 @@ static void on_batch(const CsBatchEvent *b, void *user_data)
   if (overlaps(w, b->start_ns, b->end_ns)) {
     /* Execution on the GPU's worker track. */
     begin(w, "X", PID_GPU0 + b->gpu, b->worker, b->start_ns);
-    fputs(",\"dur\":", w->f);
-    put_us(w->f, b->end_ns - b->start_ns);
+    fprintf(w->f, ",\"dur\":%" PRId64, floor_us(b->end_ns) - floor_us(b->start_ns));
     fputs(",\"cat\":\"batch\",\"name\":", w->f);
     put_string(w->f, b->model < w->n_models ? w->models[b->model] : "?");
     fprintf(w->f, ",\"args\":{\"batch_id\":%" PRIu64 ",\"size\":%d,\"replica\":%d}}",
@@ -113,8 +118,9 @@ static void on_batch(const CsBatchEvent *b, void *user_data)
     fprintf(w->f, ",\"cat\":\"transfer\",\"id\":%" PRIu64 ",\"name\":\"to gpu %d\"}",
             b->batch_id, b->gpu);
   }
-  if (overlaps(w, b->dispatch_ns, b->start_ns)) {
-    /* An arrow from the dispatch to the execution. */
+  if (overlaps(w, b->dispatch_ns, b->node_ns) && overlaps(w, b->start_ns, b->end_ns)) {
+    /* An arrow from the dispatch to the execution, when both are in the file
+     * (an arrow to or from nothing is dropped or misdrawn by viewers). */
     begin(w, "s", PID_DISPATCH, b->model, b->dispatch_ns);
     fprintf(w->f, ",\"cat\":\"flow\",\"id\":%" PRIu64 ",\"name\":\"batch\"}", b->batch_id);
     begin(w, "f", PID_GPU0 + b->gpu, b->worker, b->start_ns);
