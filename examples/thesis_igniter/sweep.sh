@@ -7,7 +7,7 @@
 # discusses the numbers.
 #
 # Usage: examples/thesis_igniter/sweep.sh [CLUSTERSIM]   (default: build/src/cli/clustersim)
-# About 40 simulations, a few seconds in all.
+# 29 simulations, a few seconds in all.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-$here/../../build/src/cli/clustersim}
