@@ -16,11 +16,12 @@
 #include "common/data_files.h"
 #include "profiles/igniter_derive.h"
 
-/* A file named on the command line: as given when it exists, else
+/* A file named on the command line: as given when it exists (whatever it is:
+ * its reader refuses what is not a regular file, naming it), else
  * profiles/NAME[.json] in the data directories. NULL if neither. */
 static char *find_data_file(const char *given)
 {
-  if (g_file_test(given, G_FILE_TEST_IS_REGULAR))
+  if (g_file_test(given, G_FILE_TEST_EXISTS))
     return g_strdup(given);
   if (g_path_is_absolute(given))
     return NULL;

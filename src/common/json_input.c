@@ -1,6 +1,8 @@
 /* Path-aware JSON readers; see json_input.h. */
 #include "json_input.h"
 
+#include "input_file.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -37,13 +39,8 @@ cJSON *cs_json_parse(const char *text, const char *name, GError **error)
 cJSON *cs_json_load_file(const char *path, GError **error)
 {
   char *text = NULL;
-  GError *io = NULL;
-  if (!g_file_get_contents(path, &text, NULL, &io)) {
-    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO, "%s: cannot read: %s", path,
-                io->message);
-    g_error_free(io);
+  if (!cs_input_read(path, CS_INPUT_JSON_MAX_BYTES, &text, NULL, error))
     return NULL;
-  }
   cJSON *root = cs_json_parse(text, path, error);
   g_free(text);
   return root;

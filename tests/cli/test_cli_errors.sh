@@ -70,7 +70,7 @@ bad "trace inspect: no file" "clustersim trace inspect: expected exactly one tra
   trace inspect
 bad "trace inspect: unknown option" "clustersim trace inspect: Unknown option --bogus" \
   trace inspect --bogus
-bad "trace inspect: missing file" "$tmp/missing.csv: cannot open: " \
+bad "trace inspect: missing file" "$tmp/missing.csv: cannot read: not found" \
   trace inspect "$tmp/missing.csv"
 
 # ---- profile ------------------------------------------------------------------------------

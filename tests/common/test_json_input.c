@@ -10,10 +10,14 @@
 #include <cmocka.h>
 
 #include <glib/gstdio.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <math.h>
 #include <string.h>
 
 #include "common/data_files.h"
+#include "common/input_file.h"
 #include "common/json_input.h"
 
 /* Asserts that error is an INVALID input error with exactly this message. */
@@ -46,8 +50,90 @@ static void test_parse_positions(void **state)
 
   assert_null(cs_json_load_file("/nonexistent/dir/x.json", &error));
   assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
-  assert_true(g_str_has_prefix(error->message, "/nonexistent/dir/x.json: cannot read: "));
+  assert_string_equal(error->message, "/nonexistent/dir/x.json: cannot read: not found");
   g_clear_error(&error);
+}
+
+/* Asserts that cs_json_load_file(path) fails with "path: cannot read: why". */
+static void expect_unreadable(const char *path, const char *why)
+{
+  GError *error = NULL;
+  assert_null(cs_json_load_file(path, &error));
+  assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
+  char *want = g_strdup_printf("%s: cannot read: %s", path, why);
+  if (strcmp(error->message, want) != 0)
+    print_error("got      \"%s\"\nexpected \"%s\"\n", error->message, want);
+  assert_string_equal(error->message, want);
+  g_free(want);
+  g_error_free(error);
+}
+
+/* Files that are not regular ones are refused by what they are, without
+ * blocking (a FIFO without a writer hung the reader before) or reading
+ * without end (/dev/zero was read until memory ran out), and a file larger
+ * than the cap is refused before it is read. */
+static void test_load_file_kinds(void **state)
+{
+  (void)state;
+  char *tmp = g_dir_make_tmp("cs-input-XXXXXX", NULL);
+  assert_non_null(tmp);
+  char *dir = g_build_filename(tmp, "dir.json", NULL);
+  char *fifo = g_build_filename(tmp, "fifo.json", NULL);
+  char *big = g_build_filename(tmp, "big.json", NULL);
+  char *file = g_build_filename(tmp, "x.json", NULL);
+  assert_int_equal(g_mkdir(dir, 0700), 0);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  expect_unreadable(dir, "not a regular file (a directory)");
+  expect_unreadable(fifo, "not a regular file (a FIFO)");
+  expect_unreadable("/dev/zero", "not a regular file (a character device)");
+  /* A path through a regular file: not found, like a missing one. */
+  assert_true(g_file_set_contents(file, "{}", -1, NULL));
+  char *under = g_build_filename(file, "y.json", NULL);
+  expect_unreadable(under, "not found");
+  /* Sparse: one byte past the cap costs no disk space. */
+  FILE *fp = fopen(big, "wb");
+  assert_non_null(fp);
+  assert_int_equal(fseeko(fp, (off_t)CS_INPUT_JSON_MAX_BYTES, SEEK_SET), 0);
+  assert_int_equal(fputc(' ', fp), ' ');
+  assert_int_equal(fclose(fp), 0);
+  char *why = g_strdup_printf("too large (%" G_GUINT64_FORMAT " bytes, at most 256 MiB)",
+                              (guint64)CS_INPUT_JSON_MAX_BYTES + 1);
+  expect_unreadable(big, why);
+  g_free(why);
+  if (geteuid() != 0) { /* root reads whatever the mode says */
+    assert_int_equal(g_chmod(file, 0), 0);
+    expect_unreadable(file, "permission denied");
+  }
+  /* The same file, readable, still loads: the helper refuses only what it must. */
+  assert_int_equal(g_chmod(file, 0600), 0);
+  GError *error = NULL;
+  cJSON *ok = cs_json_load_file(file, &error);
+  assert_non_null(ok);
+  cJSON_Delete(ok);
+  char *text = NULL;
+  gsize len = 0;
+  assert_true(cs_input_read(file, 2, &text, &len, &error));
+  assert_int_equal(len, 2);
+  assert_string_equal(text, "{}");
+  g_free(text);
+  assert_false(cs_input_read(file, 1, &text, &len, &error));
+  assert_true(g_str_has_suffix(error->message, ": cannot read: too large (2 bytes, at most 1 bytes)"));
+  g_clear_error(&error);
+  /* A file whose size stat() does not tell (as in /proc) is read to its end. */
+  assert_true(cs_input_read("/proc/self/stat", CS_INPUT_JSON_MAX_BYTES, &text, &len, &error));
+  assert_true(len > 0 && strlen(text) == len);
+  g_free(text);
+  g_unlink(big);
+  g_unlink(file);
+  g_unlink(fifo);
+  g_rmdir(dir);
+  g_rmdir(tmp);
+  g_free(under);
+  g_free(big);
+  g_free(file);
+  g_free(fifo);
+  g_free(dir);
+  g_free(tmp);
 }
 
 static void test_paths_and_types(void **state)
@@ -306,6 +392,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_parse_positions),   cmocka_unit_test(test_paths_and_types),
+    cmocka_unit_test(test_load_file_kinds),
     cmocka_unit_test(test_read_double),       cmocka_unit_test(test_read_integers),
     cmocka_unit_test(test_read_string_and_bool), cmocka_unit_test(test_check_keys),
     cmocka_unit_test(test_did_you_mean_lists), cmocka_unit_test(test_data_dirs),

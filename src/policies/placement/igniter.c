@@ -389,13 +389,14 @@ CsPlacement *cs_igniter_place(const CsPlacementProblem *in, const CsIgniterOptio
 
 /* ---- parameters ---------------------------------------------------------------- */
 
-/* A coefficients name: as given when that file exists, else
+/* A coefficients name: as given when that path exists (the reader refuses a
+ * directory or FIFO by name, rather than "not found"), else
  * <data dir>/profiles/<name>[.json] in the order of cs_data_dirs()
  * ($CLUSTERSIM_DATA_DIR, the installed data directory, the source tree's).
  * Returns the path (g_free) or NULL. */
 static char *resolve_coefficients(const char *name)
 {
-  if (g_file_test(name, G_FILE_TEST_IS_REGULAR))
+  if (g_file_test(name, G_FILE_TEST_EXISTS))
     return g_strdup(name);
   if (g_path_is_absolute(name))
     return NULL;
