@@ -382,8 +382,8 @@ static gboolean read_axes(CsExperiment *e, const cJSON *root, GError **error)
 static gboolean read_seeds(CsExperiment *e, const cJSON *root, GError **error)
 {
   static const char *const keys[] = { "first", "count", NULL };
-  /* 2^53: the largest integer a JSON number holds exactly. */
-  const int64_t max_seed = 9007199254740992LL;
+  /* 2^53 - 1: the largest integer the JSON readers take as exact. */
+  const int64_t max_seed = 9007199254740991LL;
   e->seeds = g_array_new(FALSE, FALSE, sizeof(int64_t));
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "seeds");
   if (!s)

@@ -216,9 +216,10 @@ static gboolean set_recorded(CsScenario *sc, const char *path, cJSON *v, GError 
 
 gboolean cs_scenario_set_int(CsScenario *sc, const char *path, int64_t value, GError **error)
 {
-  /* 2^53: beyond it a JSON number no longer holds every integer exactly. */
-  if (value > 9007199254740992LL || value < -9007199254740992LL)
-    return set_fail(error, path, "an integer of magnitude above 2^53 is not exact in JSON");
+  /* From 2^53 on a JSON number no longer holds every integer exactly (the
+   * readers refuse 2^53 itself, which may stand for 2^53 + 1). */
+  if (value >= 9007199254740992LL || value <= -9007199254740992LL)
+    return set_fail(error, path, "an integer of magnitude 2^53 or more is not exact in JSON");
   return set_recorded(sc, path, cJSON_CreateNumber((double)value), error);
 }
 

@@ -195,8 +195,15 @@ static void test_read_double(void **state)
   assert_true(v == 0.25);
   assert_false(cs_json_read_double(o, "str", TRUE, 0, 1, &v, "d.json", "p", &error));
   expect_message(&error, "d.json: p.str: expected a number, got a string");
+  /* Before, "expected a number, got a number". 1e999 is how a file says it. */
   assert_false(cs_json_read_double(o, "inf", TRUE, 0, 1, &v, "d.json", "p", &error));
-  expect_message(&error, "d.json: p.inf: expected a number, got a number");
+  expect_message(&error, "d.json: p.inf: expected a finite number, got infinity (a number beyond "
+                         "the range of a double, about 1.8e308)");
+  cJSON *lit = cs_json_parse("{\"x\": -1e999}", "d.json", NULL);
+  assert_false(cs_json_read_double(lit, "x", TRUE, -1e9, 1e9, &v, "d.json", "", &error));
+  expect_message(&error, "d.json: x: expected a finite number, got -infinity (a number beyond the "
+                         "range of a double, about -1.8e308)");
+  cJSON_Delete(lit);
   /* The three ways a range is worded. */
   assert_false(cs_json_read_double(o, "neg", TRUE, 1e-9, 1e12, &v, "d.json", "", &error));
   expect_message(&error, "d.json: neg: expected a number > 0, got -1");
@@ -217,7 +224,8 @@ static void test_read_integers(void **state)
   (void)state;
   GError *error = NULL;
   cJSON *o = cs_json_parse("{\"frac\": 2.5, \"str\": \"3\", \"huge\": 1e16, \"neg\": -4, "
-                           "\"ten\": 10, \"exact\": 9007199254740992}",
+                           "\"ten\": 10, \"exact\": 9007199254740991, \"two53\": 9007199254740992, "
+                           "\"two53p1\": 9007199254740993, \"inf\": 1e999}",
                            "i.json", NULL);
   cJSON_AddItemToObject(o, "nan", cJSON_CreateNumber(NAN));
   int64_t v = 0;
@@ -226,18 +234,30 @@ static void test_read_integers(void **state)
   expect_message(&error, "i.json: n.frac: expected an integer, got a fractional number");
   assert_false(cs_json_read_int64(o, "str", TRUE, 0, 100, &v, "i.json", "n", &error));
   expect_message(&error, "i.json: n.str: expected an integer, got a string");
-  /* Past 2^53 a double no longer holds every integer. */
+  /* From 2^53 on a double no longer holds every integer. */
   assert_false(cs_json_read_int64(o, "huge", TRUE, 0, INT64_MAX, &v, "i.json", "n", &error));
-  expect_message(&error, "i.json: n.huge: expected an integer of magnitude at most 2^53, got "
-                         "1e+16");
+  expect_message(&error, "i.json: n.huge: expected an integer, got 10000000000000000: too large "
+                         "to be exact (a double holds every integer only below 2^53 = "
+                         "9007199254740992)");
+  /* Before, "a fractional number" for both. */
   assert_false(cs_json_read_int64(o, "nan", TRUE, 0, INT64_MAX, &v, "i.json", "n", &error));
-  expect_message(&error, "i.json: n.nan: expected an integer, got a fractional number");
-  cJSON_AddItemToObject(o, "minus_huge", cJSON_CreateNumber(-1e17));
+  expect_message(&error, "i.json: n.nan: expected an integer, got NaN");
+  assert_false(cs_json_read_int64(o, "inf", TRUE, 0, INT64_MAX, &v, "i.json", "n", &error));
+  expect_message(&error, "i.json: n.inf: expected an integer, got infinity (a number beyond the "
+                         "range of a double, about 1.8e308)");
+  cJSON_AddItemToObject(o, "minus_huge", cJSON_CreateNumber(-1e300));
   assert_false(cs_json_read_int64(o, "minus_huge", TRUE, INT64_MIN, 0, &v, "i.json", "n", &error));
-  expect_message(&error, "i.json: n.minus_huge: expected an integer of magnitude at most 2^53, "
-                         "got -1e+17");
+  expect_message(&error, "i.json: n.minus_huge: expected an integer, got -1e+300: too large to be "
+                         "exact (a double holds every integer only below 2^53 = 9007199254740992)");
+  /* 2^53 + 1 is read as 2^53: both refused (before, silently 2^53). */
+  assert_false(cs_json_read_int64(o, "two53p1", TRUE, 0, INT64_MAX, &v, "i.json", "n", &error));
+  expect_message(&error, "i.json: n.two53p1: expected an integer, got 9007199254740992: too large "
+                         "to be exact (a double holds every integer only below 2^53 = "
+                         "9007199254740992)");
+  assert_false(cs_json_read_int64(o, "two53", TRUE, 0, INT64_MAX, &v, "i.json", "n", &error));
+  g_clear_error(&error);
   assert_true(cs_json_read_int64(o, "exact", TRUE, 0, INT64_MAX, &v, "i.json", "n", &error));
-  assert_true(v == INT64_C(9007199254740992));
+  assert_true(v == INT64_C(9007199254740991));
   assert_false(cs_json_read_int64(o, "neg", TRUE, 0, INT64_MAX, &v, "i.json", "n", &error));
   expect_message(&error, "i.json: n.neg: expected an integer >= 0, got -4");
   assert_false(cs_json_read_int64(o, "ten", TRUE, 0, 9, &v, "i.json", "n", &error));
