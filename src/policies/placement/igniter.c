@@ -431,8 +431,18 @@ static CsIgniterCoefs *load_coefficients(CsParams *params, GError **error)
                      "coefficients file \"%s\" not found (looked as given and in the data "
                      "directory's profiles/; set CLUSTERSIM_DATA_DIR to add one)",
                      name);
-    else
-      c = cs_igniter_coefs_load_file(found, error);
+    else {
+      GError *local = NULL;
+      c = cs_igniter_coefs_load_file(found, &local);
+      /* A file that cannot be read (a directory, a FIFO) is named at the
+       * field that names it; content errors already name file and path. */
+      if (!c && g_error_matches(local, CS_ERROR, CS_ERROR_IO)) {
+        cs_params_fail(v, error, "%s", local->message);
+        g_error_free(local);
+      } else if (!c) {
+        g_propagate_error(error, local);
+      }
+    }
     g_free(found);
   }
   return c;
