@@ -46,8 +46,10 @@ int cmd_calibrate(int argc, char **argv)
     status = cli_fail(prog, "takes no positional argument (see --help)");
     goto out;
   }
-  if (!(gamma > 0)) {
-    status = cli_fail(prog, "--gamma: expected a number > 0");
+  /* The range of a scenario's cluster.mps_gamma: a huge exponent makes the
+   * MPS cap (r/d)^gamma 0, and a batch that never progresses hung the run. */
+  if (!(gamma >= 0.01 && gamma <= 100)) {
+    status = cli_fail(prog, "--gamma: expected a number in [0.01, 100], as cluster.mps_gamma");
     goto out;
   }
   ipath = data_file(interference, "igniter_v100.json");

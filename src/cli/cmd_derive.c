@@ -16,11 +16,12 @@
 #include "common/data_files.h"
 #include "profiles/igniter_derive.h"
 
-/* A file named on the command line: as given when it exists, else
+/* A file named on the command line: as given when it exists (whatever it is:
+ * its reader refuses what is not a regular file, naming it), else
  * profiles/NAME[.json] in the data directories. NULL if neither. */
 static char *find_data_file(const char *given)
 {
-  if (g_file_test(given, G_FILE_TEST_IS_REGULAR))
+  if (g_file_test(given, G_FILE_TEST_EXISTS))
     return g_strdup(given);
   if (g_path_is_absolute(given))
     return NULL;
@@ -136,8 +137,9 @@ int cmd_derive(int argc, char **argv)
                                                      : "--output is required");
     goto out;
   }
-  if (!(gamma > 0) || !isfinite(gamma)) {
-    status = cli_fail(prog, "--mps-gamma: expected a number > 0");
+  /* The range of a scenario's cluster.mps_gamma (see calibrate's --gamma). */
+  if (!(gamma >= 0.01 && gamma <= 100)) {
+    status = cli_fail(prog, "--mps-gamma: expected a number in [0.01, 100], as cluster.mps_gamma");
     goto out;
   }
   for (int i = 0; profiles[i]; i++) {
@@ -236,7 +238,13 @@ int cmd_derive(int argc, char **argv)
   /* g_file_set_contents writes a temporary file and renames it: a failed
    * write leaves no partial file. */
   if (!g_file_set_contents(output, text, -1, &err)) {
-    status = cli_fail(prog, err->message);
+    /* GLib's message names its temporary file, not the one asked for: keep
+     * only its reason, after the last ": ". */
+    const char *why = strrchr(err->message, ':');
+    char *m = g_strdup_printf("--output %s: cannot write: %s", output,
+                              why ? why + 2 : err->message);
+    status = cli_fail(prog, m);
+    g_free(m);
     goto out;
   }
   if (!quiet) {

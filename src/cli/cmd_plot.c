@@ -73,8 +73,10 @@ int cmd_plot(int argc, char **argv)
     status = cli_fail(prog, argc < 2 ? "expected a RUNDIR (written by clustersim run --output)"
                                      : "expected exactly one RUNDIR");
   } else if (!g_file_test(argv[1], G_FILE_TEST_IS_DIR)) {
-    char *m = g_strdup_printf("%s: not a directory (expected the --output DIR of clustersim run)",
-                              argv[1]);
+    /* Missing and "not a directory" are different mistakes. */
+    char *m = g_strdup_printf("%s: %s (expected the --output DIR of clustersim run)", argv[1],
+                              g_file_test(argv[1], G_FILE_TEST_EXISTS) ? "not a directory"
+                                                                       : "not found");
     status = cli_fail(prog, m);
     g_free(m);
   } else if (!(set = cs_figures_run(argv[1], &err))) {

@@ -155,8 +155,9 @@ static int profile_cmd(int argc, char **argv, gboolean is_show)
     status = cli_fail(prog, "expected no arguments (see --help)");
     goto out;
   }
-  /* show PATH reads PATH as if given with --profile. */
-  if (is_show && g_file_test(argv[1], G_FILE_TEST_IS_REGULAR) &&
+  /* show PATH reads PATH as if given with --profile (a path that is not a
+   * regular file too, so that the reader says what it is). */
+  if (is_show && g_file_test(argv[1], G_FILE_TEST_EXISTS) &&
       (strchr(argv[1], G_DIR_SEPARATOR) || g_str_has_suffix(argv[1], ".json"))) {
     int n = given ? (int)g_strv_length(given) : 0;
     given = g_renew(char *, given, n + 2);

@@ -79,6 +79,19 @@ int cmd_search(int argc, char **argv)
     g_free(m);
     goto out;
   }
+  /* Checked here, by option, before anything is printed: the library's own
+   * check comes after the table's header reached stdout. */
+  const char *bad_option = !(bad_rate >= 0 && bad_rate < 1) ? "--bad-rate: expected a number in "
+                                                              "[0, 1)"
+                           : !(max_mult > 0 && isfinite(max_mult))
+                             ? "--max-multiplier: expected a finite number > 0"
+                           : !(tolerance > 0 && tolerance < 1) ? "--tolerance: expected a number "
+                                                                 "in (0, 1)"
+                                                               : NULL;
+  if (bad_option) {
+    status = cli_fail(prog, bad_option);
+    goto out;
+  }
   o.bad_rate_bound = bad_rate;
   o.max_multiplier = max_mult;
   o.tolerance = tolerance;

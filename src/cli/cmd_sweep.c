@@ -257,8 +257,10 @@ static int cmd_sweep_plot(int argc, char **argv)
   } else if (!metric_option(prog, metric_name)) {
     status = EXIT_BAD_INPUT;
   } else if (!g_file_test(argv[1], G_FILE_TEST_IS_DIR)) {
-    char *m = g_strdup_printf("%s: not a directory (expected the -o DIR of clustersim sweep)",
-                              argv[1]);
+    /* Missing and "not a directory" are different mistakes. */
+    char *m = g_strdup_printf("%s: %s (expected the -o DIR of clustersim sweep)", argv[1],
+                              g_file_test(argv[1], G_FILE_TEST_EXISTS) ? "not a directory"
+                                                                       : "not found");
     status = cli_fail(prog, m);
     g_free(m);
   } else {

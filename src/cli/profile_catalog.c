@@ -122,12 +122,13 @@ static gboolean read_file(Catalog *cat, DataFile *f, CsProfileSet **given_set, g
   return ok;
 }
 
-/* Path of a --profile argument: the path itself when it is a file, else a
- * name in the data directories' profiles/ (as a scenario's "profiles"
- * entries). NULL with error set when neither exists. */
+/* Path of a --profile argument: the path itself when it exists (a directory
+ * too: its reader then says it is not a regular file, rather than "not
+ * found"), else a name in the data directories' profiles/ (as a scenario's
+ * "profiles" entries). NULL with error set when neither exists. */
 static char *resolve_given(const char *arg, GError **error)
 {
-  if (g_file_test(arg, G_FILE_TEST_IS_REGULAR))
+  if (g_file_test(arg, G_FILE_TEST_EXISTS))
     return g_strdup(arg);
   char *p = g_path_is_absolute(arg) ? NULL : cs_data_file_find("profiles", arg);
   if (!p)

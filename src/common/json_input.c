@@ -1,6 +1,8 @@
 /* Path-aware JSON readers; see json_input.h. */
 #include "json_input.h"
 
+#include "input_file.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -37,13 +39,8 @@ cJSON *cs_json_parse(const char *text, const char *name, GError **error)
 cJSON *cs_json_load_file(const char *path, GError **error)
 {
   char *text = NULL;
-  GError *io = NULL;
-  if (!g_file_get_contents(path, &text, NULL, &io)) {
-    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO, "%s: cannot read: %s", path,
-                io->message);
-    g_error_free(io);
+  if (!cs_input_read(path, CS_INPUT_JSON_MAX_BYTES, &text, NULL, error))
     return NULL;
-  }
   cJSON *root = cs_json_parse(text, path, error);
   g_free(text);
   return root;
@@ -234,11 +231,26 @@ static void format_bound(char *buf, size_t n, double v)
   g_snprintf(buf, n, "%g", v);
 }
 
+const char *cs_json_nonfinite_name(double v)
+{
+  if (isnan(v))
+    return "NaN";
+  if (isinf(v))
+    return v > 0 ? "infinity (a number beyond the range of a double, about 1.8e308)"
+                 : "-infinity (a number beyond the range of a double, about -1.8e308)";
+  return NULL;
+}
+
 gboolean cs_json_value_double(const cJSON *v, double min, double max, double *out,
                               const char *file, const char *p, GError **error)
 {
-  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+  if (!cJSON_IsNumber(v))
     return cs_json_fail(error, file, p, "expected a number, got %s", cs_json_type_name(v));
+  /* cJSON turns a literal such as 1e999 into infinity: the number's own
+   * kind ("got a number") would not tell the user what is wrong. */
+  if (!isfinite(v->valuedouble))
+    return cs_json_fail(error, file, p, "expected a finite number, got %s",
+                        cs_json_nonfinite_name(v->valuedouble));
   if (v->valuedouble < min || v->valuedouble > max) {
     char lo[32], hi[32], got[32];
     format_bound(lo, sizeof lo, min);
@@ -274,14 +286,22 @@ gboolean cs_json_read_double(const cJSON *obj, const char *key, gboolean require
 gboolean cs_json_value_int64(const cJSON *v, int64_t min, int64_t max, int64_t *out,
                              const char *file, const char *p, GError **error)
 {
-  /* 2^53: beyond it a JSON number no longer holds every integer exactly. */
-  double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-  if (!cJSON_IsNumber(v) || !isfinite(d) || d != floor(d))
-    return cs_json_fail(error, file, p, "expected an integer, got %s",
-                        cJSON_IsNumber(v) ? "a fractional number" : cs_json_type_name(v));
-  if (fabs(d) > 9007199254740992.0)
-    return cs_json_fail(error, file, p, "expected an integer of magnitude at most 2^53, got %g",
-                        d);
+  if (!cJSON_IsNumber(v))
+    return cs_json_fail(error, file, p, "expected an integer, got %s", cs_json_type_name(v));
+  double d = v->valuedouble;
+  if (!isfinite(d))
+    return cs_json_fail(error, file, p, "expected an integer, got %s", cs_json_nonfinite_name(d));
+  /* From 2^53 on a double no longer holds every integer: 9007199254740993
+   * is read as 9007199254740992, so 2^53 itself may stand for a number the
+   * user did not write. This test comes before the fraction test, which
+   * every such double passes or fails by rounding alone. */
+  if (fabs(d) >= 9007199254740992.0)
+    return cs_json_fail(error, file, p,
+                        "expected an integer, got %.*g: too large to be exact (a double holds "
+                        "every integer only below 2^53 = 9007199254740992)",
+                        fabs(d) < 1e20 ? 20 : 6, d);
+  if (d != floor(d))
+    return cs_json_fail(error, file, p, "expected an integer, got a fractional number");
   if ((int64_t)d < min || (int64_t)d > max) {
     if (max == INT64_MAX)
       return cs_json_fail(error, file, p, "expected an integer >= %" G_GINT64_FORMAT

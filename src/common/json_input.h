@@ -81,11 +81,14 @@ int cs_name_distance(const char *a, const char *b);
 const char **cs_suggest_names(const char *name, const char *const *known, int n_known);
 char *cs_did_you_mean(const char *name, const char *const *known, int n_known);
 
-/* Number in [min, max]. */
+/* Number in [min, max]. An infinite value (a literal beyond a double's
+ * range) is "expected a finite number, got infinity (...)". */
 gboolean cs_json_read_double(const cJSON *obj, const char *key, gboolean required, double min,
                              double max, double *out, const char *file, const char *path,
                              GError **error);
-/* Integer (a JSON number without fraction) in [min, max]. */
+/* Integer (a JSON number without fraction) in [min, max]. Magnitudes of
+ * 2^53 and more are refused as "too large to be exact": a double cannot tell
+ * 2^53 + 1 from 2^53. */
 gboolean cs_json_read_int64(const cJSON *obj, const char *key, gboolean required, int64_t min,
                             int64_t max, int64_t *out, const char *file, const char *path,
                             GError **error);
@@ -108,6 +111,11 @@ gboolean cs_json_value_string(const cJSON *v, const char **out, const char *file
                               const char *path, GError **error);
 gboolean cs_json_value_bool(const cJSON *v, gboolean *out, const char *file, const char *path,
                             GError **error);
+
+/* For messages about a number that is not finite: "infinity (...)",
+ * "-infinity (...)" or "NaN"; NULL when v is finite. cJSON reads a literal
+ * too large for a double (1e999) as infinity. */
+const char *cs_json_nonfinite_name(double v);
 
 /* Short description of a JSON value's type for messages ("a string", "null", ...). */
 const char *cs_json_type_name(const cJSON *node);

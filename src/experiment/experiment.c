@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "common/input_file.h"
 #include "common/json_input.h"
 #include "scenario/scenario.h"
 #include "search.h"
@@ -384,8 +385,8 @@ static gboolean read_axes(CsExperiment *e, const cJSON *root, GError **error)
 static gboolean read_seeds(CsExperiment *e, const cJSON *root, GError **error)
 {
   static const char *const keys[] = { "first", "count", NULL };
-  /* 2^53: the largest integer a JSON number holds exactly. */
-  const int64_t max_seed = 9007199254740992LL;
+  /* 2^53 - 1: the largest integer the JSON readers take as exact. */
+  const int64_t max_seed = 9007199254740991LL;
   e->seeds = g_array_new(FALSE, FALSE, sizeof(int64_t));
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "seeds");
   if (!s)
@@ -441,10 +442,16 @@ static gboolean read_base(CsExperiment *e, const cJSON *root, GError **error)
   g_free(dir);
   gsize len = 0;
   GError *io = NULL;
-  gboolean ok = g_file_get_contents(path, &e->base_json, &len, &io);
+  gboolean ok = cs_input_read(path, CS_INPUT_JSON_MAX_BYTES, &e->base_json, &len, &io);
   if (!ok) {
-    cs_json_fail(error, e->file, "base", "cannot read the base scenario %s: %s", path,
-                 io->message);
+    /* io reads "PATH: cannot read: WHY"; the message names the field, so
+     * only WHY is kept after the path. */
+    const char *why = io->message;
+    char *prefix = g_strconcat(path, ": cannot read: ", NULL);
+    if (g_str_has_prefix(why, prefix))
+      why += strlen(prefix);
+    g_free(prefix);
+    cs_json_fail(error, e->file, "base", "cannot read the base scenario %s: %s", path, why);
     g_error_free(io);
   } else {
     e->base_file = g_strdup(base);
@@ -607,12 +614,8 @@ CsExperiment *cs_experiment_load(const char *path, GError **error)
                                       "variants", "axes", "seeds", "search", NULL };
   char *text = NULL;
   gsize len = 0;
-  GError *io = NULL;
-  if (!g_file_get_contents(path, &text, &len, &io)) {
-    g_set_error(error, CS_ERROR, CS_ERROR_IO, "%s: cannot read: %s", path, io->message);
-    g_error_free(io);
+  if (!cs_input_read(path, CS_INPUT_JSON_MAX_BYTES, &text, &len, error))
     return NULL;
-  }
   CsExperiment *e = g_new0(CsExperiment, 1);
   e->file = g_strdup(path);
   e->sha256 = file_sha256(text, len);

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "common/input_file.h"
 #include "common/json_input.h"
 #include "sweep.h"
 #include "sweep_aggregate.h"
@@ -170,10 +171,7 @@ static gboolean read_shard(Shard *s, GError **error)
     return FALSE;
   path = g_build_filename(s->dir, "runs.csv", NULL);
   char *text = NULL;
-  GError *io = NULL;
-  if (!g_file_get_contents(path, &text, NULL, &io)) {
-    g_set_error(error, CS_ERROR, CS_ERROR_IO, "%s: cannot read: %s", path, io->message);
-    g_error_free(io);
+  if (!cs_input_read(path, CS_INPUT_TABLE_MAX_BYTES, &text, NULL, error)) {
     ok = FALSE;
   } else {
     s->table = cs_runs_table_parse(text, path, error);

@@ -47,7 +47,10 @@ static double *numbers_at(const Ctx *cx, const cJSON *a, const char *p, int n,
     double x = cJSON_IsNumber(item) ? item->valuedouble : NAN;
     if (!isfinite(x) || x < 0 || (!allow_zero && x == 0)) {
       char *ip = cs_json_path_index(p, i);
-      if (cJSON_IsNumber(item))
+      if (cJSON_IsNumber(item) && !isfinite(x))
+        cs_json_fail(cx->error, cx->file, ip, "expected a finite number %s, got %s",
+                     allow_zero ? ">= 0" : "> 0", cs_json_nonfinite_name(x));
+      else if (cJSON_IsNumber(item))
         cs_json_fail(cx->error, cx->file, ip, "expected a number %s, got %g",
                      allow_zero ? ">= 0" : "> 0", x);
       else

@@ -15,6 +15,7 @@
 #include "cs_config.h"
 #include "clustersim/clustersim.h"
 #include "common/data_files.h"
+#include "common/input_file.h"
 #include "common/json_input.h"
 #include "sim/config.h"
 #include "scenario.h"
@@ -215,9 +216,10 @@ static gboolean set_recorded(CsScenario *sc, const char *path, cJSON *v, GError 
 
 gboolean cs_scenario_set_int(CsScenario *sc, const char *path, int64_t value, GError **error)
 {
-  /* 2^53: beyond it a JSON number no longer holds every integer exactly. */
-  if (value > 9007199254740992LL || value < -9007199254740992LL)
-    return set_fail(error, path, "an integer of magnitude above 2^53 is not exact in JSON");
+  /* From 2^53 on a JSON number no longer holds every integer exactly (the
+   * readers refuse 2^53 itself, which may stand for 2^53 + 1). */
+  if (value >= 9007199254740992LL || value <= -9007199254740992LL)
+    return set_fail(error, path, "an integer of magnitude 2^53 or more is not exact in JSON");
   return set_recorded(sc, path, cJSON_CreateNumber((double)value), error);
 }
 
@@ -388,14 +390,21 @@ char *cs_scenario_resolve_data_file(const CsScenario *sc, const char *entry, con
 static char *find_data_file(const CsScenario *sc, const char *entry, const char *sub,
                             const char *json_path, GError **error)
 {
-  if (g_path_is_absolute(entry)) {
-    if (g_file_test(entry, G_FILE_TEST_IS_REGULAR))
-      return g_strdup(entry);
-  } else {
-    char *p = g_build_filename(sc->base_dir, entry, NULL);
-    if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
-      return p;
+  char *p = g_path_is_absolute(entry) ? g_strdup(entry)
+                                      : g_build_filename(sc->base_dir, entry, NULL);
+  /* A directory or a FIFO where the file should be is not "not found" (and
+   * the data directories must not be searched past it). */
+  const char *kind = cs_input_not_regular(p);
+  if (kind) {
+    cs_json_fail(error, sc->name, json_path, "file \"%s\" is not a regular file (%s)", entry,
+                 kind);
     g_free(p);
+    return NULL;
+  }
+  if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
+    return p;
+  g_free(p);
+  if (!g_path_is_absolute(entry)) {
     p = cs_data_file_find(sub, entry);
     if (p)
       return p;

@@ -142,8 +142,13 @@ static gboolean read_timestamped(Ctx *x, const char *path, GError **error)
                                  : NULL;
     if (maf) {
       CsMaf2021Reader *r = cs_maf2021_reader_open(path, flags, error);
-      if (!r)
+      if (!r) {
+        /* The counting pass of "blocks" owns seen (it leaked here when a
+         * format given explicitly did not match the file's header). */
+        if (seen)
+          g_hash_table_destroy(seen);
         return FALSE;
+      }
       CsMaf2021Record rec;
       while ((rc = cs_maf2021_reader_next(r, &rec, error)) == 1) {
         char *key = g_strconcat(rec.app, "/", rec.func, NULL);
@@ -160,8 +165,11 @@ static gboolean read_timestamped(Ctx *x, const char *path, GError **error)
       cs_maf2021_reader_close(r);
     } else {
       CsAzureLlmReader *r = cs_azure_llm_reader_open(path, flags, error);
-      if (!r)
+      if (!r) {
+        if (seen)
+          g_hash_table_destroy(seen);
         return FALSE;
+      }
       CsAzureLlmRecord rec;
       while ((rc = cs_azure_llm_reader_next(r, &rec, error)) == 1) {
         if (pass == 0) {

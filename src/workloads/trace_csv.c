@@ -7,18 +7,15 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "common/input_file.h"
 #include "common/json_input.h"
 
 gboolean cs_csv_open(CsCsv *csv, const char *path, GError **error)
 {
   memset(csv, 0, sizeof *csv);
-  csv->fp = fopen(path, "rb");
-  if (!csv->fp) {
-    int err = errno;
-    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO, "%s: cannot open: %s", path,
-                g_strerror(err));
+  csv->fp = cs_input_fopen(path, error);
+  if (!csv->fp)
     return FALSE;
-  }
   csv->path = g_strdup(path);
   return TRUE;
 }

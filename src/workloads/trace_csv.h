@@ -27,7 +27,10 @@ typedef struct {
   size_t fields_cap;
 } CsCsv;
 
-/* Opens path. Returns FALSE with CS_INPUT_ERROR_IO when it cannot be opened. */
+/* Opens path (common/input_file.h: never blocks, refuses what is not a
+ * regular file). Returns FALSE with CS_INPUT_ERROR_IO when it cannot be
+ * opened: "<path>: cannot read: not found", "... not a regular file (a
+ * directory)", ... */
 gboolean cs_csv_open(CsCsv *csv, const char *path, GError **error);
 /* Reads and splits the next non-blank line. Returns 1, 0 at end of file, -1
  * with error set on a read error (IO) or a malformed quoted field (INVALID). */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/input_file.h"
 #include "common/json_input.h"
 #include "trace.h"
 #include "trace_csv.h"
@@ -82,13 +83,9 @@ out:
 
 char *cs_trace_file_sha256(const char *path, GError **error)
 {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) {
-    int err = errno;
-    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO, "%s: cannot open: %s", path,
-                g_strerror(err));
+  FILE *fp = cs_input_fopen(path, error);
+  if (!fp)
     return NULL;
-  }
   GChecksum *sum = g_checksum_new(G_CHECKSUM_SHA256);
   guchar buf[1 << 16];
   size_t n;

@@ -104,7 +104,7 @@ bad_derive "missing profile" '--profile: "nope" not found' -p nope -g v100 "${o[
 bad_derive "no --profile" "--profile is required" -g v100 "${o[@]}"
 bad_derive "no --gpu-type" "--gpu-type is required" -p v100_thesis "${o[@]}"
 bad_derive "no --output" "--output is required" -p v100_thesis -g v100
-bad_derive "bad gamma" "--mps-gamma: expected a number > 0" -p v100_thesis -g v100 --mps-gamma 0 "${o[@]}"
+bad_derive "bad gamma" "--mps-gamma: expected a number in [0.01, 100], as cluster.mps_gamma" -p v100_thesis -g v100 --mps-gamma 0 "${o[@]}"
 bad_derive "bad batches" "--batches: expected at least 3 increasing whole batch sizes" -p v100_thesis -g v100 --batches 1,8,4 "${o[@]}"
 bad_derive "bad shares" "--shares: expected at least 3 increasing MPS shares in (0, 100]" -p v100_thesis -g v100 --shares 10,50,x "${o[@]}"
 bad_derive "missing interference file" '--interference: "nope.json" not found' -p v100_thesis -g v100 -i nope.json "${o[@]}"

@@ -146,7 +146,7 @@ check "a gnuplot that fails: exit 1 naming the script" \
 check "... and its .dat and .gp are kept to see why" test -s "$tmp/m/figures/latency_cdf.gp"
 
 # ---- bad RUNDIR: exit 2, a message, nothing written ------------------------------------------
-bad "plot of a missing directory" "clustersim plot: $tmp/none: not a directory" plot "$tmp/none"
+bad "plot of a missing directory" "clustersim plot: $tmp/none: not found" plot "$tmp/none"
 mkdir "$tmp/empty"
 bad "plot of a directory without summary.json" "summary.json: absent: $tmp/empty is not the output directory of a run" plot "$tmp/empty"
 check "nothing written into it" test -z "$(ls -A "$tmp/empty")"

@@ -10,10 +10,14 @@
 #include <cmocka.h>
 
 #include <glib/gstdio.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <math.h>
 #include <string.h>
 
 #include "common/data_files.h"
+#include "common/input_file.h"
 #include "common/json_input.h"
 
 /* Asserts that error is an INVALID input error with exactly this message. */
@@ -46,8 +50,90 @@ static void test_parse_positions(void **state)
 
   assert_null(cs_json_load_file("/nonexistent/dir/x.json", &error));
   assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
-  assert_true(g_str_has_prefix(error->message, "/nonexistent/dir/x.json: cannot read: "));
+  assert_string_equal(error->message, "/nonexistent/dir/x.json: cannot read: not found");
   g_clear_error(&error);
+}
+
+/* Asserts that cs_json_load_file(path) fails with "path: cannot read: why". */
+static void expect_unreadable(const char *path, const char *why)
+{
+  GError *error = NULL;
+  assert_null(cs_json_load_file(path, &error));
+  assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
+  char *want = g_strdup_printf("%s: cannot read: %s", path, why);
+  if (strcmp(error->message, want) != 0)
+    print_error("got      \"%s\"\nexpected \"%s\"\n", error->message, want);
+  assert_string_equal(error->message, want);
+  g_free(want);
+  g_error_free(error);
+}
+
+/* Files that are not regular ones are refused by what they are, without
+ * blocking (a FIFO without a writer hung the reader before) or reading
+ * without end (/dev/zero was read until memory ran out), and a file larger
+ * than the cap is refused before it is read. */
+static void test_load_file_kinds(void **state)
+{
+  (void)state;
+  char *tmp = g_dir_make_tmp("cs-input-XXXXXX", NULL);
+  assert_non_null(tmp);
+  char *dir = g_build_filename(tmp, "dir.json", NULL);
+  char *fifo = g_build_filename(tmp, "fifo.json", NULL);
+  char *big = g_build_filename(tmp, "big.json", NULL);
+  char *file = g_build_filename(tmp, "x.json", NULL);
+  assert_int_equal(g_mkdir(dir, 0700), 0);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  expect_unreadable(dir, "not a regular file (a directory)");
+  expect_unreadable(fifo, "not a regular file (a FIFO)");
+  expect_unreadable("/dev/zero", "not a regular file (a character device)");
+  /* A path through a regular file: not found, like a missing one. */
+  assert_true(g_file_set_contents(file, "{}", -1, NULL));
+  char *under = g_build_filename(file, "y.json", NULL);
+  expect_unreadable(under, "not found");
+  /* Sparse: one byte past the cap costs no disk space. */
+  FILE *fp = fopen(big, "wb");
+  assert_non_null(fp);
+  assert_int_equal(fseeko(fp, (off_t)CS_INPUT_JSON_MAX_BYTES, SEEK_SET), 0);
+  assert_int_equal(fputc(' ', fp), ' ');
+  assert_int_equal(fclose(fp), 0);
+  char *why = g_strdup_printf("too large (%" G_GUINT64_FORMAT " bytes, at most 256 MiB)",
+                              (guint64)CS_INPUT_JSON_MAX_BYTES + 1);
+  expect_unreadable(big, why);
+  g_free(why);
+  if (geteuid() != 0) { /* root reads whatever the mode says */
+    assert_int_equal(g_chmod(file, 0), 0);
+    expect_unreadable(file, "permission denied");
+  }
+  /* The same file, readable, still loads: the helper refuses only what it must. */
+  assert_int_equal(g_chmod(file, 0600), 0);
+  GError *error = NULL;
+  cJSON *ok = cs_json_load_file(file, &error);
+  assert_non_null(ok);
+  cJSON_Delete(ok);
+  char *text = NULL;
+  gsize len = 0;
+  assert_true(cs_input_read(file, 2, &text, &len, &error));
+  assert_int_equal(len, 2);
+  assert_string_equal(text, "{}");
+  g_free(text);
+  assert_false(cs_input_read(file, 1, &text, &len, &error));
+  assert_true(g_str_has_suffix(error->message, ": cannot read: too large (2 bytes, at most 1 bytes)"));
+  g_clear_error(&error);
+  /* A file whose size stat() does not tell (as in /proc) is read to its end. */
+  assert_true(cs_input_read("/proc/self/stat", CS_INPUT_JSON_MAX_BYTES, &text, &len, &error));
+  assert_true(len > 0 && strlen(text) == len);
+  g_free(text);
+  g_unlink(big);
+  g_unlink(file);
+  g_unlink(fifo);
+  g_rmdir(dir);
+  g_rmdir(tmp);
+  g_free(under);
+  g_free(big);
+  g_free(file);
+  g_free(fifo);
+  g_free(dir);
+  g_free(tmp);
 }
 
 static void test_paths_and_types(void **state)
@@ -109,8 +195,15 @@ static void test_read_double(void **state)
   assert_true(v == 0.25);
   assert_false(cs_json_read_double(o, "str", TRUE, 0, 1, &v, "d.json", "p", &error));
   expect_message(&error, "d.json: p.str: expected a number, got a string");
+  /* Before, "expected a number, got a number". 1e999 is how a file says it. */
   assert_false(cs_json_read_double(o, "inf", TRUE, 0, 1, &v, "d.json", "p", &error));
-  expect_message(&error, "d.json: p.inf: expected a number, got a number");
+  expect_message(&error, "d.json: p.inf: expected a finite number, got infinity (a number beyond "
+                         "the range of a double, about 1.8e308)");
+  cJSON *lit = cs_json_parse("{\"x\": -1e999}", "d.json", NULL);
+  assert_false(cs_json_read_double(lit, "x", TRUE, -1e9, 1e9, &v, "d.json", "", &error));
+  expect_message(&error, "d.json: x: expected a finite number, got -infinity (a number beyond the "
+                         "range of a double, about -1.8e308)");
+  cJSON_Delete(lit);
   /* The three ways a range is worded. */
   assert_false(cs_json_read_double(o, "neg", TRUE, 1e-9, 1e12, &v, "d.json", "", &error));
   expect_message(&error, "d.json: neg: expected a number > 0, got -1");
@@ -131,7 +224,8 @@ static void test_read_integers(void **state)
   (void)state;
   GError *error = NULL;
   cJSON *o = cs_json_parse("{\"frac\": 2.5, \"str\": \"3\", \"huge\": 1e16, \"neg\": -4, "
-                           "\"ten\": 10, \"exact\": 9007199254740992}",
+                           "\"ten\": 10, \"exact\": 9007199254740991, \"two53\": 9007199254740992, "
+                           "\"two53p1\": 9007199254740993, \"inf\": 1e999}",
                            "i.json", NULL);
   cJSON_AddItemToObject(o, "nan", cJSON_CreateNumber(NAN));
   int64_t v = 0;
@@ -140,18 +234,30 @@ static void test_read_integers(void **state)
   expect_message(&error, "i.json: n.frac: expected an integer, got a fractional number");
   assert_false(cs_json_read_int64(o, "str", TRUE, 0, 100, &v, "i.json", "n", &error));
   expect_message(&error, "i.json: n.str: expected an integer, got a string");
-  /* Past 2^53 a double no longer holds every integer. */
+  /* From 2^53 on a double no longer holds every integer. */
   assert_false(cs_json_read_int64(o, "huge", TRUE, 0, INT64_MAX, &v, "i.json", "n", &error));
-  expect_message(&error, "i.json: n.huge: expected an integer of magnitude at most 2^53, got "
-                         "1e+16");
+  expect_message(&error, "i.json: n.huge: expected an integer, got 10000000000000000: too large "
+                         "to be exact (a double holds every integer only below 2^53 = "
+                         "9007199254740992)");
+  /* Before, "a fractional number" for both. */
   assert_false(cs_json_read_int64(o, "nan", TRUE, 0, INT64_MAX, &v, "i.json", "n", &error));
-  expect_message(&error, "i.json: n.nan: expected an integer, got a fractional number");
-  cJSON_AddItemToObject(o, "minus_huge", cJSON_CreateNumber(-1e17));
+  expect_message(&error, "i.json: n.nan: expected an integer, got NaN");
+  assert_false(cs_json_read_int64(o, "inf", TRUE, 0, INT64_MAX, &v, "i.json", "n", &error));
+  expect_message(&error, "i.json: n.inf: expected an integer, got infinity (a number beyond the "
+                         "range of a double, about 1.8e308)");
+  cJSON_AddItemToObject(o, "minus_huge", cJSON_CreateNumber(-1e300));
   assert_false(cs_json_read_int64(o, "minus_huge", TRUE, INT64_MIN, 0, &v, "i.json", "n", &error));
-  expect_message(&error, "i.json: n.minus_huge: expected an integer of magnitude at most 2^53, "
-                         "got -1e+17");
+  expect_message(&error, "i.json: n.minus_huge: expected an integer, got -1e+300: too large to be "
+                         "exact (a double holds every integer only below 2^53 = 9007199254740992)");
+  /* 2^53 + 1 is read as 2^53: both refused (before, silently 2^53). */
+  assert_false(cs_json_read_int64(o, "two53p1", TRUE, 0, INT64_MAX, &v, "i.json", "n", &error));
+  expect_message(&error, "i.json: n.two53p1: expected an integer, got 9007199254740992: too large "
+                         "to be exact (a double holds every integer only below 2^53 = "
+                         "9007199254740992)");
+  assert_false(cs_json_read_int64(o, "two53", TRUE, 0, INT64_MAX, &v, "i.json", "n", &error));
+  g_clear_error(&error);
   assert_true(cs_json_read_int64(o, "exact", TRUE, 0, INT64_MAX, &v, "i.json", "n", &error));
-  assert_true(v == INT64_C(9007199254740992));
+  assert_true(v == INT64_C(9007199254740991));
   assert_false(cs_json_read_int64(o, "neg", TRUE, 0, INT64_MAX, &v, "i.json", "n", &error));
   expect_message(&error, "i.json: n.neg: expected an integer >= 0, got -4");
   assert_false(cs_json_read_int64(o, "ten", TRUE, 0, 9, &v, "i.json", "n", &error));
@@ -306,6 +412,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_parse_positions),   cmocka_unit_test(test_paths_and_types),
+    cmocka_unit_test(test_load_file_kinds),
     cmocka_unit_test(test_read_double),       cmocka_unit_test(test_read_integers),
     cmocka_unit_test(test_read_string_and_bool), cmocka_unit_test(test_check_keys),
     cmocka_unit_test(test_did_you_mean_lists), cmocka_unit_test(test_data_dirs),

@@ -124,6 +124,8 @@ static const CoefCase coef_cases[] = {
   { "scan.power_w", "3", "coef.json: scan.power_w: expected an array of 5 numbers, got a number" },
   { "scan.frequency_mhz", NULL, "coef.json: scan.frequency_mhz: required field is missing" },
   { "scan.idle_ms_per_kernel[4]", "-1", "coef.json: scan.idle_ms_per_kernel[4]: expected a number >= 0, got -1" },
+  /* before: "expected a number >= 0, got inf" */
+  { "scan.idle_ms_per_kernel[4]", "1e999", "coef.json: scan.idle_ms_per_kernel[4]: expected a finite number >= 0, got infinity (a number beyond the range of a double, about 1.8e308)" },
   /* throttled from the second copy: the fit needs two unthrottled points first */
   { "scan.frequency_mhz", "[1530, 1500, 1480, 1470, 1460]", "coef.json: scan.frequency_mhz: the power/frequency fit needs at least two points at the maximum frequency 1530 MHz before the first throttled one" },
   /* every point at the 300 W cap: the extended power of the throttled points is the cap */
@@ -315,6 +317,8 @@ static const ParamCase param_cases[] = {
   { "milp", "{\"metric\": \"wsm\", \"mps_shares\": 1}", "scen.json: placement.mps_shares: expected true or false, got a number" },
   { "milp", "{\"metric\": \"peak\"}", "scen.json: placement.metric: expected \"ao\", \"wao\" or \"wsm\", got \"peak\"" },
   { "ao-milp", "{\"metric\": \"wao\"}", "scen.json: placement.metric: policy \"ao-milp\" always uses metric \"ao\"; use policy \"milp\" to choose another" },
+  /* before: "got nan" */
+  { "usher", "{\"batch_sizes\": [4, 1e999]}", "scen.json: placement.batch_sizes[1]: expected a finite number, got infinity (a number beyond the range of a double, about 1.8e308)" },
   { "milp", "{\"batch_sizes\": [0]}", "scen.json: placement.batch_sizes[0]: expected an integer batch size in [1, 1048576], got 0" },
   { "milp", "{\"max_replicas\": {\"alexnet\": 1.5}}", "scen.json: placement.max_replicas.alexnet: expected an integer, got a fractional number" },
   /* igniter */

@@ -66,6 +66,9 @@ static const BadCase bad_cases[] = {
   { "{\"profiles\": [3], " GPU1 ", " CLIENTS_A "}", "test.json: profiles[0]: expected a file name, got a number" },
   { "{\"profiles\": [\"synthetic.json\", \"\"], " GPU1 ", " CLIENTS_A "}", "test.json: profiles[1]: expected a file name, got a string" },
   { "{\"profiles\": [\"/nonexistent/p.json\"], " GPU1 ", " CLIENTS_A "}", "test.json: profiles[0]: file \"/nonexistent/p.json\" not found (looked relative to the scenario and in the data directory's profiles/; set CLUSTERSIM_DATA_DIR to add one)" },
+  /* A directory or device where a file should be: said so, not "not found". */
+  { "{\"profiles\": [\".\"], " GPU1 ", " CLIENTS_A "}", "test.json: profiles[0]: file \".\" is not a regular file (a directory)" },
+  { WITH("\"network\": {\"curve\": \"/dev/null\"}"), "test.json: network.curve: file \"/dev/null\" is not a regular file (a character device)" },
   { "{\"profiles\": [\"synthetic.json\", \"broken_profile.json\"], " GPU1 ", " CLIENTS_A "}", "test.json: profiles[1]: {DIR}/broken_profile.json: format: required field is missing" },
   /* network */
   { WITH("\"network\": \"fast\""), "test.json: network: expected \"zero\" or an object {\"constant_ms\": x} or {\"curve\": file}, got a string" },

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/json_input.h"
 #include "workloads/trace.h"
@@ -805,8 +806,8 @@ static void test_nul_byte(void **state)
   g_free(path);
 }
 
-/* A directory given as a trace: a read error (EISDIR), not a crash or an
- * empty trace. */
+/* A directory given as a trace: refused as what it is when opened, not a
+ * crash, an empty trace or an EISDIR read error after line 0. */
 static void test_directory_as_trace(void **state)
 {
   Fixture *f = *state;
@@ -816,14 +817,12 @@ static void test_directory_as_trace(void **state)
   char *sum = cs_trace_file_sha256(dir, &error);
   assert_null(sum);
   assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
-  char *want = g_strdup_printf("%s: read error: %s", dir, g_strerror(EISDIR));
+  char *want = g_strdup_printf("%s: cannot read: not a regular file (a directory)", dir);
   assert_string_equal(error->message, want);
-  g_free(want);
   g_clear_error(&error);
 
   assert_int_equal(cs_trace_detect_format(dir, &error), CS_TRACE_FORMAT_AUTO);
   assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
-  want = g_strdup_printf("%s: read error after line 0: %s", dir, g_strerror(EISDIR));
   assert_string_equal(error->message, want);
   g_free(want);
   g_clear_error(&error);
@@ -831,12 +830,31 @@ static void test_directory_as_trace(void **state)
   /* Format given: the checksum is read first and fails the same way. */
   CsTraceStats s;
   assert_false(cs_trace_inspect(dir, CS_TRACE_FORMAT_MAF2021, CS_TRACE_FLAGS_NONE, &s, &error));
-  assert_non_null(strstr(error->message, ": read error: "));
+  assert_non_null(strstr(error->message, ": cannot read: not a regular file (a directory)"));
   assert_null(s.sha256);
   g_clear_error(&error);
   cs_trace_stats_clear(&s);
   g_rmdir(dir);
   g_free(dir);
+
+  /* A FIFO without a writer: opening it must not wait for one (before, the
+   * test hung here), and a device must not be read without end. */
+  char *fifo = g_build_filename(f->tmp, "a_fifo", NULL);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  assert_int_equal(cs_trace_detect_format(fifo, &error), CS_TRACE_FORMAT_AUTO);
+  want = g_strdup_printf("%s: cannot read: not a regular file (a FIFO)", fifo);
+  assert_string_equal(error->message, want);
+  g_free(want);
+  g_clear_error(&error);
+  assert_null(cs_trace_file_sha256(fifo, &error));
+  assert_non_null(strstr(error->message, "(a FIFO)"));
+  g_clear_error(&error);
+  g_unlink(fifo);
+  g_free(fifo);
+  assert_null(cs_maf2021_reader_open("/dev/zero", CS_TRACE_FLAGS_NONE, &error));
+  assert_string_equal(error->message, "/dev/zero: cannot read: not a regular file (a character "
+                                      "device)");
+  g_clear_error(&error);
 
   char *absent = g_build_filename(f->tmp, "absent_trace.csv", NULL);
   assert_null(cs_maf2021_load_sorted(absent, &error));
@@ -847,6 +865,9 @@ static void test_directory_as_trace(void **state)
   g_clear_error(&error);
   assert_null(cs_azure_llm_reader_open(absent, CS_TRACE_FLAGS_NONE, &error));
   assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));
+  want = g_strdup_printf("%s: cannot read: not found", absent);
+  assert_string_equal(error->message, want);
+  g_free(want);
   g_clear_error(&error);
   assert_int_equal(cs_trace_detect_format(absent, &error), CS_TRACE_FORMAT_AUTO);
   assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO));

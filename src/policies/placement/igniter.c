@@ -389,13 +389,14 @@ CsPlacement *cs_igniter_place(const CsPlacementProblem *in, const CsIgniterOptio
 
 /* ---- parameters ---------------------------------------------------------------- */
 
-/* A coefficients name: as given when that file exists, else
+/* A coefficients name: as given when that path exists (the reader refuses a
+ * directory or FIFO by name, rather than "not found"), else
  * <data dir>/profiles/<name>[.json] in the order of cs_data_dirs()
  * ($CLUSTERSIM_DATA_DIR, the installed data directory, the source tree's).
  * Returns the path (g_free) or NULL. */
 static char *resolve_coefficients(const char *name)
 {
-  if (g_file_test(name, G_FILE_TEST_IS_REGULAR))
+  if (g_file_test(name, G_FILE_TEST_EXISTS))
     return g_strdup(name);
   if (g_path_is_absolute(name))
     return NULL;
@@ -430,8 +431,18 @@ static CsIgniterCoefs *load_coefficients(CsParams *params, GError **error)
                      "coefficients file \"%s\" not found (looked as given and in the data "
                      "directory's profiles/; set CLUSTERSIM_DATA_DIR to add one)",
                      name);
-    else
-      c = cs_igniter_coefs_load_file(found, error);
+    else {
+      GError *local = NULL;
+      c = cs_igniter_coefs_load_file(found, &local);
+      /* A file that cannot be read (a directory, a FIFO) is named at the
+       * field that names it; content errors already name file and path. */
+      if (!c && g_error_matches(local, CS_ERROR, CS_ERROR_IO)) {
+        cs_params_fail(v, error, "%s", local->message);
+        g_error_free(local);
+      } else if (!c) {
+        g_propagate_error(error, local);
+      }
+    }
     g_free(found);
   }
   return c;

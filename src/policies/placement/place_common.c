@@ -65,8 +65,13 @@ gboolean cs_place_read_batch_sizes(CsParams *params, int **out, int *n, GError *
   for (int i = 0; i < count; i++) {
     CsParams *item = cs_params_at(list, i);
     double v = NAN;
-    if (cs_params_kind(item) == CS_PARAMS_NUMBER)
-      cs_params_as_double(item, -INFINITY, INFINITY, &v, NULL);
+    /* A number that is not finite (1e999) gets the readers' own message
+     * rather than "got nan". */
+    if (cs_params_kind(item) == CS_PARAMS_NUMBER &&
+        !cs_params_as_double(item, -INFINITY, INFINITY, &v, error)) {
+      g_free(sizes);
+      return FALSE;
+    }
     if (!(v >= 1 && v <= (1 << 20) && v == floor(v))) {
       if (cs_params_kind(item) == CS_PARAMS_NUMBER)
         cs_params_fail(item, error, "expected an integer batch size in [1, %d], got %g", 1 << 20,
