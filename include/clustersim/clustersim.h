@@ -194,10 +194,12 @@ CS_API void cs_run_options_init(CsRunOptions *opt);
 typedef struct CsResults CsResults;
 
 /* Validates and simulates the scenario. Returns results, or NULL with error
- * set when the scenario is invalid, an output file cannot be written (a
- * partial requests CSV is removed), the dispatch policy misused an engine
- * service (CS_ERROR_POLICY, naming the call) or the progress callback stopped
- * the run (CS_ERROR_CANCELLED). opt may be NULL. */
+ * set when the scenario is invalid, the run reaches a simulated time or a
+ * payload size int64 cannot hold (CS_ERROR_INVALID: 2^62 ns, about 146
+ * years, is the limit), an output file cannot be written (a partial
+ * requests CSV is removed), the dispatch policy misused an engine service
+ * (CS_ERROR_POLICY, naming the call) or the progress callback stopped the
+ * run (CS_ERROR_CANCELLED). opt may be NULL. */
 CS_API CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error);
 
 /* Frees results and everything they hand out. Accepts NULL. */

@@ -77,6 +77,10 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
     }
   }
   CsResults *res = cs_engine_run(cfg, csv, trace ? &traced : opt, error);
+  /* A limit the run reached (a time or size int64 cannot hold) is bad input:
+   * name the scenario, as validation does. */
+  if (!res && error && *error && g_error_matches(*error, CS_ERROR, CS_ERROR_INVALID))
+    g_prefix_error(error, "%s: ", cs_scenario_name(sc));
   if (res && trace && !cs_trace_writer_finish(trace, res, error)) {
     cs_results_free(res);
     res = NULL;
