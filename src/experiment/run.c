@@ -33,6 +33,12 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
     return NULL;
   if (opt && opt->seed_override >= 0)
     cfg->seed = (uint64_t)opt->seed_override;
+  if (!cs_config_check_requests(cfg, cs_scenario_name(sc), opt ? opt->max_requests : 0, 1.0,
+                                "--max-requests, or CsRunOptions.max_requests, raises it",
+                                error)) {
+    cs_config_free(cfg);
+    return NULL;
+  }
   cJSON *setup = cs_config_setup_json(cfg, error);
   if (!setup) {
     cs_config_free(cfg);

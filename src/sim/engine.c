@@ -401,6 +401,15 @@ static void run_loop(Engine *e)
     }
     if (G_UNLIKELY(e->misuse || e->limit))
       break;
+    if (G_UNLIKELY(e->events % progress_every == 0) && e->max_generated > 0 &&
+        e->next_id > (uint64_t)e->max_generated) {
+      /* cs_run refused runs expected to exceed the limit; this one drew far
+       * more than expected (or a caller skipped the check). */
+      cs_engine_limit(e, "the run sent more than %" G_GINT64_FORMAT " requests, twice the limit "
+                      "of requests a run may send",
+                      (gint64)e->max_generated);
+      break;
+    }
     if (G_UNLIKELY(e->events % progress_every == 0) && e->opt && e->opt->on_progress) {
       double generated = (double)e->next_id;
       double f = e->expected_requests > 0 ? generated / e->expected_requests : 1.0;
@@ -463,6 +472,8 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
     fputs("id,model,measured,status,send_ns,dispatch_ns,node_ns,exec_start_ns,exec_end_ns,"
           "receive_ns,latency_ns,slo_met,batch_size,gpu,replica,worker,batch_id\n",
           e.csv);
+  int64_t limit = opt && opt->max_requests != 0 ? opt->max_requests : CS_DEFAULT_MAX_REQUESTS;
+  e.max_generated = limit > 0 && limit <= INT64_MAX / 2 ? 2 * limit : 0;
   setup(&e);
   run_loop(&e);
   /* Every request handed to the policy must leave it exactly once. */

@@ -111,6 +111,7 @@ struct CsEngine {
   FILE *csv;
   uint64_t events;
   double expected_requests; /* for progress */
+  int64_t max_generated;  /* > 0: the run stops past this many requests */
   const CsDispatchPolicy *dispatch;
   void *dispatch_state;
   /* Width of the time-series bins (Gpu.bins, Worker.bins); the totals over

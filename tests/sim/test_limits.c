@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "scenario/scenario.h"
+#include "sim/engine.h"
 #include "sim/results.h"
 #include "test_util.h"
 
@@ -333,6 +334,72 @@ static void test_timeseries_long_batch(void **state)
   test_dir_remove(dir);
 }
 
+/* A rate of 10^12 req/s for 10^9 s is 10^21 requests: in range field by
+ * field, it ran for ever. cs_run refuses it before simulating, with the
+ * count and the memory it would need (64 bytes each: 10^21 * 64 / 2^30 =
+ * 5.96e+13 GiB). A run within max_requests goes; one over it is refused;
+ * -1 lifts the limit. */
+static void test_request_limit(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.0, 1.0);
+  assert_refused(dir,
+                 "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+                 " \"clients\": [{\"model\": \"a\", \"slo_ms\": 50, \"rate\": 1e12, \"duration_s\": 1e9}]}",
+                 NULL,
+                 "test.json: clients: the run would send about 1e+21 requests, more than the limit "
+                 "of 100000000 (--max-requests, or CsRunOptions.max_requests, raises it); it would "
+                 "need about 5.96e+13 GiB of memory for them (64 bytes per request); clients[0] "
+                 "(model a) alone sends about 1e+21");
+  /* 1000 requests + 100 req/s x 2 s of warm-up = 1200 expected. */
+  const char *json =
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 50, \"rate\": 100, \"requests\": 1000,"
+    "   \"warmup_s\": 2, \"arrival\": \"constant\"}]}";
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.max_requests = 1199;
+  assert_refused(dir, json, &opt, "the run would send about 1.2e+03 requests, more than the limit of 1199");
+  opt.max_requests = 1200;
+  char *msg = NULL;
+  CsResults *r = try_run(dir, json, &opt, &msg);
+  assert_non_null(r);
+  assert_int_equal(cs_results_model(r, 0)->generated, 1200);
+  cs_results_free(r);
+  opt.max_requests = -1;
+  r = try_run(dir, json, &opt, &msg);
+  assert_non_null(r);
+  cs_results_free(r);
+  test_dir_remove(dir);
+}
+
+/* The engine's own guard, for callers that skip cs_run's estimate: a run
+ * that sends more than twice max_requests stops (checked every 65536
+ * events). 200000 requests against a limit of 10000. */
+static void test_engine_request_guard(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.0, 0.001);
+  CsScenario *sc = test_scenario(dir,
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 50, \"rate\": 1000, \"requests\": 200000,"
+    "   \"arrival\": \"constant\"}]}");
+  GError *err = NULL;
+  CsConfig *cfg = cs_scenario_compile(sc, &err);
+  assert_non_null(cfg);
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.max_requests = 10000;
+  CsResults *r = cs_engine_run(cfg, NULL, &opt, &err);
+  assert_null(r);
+  assert_true(g_error_matches(err, CS_ERROR, CS_ERROR_INVALID));
+  assert_non_null(strstr(err->message, "the run sent more than 20000 requests, twice the limit"));
+  g_clear_error(&err);
+  cs_config_free(cfg);
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+}
+
 /* Usher's min_gpus mode planned a GPU per replica: vgg19 at 10^12 req/s
  * asked for billions of replicas (an int overflow, then a 15 GB
  * allocation). Past 2^20 replicas the model is not served, with the reason
@@ -374,6 +441,8 @@ int main(void)
     cmocka_unit_test(test_times_past_horizon),
     cmocka_unit_test(test_timeseries_sparse),
     cmocka_unit_test(test_timeseries_long_batch),
+    cmocka_unit_test(test_request_limit),
+    cmocka_unit_test(test_engine_request_guard),
     cmocka_unit_test(test_usher_replicas_bounded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
