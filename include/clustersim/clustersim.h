@@ -295,17 +295,20 @@ CS_API int64_t cs_results_sim_time_ns(const CsResults *r);
 CS_API char *cs_results_to_json(const CsResults *r);
 
 /* Writes the GPU-use time series as CSV: per bin (outputs.timeseries_bin_s,
- * default 1 s) its start time, the GPUs that ran anything in it and the
- * average number of busy GPUs. Returns FALSE with error set if the file
- * cannot be written. */
+ * default 1 s) in which some GPU ran a batch, in bin order, its start time,
+ * the GPUs that ran anything in it and the average number of busy GPUs;
+ * bins without a row are idle (zeros), so the file grows with what ran, not
+ * with the simulated span. Returns FALSE with error set if the file cannot
+ * be written. */
 CS_API gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *path,
                                                 GError **error);
 
-/* Writes the co-location time series as CSV: gpu_path gets, per GPU and bin,
- * the busy fraction, the time-weighted SM use (fraction of the GPU's SMs) and
- * the memory placed (% of the GPU); worker_path gets, per worker (replica)
- * and bin, the batches that finished and their mean execution time on the
- * GPU. Returns FALSE with error set if a file cannot be written. */
+/* Writes the co-location time series as CSV: gpu_path gets, per GPU and bin
+ * in which it ran, the busy fraction, the time-weighted SM use (fraction of
+ * the GPU's SMs) and the memory placed (% of the GPU); worker_path gets, per
+ * worker (replica) and bin in which a batch of it finished, the batches that
+ * finished and their mean execution time on the GPU. Bins without a row are
+ * idle. Returns FALSE with error set if a file cannot be written. */
 CS_API gboolean cs_results_write_gpu_detail(const CsResults *r, const char *gpu_path,
                                             const char *worker_path, GError **error);
 

@@ -431,10 +431,120 @@ static void test_usher_replicas_bounded(void **state)
   test_dir_remove(dir);
 }
 
+/* Per-interval counts arrive in row order, not time order, when several
+ * functions feed one client: MAF 2019 rows f1 (3 invocations in minute 3, 2
+ * in minute 6) and f2 (4 in minute 2, 3 in minute 3), both on client a. The
+ * client lists intervals 1, 2, 5 (minutes 2, 3, 6 of the file, from 0) with
+ * 4, 3 + 3 = 6 and 2 requests: sorted and merged. */
+static void test_trace_intervals_sorted_merged(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.01, 1.0);
+  write_file(dir, "inv.csv", "HashOwner,HashApp,HashFunction,Trigger,1,2,3,4,5,6\n"
+                             "o,a,f1,http,0,0,3,0,0,2\n"
+                             "o,a,f2,http,0,4,3,0,0,0\n");
+  CsScenario *sc = test_scenario(dir,
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"trace\": {\"file\": \"inv.csv\"},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 1000, \"arrival\": \"trace\"}]}");
+  GError *err = NULL;
+  CsConfig *cfg = cs_scenario_compile(sc, &err);
+  if (!cfg)
+    fail_msg("%s", err->message);
+  const CsClientConfig *cc = &cfg->clients[0];
+  assert_int_equal(cc->n_intervals, 3);
+  const int64_t index[3] = { 1, 2, 5 }, counts[3] = { 4, 6, 2 };
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(cc->interval_index[i], index[i]);
+    assert_int_equal(cc->interval_counts[i], counts[i]);
+  }
+  /* 12 requests over the 6-minute window. */
+  assert_float_equal(cc->rate_rps, 12.0 / 360.0, 1e-15);
+  cs_config_free(cfg);
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+}
+
+/* The runs of equal bins against a dense array filled by hand, bin by bin:
+ * spans in time order (as the engine adds them) that start and end inside
+ * bins, on bin edges, in the bin where the previous one ended, and cover
+ * long stretches; then the merge of three series against the dense sums
+ * and counts. Bins of 10 ns over 20000 ns. */
+static void test_bins_against_dense(void **state)
+{
+  (void)state;
+  enum { BIN = 10, N = 2000, SERIES = 3 };
+  GRand *rng = g_rand_new_with_seed(13);
+  GArray *runs[SERIES];
+  static int64_t dense_a[SERIES][N];
+  static double dense_x[SERIES][N];
+  for (int s = 0; s < SERIES; s++) {
+    runs[s] = cs_bins_new();
+    int64_t t = g_rand_int_range(rng, 0, 30);
+    while (t < N * BIN - 1) {
+      /* Mostly short spans, sometimes hundreds of ns; sometimes no gap. */
+      int64_t len = g_rand_int_range(rng, 0, 8) == 0 ? g_rand_int_range(rng, 50, 400)
+                                                     : g_rand_int_range(rng, 1, 6);
+      int64_t end = MIN(t + len, (int64_t)N * BIN);
+      /* Few values, so that adjacent bins often hold equal ones and join a
+       * run that a later span then splits. Exact in binary. */
+      double level = g_rand_int_range(rng, 1, 3) / 2.0;
+      cs_bins_add_span(runs[s], BIN, t, end, level);
+      for (int64_t ns = t; ns < end; ns++) {
+        dense_a[s][ns / BIN] += 1;
+        dense_x[s][ns / BIN] += level;
+      }
+      t = end + (g_rand_int_range(rng, 0, 3) == 0 ? 0 : g_rand_int_range(rng, 0, 12));
+    }
+    /* Every bin of the runs equals the dense one; absent bins are 0. */
+    int64_t expect_end = 0;
+    for (int b = 0; b < N; b++)
+      if (dense_a[s][b] > 0)
+        expect_end = b + 1;
+    assert_int_equal(cs_bins_end(runs[s]), expect_end);
+    int64_t next = 0;
+    for (guint i = 0; i < runs[s]->len; i++) {
+      const CsBinRun *r = &g_array_index(runs[s], CsBinRun, i);
+      assert_true(r->first >= next && r->n >= 1);
+      for (; next < r->first; next++)
+        assert_int_equal(dense_a[s][next], 0);
+      for (int64_t b = r->first; b < r->first + r->n; b++) {
+        assert_int_equal(r->a, dense_a[s][b]);
+        assert_float_equal(r->x, dense_x[s][b], 1e-9);
+      }
+      next = r->first + r->n;
+    }
+    for (; next < N; next++)
+      assert_int_equal(dense_a[s][next], 0);
+    /* Fewer runs than spans' worth of bins: the long spans are runs. */
+    assert_true(runs[s]->len < (guint)expect_end);
+  }
+  GArray *total = cs_bins_merge(runs, SERIES);
+  int64_t next = 0;
+  for (guint i = 0; i < total->len; i++) {
+    const CsBinRun *r = &g_array_index(total, CsBinRun, i);
+    for (; next < r->first; next++)
+      assert_int_equal(dense_a[0][next] + dense_a[1][next] + dense_a[2][next], 0);
+    for (int64_t b = r->first; b < r->first + r->n; b++) {
+      assert_int_equal(r->a, dense_a[0][b] + dense_a[1][b] + dense_a[2][b]);
+      assert_int_equal(r->b, (dense_a[0][b] > 0) + (dense_a[1][b] > 0) + (dense_a[2][b] > 0));
+    }
+    next = r->first + r->n;
+  }
+  for (; next < N; next++)
+    assert_int_equal(dense_a[0][next] + dense_a[1][next] + dense_a[2][next], 0);
+  g_array_unref(total);
+  for (int s = 0; s < SERIES; s++)
+    g_array_unref(runs[s]);
+  g_rand_free(rng);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_trace_intervals_far_apart),
+    cmocka_unit_test(test_trace_intervals_sorted_merged),
+    cmocka_unit_test(test_bins_against_dense),
     cmocka_unit_test(test_trace_window_past_horizon),
     cmocka_unit_test(test_payload_overflow),
     cmocka_unit_test(test_network_saturates),
