@@ -186,18 +186,32 @@ struct CsRunOptions {
   /* Keep only events overlapping [trace_from_s, trace_to_s] of simulated
    * time; trace_to_s <= trace_from_s keeps everything. */
   double trace_from_s, trace_to_s;
+  /* The most requests the run may send (memory and time grow with them):
+   * cs_run refuses, before simulating, a scenario whose clients are expected
+   * to send more (rate x time, request counts, trace rows), and stops a run
+   * that sends twice as many. 0: CS_DEFAULT_MAX_REQUESTS; < 0: no limit. */
+  int64_t max_requests;
 };
 
-/* Initialises options to "no outputs, no callbacks, scenario seed". */
+/* The default of CsRunOptions.max_requests (and of the CLI's
+ * --max-requests): 10^8 requests, a few GiB of memory. */
+#define CS_DEFAULT_MAX_REQUESTS INT64_C(100000000)
+
+/* Initialises options to "no outputs, no callbacks, scenario seed, the
+ * default request limit". */
 CS_API void cs_run_options_init(CsRunOptions *opt);
 
 typedef struct CsResults CsResults;
 
 /* Validates and simulates the scenario. Returns results, or NULL with error
- * set when the scenario is invalid, an output file cannot be written (a
- * partial requests CSV is removed), the dispatch policy misused an engine
- * service (CS_ERROR_POLICY, naming the call) or the progress callback stopped
- * the run (CS_ERROR_CANCELLED). opt may be NULL. */
+ * set when the scenario is invalid, its clients would send more requests
+ * than opt->max_requests (CS_ERROR_INVALID, with the memory they would
+ * need; checked before simulating), the run reaches a simulated time or a
+ * payload size int64 cannot hold (CS_ERROR_INVALID: 2^62 ns, about 146
+ * years, is the limit), an output file cannot be written (a partial
+ * requests CSV is removed), the dispatch policy misused an engine service
+ * (CS_ERROR_POLICY, naming the call) or the progress callback stopped the
+ * run (CS_ERROR_CANCELLED). opt may be NULL. */
 CS_API CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error);
 
 /* Frees results and everything they hand out. Accepts NULL. */
@@ -281,17 +295,20 @@ CS_API int64_t cs_results_sim_time_ns(const CsResults *r);
 CS_API char *cs_results_to_json(const CsResults *r);
 
 /* Writes the GPU-use time series as CSV: per bin (outputs.timeseries_bin_s,
- * default 1 s) its start time, the GPUs that ran anything in it and the
- * average number of busy GPUs. Returns FALSE with error set if the file
- * cannot be written. */
+ * default 1 s) in which some GPU ran a batch, in bin order, its start time,
+ * the GPUs that ran anything in it and the average number of busy GPUs;
+ * bins without a row are idle (zeros), so the file grows with what ran, not
+ * with the simulated span. Returns FALSE with error set if the file cannot
+ * be written. */
 CS_API gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *path,
                                                 GError **error);
 
-/* Writes the co-location time series as CSV: gpu_path gets, per GPU and bin,
- * the busy fraction, the time-weighted SM use (fraction of the GPU's SMs) and
- * the memory placed (% of the GPU); worker_path gets, per worker (replica)
- * and bin, the batches that finished and their mean execution time on the
- * GPU. Returns FALSE with error set if a file cannot be written. */
+/* Writes the co-location time series as CSV: gpu_path gets, per GPU and bin
+ * in which it ran, the busy fraction, the time-weighted SM use (fraction of
+ * the GPU's SMs) and the memory placed (% of the GPU); worker_path gets, per
+ * worker (replica) and bin in which a batch of it finished, the batches that
+ * finished and their mean execution time on the GPU. Bins without a row are
+ * idle. Returns FALSE with error set if a file cannot be written. */
 CS_API gboolean cs_results_write_gpu_detail(const CsResults *r, const char *gpu_path,
                                             const char *worker_path, GError **error);
 
@@ -359,7 +376,9 @@ typedef void (*CsGoodputProbeCallback)(const CsGoodputProbe *probe, void *user_d
  * (index -1, multiplier 0 and offered 0 if no probe passed), calling
  * on_probe (may be NULL) after every simulation. Returns FALSE with error set
  * when the scenario is invalid, a client has no rate to scale (explicit
- * times), or the options are out of range. */
+ * times), the clients would send more requests than run_opt->max_requests
+ * at max_multiplier (checked before the first probe), a probe fails (see
+ * cs_run), or the options are out of range. */
 CS_API gboolean cs_goodput_search(CsScenario *sc, const CsGoodputSearchOptions *opt,
                                   const CsRunOptions *run_opt, CsGoodputProbeCallback on_probe,
                                   void *user_data, CsGoodputProbe *best, GError **error);

@@ -111,6 +111,26 @@ gboolean cli_parse_seed(const char *prog, const char *text, gint64 *seed)
   return TRUE;
 }
 
+gboolean cli_parse_max_requests(const char *prog, const char *text, gint64 *max)
+{
+  *max = 0;
+  if (!text)
+    return TRUE;
+  guint64 v;
+  if (g_ascii_strcasecmp(text, "none") == 0) {
+    *max = -1;
+    return TRUE;
+  }
+  if (!g_ascii_string_to_unsigned(text, 10, 1, G_MAXINT64, &v, NULL)) {
+    char *m = g_strdup_printf("--max-requests %s: expected an integer >= 1, or none", text);
+    cli_fail(prog, m);
+    g_free(m);
+    return FALSE;
+  }
+  *max = (gint64)v;
+  return TRUE;
+}
+
 static gboolean on_progress(double fraction, int64_t sim_time_ns, void *user_data)
 {
   CliProgress *p = user_data;

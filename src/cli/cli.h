@@ -34,6 +34,16 @@ CsScenario *cli_load_scenario(const char *prog, const char *path, const CliOverr
  * printing the error. */
 gboolean cli_parse_seed(const char *prog, const char *text, gint64 *seed);
 
+/* Parses --max-requests text into *max: 0 (the library's default, 10^8)
+ * when text is NULL, -1 for "none" (no limit), else the integer >= 1.
+ * Returns FALSE after printing the error. */
+gboolean cli_parse_max_requests(const char *prog, const char *text, gint64 *max);
+
+/* The help text of --max-requests, shared by the commands that simulate. */
+#define CLI_MAX_REQUESTS_HELP                                                                 \
+  "Refuse a run whose clients would send more than N requests (default 100000000; memory "    \
+  "and time grow with them); none: no limit"
+
 /* Progress on a terminal only: installs a callback in opt when stderr is a
  * TTY; cli_progress_done clears the line. */
 typedef struct {

@@ -150,6 +150,7 @@ int cmd_run(int argc, char **argv)
 {
   const char *prog = "clustersim run";
   char *seed_text = NULL, *output = NULL, *trace = NULL, *trace_window = NULL;
+  char *max_requests_text = NULL;
   CliOverrides overrides = { 0 };
   gboolean requests_csv = FALSE, force = FALSE, json = FALSE;
   GOptionEntry entries[] = {
@@ -160,6 +161,7 @@ int cmd_run(int argc, char **argv)
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the summary (as summary.json holds it) instead of the table", NULL },
     { "trace", 0, 0, G_OPTION_ARG_FILENAME, &trace, "Write the run's timeline to FILE as Chrome trace event JSON (open it in ui.perfetto.dev or chrome://tracing)", "FILE" },
     { "trace-window", 0, 0, G_OPTION_ARG_STRING, &trace_window, "Keep only the timeline between A and B seconds of simulated time", "A:B" },
+    { "max-requests", 0, 0, G_OPTION_ARG_STRING, &max_requests_text, CLI_MAX_REQUESTS_HELP, "N" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = cli_context_new("SCENARIO - simulate a scenario", entries, &overrides);
@@ -177,7 +179,7 @@ int cmd_run(int argc, char **argv)
   CsResults *res = NULL;
   char *csv_path = NULL;
   gboolean created_dir = FALSE;
-  gint64 seed = -1;
+  gint64 seed = -1, max_requests = 0;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     status = cli_fail(prog, err->message);
     goto out;
@@ -188,6 +190,7 @@ int cmd_run(int argc, char **argv)
     goto out;
   }
   if (!cli_parse_seed(prog, seed_text, &seed) ||
+      !cli_parse_max_requests(prog, max_requests_text, &max_requests) ||
       !(sc = cli_load_scenario(prog, argv[1], &overrides))) {
     status = EXIT_BAD_INPUT;
     goto out;
@@ -258,6 +261,7 @@ int cmd_run(int argc, char **argv)
   CsRunOptions opt;
   cs_run_options_init(&opt);
   opt.seed_override = seed;
+  opt.max_requests = max_requests;
   opt.trace_json = trace;
   opt.trace_from_s = window_from;
   opt.trace_to_s = window_to;
@@ -310,6 +314,7 @@ out:
   g_free(trace);
   g_free(trace_window);
   g_free(seed_text);
+  g_free(max_requests_text);
   cli_overrides_clear(&overrides);
   g_option_context_free(ctx);
   return status;

@@ -28,6 +28,10 @@ static void on_probe(const CsGoodputProbe *p, void *user)
     cJSON_AddBoolToObject(o, "pass", p->pass);
     cJSON_AddItemToArray(s->probes, o);
   } else {
+    /* The header with the first probe: a search refused before it prints nothing. */
+    if (p->index == 0)
+      printf("%5s %12s %12s %12s %14s %s\n", "probe", "multiplier", "offered_rps", "goodput_rps",
+             "worst_bad_rate", "result");
     printf("%5d %12.6g %12.1f %12.1f %14.4f %s\n", p->index, p->multiplier, p->offered_rps,
            p->goodput_rps, p->worst_bad_rate,
            p->pass ? "pass" : p->measured_all ? "fail" : "fail (a model measured nothing)");
@@ -38,7 +42,7 @@ static void on_probe(const CsGoodputProbe *p, void *user)
 int cmd_search(int argc, char **argv)
 {
   const char *prog = "clustersim search";
-  char *seed_text = NULL, *criterion = NULL;
+  char *seed_text = NULL, *criterion = NULL, *max_requests_text = NULL;
   CliOverrides overrides = { 0 };
   double bad_rate = 0.01, max_mult = 64, tolerance = 0.005;
   gboolean json = FALSE;
@@ -49,6 +53,7 @@ int cmd_search(int argc, char **argv)
     { "tolerance", 0, 0, G_OPTION_ARG_DOUBLE, &tolerance, "Stop when the bracket is this tight, relative (default 0.005)", "X" },
     { "seed", 0, 0, G_OPTION_ARG_STRING, &seed_text, "Seed for every random stream", "N" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the probes and the result as JSON", NULL },
+    { "max-requests", 0, 0, G_OPTION_ARG_STRING, &max_requests_text, CLI_MAX_REQUESTS_HELP " (per probe, at the largest multiplier)", "N" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = cli_context_new("SCENARIO - find the highest load served within the SLO", entries, &overrides);
@@ -59,7 +64,7 @@ int cmd_search(int argc, char **argv)
   GError *err = NULL;
   int status = 0;
   CsScenario *sc = NULL;
-  gint64 seed = -1;
+  gint64 seed = -1, max_requests = 0;
   ProbeSink sink = { .json = FALSE, .probes = NULL, .lowest = 0.0 };
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     status = cli_fail(prog, err->message);
@@ -96,6 +101,7 @@ int cmd_search(int argc, char **argv)
   o.max_multiplier = max_mult;
   o.tolerance = tolerance;
   if (!cli_parse_seed(prog, seed_text, &seed) ||
+      !cli_parse_max_requests(prog, max_requests_text, &max_requests) ||
       !(sc = cli_load_scenario(prog, argv[1], &overrides))) {
     status = EXIT_BAD_INPUT;
     goto out;
@@ -107,11 +113,9 @@ int cmd_search(int argc, char **argv)
   CsRunOptions ropt;
   cs_run_options_init(&ropt);
   ropt.seed_override = seed;
+  ropt.max_requests = max_requests;
   sink.json = json;
   sink.probes = cJSON_CreateArray();
-  if (!json)
-    printf("%5s %12s %12s %12s %14s %s\n", "probe", "multiplier", "offered_rps", "goodput_rps",
-           "worst_bad_rate", "result");
   CsGoodputProbe best;
   if (!cs_goodput_search(sc, &o, &ropt, on_probe, &sink, &best, &err)) {
     status = cli_fail("clustersim", err->message);
@@ -154,6 +158,7 @@ out:
   cs_scenario_free(sc);
   g_free(seed_text);
   g_free(criterion);
+  g_free(max_requests_text);
   cli_overrides_clear(&overrides);
   g_option_context_free(ctx);
   return status;

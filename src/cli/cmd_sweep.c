@@ -301,8 +301,10 @@ static int sweep_main(int argc, char **argv)
 {
   const char *prog = "clustersim sweep";
   char *output = NULL, *shard_text = NULL, *metric_name = NULL, *model = NULL;
+  char *max_requests_text = NULL;
   gboolean force = FALSE, list = FALSE, no_render = FALSE;
   int jobs = G_MININT; /* not given */
+  gint64 max_requests = 0;
   GOptionEntry entries[] = {
     { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Runs at a time (default: the processors); the outputs do not depend on it", "N" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write runs.csv, aggregate.csv, aggregate.json, sweep.json and the figures (DIR/figures) to DIR", "DIR" },
@@ -312,6 +314,7 @@ static int sweep_main(int argc, char **argv)
     { "model", 0, 0, G_OPTION_ARG_STRING, &model, "Model of the printed table (default total)", "NAME" },
     { "list", 0, 0, G_OPTION_ARG_NONE, &list, "Print the runs (number, variant, axis labels, seed) and stop", NULL },
     { "no-render", 0, 0, G_OPTION_ARG_NONE, &no_render, "Write the figures' .dat and .gp files only; do not run gnuplot", NULL },
+    { "max-requests", 0, 0, G_OPTION_ARG_STRING, &max_requests_text, CLI_MAX_REQUESTS_HELP " (per run; a run over it is reported invalid)", "N" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = g_option_context_new("EXPERIMENT - run an experiment's grid of simulations");
@@ -355,7 +358,8 @@ static int sweep_main(int argc, char **argv)
     status = cli_fail(prog, "--force needs --output DIR");
     goto out;
   }
-  if (!metric_option(prog, metric_name)) {
+  if (!metric_option(prog, metric_name) ||
+      !cli_parse_max_requests(prog, max_requests_text, &max_requests)) {
     status = EXIT_BAD_INPUT;
     goto out;
   }
@@ -379,7 +383,8 @@ static int sweep_main(int argc, char **argv)
   }
   Progress progress = { .last_us = g_get_monotonic_time() };
   CsSweepOptions opt = { .threads = jobs != G_MININT ? jobs : (int)g_get_num_processors(),
-                         .shard_index = shard_k - 1, .shard_count = shard_n };
+                         .shard_index = shard_k - 1, .shard_count = shard_n,
+                         .max_requests = max_requests };
   if (isatty(STDERR_FILENO)) {
     opt.progress = on_progress;
     opt.progress_data = &progress;
@@ -417,6 +422,7 @@ out:
   g_free(shard_text);
   g_free(metric_name);
   g_free(model);
+  g_free(max_requests_text);
   g_option_context_free(ctx);
   return status;
 }

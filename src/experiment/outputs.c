@@ -1,6 +1,8 @@
 /* The outputs of a run: the summary JSON, the per-model table and the CSV
  * time series (clustersim.h), rendered from the results the engine filled. */
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -165,14 +167,15 @@ char *cs_results_to_json(const CsResults *r)
   add_num(as, "gpu_idle_fraction", idle);
   add_num(as, "advice_add_gpus", bad < 1.0 ? r->n_gpus * bad / (1.0 - bad) : NAN);
   add_num(as, "advice_remove_gpus", r->n_gpus * idle);
-  int64_t max_used = 0;
-  double mean_used = 0;
-  for (guint b = 0; r->bin_gpus_used && b < r->bin_gpus_used->len; b++) {
-    max_used = MAX(max_used, g_array_index(r->bin_gpus_used, int64_t, b));
-    mean_used += g_array_index(r->bin_gpus_used, int64_t, b);
+  /* Over every bin up to the last one a GPU ran in; bins absent from the
+   * runs are idle and count as 0. */
+  int64_t max_used = 0, used_sum = 0, n_bins = r->bin_total ? cs_bins_end(r->bin_total) : 0;
+  for (guint i = 0; r->bin_total && i < r->bin_total->len; i++) {
+    const CsBinRun *run = &g_array_index(r->bin_total, CsBinRun, i);
+    max_used = MAX(max_used, run->b);
+    used_sum += run->b * run->n; /* <= GPUs x bins: no overflow */
   }
-  if (r->bin_gpus_used && r->bin_gpus_used->len > 0)
-    mean_used /= r->bin_gpus_used->len;
+  double mean_used = n_bins > 0 ? (double)used_sum / (double)n_bins : 0.0;
   add_num(as, "gpus_used_mean", mean_used);
   cJSON_AddNumberToObject(as, "gpus_used_max", (double)max_used);
   add_num(as, "timeseries_bin_s", r->bin_ns * 1e-9);
@@ -259,54 +262,116 @@ void cs_results_print_table(const CsResults *r, FILE *out)
             cs_warning_list_len(r->warnings));
 }
 
+/* Opens path for writing; NULL with error set when it cannot. */
+static FILE *open_csv(const char *path, const char *header, GError **error)
+{
+  FILE *f = g_fopen(path, "w");
+  if (!f) {
+    g_set_error(error, CS_ERROR, CS_ERROR_IO, "%s: cannot write: %s", path, g_strerror(errno));
+    return NULL;
+  }
+  fputs(header, f);
+  return f;
+}
+
+/* Closes f; FALSE with error set when anything written to it failed. */
+static gboolean close_csv(FILE *f, const char *path, GError **error)
+{
+  gboolean ok = !ferror(f);
+  int saved = errno;
+  if (fclose(f) != 0) {
+    ok = FALSE;
+    saved = errno;
+  }
+  if (!ok)
+    g_set_error(error, CS_ERROR, CS_ERROR_IO, "%s: cannot write: %s", path, g_strerror(saved));
+  return ok;
+}
+
+/* The files are streamed: the time series are held as runs of equal bins
+ * (sim/bins.h) and written a row per bin something happened in, so neither
+ * memory nor the files grow with idle simulated time. */
 gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *path, GError **error)
 {
-  GString *out = g_string_new("time_s,gpus_used,busy_gpus\n");
-  for (guint b = 0; r->bin_gpus_used && b < r->bin_gpus_used->len; b++) {
-    char t[G_ASCII_DTOSTR_BUF_SIZE], busy[G_ASCII_DTOSTR_BUF_SIZE];
-    g_ascii_formatd(t, sizeof t, "%.9g", b * r->bin_ns * 1e-9);
+  FILE *out = open_csv(path, "time_s,gpus_used,busy_gpus\n", error);
+  if (!out)
+    return FALSE;
+  for (guint i = 0; r->bin_total && i < r->bin_total->len; i++) {
+    const CsBinRun *run = &g_array_index(r->bin_total, CsBinRun, i);
+    char busy[G_ASCII_DTOSTR_BUF_SIZE];
     /* busy GPU-ns over the bin width = average number of busy GPUs */
-    g_ascii_formatd(busy, sizeof busy, "%.6f",
-                    (double)g_array_index(r->bin_busy_ns, int64_t, b) / (double)r->bin_ns);
-    g_string_append_printf(out, "%s,%" G_GINT64_FORMAT ",%s\n", t,
-                           (gint64)g_array_index(r->bin_gpus_used, int64_t, b), busy);
+    g_ascii_formatd(busy, sizeof busy, "%.6f", (double)run->a / (double)r->bin_ns);
+    for (int64_t b = run->first; b < run->first + run->n; b++) {
+      char t[G_ASCII_DTOSTR_BUF_SIZE];
+      g_ascii_formatd(t, sizeof t, "%.9g", b * r->bin_ns * 1e-9);
+      fprintf(out, "%s,%" G_GINT64_FORMAT ",%s\n", t, (gint64)run->b, busy);
+    }
   }
-  gboolean ok = g_file_set_contents(path, out->str, (gssize)out->len, error);
-  g_string_free(out, TRUE);
-  return ok;
+  return close_csv(out, path, error);
+}
+
+/* Walks a series bin by bin. */
+typedef struct {
+  const GArray *runs;
+  guint i;
+  int64_t off;
+} BinWalk;
+
+/* The current bin, or INT64_MAX past the end. */
+static int64_t walk_bin(const BinWalk *w)
+{
+  return w->runs && w->i < w->runs->len ? g_array_index(w->runs, CsBinRun, w->i).first + w->off
+                                         : INT64_MAX;
+}
+
+static const CsBinRun *walk_next(BinWalk *w)
+{
+  const CsBinRun *run = &g_array_index(w->runs, CsBinRun, w->i);
+  if (++w->off == run->n) {
+    w->i++;
+    w->off = 0;
+  }
+  return run;
 }
 
 gboolean cs_results_write_gpu_detail(const CsResults *r, const char *gpu_path,
                                      const char *worker_path, GError **error)
 {
   double bin_s = r->bin_ns * 1e-9;
-  GString *out = g_string_new("time_s,gpu,busy_fraction,sm_use,memory_pct\n");
-  for (int g = 0; g < r->n_gpus; g++) {
-    GArray *bins = r->gpu_bins ? r->gpu_bins[g] : NULL;
-    for (guint b = 0; bins && b < bins->len; b++) {
-      const CsGpuBin *x = &g_array_index(bins, CsGpuBin, b);
-      g_string_append_printf(out, "%.9g,%d,%.6f,%.6f,%.4f\n", b * bin_s, g,
-                             (double)x->busy_ns / (double)r->bin_ns, x->sm_ns / (double)r->bin_ns,
-                             r->gpus[g].memory_pct);
-    }
-  }
-  gboolean ok = g_file_set_contents(gpu_path, out->str, (gssize)out->len, error);
-  g_string_free(out, TRUE);
-  if (!ok)
+  FILE *out = open_csv(gpu_path, "time_s,gpu,busy_fraction,sm_use,memory_pct\n", error);
+  if (!out)
     return FALSE;
-  out = g_string_new("time_s,worker,model,gpu,mps_share,batches,mean_gpu_latency_ms\n");
-  for (int w = 0; w < r->n_workers; w++) {
-    GArray *bins = r->workers[w].bins;
-    for (guint b = 0; bins && b < bins->len; b++) {
-      const CsWorkerBin *x = &g_array_index(bins, CsWorkerBin, b);
-      if (x->batches == 0)
-        continue;
-      g_string_append_printf(out, "%.9g,%d,%s,%d,%.4g,%" G_GINT64_FORMAT ",%.6f\n", b * bin_s, w,
-                             r->workers[w].model, r->workers[w].gpu, r->workers[w].share,
-                             (gint64)x->batches, x->gpu_ns / 1e6 / (double)x->batches);
+  for (int g = 0; g < r->n_gpus; g++) {
+    /* A row per bin the GPU was busy or used SMs in: the union of its two
+     * series, in bin order. */
+    BinWalk busy = { r->gpu_bins ? r->gpu_bins[g] : NULL, 0, 0 };
+    BinWalk sm = { r->gpu_sm_bins ? r->gpu_sm_bins[g] : NULL, 0, 0 };
+    for (;;) {
+      int64_t b = MIN(walk_bin(&busy), walk_bin(&sm));
+      if (b == INT64_MAX)
+        break;
+      int64_t busy_ns = walk_bin(&busy) == b ? walk_next(&busy)->a : 0;
+      double sm_ns = walk_bin(&sm) == b ? walk_next(&sm)->x : 0.0;
+      fprintf(out, "%.9g,%d,%.6f,%.6f,%.4f\n", b * bin_s, g, (double)busy_ns / (double)r->bin_ns,
+              sm_ns / (double)r->bin_ns, r->gpus[g].memory_pct);
     }
   }
-  ok = g_file_set_contents(worker_path, out->str, (gssize)out->len, error);
-  g_string_free(out, TRUE);
-  return ok;
+  if (!close_csv(out, gpu_path, error))
+    return FALSE;
+  out = open_csv(worker_path, "time_s,worker,model,gpu,mps_share,batches,mean_gpu_latency_ms\n",
+                 error);
+  if (!out)
+    return FALSE;
+  for (int w = 0; w < r->n_workers; w++) {
+    BinWalk walk = { r->workers[w].bins, 0, 0 };
+    for (int64_t b; (b = walk_bin(&walk)) != INT64_MAX;) {
+      const CsBinRun *x = walk_next(&walk);
+      if (x->a == 0)
+        continue;
+      fprintf(out, "%.9g,%d,%s,%d,%.4g,%" G_GINT64_FORMAT ",%.6f\n", b * bin_s, w,
+              r->workers[w].model, r->workers[w].gpu, r->workers[w].share, (gint64)x->a,
+              x->b / 1e6 / (double)x->a);
+    }
+  }
+  return close_csv(out, worker_path, error);
 }

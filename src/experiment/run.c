@@ -33,6 +33,12 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
     return NULL;
   if (opt && opt->seed_override >= 0)
     cfg->seed = (uint64_t)opt->seed_override;
+  if (!cs_config_check_requests(cfg, cs_scenario_name(sc), opt ? opt->max_requests : 0, 1.0,
+                                "--max-requests, or CsRunOptions.max_requests, raises it",
+                                error)) {
+    cs_config_free(cfg);
+    return NULL;
+  }
   cJSON *setup = cs_config_setup_json(cfg, error);
   if (!setup) {
     cs_config_free(cfg);
@@ -77,6 +83,10 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
     }
   }
   CsResults *res = cs_engine_run(cfg, csv, trace ? &traced : opt, error);
+  /* A limit the run reached (a time or size int64 cannot hold) is bad input:
+   * name the scenario, as validation does. */
+  if (!res && error && *error && g_error_matches(*error, CS_ERROR, CS_ERROR_INVALID))
+    g_prefix_error(error, "%s: ", cs_scenario_name(sc));
   if (res && trace && !cs_trace_writer_finish(trace, res, error)) {
     cs_results_free(res);
     res = NULL;

@@ -89,6 +89,13 @@ static gboolean search(CsScenario *sc, const CsGoodputSearchOptions *opt,
       g_free(jp);
     }
   }
+  /* Refuse before the first probe, not at the probe that crosses the limit:
+   * the probes printed so far would be output of a search that fails. */
+  ok = ok && cs_config_check_requests(cfg, cs_scenario_name(sc),
+                                      run_opt ? run_opt->max_requests : 0, opt->max_multiplier,
+                                      "--max-requests raises it, a lower --max-multiplier "
+                                      "avoids it",
+                                      error);
   cs_config_free(cfg);
   if (!ok) {
     g_free(base);

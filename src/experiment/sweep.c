@@ -21,6 +21,7 @@ typedef struct {
   GMutex lock;              /* serialises the progress callback */
   CsSweepProgress progress;
   void *progress_data;
+  int64_t max_requests;
 } Sweep;
 
 static void run_slot(gpointer data, gpointer user_data)
@@ -42,6 +43,7 @@ static void run_slot(gpointer data, gpointer user_data)
     CsRunOptions opt;
     cs_run_options_init(&opt);
     opt.seed_override = seed;
+    opt.max_requests = s->max_requests;
     if (!search) {
       res = cs_run(sc, &opt, &err);
     } else {
@@ -85,7 +87,7 @@ CsRunsTable *cs_sweep_run(const CsExperiment *e, const CsSweepOptions *opt, GArr
 
   Sweep s = { .e = e, .table = table, .runs = (const int *)(const void *)ids->data,
               .n = (int)ids->len, .progress = opt->progress,
-              .progress_data = opt->progress_data };
+              .progress_data = opt->progress_data, .max_requests = opt->max_requests };
   s.slots = g_new0(GPtrArray *, MAX(s.n, 1));
   g_mutex_init(&s.lock);
   if (s.n > 0) {

@@ -26,6 +26,7 @@ typedef struct {
   int shard_count;      /* >= 1; 1: every run */
   CsSweepProgress progress; /* may be NULL */
   void *progress_data;
+  int64_t max_requests; /* each run's CsRunOptions.max_requests (0: the default) */
 } CsSweepOptions;
 
 /* Runs the shard's runs on opt->threads threads. Returns the runs table (rows in run order; a run that cannot run

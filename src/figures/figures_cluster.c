@@ -20,9 +20,15 @@ static gboolean check_cell(const CsCsv *csv, int col, const char *name, GError *
   return ok;
 }
 
+/* Bins past this are refused rather than drawn (a dense grid per GPU). */
+#define MAX_FIGURE_BINS 10000000
+
 /* gpus_over_time.csv: time_s, gpus_used, busy_gpus per bin, as rows of
- * the .dat. Returns the number of bins or -1 with error set. */
-static int read_totals(const char *path, GString *dat, GError **error)
+ * the .dat. The file has a row per bin in which some GPU ran, in bin order;
+ * the bins before and between them are idle and get rows of zeros, so that
+ * the steps drawn fall to 0 there. Returns the number of bins or -1 with
+ * error set. */
+static int read_totals(const char *path, double bin_s, GString *dat, GError **error)
 {
   static const char *const expected = "time_s, gpus_used, busy_gpus";
   static const char *const names[] = { "time_s", "gpus_used", "busy_gpus" };
@@ -34,12 +40,28 @@ static int read_totals(const char *path, GString *dat, GError **error)
                 (col[2] = cs_csv_require(&csv, "busy_gpus", expected, error)) >= 0;
   size_t ncol = csv.n_fields;
   while (ok && (rc = cs_csv_next(&csv, error)) == 1) {
-    ok = cs_csv_expect_fields(&csv, ncol, error);
-    for (int i = 0; ok && i < 3; i++)
+    double t = 0;
+    ok = cs_csv_expect_fields(&csv, ncol, error) &&
+         cs_csv_parse_double(&csv, csv.fields[col[0]], "column time_s", TRUE, &t, error);
+    for (int i = 1; ok && i < 3; i++)
       ok = check_cell(&csv, col[i], names[i], error);
-    if (ok)
-      g_string_append_printf(dat, "%s\t%s\t%s\n", csv.fields[col[0]], csv.fields[col[1]],
-                             csv.fields[col[2]]);
+    if (!ok)
+      break;
+    double b = round(t / bin_s);
+    if (b < bins || b >= MAX_FIGURE_BINS) {
+      cs_csv_fail(&csv, error, b < bins ? "time_s %s does not follow the row before"
+                                        : "time_s %s is past any bin of the run",
+                  csv.fields[col[0]]);
+      ok = FALSE;
+      break;
+    }
+    for (; bins < (int)b; bins++) {
+      char tb[G_ASCII_DTOSTR_BUF_SIZE];
+      g_string_append_printf(dat, "%s\t0\t0\n",
+                             g_ascii_formatd(tb, sizeof tb, "%.9g", bins * bin_s));
+    }
+    g_string_append_printf(dat, "%s\t%s\t%s\n", csv.fields[col[0]], csv.fields[col[1]],
+                           csv.fields[col[2]]);
     bins++;
   }
   ok = ok && rc == 0;
@@ -78,8 +100,10 @@ static gboolean read_per_gpu(const RunSummary *r, const char *path, GPtrArray *b
     }
     if (!ok)
       break;
-    int64_t b = (int64_t)llround(t / r->bin_s);
-    if (b > 10000000) {
+    /* Compared as a double: llround of a huge time would be undefined. */
+    double bd = round(t / r->bin_s);
+    int64_t b = bd < MAX_FIGURE_BINS ? (int64_t)bd : MAX_FIGURE_BINS;
+    if (b >= MAX_FIGURE_BINS) {
       cs_csv_fail(&csv, error, "time_s %s is past any bin of the run", csv.fields[ct]);
       ok = FALSE;
       break;
@@ -123,7 +147,7 @@ gboolean cs_figure_gpu_busy(CsFigureSet *set, const RunSummary *r, GError **erro
     cs_figure_set_note(set, "gpu_busy skipped: %s or %s is absent", totals, per_gpu);
     goto out;
   }
-  ok = (n_bins = read_totals(totals, top, error)) >= 0 &&
+  ok = (n_bins = read_totals(totals, r->bin_s, top, error)) >= 0 &&
        read_per_gpu(r, per_gpu, busy, sm, &n_bins, error);
   if (!ok)
     goto out;

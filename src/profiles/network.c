@@ -55,6 +55,12 @@ void cs_network_curve_free(CsNetworkCurve *curve)
   g_free(curve);
 }
 
+gboolean cs_network_curve_uses_size(const CsNetworkCurve *curve)
+{
+  g_return_val_if_fail(curve != NULL, FALSE);
+  return curve->kind == CURVE_SEGMENTS;
+}
+
 const char *cs_network_curve_source(const CsNetworkCurve *curve)
 {
   g_return_val_if_fail(curve != NULL, NULL);

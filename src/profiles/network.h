@@ -58,6 +58,10 @@ void cs_network_curve_free(CsNetworkCurve *curve);
  * bytes (at 0 bytes that is a * 0^b + c_ms), rounded to nearest ns, >= 0. */
 int64_t cs_network_curve_latency_ns(const CsNetworkCurve *curve, int64_t bytes);
 
+/* TRUE when the latency depends on the payload size (a loaded curve), FALSE
+ * for the zero and constant curves. */
+gboolean cs_network_curve_uses_size(const CsNetworkCurve *curve);
+
 /* Provenance: "FILE: SOURCE" for a loaded curve, "built-in zero curve" or
  * "built-in constant curve" otherwise. Owned by the curve. */
 const char *cs_network_curve_source(const CsNetworkCurve *curve);

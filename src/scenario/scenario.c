@@ -342,6 +342,7 @@ void cs_config_free(CsConfig *c)
   for (int i = 0; i < c->n_clients; i++) {
     g_free(c->clients[i].model);
     g_free(c->clients[i].times_ns);
+    g_free(c->clients[i].interval_index);
     g_free(c->clients[i].interval_counts);
   }
   g_free(c->trace_desc);

@@ -31,5 +31,24 @@ cJSON *cs_config_setup_json(const CsConfig *c, GError **error);
  * cs_scenario_effective_json(). Returns newly allocated JSON text. */
 char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c);
 
+/* Requests client i is expected to send, warm-up included, with its rate
+ * multiplied by rate_multiplier (a goodput search's probes): the count of
+ * explicit times or exact trace rows, the trace's scaled interval counts,
+ * requests + rate x warm-up, or rate x (warm-up + duration). */
+double cs_config_expected_requests(const CsConfig *c, int i, double rate_multiplier);
+
+/* Peak memory of a run per request sent, in bytes, for the estimate in
+ * messages: two latency samples of a measured request (8 bytes each), their
+ * pooled copy for the totals (8) and the request's record while a policy
+ * queues it (24), rounded up. Measured with getrusage on a saturated run. */
+#define CS_BYTES_PER_REQUEST 64
+
+/* Checks the expected requests of every client (rates x rate_multiplier)
+ * against max_requests (0: CS_DEFAULT_MAX_REQUESTS; < 0: no limit). Returns
+ * FALSE with error set ("FILE: clients: the run would send about N
+ * requests, more than the limit of L (HOW); it would need about X GiB ...")
+ * when they exceed it; how says how to raise the limit. */
+gboolean cs_config_check_requests(const CsConfig *c, const char *file, int64_t max_requests,
+                                  double rate_multiplier, const char *how, GError **error);
 
 #endif

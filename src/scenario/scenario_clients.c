@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "clustersim/clustersim.h"
+#include "common/checked.h"
 #include "common/json_input.h"
 #include "sim/config.h"
 #include "scenario_internal.h"
@@ -51,10 +52,19 @@ static gboolean read_times(const CsScenario *sc, const cJSON *params, const char
   const cJSON *t;
   cJSON_ArrayForEach(t, list)
   {
-    if (!cJSON_IsNumber(t) || !isfinite(t->valuedouble) || t->valuedouble < 0) {
+    /* Bounded so that the time fits in int64 ns with room for the engine
+     * (common/checked.h): 1e300 ms would wrap to a time in the past. */
+    const double max_ms = CS_SCENARIO_HORIZON_NS * 1e-6;
+    if (!cJSON_IsNumber(t) || !isfinite(t->valuedouble) || t->valuedouble < 0 ||
+        t->valuedouble > max_ms) {
       char *ip = cs_json_path_index(tp, (int)i);
-      ok = cs_json_fail(error, sc->name, ip, "expected a time in ms >= 0, got %s",
-                        cJSON_IsNumber(t) ? "a negative number" : cs_json_type_name(t));
+      char got[64];
+      if (cJSON_IsNumber(t))
+        g_snprintf(got, sizeof got, "%g", t->valuedouble);
+      ok = cs_json_fail(error, sc->name, ip,
+                        "expected a time in ms in [0, %g] (simulated time is limited to %g s), "
+                        "got %s",
+                        max_ms, max_ms * 1e-3, cJSON_IsNumber(t) ? got : cs_json_type_name(t));
       g_free(ip);
       break;
     }
@@ -165,6 +175,44 @@ static gboolean read_trace(const CsScenario *sc, CsConfig *c, GError **error)
     c->trace_path = path;
   }
   g_free(idx);
+  return ok;
+}
+
+/* Refuses a client whose sending would end past CS_SCENARIO_HORIZON_NS:
+ * start + warm-up + measured phase (its duration, the time its requests take
+ * at its rate, the last explicit time plus one mean gap, or the trace
+ * window). Each field is in range on its own; their sum need not be, and
+ * past the horizon int64 ns would no longer hold the times the engine adds
+ * to them. Computed in double seconds, which cannot overflow. */
+static gboolean check_horizon(const CsScenario *sc, const CsClientConfig *cc, int i,
+                              GError **error)
+{
+  double start_s = cc->start_ns * 1e-9, warmup_s = cc->warmup_ns * 1e-9;
+  double phase_s;
+  const char *what;
+  if (cc->window_ns > 0) {
+    phase_s = cc->window_ns * 1e-9 - warmup_s; /* the trace window counts the warm-up */
+    what = "the trace window";
+  } else if (cc->arrival == CS_ARRIVAL_TIMES) {
+    phase_s = cc->times_ns[cc->n_times - 1] * 1e-9 + 1.0 / cc->rate_rps;
+    what = "its last time plus one mean gap";
+  } else if (cc->duration_ns > 0) {
+    phase_s = cc->duration_ns * 1e-9;
+    what = "duration_s";
+  } else {
+    phase_s = (double)cc->requests / cc->rate_rps;
+    what = "requests / rate";
+  }
+  double end_s = start_s + warmup_s + phase_s;
+  const double horizon_s = CS_SCENARIO_HORIZON_NS * 1e-9;
+  if (end_s <= horizon_s)
+    return TRUE;
+  char *jp = cs_json_path_index("clients", i);
+  gboolean ok = cs_json_fail(error, sc->name, jp,
+                             "sends until %g s of simulated time (start_s %g + warmup_s %g + %s "
+                             "%g): expected at most %g s, the limit of simulated time",
+                             end_s, start_s, warmup_s, what, phase_s, horizon_s);
+  g_free(jp);
   return ok;
 }
 
@@ -314,6 +362,9 @@ gboolean cs_scenario_read_clients(const CsScenario *sc, CsConfig *c, GError **er
   }
   if (!read_trace(sc, c, error))
     return FALSE;
+  for (int k = 0; k < c->n_clients; k++)
+    if (!check_horizon(sc, &c->clients[k], k, error))
+      return FALSE;
   /* Trace clients learn their rate from the trace: plan for it unless told otherwise. */
   for (int k = 0; k < c->n_clients; k++)
     if (!(c->clients[k].planned_rate_rps > 0))

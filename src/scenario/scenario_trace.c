@@ -11,13 +11,16 @@
  * interval_s at rate count x rate_scale / interval, as AlpaServe does; empty
  * intervals produce nothing. time_scale stretches trace time into simulated
  * time (0.5 replays twice as fast). The readers stream: memory grows with the
- * number of functions and intervals, and for exact replay with the client's
- * own timestamps. */
+ * number of functions, and with the rows that fall in the window: one entry
+ * per timestamp for exact replay, one per interval that holds requests
+ * otherwise (never one per interval of the span: two rows 50 days apart in
+ * intervals of 1 ms are two entries, not 4 * 10^9). */
 #include "scenario_trace.h"
 
 #include <math.h>
 #include <string.h>
 
+#include "common/checked.h"
 #include "common/json_input.h"
 #include "workloads/trace.h"
 
@@ -37,8 +40,74 @@ typedef struct {
   GHashTable *function_index;  /* key -> index + 1, first appearance order */
   int64_t n_functions;
   GArray **times;              /* per client: int64 trace-ns (exact) */
-  GArray **counts;             /* per client: int64 per interval */
+  GArray **counts;             /* per client: IntervalCount, the intervals with requests */
+  gboolean *unsorted;          /* per client: counts not in ascending interval order */
+  int64_t overflow_k;          /* >= 0: an interval whose count overflowed int64 */
 } Ctx;
+
+typedef struct {
+  int64_t k; /* interval number from the window's start */
+  int64_t n; /* requests in it */
+} IntervalCount;
+
+/* Adds n requests to interval k of client j. Rows mostly come in time order,
+ * so the last entry is the one to add to; otherwise a new entry is appended
+ * and the entries are sorted and merged once reading is done. A count that
+ * overflows int64 is remembered (overflow_k) and reported after reading. */
+static void add_count(Ctx *x, int j, int64_t k, int64_t n)
+{
+  GArray *a = x->counts[j];
+  if (a->len > 0) {
+    IntervalCount *last = &g_array_index(a, IntervalCount, a->len - 1);
+    if (last->k == k) {
+      if (!cs_i64_add(last->n, n, &last->n))
+        x->overflow_k = k;
+      return;
+    }
+    if (k < last->k)
+      x->unsorted[j] = TRUE;
+  }
+  IntervalCount e = { .k = k, .n = n };
+  g_array_append_val(a, e);
+}
+
+static int cmp_interval(gconstpointer a, gconstpointer b)
+{
+  int64_t x = ((const IntervalCount *)a)->k, y = ((const IntervalCount *)b)->k;
+  return (x > y) - (x < y);
+}
+
+/* Puts client j's counts in ascending interval order with one entry per
+ * interval, drops intervals at or past n_int, and stores the total in *total.
+ * Returns FALSE when a sum overflows int64 (then x->overflow_k is set). */
+static gboolean finish_counts(Ctx *x, int j, int64_t n_int, int64_t *total)
+{
+  GArray *a = x->counts[j];
+  if (x->unsorted[j])
+    g_array_sort(a, cmp_interval);
+  guint out = 0;
+  *total = 0;
+  for (guint i = 0; i < a->len; i++) {
+    IntervalCount e = g_array_index(a, IntervalCount, i);
+    if (e.k >= n_int || e.n == 0)
+      continue;
+    IntervalCount *prev = out > 0 ? &g_array_index(a, IntervalCount, out - 1) : NULL;
+    if (prev && prev->k == e.k) {
+      if (!cs_i64_add(prev->n, e.n, &prev->n)) {
+        x->overflow_k = e.k;
+        return FALSE;
+      }
+    } else {
+      g_array_index(a, IntervalCount, out++) = e;
+    }
+    if (!cs_i64_add(*total, e.n, total)) {
+      x->overflow_k = e.k;
+      return FALSE;
+    }
+  }
+  g_array_set_size(a, out);
+  return x->overflow_k < 0;
+}
 
 static int client_of(Ctx *x, const char *key, int64_t total_functions_hint)
 {
@@ -75,10 +144,7 @@ static void add_time(Ctx *x, int j, int64_t t_ns)
     int64_t rel = t_ns - w0;
     g_array_append_val(x->times[j], rel);
   } else {
-    int64_t k = (t_ns - w0) / llround(x->interval_s * 1e9);
-    if ((guint)k >= x->counts[j]->len)
-      g_array_set_size(x->counts[j], k + 1);
-    g_array_index(x->counts[j], int64_t, k)++;
+    add_count(x, j, (t_ns - w0) / llround(x->interval_s * 1e9), 1);
   }
 }
 
@@ -114,10 +180,7 @@ static gboolean read_maf2019(Ctx *x, const char *path, GError **error)
       int64_t w0 = llround(x->start_s * 1e9);
       if (t0 < w0 || (x->duration_s >= 0 && t0 >= w0 + llround(x->duration_s * 1e9)))
         continue;
-      int64_t k = (t0 - w0) / llround(x->interval_s * 1e9);
-      if ((guint)k >= x->counts[j]->len)
-        g_array_set_size(x->counts[j], k + 1);
-      g_array_index(x->counts[j], int64_t, k) += c;
+      add_count(x, j, (t0 - w0) / llround(x->interval_s * 1e9), c);
     }
   }
   int n_minutes = cs_maf2019_reader_n_minutes(r);
@@ -210,7 +273,7 @@ gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char
   const char *jp = "trace";
   const char *format_name = "auto", *arrivals = NULL;
   Ctx x = { .n = n, .start_s = 0, .duration_s = -1, .time_scale = 1, .rate_scale = 1,
-            .interval_s = 60, .cv = -1 };
+            .interval_s = 60, .cv = -1, .overflow_k = -1 };
   if (!cs_json_check_keys(obj, keys, file, jp, error) ||
       !cs_json_read_string(obj, "format", FALSE, &format_name, file, jp, error) ||
       !cs_json_read_double(obj, "start_s", FALSE, 0, 1e9, &x.start_s, file, jp, error) ||
@@ -319,9 +382,10 @@ gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char
   }
   x.times = g_new0(GArray *, n);
   x.counts = g_new0(GArray *, n);
+  x.unsorted = g_new0(gboolean, n);
   for (int j = 0; j < n; j++) {
     x.times[j] = g_array_new(FALSE, FALSE, sizeof(int64_t));
-    x.counts[j] = g_array_new(FALSE, TRUE, sizeof(int64_t));
+    x.counts[j] = g_array_new(FALSE, FALSE, sizeof(IntervalCount));
   }
   if (ok)
     ok = timestamped ? read_timestamped(&x, path, error) : read_maf2019(&x, path, error);
@@ -349,6 +413,20 @@ gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char
   if (ok && !(x.duration_s > 0))
     ok = cs_json_fail(error, file, "trace.start_s",
                       "the window starts at or after the end of the trace");
+  /* The window and an interval in simulated time must be representable:
+   * duration_s and time_scale are each in range, their product need not be. */
+  const double horizon_s = CS_SCENARIO_HORIZON_NS * 1e-9;
+  if (ok && !(x.duration_s * x.time_scale <= horizon_s))
+    ok = cs_json_fail(error, file, cJSON_GetObjectItemCaseSensitive(obj, "duration_s") ?
+                                     "trace.duration_s" : "trace",
+                      "the window lasts %g s of simulated time (duration_s %g s x time_scale "
+                      "%g): expected at most %g s, the limit of simulated time",
+                      x.duration_s * x.time_scale, x.duration_s, x.time_scale, horizon_s);
+  if (ok && x.arrivals != ARR_EXACT && !(x.interval_s * x.time_scale <= horizon_s))
+    ok = cs_json_fail(error, file, "trace.interval_s",
+                      "an interval lasts %g s of simulated time (interval_s %g s x time_scale "
+                      "%g): expected at most %g s, the limit of simulated time",
+                      x.interval_s * x.time_scale, x.interval_s, x.time_scale, horizon_s);
   char *sha = NULL;
   if (ok) {
     sha = cs_trace_file_sha256(path, error);
@@ -377,20 +455,28 @@ gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char
       x.times[j] = NULL;
       cc->rate_rps = cc->n_times / (cc->window_ns * 1e-9);
     } else {
-      GArray *c = x.counts[j];
       int64_t n_int = (int64_t)ceil(x.duration_s / x.interval_s - 1e-9);
-      g_array_set_size(c, n_int);
       int64_t total = 0;
-      for (guint i = 0; i < c->len; i++)
-        total += g_array_index(c, int64_t, i);
+      if (!finish_counts(&x, j, n_int, &total)) {
+        ok = cs_json_fail(error, file, "trace.file",
+                          "%s: the requests of interval %" G_GINT64_FORMAT " (from %g s) "
+                          "overflow a 64-bit count",
+                          written_name, x.overflow_k, x.start_s + x.overflow_k * x.interval_s);
+        break;
+      }
+      GArray *c = x.counts[j];
       cc->arrival = CS_ARRIVAL_PIECEWISE;
       cc->interval_ns = llround(x.interval_s * x.time_scale * 1e9);
       cc->count_scale = x.rate_scale;
       cc->piecewise_gamma = x.arrivals == ARR_GAMMA;
       cc->gamma_shape = x.arrivals == ARR_GAMMA ? 1.0 / (x.cv * x.cv) : 0.0;
-      cc->n_intervals = n_int;
-      cc->interval_counts = (int64_t *)g_array_free(c, FALSE);
-      x.counts[j] = NULL;
+      cc->n_intervals = c->len;
+      cc->interval_index = g_new(int64_t, MAX(c->len, 1));
+      cc->interval_counts = g_new(int64_t, MAX(c->len, 1));
+      for (guint i = 0; i < c->len; i++) {
+        cc->interval_index[i] = g_array_index(c, IntervalCount, i).k;
+        cc->interval_counts[i] = g_array_index(c, IntervalCount, i).n;
+      }
       cc->rate_rps = total * x.rate_scale / (cc->window_ns * 1e-9);
     }
     if (!(cc->rate_rps > 0)) {
@@ -433,6 +519,7 @@ gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char
   }
   g_free(x.times);
   g_free(x.counts);
+  g_free(x.unsorted);
   g_hash_table_destroy(x.function_index);
   g_hash_table_destroy(x.explicit_map);
   g_hash_table_destroy(x.explicit_seen);

@@ -8,6 +8,7 @@
 #include <gsl/gsl_randist.h>
 #include <math.h>
 
+#include "common/checked.h"
 #include "engine_state.h"
 #include "stats.h"
 
@@ -22,40 +23,46 @@ static int64_t gap_ns(Client *c)
     g = gsl_ran_exponential(c->rng, mean_s);
   else
     g = gsl_ran_gamma(c->rng, cfg->gamma_shape, mean_s / cfg->gamma_shape);
-  return llround(g * 1e9);
+  /* A draw far in the tail of a slow client may not fit in int64 ns: it
+   * saturates, and the engine refuses the time (CS_TIME_LIMIT_NS). */
+  return cs_i64_round_sat(g * 1e9);
 }
 
 /* Piecewise-constant rate (trace counts per interval): within interval k the
  * rate is counts[k] * count_scale / interval; gaps are exponential or gamma.
  * A gap that crosses into the next interval is discarded and drawing restarts
  * at the boundary with the new rate (exact for Poisson by memorylessness; a
- * renewal restart for gamma). Empty intervals produce nothing. Returns
- * INT64_MAX after the last interval. */
+ * renewal restart for gamma). Only the intervals that have requests are
+ * listed (interval_index, ascending): an empty interval produces nothing and
+ * draws nothing, so stepping from one listed interval to the next is the same
+ * as walking through the empty ones. c->interval_pos is the listed interval
+ * the last arrival fell in. Returns INT64_MAX after the last interval. */
 static int64_t piecewise_next(Client *c, int64_t index)
 {
   const CsClientConfig *cfg = c->cfg;
   int64_t t = index == 0 ? cfg->start_ns : c->last_ns;
-  for (;;) {
-    int64_t k = (t - cfg->start_ns) / cfg->interval_ns;
-    if (k >= cfg->n_intervals)
-      return INT64_MAX;
-    int64_t end = cfg->start_ns + (k + 1) * cfg->interval_ns;
-    double n = cfg->interval_counts[k] * cfg->count_scale;
-    if (n <= 0) {
-      t = end;
-      continue;
-    }
+  if (index == 0)
+    c->interval_pos = 0;
+  /* Validation keeps start + (k + 1) * interval below the time limit for
+   * every listed k, so these products and sums cannot overflow. */
+  for (; c->interval_pos < cfg->n_intervals; c->interval_pos++) {
+    int64_t p = c->interval_pos;
+    int64_t begin = cfg->start_ns + cfg->interval_index[p] * cfg->interval_ns;
+    int64_t end = begin + cfg->interval_ns;
+    t = MAX(t, begin);
+    double n = cfg->interval_counts[p] * cfg->count_scale;
     double mean_s = cfg->interval_ns * 1e-9 / n;
     double g = cfg->piecewise_gamma
                  ? gsl_ran_gamma(c->rng, cfg->gamma_shape, mean_s / cfg->gamma_shape)
                  : gsl_ran_exponential(c->rng, mean_s);
-    int64_t next = t + llround(g * 1e9);
+    int64_t next = cs_i64_add_sat(t, cs_i64_round_sat(g * 1e9));
     if (next < end) {
       c->last_ns = next;
       return next;
     }
     t = end;
   }
+  return INT64_MAX;
 }
 
 /* Time of the client's arrival number index (0-based), drawing a gap for random
@@ -64,16 +71,19 @@ static int64_t piecewise_next(Client *c, int64_t index)
 static int64_t arrival_time(Client *c, int64_t index)
 {
   const CsClientConfig *cfg = c->cfg;
+  /* Sums saturate: a time int64 cannot hold becomes INT64_MAX, past the
+   * window of a duration-bound client and refused by the engine otherwise. */
   if (cfg->arrival == CS_ARRIVAL_CONSTANT)
-    return cfg->start_ns + llround((double)index * 1e9 / cfg->rate_rps);
+    return cs_i64_add_sat(cfg->start_ns, cs_i64_round_sat((double)index * 1e9 / cfg->rate_rps));
   if (cfg->arrival == CS_ARRIVAL_TIMES)
     return index < cfg->n_times
-             ? cfg->start_ns + cfg->times_ns[index]
-             : cfg->start_ns + cfg->times_ns[cfg->n_times - 1] + llround(1e9 / cfg->rate_rps);
+             ? cs_i64_add_sat(cfg->start_ns, cfg->times_ns[index])
+             : cs_i64_add_sat(cs_i64_add_sat(cfg->start_ns, cfg->times_ns[cfg->n_times - 1]),
+                              cs_i64_round_sat(1e9 / cfg->rate_rps));
   if (cfg->arrival == CS_ARRIVAL_PIECEWISE)
     return piecewise_next(c, index);
   int64_t base = index == 0 ? cfg->start_ns : c->last_ns;
-  c->last_ns = base + gap_ns(c);
+  c->last_ns = cs_i64_add_sat(base, gap_ns(c));
   return c->last_ns;
 }
 

@@ -33,8 +33,11 @@ typedef struct {
   double gamma_shape;     /* k, for CS_ARRIVAL_GAMMA */
   int64_t *times_ns;      /* CS_ARRIVAL_TIMES: send times after start_ns, non-decreasing */
   int64_t n_times;
-  int64_t *interval_counts; /* CS_ARRIVAL_PIECEWISE: requests per interval (before scaling) */
-  int64_t n_intervals;
+  /* CS_ARRIVAL_PIECEWISE: only the intervals that hold requests, so that
+   * memory grows with the trace's rows, not with its span. */
+  int64_t *interval_index;  /* interval numbers (from 0 at start_ns), ascending */
+  int64_t *interval_counts; /* requests in each (before scaling), > 0 */
+  int64_t n_intervals;      /* entries of both arrays */
   int64_t interval_ns;    /* simulated length of an interval */
   double count_scale;     /* rate in interval k = counts[k] * count_scale / interval */
   gboolean piecewise_gamma; /* gamma gaps with gamma_shape instead of exponential */

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "common/checked.h"
 #include "engine_internal.h"
 #include "engine_state.h"
 #include "event_queue.h"
@@ -39,6 +40,34 @@ static void misuse(Engine *e, const char *fmt, ...)
   e->misuse = g_strdup_printf("dispatch policy \"%s\": %s (at %.6f s simulated)",
                               e->dispatch->name, msg, e->now * 1e-9);
   g_free(msg);
+}
+
+void cs_engine_limit(Engine *e, const char *fmt, ...)
+{
+  if (e->limit)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  e->limit = g_strdup_printf("%s (at %.6f s simulated)", msg, e->now * 1e-9);
+  g_free(msg);
+}
+
+int64_t cs_engine_transfer_end(Engine *e, const Batch *b, int64_t per_request, const char *what)
+{
+  int64_t bytes = 0;
+  if (cs_network_curve_uses_size(e->cfg->network) && !cs_i64_mul(b->n, per_request, &bytes)) {
+    /* A wrapped product would be a negative size, which the curve takes for
+     * a 0 ns transfer: a wrong number, not a slow one. */
+    cs_engine_limit(e, "the %s of a batch of %d requests of %s is %d x %" G_GINT64_FORMAT
+                    " bytes, more than 2^63 bytes",
+                    what, b->n, e->cfg->clients[b->model].model, b->n, (gint64)per_request);
+    return e->now;
+  }
+  /* The curve saturates at INT64_MAX; so does the sum, which the core loop
+   * then refuses as past the time limit. */
+  return cs_i64_add_sat(e->now, cs_network_curve_latency_ns(e->cfg->network, bytes));
 }
 
 gboolean cs_engine_model_ok(Engine *e, const char *call, int model)
@@ -138,9 +167,9 @@ static void send(Engine *e, Batch *b, int gpu, int worker)
   b->dispatch_ns = e->now;
   b->node_ns = -1;
   e->gpus[gpu].in_transfer++;
-  int64_t bytes = (int64_t)b->n * e->clients[b->model].cfg->input_bytes;
-  cs_eq_push(e->q, e->now + cs_network_curve_latency_ns(e->cfg->network, bytes), EV_BATCH_AT_NODE,
-             0, b);
+  int64_t at = cs_engine_transfer_end(e, b, e->clients[b->model].cfg->input_bytes,
+                                      "request payload");
+  cs_eq_push(e->q, at, EV_BATCH_AT_NODE, 0, b);
 }
 
 void cs_engine_send_replica(Engine *e, Batch *b, int replica)
@@ -225,6 +254,30 @@ int cs_engine_gpu_running(const Engine *e, int gpu)
 
 /* ---- setup, loop, teardown -------------------------------------------------- */
 
+/* Says what an event at or past CS_TIME_LIMIT_NS was for. */
+static void refuse_time(Engine *e, const CsEvent *ev)
+{
+  double at_s = ev->time == INT64_MAX ? INFINITY : ev->time * 1e-9;
+  char *what;
+  if (ev->kind == EV_ARRIVAL)
+    what = g_strdup_printf("the next request of %s", e->cfg->clients[ev->arg].model);
+  else if (ev->kind == EV_BATCH_AT_NODE)
+    what = g_strdup_printf("a batch of %s at its GPU (after its transfer or a deferred start)",
+                           e->cfg->clients[((const Batch *)ev->ptr)->model].model);
+  else if (ev->kind == EV_RESULT)
+    what = g_strdup_printf("the result of a batch of %s at its client",
+                           e->cfg->clients[((const Batch *)ev->ptr)->model].model);
+  else if (ev->kind == EV_GPU_DONE)
+    what = g_strdup_printf("the end of a batch on GPU %u", ev->arg);
+  else
+    what = g_strdup_printf("a timer of dispatch policy \"%s\"", e->dispatch->name);
+  cs_engine_limit(e, "%s would be at %g s of simulated time, past the limit of %g s (2^62 ns): "
+                  "times that large cannot be represented; check the rates, payload sizes, "
+                  "profile latencies and network curve",
+                  what, at_s, CS_TIME_LIMIT_NS * 1e-9);
+  g_free(what);
+}
+
 static void setup(Engine *e)
 {
   const CsConfig *cfg = e->cfg;
@@ -239,11 +292,8 @@ static void setup(Engine *e)
     if (t == e->n_gpu_types)
       e->gpu_types[e->n_gpu_types++] = cfg->gpus[g].gpu_type;
     e->gpus[g].type = t;
-    e->gpus[g].last_bin = -1;
   }
   e->bin_ns = cfg->timeseries_bin_ns;
-  e->bin_busy_ns = g_array_new(FALSE, TRUE, sizeof(int64_t));
-  e->bin_gpus_used = g_array_new(FALSE, TRUE, sizeof(int64_t));
   int n_pairs = cfg->n_clients * e->n_gpu_types;
   e->profile = g_new0(const CsModelProfile *, MAX(n_pairs, 1));
   e->latency = g_new0(GArray *, MAX(n_pairs, 1));
@@ -288,7 +338,7 @@ static void setup(Engine *e)
       wk->gpu = w % MAX(cfg->n_gpus, 1);
       wk->model = w / cfg->n_gpus; /* worker = model * n_gpus + gpu */
     }
-    wk->bins = g_array_new(FALSE, TRUE, sizeof(CsWorkerBin));
+    wk->bins = cs_bins_new();
     wk->interference_model =
       cfg->interference ? cs_interference_set_find(cfg->interference, cfg->clients[wk->model].model)
                         : -1;
@@ -307,7 +357,8 @@ static void setup(Engine *e)
     gc.gamma = cfg->mps_gamma;
     gpu->exec = cs_gpu_exec_new(&gc);
     gpu->busy_since = -1;
-    gpu->bins = g_array_new(FALSE, TRUE, sizeof(CsGpuBin));
+    gpu->bins = cs_bins_new();
+    gpu->sm_bins = cs_bins_new();
   }
   e->dispatch = cfg->dispatch;
   e->dispatch_state = e->dispatch->create(e, cfg->dispatch_params, cfg->dispatch_user_data);
@@ -322,6 +373,10 @@ static void run_loop(Engine *e)
   const uint64_t progress_every = 1u << 16;
   while (cs_eq_pop(e->q, &ev)) {
     g_assert(ev.time >= e->now); /* time never runs backwards */
+    if (G_UNLIKELY(ev.time >= CS_TIME_LIMIT_NS)) {
+      refuse_time(e, &ev);
+      break;
+    }
     e->now = ev.time;
     e->events++;
     switch (ev.kind) {
@@ -344,8 +399,17 @@ static void run_loop(Engine *e)
     default:
       g_assert_not_reached();
     }
-    if (G_UNLIKELY(e->misuse))
+    if (G_UNLIKELY(e->misuse || e->limit))
       break;
+    if (G_UNLIKELY(e->events % progress_every == 0) && e->max_generated > 0 &&
+        e->next_id > (uint64_t)e->max_generated) {
+      /* cs_run refused runs expected to exceed the limit; this one drew far
+       * more than expected (or a caller skipped the check). */
+      cs_engine_limit(e, "the run sent more than %" G_GINT64_FORMAT " requests, twice the limit "
+                      "of requests a run may send",
+                      (gint64)e->max_generated);
+      break;
+    }
     if (G_UNLIKELY(e->events % progress_every == 0) && e->opt && e->opt->on_progress) {
       double generated = (double)e->next_id;
       double f = e->expected_requests > 0 ? generated / e->expected_requests : 1.0;
@@ -376,11 +440,16 @@ static void teardown(Engine *e)
   g_free(e->latency);
   g_free(e->profile);
   g_free(e->gpu_types);
+  /* Time series not moved to the results (a run that failed). */
   for (int g = 0; g < cfg->n_gpus; g++) {
     cs_gpu_exec_free(e->gpus[g].exec);
     g_free(e->gpus[g].running);
+    g_clear_pointer(&e->gpus[g].bins, g_array_unref);
+    g_clear_pointer(&e->gpus[g].sm_bins, g_array_unref);
   }
   g_free(e->gpus);
+  for (int w = 0; w < e->n_workers; w++)
+    g_clear_pointer(&e->workers[w].bins, g_array_unref);
   g_free(e->workers);
   /* Every batch, also those a stopped run left in flight or in a policy. */
   for (guint i = 0; i < e->batches->len; i++) {
@@ -391,6 +460,7 @@ static void teardown(Engine *e)
   g_ptr_array_free(e->batches, TRUE);
   cs_eq_free(e->q);
   g_free(e->misuse);
+  g_free(e->limit);
 }
 
 CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOptions *opt,
@@ -402,17 +472,21 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
     fputs("id,model,measured,status,send_ns,dispatch_ns,node_ns,exec_start_ns,exec_end_ns,"
           "receive_ns,latency_ns,slo_met,batch_size,gpu,replica,worker,batch_id\n",
           e.csv);
+  int64_t limit = opt && opt->max_requests != 0 ? opt->max_requests : CS_DEFAULT_MAX_REQUESTS;
+  e.max_generated = limit > 0 && limit <= INT64_MAX / 2 ? 2 * limit : 0;
   setup(&e);
   run_loop(&e);
   /* Every request handed to the policy must leave it exactly once. */
-  for (int i = 0; i < cfg->n_clients && !e.misuse && !e.cancelled; i++)
+  for (int i = 0; i < cfg->n_clients && !e.misuse && !e.limit && !e.cancelled; i++)
     if (e.clients[i].resolved > e.clients[i].generated)
       misuse(&e, "%" G_GINT64_FORMAT " requests of %s left the policy more than once (sent, "
              "dropped or marked unserved twice)",
              (gint64)(e.clients[i].resolved - e.clients[i].generated), cfg->clients[i].model);
-  if (e.misuse || e.cancelled) {
+  if (e.misuse || e.limit || e.cancelled) {
     if (e.misuse)
       g_set_error_literal(error, CS_ERROR, CS_ERROR_POLICY, e.misuse);
+    else if (e.limit)
+      g_set_error_literal(error, CS_ERROR, CS_ERROR_INVALID, e.limit);
     else
       g_set_error(error, CS_ERROR, CS_ERROR_CANCELLED,
                   "run cancelled by the progress callback at %.6f s simulated", e.now * 1e-9);
@@ -445,11 +519,14 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   }
   /* Per-GPU and per-worker time series move to the results. */
   res->gpu_bins = g_new0(GArray *, MAX(cfg->n_gpus, 1));
+  res->gpu_sm_bins = g_new0(GArray *, MAX(cfg->n_gpus, 1));
   for (int g = 0; g < cfg->n_gpus; g++) {
     res->gpu_bins[g] = e.gpus[g].bins;
-    e.gpus[g].bins = NULL;
+    res->gpu_sm_bins[g] = e.gpus[g].sm_bins;
+    e.gpus[g].bins = e.gpus[g].sm_bins = NULL;
     res->gpus[g].memory_pct = 0;
   }
+  res->bin_total = cs_bins_merge(res->gpu_bins, cfg->n_gpus);
   res->n_workers = e.n_workers;
   res->workers = g_new0(CsWorkerResult, MAX(e.n_workers, 1));
   for (int w = 0; w < e.n_workers; w++) {
@@ -465,8 +542,6 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
       res->gpus[cs_placement_replica(cfg->placement, r)->gpu].memory_pct +=
         cfg->replica_mreq ? cfg->replica_mreq[r] : 0;
   res->bin_ns = e.bin_ns;
-  res->bin_busy_ns = e.bin_busy_ns;
-  res->bin_gpus_used = e.bin_gpus_used;
   res->seed = cfg->seed;
   res->sim_time_ns = e.now;
   res->events = e.events;

@@ -25,6 +25,7 @@
 #include "engine_internal.h"
 #include "event_queue.h"
 #include "gpu_exec.h"
+#include "bins.h"
 #include "results.h"
 
 enum {
@@ -40,6 +41,7 @@ typedef struct {
   gsl_rng *rng;
   int64_t index;          /* requests generated so far, warm-up included */
   int64_t last_ns;        /* time of the last arrival (random processes) */
+  int64_t interval_pos;   /* piecewise arrivals: the listed interval of the last arrival */
   int64_t window_start_ns, window_end_ns; /* window_end_ns is 0 until known */
   gboolean done;
   /* metrics */
@@ -66,7 +68,7 @@ typedef struct {
   gboolean failed;        /* did not fit in memory: its batches fail */
   gboolean busy;
   int gpu;                /* its GPU (replica workers), or -1 */
-  GArray *bins;           /* CsWorkerBin per time-series bin */
+  GArray *bins;           /* batches that finished per bin (bins.h: a batches, b GPU ns) */
 } Worker;
 
 typedef struct {
@@ -82,8 +84,8 @@ typedef struct {
   int64_t busy_ns;
   int64_t batches;
   int type;               /* index into Engine.gpu_types */
-  int64_t last_bin;       /* last time-series bin counted as "used", -1 if none */
-  GArray *bins;           /* CsGpuBin per time-series bin */
+  GArray *bins;           /* busy time per bin (bins.h: a = ns with a batch running) */
+  GArray *sm_bins;        /* SM use per bin (bins.h: x = integral of the SM fraction, ns) */
   int64_t last_change_ns; /* when the running set last changed */
   double sm_use;          /* SM use since then */
 } Gpu;
@@ -109,14 +111,14 @@ struct CsEngine {
   FILE *csv;
   uint64_t events;
   double expected_requests; /* for progress */
+  int64_t max_generated;  /* > 0: the run stops past this many requests */
   const CsDispatchPolicy *dispatch;
   void *dispatch_state;
-  /* GPU use over time, in bins of bin_ns: busy GPU-ns and GPUs that ran
-   * anything in the bin (Symphony's "GPUs used"). */
+  /* Width of the time-series bins (Gpu.bins, Worker.bins); the totals over
+   * GPUs (Symphony's "GPUs used") are merged from the GPUs' at the end. */
   int64_t bin_ns;
-  GArray *bin_busy_ns;    /* int64 per bin */
-  GArray *bin_gpus_used;  /* int64 per bin */
   char *misuse;           /* the first misuse of a service by the dispatch policy, or NULL */
+  char *limit;            /* the first time or size the run cannot represent, or NULL */
   gboolean cancelled;     /* the progress callback asked to stop */
 };
 
@@ -150,6 +152,18 @@ static inline void on_arrival(Engine *e, int ci)
 
 /* engine.c: FALSE after recording a misuse when model is out of range. */
 gboolean cs_engine_model_ok(Engine *e, const char *call, int model);
+
+/* engine.c: records (the first) reason the run cannot go on because a time
+ * or size does not fit in int64: the run stops and cs_engine_run fails with
+ * CS_ERROR_INVALID and this message. */
+void cs_engine_limit(Engine *e, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+/* engine.c: when a transfer of batch b's payload (per_request bytes per
+ * request, what it is for the message) that starts now ends: now + the
+ * network curve's latency, saturating at INT64_MAX (which the core loop
+ * refuses). When the payload n x per_request overflows int64, records a
+ * limit and returns now. */
+int64_t cs_engine_transfer_end(Engine *e, const Batch *b, int64_t per_request, const char *what);
 
 /* gpus.c */
 void cs_engine_on_batch_at_node(Engine *e, Batch *b);

@@ -114,15 +114,18 @@ static void advance(CsGpuExec *st, int64_t now)
   st->last_ns = now;
 }
 
-/* Duration in whole ns, rounded up, of x ns of wall time. The relative slack
- * of 1e-12 keeps floating-point noise (a few ulps) from adding a nanosecond
- * to an exact result such as 8e6 / 0.5. Durations int64 cannot hold
- * saturate at INT64_MAX (the caller's sum saturates too), never shorter. */
+/* Duration in whole ns, rounded up, of x ns of wall time. A slack of
+ * x * 1e-12 keeps floating-point noise (a few ulps) from adding a nanosecond
+ * to an exact result such as 8e6 / 0.5; it is capped at half a nanosecond,
+ * since from x = 10^12 ns (1000 s) on it would take a whole nanosecond off
+ * an exact duration (10^12 came out as 10^12 - 1). Durations int64 cannot
+ * hold saturate at INT64_MAX (the caller's sum saturates too), never
+ * shorter. */
 static int64_t ceil_ns(double x)
 {
   if (!(x > 0.0))
     return 0;
-  double y = ceil(x * (1.0 - 1e-12));
+  double y = x < 5e11 ? ceil(x * (1.0 - 1e-12)) : ceil(x - 0.5);
   return y >= 9.2e18 ? INT64_MAX : (int64_t)y;
 }
 

@@ -5,16 +5,10 @@
  * time-series bin. */
 #include <math.h>
 
+#include "common/checked.h"
 #include "engine_state.h"
 
 /* ---- node, worker, GPU ------------------------------------------------------ */
-
-static GArray *bins_upto(GArray *a, int64_t b)
-{
-  if ((guint)b >= a->len)
-    g_array_set_size(a, b + 1);
-  return a;
-}
 
 /* Adds SM use (fraction of the GPU's SMs, from the execution model) held over
  * [start, end) to GPU g's bins. */
@@ -22,11 +16,7 @@ static void account_sm(Engine *e, int g, int64_t start, int64_t end, double sm)
 {
   if (end <= start || sm <= 0)
     return;
-  GArray *a = bins_upto(e->gpus[g].bins, (end - 1) / e->bin_ns);
-  for (int64_t b = start / e->bin_ns; b <= (end - 1) / e->bin_ns; b++) {
-    int64_t lo = MAX(start, b * e->bin_ns), hi = MIN(end, (b + 1) * e->bin_ns);
-    g_array_index(a, CsGpuBin, b).sm_ns += sm * (double)(hi - lo);
-  }
+  cs_bins_add_span(e->gpus[g].sm_bins, e->bin_ns, start, end, sm);
 }
 
 /* Called when GPU g's running set is about to change: books the SM use of
@@ -60,26 +50,10 @@ static CsBatchEvent batch_event(const Batch *b)
 }
 
 /* Adds a busy period [start, end) of GPU g (at least one batch running) to
- * the time series. A GPU's busy periods arrive in time order. */
+ * its time series. A GPU's busy periods arrive in time order. */
 static void account_bins(Engine *e, int g, int64_t start, int64_t end)
 {
-  if (end <= start)
-    return;
-  GArray *gb = bins_upto(e->gpus[g].bins, (end - 1) / e->bin_ns);
-  int64_t b0 = start / e->bin_ns, b1 = (end - 1) / e->bin_ns;
-  if ((guint)b1 >= e->bin_busy_ns->len) {
-    g_array_set_size(e->bin_busy_ns, b1 + 1);
-    g_array_set_size(e->bin_gpus_used, b1 + 1);
-  }
-  for (int64_t b = b0; b <= b1; b++) {
-    int64_t lo = MAX(start, b * e->bin_ns), hi = MIN(end, (b + 1) * e->bin_ns);
-    g_array_index(e->bin_busy_ns, int64_t, b) += hi - lo;
-    g_array_index(gb, CsGpuBin, b).busy_ns += hi - lo;
-    if (b > e->gpus[g].last_bin) {
-      g_array_index(e->bin_gpus_used, int64_t, b)++;
-      e->gpus[g].last_bin = b;
-    }
-  }
+  cs_bins_add_span(e->gpus[g].bins, e->bin_ns, start, end, 0.0);
 }
 
 /* Compute demand d of a batch of n: the model's WSM at that batch size, or at
@@ -116,7 +90,7 @@ static void gpu_start(Engine *e, int g, Batch *b)
      * (min(1, f/d))^gamma of its full-GPU speed; instances do not interfere. */
     double d = isnan(demand) ? 1.0 : demand;
     double speed = pow(MIN(1.0, f / d), e->cfg->mps_gamma);
-    iso = (int64_t)ceil((double)iso / speed);
+    iso = cs_i64_round_sat(ceil((double)iso / speed)); /* saturates: refused as too late */
   }
   CsGpuJobSpec spec = {
     .model = w->interference_model,
@@ -230,10 +204,7 @@ void cs_engine_on_gpu_done(Engine *e, int g)
   wk->busy = FALSE;
   b->end_ns = e->now;
   /* Inference latency of this worker over time (by completion time). */
-  GArray *wb = bins_upto(wk->bins, e->now / e->bin_ns);
-  CsWorkerBin *bin = &g_array_index(wb, CsWorkerBin, e->now / e->bin_ns);
-  bin->batches++;
-  bin->gpu_ns += b->end_ns - b->start_ns;
+  cs_bins_add_at(wk->bins, e->now / e->bin_ns, 1, b->end_ns - b->start_ns);
   gpu->batches++;
   if (gpu->n_running == 0) {
     gpu->busy_ns += e->now - gpu->busy_since;
@@ -248,8 +219,8 @@ void cs_engine_on_gpu_done(Engine *e, int g)
       e->opt->on_batch(&ev, e->opt->user_data);
   }
   const Client *c = &e->clients[b->model];
-  int64_t bytes = (int64_t)b->n * c->cfg->output_bytes;
-  cs_eq_push(e->q, e->now + cs_network_curve_latency_ns(e->cfg->network, bytes), EV_RESULT, 0, b);
+  cs_eq_push(e->q, cs_engine_transfer_end(e, b, c->cfg->output_bytes, "result payload"),
+             EV_RESULT, 0, b);
   gpu_dispatch(e, g);
   gpu_rearm(e, g);
 }

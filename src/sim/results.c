@@ -37,8 +37,11 @@ void cs_results_free(CsResults *r)
     g_free(r->gpus[g].gpu_type);
     if (r->gpu_bins && r->gpu_bins[g])
       g_array_unref(r->gpu_bins[g]);
+    if (r->gpu_sm_bins && r->gpu_sm_bins[g])
+      g_array_unref(r->gpu_sm_bins[g]);
   }
   g_free(r->gpu_bins);
+  g_free(r->gpu_sm_bins);
   for (int w = 0; w < r->n_workers; w++) {
     g_free(r->workers[w].model);
     if (r->workers[w].bins)
@@ -48,10 +51,8 @@ void cs_results_free(CsResults *r)
   g_free(r->gpus);
   g_free(r->placement_policy);
   g_free(r->dispatch_policy);
-  if (r->bin_busy_ns)
-    g_array_unref(r->bin_busy_ns);
-  if (r->bin_gpus_used)
-    g_array_unref(r->bin_gpus_used);
+  if (r->bin_total)
+    g_array_unref(r->bin_total);
   g_free(r->dispatch_params_json);
   cs_placement_free(r->placement);
   g_free(r->setup_json);

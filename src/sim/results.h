@@ -5,24 +5,15 @@
 #ifndef CS_RESULTS_INTERNAL_H
 #define CS_RESULTS_INTERNAL_H
 
+#include "bins.h"
 #include "clustersim/clustersim.h"
 #include "warnings.h"
-
-typedef struct {
-  int64_t busy_ns; /* time with at least one batch running */
-  double sm_ns;    /* integral of SM use (fraction of the GPU) */
-} CsGpuBin;
-
-typedef struct {
-  int64_t batches; /* batches that finished in the bin */
-  int64_t gpu_ns;  /* their summed execution time */
-} CsWorkerBin;
 
 typedef struct {
   char *model;
   int gpu;         /* -1: any GPU (one worker per model and GPU otherwise) */
   double share;
-  GArray *bins;    /* CsWorkerBin */
+  GArray *bins;    /* bins.h runs: a = batches that finished in the bin, b = their GPU ns */
 } CsWorkerResult;
 
 typedef struct {
@@ -51,12 +42,13 @@ struct CsResults {
   double wall_s;
   char *placement_policy;
   CsPlacement *placement;     /* the placement that ran (a copy, experiment/run.c), or NULL */
+  /* Time series (bins.h: runs of equal bins; absent bins hold zeros). */
   int64_t bin_ns;             /* width of a time-series bin */
-  GArray **gpu_bins;          /* per GPU: CsGpuBin per bin */
+  GArray **gpu_bins;          /* per GPU: a = ns with a batch running */
+  GArray **gpu_sm_bins;       /* per GPU: x = integral of its SM use, ns */
   CsWorkerResult *workers;
   int n_workers;
-  GArray *bin_busy_ns;        /* int64 per bin: GPU-ns busy over all GPUs */
-  GArray *bin_gpus_used;      /* int64 per bin: GPUs that ran anything */
+  GArray *bin_total;          /* a = busy GPU-ns over all GPUs, b = GPUs that ran anything */
   char *dispatch_policy;
   char *dispatch_params_json; /* the dispatch policy's parameters as JSON text (run.c) */
   CsWarningList *warnings;

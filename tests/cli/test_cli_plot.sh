@@ -55,6 +55,23 @@ check "gpu_busy: GPU 2 (no replica) is drawn idle in every bin" \
 rows = open('$tmp/r/figures/gpu_busy.dat').read().split('\n\n\n')[1].splitlines()
 g2 = [l.split('\t') for l in rows if l and not l.startswith('#') and l.split('\t')[1] == '2']
 assert g2 and all(r[2] == '0' for r in g2), g2[:3]"
+# Idle bins have no row in the CSVs (their size follows what ran, not the
+# simulated span); the figure draws them as zeros. Requests at 0 and 5 s:
+# rows for bins 0 and 5, zeros drawn for bins 1..4.
+cat >"$tmp/gap.json" <<JSON
+{"profiles": ["$prof"], "cluster": {"gpus": 1, "gpu_type": "v100"},
+ "clients": [{"model": "resnet50", "slo_ms": 200, "arrival": {"process": "times", "times_ms": [0, 5000]}}]}
+JSON
+"$bin" run "$tmp/gap.json" --output "$tmp/gap" >/dev/null 2>&1
+check "gpus_over_time.csv: a row per bin a GPU ran in (0 and 5), none for the idle ones" \
+  test "$(cut -d, -f1 "$tmp/gap/gpus_over_time.csv" | tr '\n' ' ')" = "time_s 0 5 "
+"$bin" plot "$tmp/gap" --no-render >/dev/null 2>&1
+check "gpu_busy: the idle bins 1..4 drawn as zeros, the rest as gpus_over_time.csv" fig gpu-busy "$tmp/gap"
+check "gpu_busy: six bins drawn for GPU 0" \
+  python3 -c "
+rows = open('$tmp/gap/figures/gpu_busy.dat').read().split('\n\n\n')[0].splitlines()
+rows = [l.split('\t') for l in rows if l and not l.startswith('#')]
+assert [r[1] for r in rows] == ['1', '0', '0', '0', '0', '1'], rows"
 rcheck "latency_cdf.svg: models, axis labels, title" \
   fig svg "$tmp/r/figures/latency_cdf.svg" "resnet50 (n = " "alexnet (n = " "SLO 50 ms" \
   "end-to-end latency (ms)" "fraction of requests answered within x" "placement manual"

@@ -186,7 +186,9 @@ check "--force without --output is refused" grep -q -- "--force needs --output D
 # SIGINT and SIGTERM during a long run: no partial file, exit 130 / 143.
 # The signal is sent once the run is writing (its partial file exists), however
 # long that takes: no wall-clock bound here (meson's timeout bounds the test).
-long=(--set clients[0].duration_s=100000 --set clients[1].duration_s=100000 --set clients[2].duration_s=100000)
+# 1.2 * 10^8 requests: over the default --max-requests, which "none" lifts.
+long=(--set clients[0].duration_s=100000 --set clients[1].duration_s=100000 --set clients[2].duration_s=100000
+      --max-requests none)
 "$bin" run "$q" "${long[@]}" --output "$tmp/int" --requests-csv >/dev/null 2>&1 &
 pid=$!
 while kill -0 $pid 2>/dev/null && [ ! -e "$tmp/int/requests.csv.new.partial" ]; do sleep 0.1; done

@@ -22,7 +22,8 @@ Usage: check_figures.py CHECK ARGS...   (exit 0: passed; else the reason on stde
                                  tall as their MPS share (equal to worker_latency.csv's),
                                  stacked without overlap on their GPU
   gpu-busy RUNDIR                gpu_busy.dat is gpus_over_time.csv and
-                                 gpu_timeseries.csv (0 where a GPU ran nothing)
+                                 gpu_timeseries.csv (0 in the bins they have no row
+                                 for: no GPU, or that GPU, ran anything)
 """
 import csv
 import glob
@@ -369,12 +370,18 @@ def check_placement(rundir):
 
 def check_gpu_busy(rundir):
     blocks = dat_blocks(os.path.join(rundir, "figures", "gpu_busy.dat"))
-    top = [[r["time_s"], r["gpus_used"], r["busy_gpus"]]
-           for r in csv.DictReader(open(os.path.join(rundir, "gpus_over_time.csv")))]
-    if blocks[0] != top:
-        fail("gpu_busy.dat index 0 differs from gpus_over_time.csv")
     s = json.load(open(os.path.join(rundir, "summary.json")))
     bin_s = s["autoscaling"]["timeseries_bin_s"]
+    # gpus_over_time.csv has a row per bin some GPU ran in; the figure draws
+    # every bin up to the last, the idle ones as zeros.
+    rows = {round(float(r["time_s"]) / bin_s): r
+            for r in csv.DictReader(open(os.path.join(rundir, "gpus_over_time.csv")))}
+    top = [[rows[b]["time_s"], rows[b]["gpus_used"], rows[b]["busy_gpus"]] if b in rows else [b * bin_s, 0, 0]
+           for b in range(1 + max(rows, default=-1))]
+    if len(blocks[0]) != len(top) or any(
+            not same(float(d[0]), float(c[0]), 1e-9) or float(d[1]) != float(c[1]) or float(d[2]) != float(c[2])
+            for d, c in zip(blocks[0], top)):
+        fail("gpu_busy.dat index 0 differs from gpus_over_time.csv (idle bins as zeros)")
     per = {(int(r["gpu"]), round(float(r["time_s"]) / bin_s)): (float(r["busy_fraction"]), float(r["sm_use"]))
            for r in csv.DictReader(open(os.path.join(rundir, "gpu_timeseries.csv")))}
     grid = [r for r in open(os.path.join(rundir, "figures", "gpu_busy.dat")).read().split("\n\n\n")[1].splitlines()

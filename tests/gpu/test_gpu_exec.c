@@ -167,6 +167,33 @@ static void test_rounding_up(void **state)
   cs_gpu_exec_free(g);
 }
 
+/* Long batches end exactly: the slack that keeps rounding noise from adding
+ * a nanosecond took a whole one off from 10^12 ns (1000 s) on, so a batch of
+ * 10^12 ns ended at 10^12 - 1 and one of 10^15 ns (11.6 days) 1000 ns early.
+ * Alone at speed 1 a batch of w ns ends w ns after its start; two of 10^15
+ * ns with D = 2 end together at 2 * 10^15. */
+static void test_long_batches_exact(void **state)
+{
+  (void)state;
+  CsGpuExecConfig cfg = plain_config(CS_GPU_MPS);
+  const int64_t works[] = { INT64_C(499999999999), INT64_C(1000000000000), INT64_C(1000000000001),
+                            INT64_C(1000000000000000), INT64_C(3000000000000000) };
+  for (size_t i = 0; i < G_N_ELEMENTS(works); i++) {
+    CsGpuExec *g = cs_gpu_exec_new(&cfg);
+    CsGpuJobSpec a = spec(0, works[i], 1.0, 0.0);
+    cs_gpu_exec_start(g, 7, 1, &a);
+    expect_next(g, 7 + works[i], 1);
+    cs_gpu_exec_free(g);
+  }
+  CsGpuExec *g = cs_gpu_exec_new(&cfg);
+  CsGpuJobSpec a = spec(0, INT64_C(1000000000000000), 1.0, 0.0);
+  CsGpuJobSpec b = spec(1, INT64_C(1000000000000000), 1.0, 0.0);
+  cs_gpu_exec_start(g, 0, 1, &a);
+  cs_gpu_exec_start(g, 0, 2, &b);
+  expect_next(g, INT64_C(2000000000000000), 1);
+  cs_gpu_exec_free(g);
+}
+
 /* ---- time-slicing ------------------------------------------------------------ */
 
 /* Without MPS the GPU takes one batch at a time; the caller queues the rest
@@ -816,6 +843,7 @@ int main(void)
     cmocka_unit_test(test_two_batches_contention),
     cmocka_unit_test(test_partial_demands),
     cmocka_unit_test(test_rounding_up),
+    cmocka_unit_test(test_long_batches_exact),
     cmocka_unit_test(test_time_slicing),
     cmocka_unit_test(test_mps_cap),
     cmocka_unit_test(test_demand_edges),

@@ -143,11 +143,17 @@ static void test_search_capacity_closed_form(void **state)
 
 /* ---- GPU-use time series ---------------------------------------------------------- */
 
-/* Reads the busy_gpus column of gpus_over_time.csv into out (at most n rows);
- * returns the number of rows and stores the gpus_used column in used. */
+/* Reads gpus_over_time.csv into busy (the busy_gpus column) and used
+ * (gpus_used) by bin, at most n bins, zero in the bins without a row; returns
+ * the number of rows. The file has a row per bin some GPU ran in, labelled
+ * by the start of its bin, in bin order. */
 static int read_timeseries(const CsResults *r, const char *dir, double bin_s, double *busy,
                            int *used, int n)
 {
+  for (int b = 0; b < n; b++) {
+    busy[b] = 0.0;
+    used[b] = 0;
+  }
   char *path = g_build_filename(dir, "ts.csv", NULL);
   GError *err = NULL;
   assert_true(cs_results_write_gpu_timeseries(r, path, &err));
@@ -155,13 +161,18 @@ static int read_timeseries(const CsResults *r, const char *dir, double bin_s, do
   assert_true(g_file_get_contents(path, &text, NULL, NULL));
   char **lines = g_strsplit(text, "\n", -1);
   assert_string_equal(lines[0], "time_s,gpus_used,busy_gpus");
-  int rows = 0;
+  int rows = 0, last = -1;
   for (int i = 1; lines[i] && lines[i][0]; i++, rows++) {
-    assert_true(rows < n);
     double t;
-    assert_int_equal(sscanf(lines[i], "%lf,%d,%lf", &t, &used[rows], &busy[rows]), 3);
-    /* a row is labelled by the start of its bin */
-    assert_float_equal(t, rows * bin_s, 1e-9);
+    int u;
+    double bz;
+    assert_int_equal(sscanf(lines[i], "%lf,%d,%lf", &t, &u, &bz), 3);
+    int b = (int)lround(t / bin_s);
+    assert_float_equal(t, b * bin_s, 1e-9); /* a row is labelled by the start of its bin */
+    assert_true(b > last && b < n);
+    last = b;
+    used[b] = u;
+    busy[b] = bz;
   }
   g_strfreev(lines);
   g_free(text);
@@ -171,7 +182,8 @@ static int read_timeseries(const CsResults *r, const char *dir, double bin_s, do
 
 /* One request at 0.9 s runs 200 ms: the GPU is busy over [0.9, 1.1) s. With
  * 1 s bins that is 0.1 s in bin 0 and 0.1 s in bin 1 (0.1 busy GPUs each);
- * with 0.25 s bins, 0.1 s in bin 3 and bin 4 (0.4 each), nothing before. */
+ * with 0.25 s bins, 0.1 s in bin 3 and bin 4 (0.4 each), nothing before: the
+ * idle bins 0..2 have no row. */
 static void test_gpu_timeseries_bins(void **state)
 {
   (void)state;
@@ -200,7 +212,7 @@ static void test_gpu_timeseries_bins(void **state)
   json = g_strdup_printf(tmpl, 0.25);
   sc = test_scenario(dir, json);
   r = test_run(sc, NULL);
-  assert_int_equal(read_timeseries(r, dir, 0.25, busy, used, 8), 5);
+  assert_int_equal(read_timeseries(r, dir, 0.25, busy, used, 8), 2);
   for (int b = 0; b < 3; b++) {
     assert_float_equal(busy[b], 0.0, 0.0);
     assert_int_equal(used[b], 0);

@@ -27,6 +27,9 @@
 
 /* Replication factors are i * c_l for i = 1..6 (paper 3.3.2). */
 #define MAX_MULTIPLE 6
+/* Replicas of one model a plan may hold (c_l); MAX_MULTIPLE times it fits
+ * an int. */
+#define MAX_PLAN_REPLICAS (1 << 20)
 
 /* One group while grouping: members ascending by model index. */
 typedef struct {
@@ -66,6 +69,16 @@ static gboolean prepare_model(CsUsherModel *um, const CsPlacementProblem *in, in
   /* c_l: replicas at the largest batch size meeting the SLO that serve the
    * whole rate. The 1e-9 keeps an exact multiple from rounding up. */
   double need = model->rate_rps / c->opts[largest].goodput;
+  if (!(need <= MAX_PLAN_REPLICAS)) {
+    /* min_gpus plans a GPU per replica and fixed mode could never place
+     * them: past this the int counts below would overflow and the plan's
+     * arrays grow with the rate, not with the cluster. */
+    g_string_append_printf(log, "%s: not served, c_l = %.3g replicas at batch %d (%.2f req/s "
+                                "each) exceed any plan (at most %d replicas)\n",
+                           model->name, ceil(need - 1e-9), c->opts[largest].batch,
+                           c->opts[largest].goodput, MAX_PLAN_REPLICAS);
+    return TRUE;
+  }
   um->c_l = MAX(1, (int)ceil(need - 1e-9));
   um->choice_batch = g_new(int, c->n * MAX_MULTIPLE);
   um->choice_rf = g_new(int, c->n * MAX_MULTIPLE);
