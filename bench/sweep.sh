@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sweep benchmark: the thesis' 6.2.1 grid (experiments/thesis_6_2_1.json, 240
+# Sweep benchmark: the thesis' 6.2.1 grid (experiments/thesis_6_2_1.json, 270
 # simulations) with -j1 and with -j2, REPEAT times each (default 3). Prints the
 # wall and CPU seconds of each run and the best wall time per -j, and checks
 # that both give the same bytes. Issue 12's target: the whole grid in under
