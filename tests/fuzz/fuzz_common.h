@@ -1,0 +1,79 @@
+/* Shared by the fuzz harnesses of tests/fuzz (docs/testing.md, "Fuzzing").
+ *
+ * Each harness defines LLVMFuzzerTestOneInput; with -Dfuzz=true it links
+ * libFuzzer, otherwise replay_main.c, which runs it once per file given (the
+ * test suite replays the committed corpora that way). Findings are reported by
+ * crashing: the sanitizers, or fuzz_fail() when a documented property does not
+ * hold (the message says which).
+ */
+#ifndef CS_FUZZ_COMMON_H
+#define CS_FUZZ_COMMON_H
+
+#include <glib.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "clustersim/clustersim.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Sets up the process once: G_SLICE and G_DEBUG so that GLib hands every
+ * allocation to malloc (else leaks hide from LeakSanitizer in its slices),
+ * CLUSTERSIM_DATA_DIR to the repository's data/ so that bare profile names
+ * resolve, a temporary directory for the input files the readers need. Called
+ * by LLVMFuzzerInitialize in every harness; idempotent. */
+void fuzz_init(void);
+
+/* The committed directory scenarios are resolved against (tests/fuzz/files:
+ * small trace excerpts and data files the seed scenarios name). */
+const char *fuzz_base_dir(void);
+
+/* Writes size bytes to the file name (a plain name) in the process' temporary
+ * directory and returns its path (owned here, valid until the next call with
+ * the same name). Aborts if the file cannot be written: that is no finding. */
+const char *fuzz_write_temp(const char *name, const uint8_t *data, size_t size);
+
+/* The input as a NUL-terminated string (g_free it); an embedded NUL ends it. */
+char *fuzz_strndup(const uint8_t *data, size_t size);
+
+/* Marks the current input as accepted: it went the whole way (loaded,
+ * validated, ran; each harness says what that is). The replay driver's
+ * --expect-accepted makes a seed that is not accepted an error, so that seeds
+ * cannot silently stop exercising what they were chosen for. */
+void fuzz_accept(void);
+/* How many inputs were accepted so far. */
+unsigned long fuzz_accepted(void);
+
+/* Clears an error of rejected input (no finding); with CS_FUZZ_VERBOSE set in
+ * the environment, prints it first, to see why a seed is refused. */
+void fuzz_reject(GError **error);
+
+/* With CS_FUZZ_VERBOSE set, prints a note about the input (printf-style). */
+void fuzz_note(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+
+/* Reports a property that does not hold and aborts (a finding). */
+void fuzz_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2) G_GNUC_NORETURN;
+
+/* TRUE when validating the scenario is cheap enough to do on every input: its
+ * cluster has at most FUZZ_MAX_GPUS GPUs as far as the document says. */
+#define FUZZ_MAX_GPUS 16
+gboolean fuzz_cluster_small(CsScenario *sc);
+
+/* Validates sc and, when its work is small (fuzz_work_small), runs it with
+ * every observer checking the invariants of docs/scenario.md, then checks
+ * that its effective scenario reproduces the results byte for byte. Returns
+ * TRUE when it ran. Invalid scenarios are no finding: it returns FALSE. */
+gboolean fuzz_run_checked(CsScenario *sc);
+
+/* For the trace harnesses: parses each scenario of templates (NULL-ended),
+ * points its "trace.file" at path, validates it and runs it as
+ * fuzz_run_checked does, so that trace content reaches the trace clients'
+ * compilation (windows, intervals, mapping) and the simulation. */
+void fuzz_trace_scenarios(const char *const *templates, const char *path);
+
+/* An open /dev/null for the printing functions. */
+FILE *fuzz_null_file(void);
+
+#endif

@@ -1,0 +1,30 @@
+/* Fuzzes values, not only syntax: every scenario that validates and asks for
+ * little work (fuzz_common.c: at most 2000 expected requests on at most 16
+ * GPUs) is simulated with observers that check every request, batch and GPU
+ * state against docs/scenario.md, and its effective scenario is run again to
+ * check it reproduces the results. Files resolve as in fuzz_scenario. */
+#include "fuzz_common.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+  (void)argc;
+  (void)argv;
+  fuzz_init();
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  char *text = fuzz_strndup(data, size);
+  GError *error = NULL;
+  CsScenario *sc = cs_scenario_new_from_json(text, "fuzz.json", fuzz_base_dir(), &error);
+  g_free(text);
+  if (!sc) {
+    fuzz_reject(&error);
+    return 0;
+  }
+  if (fuzz_cluster_small(sc) && fuzz_run_checked(sc))
+    fuzz_accept();
+  cs_scenario_free(sc);
+  return 0;
+}
