@@ -6,8 +6,9 @@
 #include "fuzz_common.h"
 #include "workloads/trace.h"
 
-/* Exact replay, and Poisson intervals of 10 s on unsorted rows replayed
- * twice as fast under the eager dispatch. */
+/* Exact replay; Poisson intervals of 10 s on unsorted rows replayed twice
+ * as fast under the eager dispatch; and the shortest intervals validation
+ * accepts (1 ms) in a window, where a trace of days needs billions of them. */
 static const char *const scenarios[] = {
   "{\"profiles\": [\"v100_thesis\"], \"cluster\": {\"gpus\": 2, \"gpu_type\": \"v100\"},"
   " \"trace\": {\"file\": \"-\", \"format\": \"azure-llm\"},"
@@ -18,6 +19,11 @@ static const char *const scenarios[] = {
   " \"trace\": {\"file\": \"-\", \"arrivals\": \"poisson\", \"interval_s\": 10,"
   "  \"allow_unsorted\": true, \"time_scale\": 0.5},"
   " \"clients\": [{\"model\": \"gpt2\", \"slo_ms\": 1000, \"arrival\": \"trace\"}]}",
+  "{\"profiles\": [\"v100_thesis\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"v100\"},"
+  " \"dispatch\": {\"policy\": \"timeout\", \"timeout_ms\": 5},"
+  " \"trace\": {\"file\": \"-\", \"arrivals\": \"poisson\", \"interval_s\": 0.001,"
+  "  \"start_s\": 1, \"rate_scale\": 0.5},"
+  " \"clients\": [{\"model\": \"t5\", \"slo_ms\": 300, \"arrival\": \"trace\"}]}",
   NULL,
 };
 

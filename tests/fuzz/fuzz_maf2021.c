@@ -6,8 +6,10 @@
 #include "fuzz_common.h"
 #include "workloads/trace.h"
 
-/* Exact replay, and per-second Poisson intervals on unsorted rows with the
- * functions dealt to clients in blocks under Symphony's dispatch. */
+/* Exact replay; per-second Poisson intervals on unsorted rows with the
+ * functions dealt to clients in blocks under Symphony's dispatch; and the
+ * shortest intervals validation accepts (1 ms) in a window, where a trace of
+ * days needs billions of them. */
 static const char *const scenarios[] = {
   "{\"profiles\": [\"v100_thesis\"], \"cluster\": {\"gpus\": 2, \"gpu_type\": \"v100\"},"
   " \"trace\": {\"file\": \"-\", \"format\": \"maf2021\"},"
@@ -19,6 +21,10 @@ static const char *const scenarios[] = {
   "  \"allow_unsorted\": true, \"mapping\": \"blocks\", \"time_scale\": 0.5},"
   " \"clients\": [{\"model\": \"resnet50\", \"slo_ms\": 200, \"arrival\": \"trace\"},"
   "  {\"model\": \"alexnet\", \"slo_ms\": 100, \"arrival\": \"trace\"}]}",
+  "{\"profiles\": [\"v100_thesis\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"v100\"},"
+  " \"trace\": {\"file\": \"-\", \"arrivals\": \"gamma\", \"cv\": 0.5, \"interval_s\": 0.001,"
+  "  \"start_s\": 0.5, \"rate_scale\": 2},"
+  " \"clients\": [{\"model\": \"resnet50\", \"slo_ms\": 200, \"arrival\": \"trace\"}]}",
   NULL,
 };
 

@@ -275,8 +275,11 @@ def json_dictionary():
                   "v100_thesis", "igniter_v100", "gcp_n1_standard_16", "symphony_linear",
                   "maf2019.csv", "maf2021.csv", "azure_llm.csv", "v100"])
     lines = [f'"\\"{w}\\""' for w in sorted(words)]
+    # Values at the edges of what validation accepts and of int32/int64/double.
     lines += ['"true"', '"false"', '"null"', '"1e308"', '"-1"', '"0.5"', '"9223372036854775807"',
-              '"2147483648"', '"1e-9"', '"[]"', '"{}"']
+              '"2305843009213693951"', '"9007199254740992"', '"4294967296"', '"2147483648"',
+              '"1048576"', '"1e9"', '"1e12"', '"1e15"', '"1e18"', '"1e-9"', '"0.001"', '"1e-6"',
+              '"[]"', '"{}"']
     return "# JSON field names and keywords of src/ (tests/fuzz/make_seeds.py)\n" + \
         "\n".join(lines) + "\n"
 
@@ -286,7 +289,8 @@ def csv_dictionary():
              "AverageAllocatedMb", "SampleCount", "app", "func", "end_timestamp", "duration",
              "TIMESTAMP", "ContextTokens", "GeneratedTokens", "http", "timer", "1440",
              "2023-11-16 18:15:46.6805900", "+00:00", "Z", "\\x0d\\x0a", "\\x0a##\\x0a",
-             "\\xef\\xbb\\xbf", "9223372036854775807", "1e9", "-0", "nan", "inf"]
+             "\\xef\\xbb\\xbf", "9223372036854775807", "4294967296", "999999999", "1e9", "-0",
+             "nan", "inf", "2024-01-05 11:02:49", "9999-12-31 23:59:59", "1970-01-01 00:00:00"]
     return "# CSV column names and values of the trace formats (docs/traces.md)\n" + \
         "\n".join(f'"{w}"' for w in words) + "\n"
 
