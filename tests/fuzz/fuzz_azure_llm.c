@@ -30,8 +30,7 @@ static const char *const scenarios[] = {
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
   (void)argc;
-  (void)argv;
-  fuzz_init();
+  fuzz_init(*argv);
   return 0;
 }
 

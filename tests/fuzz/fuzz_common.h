@@ -19,12 +19,13 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Sets up the process once: G_SLICE and G_DEBUG so that GLib hands every
- * allocation to malloc (else leaks hide from LeakSanitizer in its slices),
- * CLUSTERSIM_DATA_DIR to the repository's data/ so that bare profile names
- * resolve, a temporary directory for the input files the readers need. Called
- * by LLVMFuzzerInitialize in every harness; idempotent. */
-void fuzz_init(void);
+/* Sets up the process once: G_SLICE=always-malloc and G_DEBUG=gc-friendly
+ * so that GLib hands every allocation to malloc (else leaks hide from
+ * LeakSanitizer in its slices; the process is started again with argv when
+ * they were not set), CLUSTERSIM_DATA_DIR to the repository's data/ so that
+ * bare profile names resolve, a temporary directory for the input files the
+ * readers need. Called by LLVMFuzzerInitialize in every harness; idempotent. */
+void fuzz_init(char **argv);
 
 /* The committed directory scenarios are resolved against (tests/fuzz/files:
  * small trace excerpts and data files the seed scenarios name). */

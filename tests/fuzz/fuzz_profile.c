@@ -9,8 +9,7 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
   (void)argc;
-  (void)argv;
-  fuzz_init();
+  fuzz_init(*argv);
   return 0;
 }
 

@@ -67,8 +67,7 @@ static void apply(CsScenario *sc, char *line)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
   (void)argc;
-  (void)argv;
-  fuzz_init();
+  fuzz_init(*argv);
   return 0;
 }
 
