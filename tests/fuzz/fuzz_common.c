@@ -171,8 +171,21 @@ static double node_gpus(const cJSON *node, const cJSON *mig)
 /* Validation computes the placement, whose cost grows with the cluster (the
  * MILP policies solve with GLPK): a valid 10,000-GPU cluster would only show
  * up as a timeout, which is no bug. */
-gboolean fuzz_cluster_small(CsScenario *sc)
+gboolean fuzz_validation_cheap(CsScenario *sc)
 {
+  const cJSON *pl = cJSON_GetObjectItemCaseSensitive(cs_scenario_root(sc), "placement");
+  const cJSON *policy = cJSON_GetObjectItemCaseSensitive(pl, "policy");
+  if (cJSON_IsString(policy) && strstr(policy->valuestring, "milp")) {
+    const cJSON *limit = cJSON_GetObjectItemCaseSensitive(pl, "time_limit_s");
+    /* Unrecorded: the effective scenario holds the cap as if it were given. */
+    if (!cJSON_IsNumber(limit) || limit->valuedouble > FUZZ_MILP_SECONDS) {
+      GError *error = NULL;
+      char *cap = g_strdup_printf("%g", FUZZ_MILP_SECONDS);
+      if (!cs_scenario_set_unrecorded(sc, "placement.time_limit_s", cap, &error))
+        fuzz_reject(&error);
+      g_free(cap);
+    }
+  }
   const cJSON *cl = cJSON_GetObjectItemCaseSensitive(cs_scenario_root(sc), "cluster");
   if (!cJSON_IsObject(cl))
     return TRUE;

@@ -84,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   g_strfreev(lines);
   g_free(text);
   g_free(cs_scenario_to_json(sc));
-  if (fuzz_cluster_small(sc)) {
+  if (fuzz_validation_cheap(sc)) {
     char *eff = cs_scenario_effective_json(sc, NULL, &error);
     fuzz_reject(&error);
     if (eff && fuzz_run_checked(sc))

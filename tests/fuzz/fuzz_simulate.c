@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_reject(&error);
     return 0;
   }
-  if (fuzz_cluster_small(sc) && fuzz_run_checked(sc))
+  if (fuzz_validation_cheap(sc) && fuzz_run_checked(sc))
     fuzz_accept();
   cs_scenario_free(sc);
   return 0;
