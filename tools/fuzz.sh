@@ -8,7 +8,7 @@
 #   --seconds N  fuzzing time per harness (default 60); a long run is the same
 #                with a big N (e.g. 14400 for four hours each)
 #   --jobs N     parallel fuzzing processes per harness, and compile jobs
-#                (default 1)
+#                (default: one process; compile jobs as ninja chooses)
 #   --replay     no fuzzing: run each harness once over its committed corpus
 #   HARNESS      fuzz_scenario, fuzz_set, ... or the short name (scenario,
 #                set, ...); default: all of them
@@ -23,12 +23,12 @@ cd "$(dirname "$0")/.."
 
 ALL=(fuzz_scenario fuzz_set fuzz_simulate fuzz_profile fuzz_network fuzz_interference
      fuzz_maf2019 fuzz_maf2021 fuzz_azure_llm)
-seconds=60 jobs=1 replay=0 harnesses=()
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+seconds=60 jobs=1 replay=0 harnesses=() ninja_jobs=()
+usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) [ $# -ge 2 ] || usage; seconds=$2; shift 2 ;;
-    --jobs) [ $# -ge 2 ] || usage; jobs=$2; shift 2 ;;
+    --jobs) [ $# -ge 2 ] || usage; jobs=$2; ninja_jobs=(-j "$2"); shift 2 ;;
     --replay) replay=1; shift ;;
     -h|--help) usage ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; usage ;;
@@ -59,7 +59,7 @@ if [ ! -d build-fuzz ]; then
   CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
     --buildtype=debugoptimized >/dev/null
 fi
-ninja -C build-fuzz -j "$jobs" "${harnesses[@]/#/tests/fuzz/}" >/dev/null
+ninja -C build-fuzz "${ninja_jobs[@]}" "${harnesses[@]/#/tests/fuzz/}" >/dev/null
 
 # GLib's slice allocator would keep freed and leaked blocks alike in its own
 # magazines: every allocation must reach malloc for LeakSanitizer to see it.
