@@ -128,8 +128,16 @@ for h in "${harnesses[@]}"; do
     grep -E '^(==[0-9]+== ?ERROR|SUMMARY|fuzz: property)|runtime error|ALARM|out-of-memory' "$log" \
       | head -5 | sed 's/^/    /' || true
     # The top frames of the project's code (libFuzzer's and the sanitizers'
-    # own frames say nothing about the input).
-    grep -E '^ *#[0-9]+ 0x' "$log" | grep -vE ' in (fuzzer::|__sanitizer|__asan|__ubsan|__interceptor|__lsan|malloc|calloc|realloc)' \
+    # own frames say nothing about the input). An allocation's stack is cut
+    # at GLib (no frame pointers) unless unwound slowly: too slow to fuzz
+    # with, so the reproducer is run once more that way.
+    stack=$log
+    if [ -n "$artifact" ]; then
+      (ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 "$exe" -rss_limit_mb=2048 \
+        -malloc_limit_mb=2048 "$artifact" >"$work/replay.log" 2>&1) 2>/dev/null || true
+      grep -qE '^ *#[0-9]+ 0x.* in [a-z_0-9]+ .*/(src|tests)/' "$work/replay.log" && stack=$work/replay.log
+    fi
+    grep -E '^ *#[0-9]+ 0x' "$stack" | grep -vE ' in (fuzzer::|__sanitizer|__asan|__ubsan|__interceptor|__lsan|malloc|calloc|realloc|g_[a-z_]+ )|0x[0-9a-f]+  \(' \
       | head -6 | sed -E 's/ \(BuildId: [0-9a-f]+\)//; s/^ */    /' || true
     echo "    reproducer: ${artifact:-(none written; see $log)}"
     grep -m1 -o 'INFO: Seed: [0-9]*' "$log" | sed 's/^INFO: /    libFuzzer /' || true
