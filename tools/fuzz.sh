@@ -69,6 +69,11 @@ export G_SLICE=always-malloc G_DEBUG=gc-friendly
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1
 export CS_SOURCE_ROOT=$PWD
+# The harnesses' input files (and libFuzzer's fork-mode files): a harness that
+# crashes cannot remove its own, so they stay in the build directory.
+export TMPDIR=$PWD/build-fuzz/fuzz/tmp
+rm -rf "$TMPDIR"
+mkdir -p "$TMPDIR"
 
 dict_of() {
   case "$1" in

@@ -2,7 +2,6 @@
 #include "fuzz_common.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
