@@ -389,3 +389,36 @@ gboolean cs_json_read_bool(const cJSON *obj, const char *key, gboolean required,
   g_free(p);
   return ok;
 }
+
+/* Replaces, in place, the large integral numbers under node by raw text. */
+static void exact_numbers(cJSON *node)
+{
+  for (cJSON *c = node->child; c; c = c->next) {
+    if (cJSON_IsNumber(c) && fabs(c->valuedouble) >= 1e15 && isfinite(c->valuedouble) &&
+        c->valuedouble == floor(c->valuedouble)) {
+      char buf[G_ASCII_DTOSTR_BUF_SIZE];
+      g_ascii_formatd(buf, sizeof buf, "%.17g", c->valuedouble);
+      cJSON *raw = cJSON_CreateRaw(buf);
+      /* Replacing by pointer keeps no key: give the raw item the number's.
+       * cJSON frees it with its default hooks, free(). */
+      if (c->string)
+        raw->string = strdup(c->string);
+      cJSON_ReplaceItemViaPointer(node, c, raw);
+      c = raw;
+    } else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+      exact_numbers(c);
+    }
+  }
+}
+
+char *cs_json_print_exact(const cJSON *root)
+{
+  cJSON *copy = cJSON_Duplicate(root, TRUE);
+  if (cJSON_IsObject(copy) || cJSON_IsArray(copy))
+    exact_numbers(copy);
+  char *s = cJSON_Print(copy);
+  char *out = g_strdup(s);
+  cJSON_free(s);
+  cJSON_Delete(copy);
+  return out;
+}

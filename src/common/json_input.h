@@ -32,6 +32,12 @@ typedef enum {
  * with error set when the file cannot be read or is not JSON. */
 cJSON *cs_json_load_file(const char *path, GError **error);
 
+/* cJSON_Print of root, formatted, with every integral number of magnitude
+ * 1e15 or more written with 17 significant digits: cJSON writes 15 and
+ * accepts them when they are close, which changes integers such as the seed
+ * 9007199254740991. Returns a g_malloc'd string (g_free it). */
+char *cs_json_print_exact(const cJSON *root);
+
 /* Parses JSON text; name is the file name used in messages. */
 cJSON *cs_json_parse(const char *text, const char *name, GError **error);
 

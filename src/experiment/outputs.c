@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/json_input.h"
 #include "cs_config.h"
 #include "outputs.h"
 #include "sim/results.h"
@@ -181,10 +182,10 @@ char *cs_results_to_json(const CsResults *r)
   add_num(as, "timeseries_bin_s", r->bin_ns * 1e-9);
   cJSON *eng = cJSON_AddObjectToObject(root, "engine");
   cJSON_AddNumberToObject(eng, "events", (double)r->events);
-  char *s = cJSON_Print(root);
+  char *s = cs_json_print_exact(root);
   cJSON_Delete(root);
   char *out = g_strconcat(s, "\n", NULL);
-  cJSON_free(s);
+  g_free(s);
   return out;
 }
 

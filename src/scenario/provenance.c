@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/json_input.h"
 #include "clustersim/clustersim.h"
 #include "policies/dispatch/dispatch.h"
 #include "sim/config.h"
@@ -227,9 +228,9 @@ char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
   for (int i = 0; c->overrides[i]; i++)
     cJSON_AddItemToArray(ov, cJSON_CreateString(c->overrides[i]));
   set_item(root, "overrides_applied", ov);
-  char *s = cJSON_Print(root);
+  char *s = cs_json_print_exact(root);
   cJSON_Delete(root);
   char *text = g_strconcat(s, "\n", NULL);
-  cJSON_free(s);
+  g_free(s);
   return text;
 }

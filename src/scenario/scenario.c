@@ -76,10 +76,7 @@ void cs_scenario_set_registry(CsScenario *sc, CsRegistry *registry)
 
 char *cs_scenario_to_json(const CsScenario *sc)
 {
-  char *s = cJSON_Print(sc->root);
-  char *copy = g_strdup(s);
-  cJSON_free(s);
-  return copy;
+  return cs_json_print_exact(sc->root);
 }
 
 const char *cs_scenario_name(const CsScenario *sc)

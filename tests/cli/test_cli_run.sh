@@ -283,4 +283,10 @@ bad "unset of a misspelt field" \
 bad "unset past the end of an array" "clustersim run: --unset clients[3]: clients has no element [3]" \
   run "$src/examples/quickstart.json" --unset 'clients[3]'
 
+# A seed of 16 digits survives the effective scenario (cJSON alone writes 15
+# significant digits and would change it).
+"$bin" run "$src/examples/quickstart.json" --set seed=9007199254740991 --output "$tmp/bigseed" >/dev/null 2>&1
+check "a 16-digit seed is written whole" grep -q '"seed":.9007199254740991,' "$tmp/bigseed/scenario.json"
+"$bin" run "$tmp/bigseed/scenario.json" --output "$tmp/bigseed2" >/dev/null 2>&1
+check "...and its effective scenario reproduces the summary" cmp -s "$tmp/bigseed/summary.json" "$tmp/bigseed2/summary.json"
 finish
