@@ -200,28 +200,12 @@ static void append_number(GString *out, double v)
   g_free(s);
 }
 
-/* Appends a CSV field, quoted when it needs to be (as runs.csv). */
-static void append_field(GString *out, const char *f)
-{
-  if (!strpbrk(f, ",\"\r\n")) {
-    g_string_append(out, f);
-    return;
-  }
-  g_string_append_c(out, '"');
-  for (const char *c = f; *c; c++) {
-    if (*c == '"')
-      g_string_append_c(out, '"');
-    g_string_append_c(out, *c);
-  }
-  g_string_append_c(out, '"');
-}
-
 char *cs_aggregate_to_csv(const CsAggregate *a)
 {
   GString *out = g_string_new("variant");
   for (int i = 0; i < a->n_axes; i++) {
     g_string_append_c(out, ',');
-    append_field(out, g_ptr_array_index(a->axis_names, i));
+    cs_runs_append_csv_field(out, g_ptr_array_index(a->axis_names, i));
   }
   g_string_append(out, ",model,metric,n,n_nan,mean,sd,ci95\n");
   for (guint gi = 0; gi < a->groups->len; gi++) {
@@ -229,13 +213,13 @@ char *cs_aggregate_to_csv(const CsAggregate *a)
     char **labels = g_ptr_array_index(a->points, g->point);
     for (int m = 0; m < g->n_metrics; m++) {
       const Stat *s = &g->stats[m];
-      append_field(out, g_ptr_array_index(a->variants, g->variant));
+      cs_runs_append_csv_field(out, g_ptr_array_index(a->variants, g->variant));
       for (int i = 0; i < a->n_axes; i++) {
         g_string_append_c(out, ',');
-        append_field(out, labels[i]);
+        cs_runs_append_csv_field(out, labels[i]);
       }
       g_string_append_c(out, ',');
-      append_field(out, g->model);
+      cs_runs_append_csv_field(out, g->model);
       g_string_append_printf(out, ",%s,%d,%d,", (const char *)g_ptr_array_index(a->metrics, m),
                              s->n, s->n_nan);
       append_number(out, s->mean);

@@ -271,7 +271,7 @@ void cs_runs_table_take(CsRunsTable *t, GPtrArray *rows)
 }
 
 /* Appends a CSV field, quoted when it holds a separator, quote or line break. */
-static void append_field(GString *out, const char *f)
+void cs_runs_append_csv_field(GString *out, const char *f)
 {
   if (!strpbrk(f, ",\"\r\n")) {
     g_string_append(out, f);
@@ -291,7 +291,7 @@ static void append_record(GString *out, char **fields, int n)
   for (int i = 0; i < n; i++) {
     if (i)
       g_string_append_c(out, ',');
-    append_field(out, fields[i]);
+    cs_runs_append_csv_field(out, fields[i]);
   }
   g_string_append_c(out, '\n');
 }

@@ -76,6 +76,10 @@ GPtrArray *cs_runs_rows(const CsRunsTable *t, int run_id, const char *variant,
 /* Appends rows (as cs_runs_rows returns them) to the table, taking them. */
 void cs_runs_table_take(CsRunsTable *t, GPtrArray *rows);
 
+/* Appends field f to out as runs.csv writes it: quoted (quotes doubled)
+ * when it holds a comma, quote or line break. */
+void cs_runs_append_csv_field(GString *out, const char *f);
+
 /* The table as CSV text (RFC 4180 quoting; g_free it). */
 char *cs_runs_table_to_csv(const CsRunsTable *t);
 
