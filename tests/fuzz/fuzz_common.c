@@ -107,6 +107,17 @@ char *fuzz_strndup(const uint8_t *data, size_t size)
   return g_strndup((const char *)data, size);
 }
 
+CsScenario *fuzz_load_scenario(const uint8_t *data, size_t size)
+{
+  char *text = fuzz_strndup(data, size);
+  GError *error = NULL;
+  CsScenario *sc = cs_scenario_new_from_json(text, "fuzz.json", fuzz_base_dir(), &error);
+  g_free(text);
+  if (!sc)
+    fuzz_reject(&error);
+  return sc;
+}
+
 static unsigned long accepted;
 
 void fuzz_accept(void)

@@ -39,6 +39,10 @@ const char *fuzz_write_temp(const char *name, const uint8_t *data, size_t size);
 /* The input as a NUL-terminated string (g_free it); an embedded NUL ends it. */
 char *fuzz_strndup(const uint8_t *data, size_t size);
 
+/* The input as a scenario file "fuzz.json" resolved against fuzz_base_dir(),
+ * or NULL after fuzz_reject when it does not load. */
+CsScenario *fuzz_load_scenario(const uint8_t *data, size_t size);
+
 /* Marks the current input as accepted: it went the whole way (loaded,
  * validated, ran; each harness says what that is). The replay driver's
  * --expect-accepted makes a seed that is not accepted an error, so that seeds

@@ -17,19 +17,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-  char *text = fuzz_strndup(data, size);
-  GError *error = NULL;
-  CsScenario *sc = cs_scenario_new_from_json(text, "fuzz.json", fuzz_base_dir(), &error);
-  g_free(text);
-  if (!sc) {
-    fuzz_reject(&error);
+  CsScenario *sc = fuzz_load_scenario(data, size);
+  if (!sc)
     return 0;
-  }
   g_free(cs_scenario_to_json(sc));
   if (!fuzz_validation_cheap(sc)) {
     cs_scenario_free(sc);
     return 0;
   }
+  GError *error = NULL;
   char *eff = cs_scenario_effective_json(sc, NULL, &error);
   if (!eff) {
     fuzz_reject(&error);

@@ -14,14 +14,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-  char *text = fuzz_strndup(data, size);
-  GError *error = NULL;
-  CsScenario *sc = cs_scenario_new_from_json(text, "fuzz.json", fuzz_base_dir(), &error);
-  g_free(text);
-  if (!sc) {
-    fuzz_reject(&error);
+  CsScenario *sc = fuzz_load_scenario(data, size);
+  if (!sc)
     return 0;
-  }
   if (fuzz_validation_cheap(sc) && fuzz_run_checked(sc))
     fuzz_accept();
   cs_scenario_free(sc);
