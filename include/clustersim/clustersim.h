@@ -282,6 +282,10 @@ CS_API const CsModelResult *cs_results_total(const CsResults *r);
 /* GPUs: number, and the busy fraction of GPU i over the simulated time. */
 CS_API int cs_results_n_gpus(const CsResults *r);
 CS_API double cs_results_gpu_busy_fraction(const CsResults *r, int gpu);
+/* Batches GPU i finished, and those a dispatch policy stopped on it
+ * (cs_engine_preempt_gpu) with the GPU time they had run, in ns. */
+CS_API int64_t cs_results_gpu_batches(const CsResults *r, int gpu);
+CS_API int64_t cs_results_gpu_preempted(const CsResults *r, int gpu, int64_t *lost_ns);
 
 /* Engine cost: events processed (deterministic), wall time of the run in
  * seconds and simulated requests per wall second (not deterministic). */

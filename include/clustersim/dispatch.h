@@ -144,6 +144,11 @@ CS_API const CsRequest *cs_batch_request(const CsBatch *b, int i);
  * by default it starts as soon as it is at the front of the GPU's queue. */
 CS_API void cs_batch_set_not_before(CsBatch *b, int64_t t_ns);
 
+/* The batch's inputs are already at its GPU's node: the policy forwarded each
+ * request there when it arrived (as Nexus' frontends do) and modelled that
+ * delay itself. Sending the batch then costs no transfer. */
+CS_API void cs_batch_set_inputs_at_node(CsBatch *b);
+
 /* Sends the batch now to replica (index into the placement's replicas):
  * transfer to its GPU's node, then its GPU's queue. The engine owns the batch
  * from here on. Placement-based policies only. */
@@ -152,6 +157,16 @@ CS_API void cs_engine_send_replica(CsEngine *e, CsBatch *b, int replica);
 /* Sends the batch now to gpu, where it runs alone (one batch at a time).
  * Centralized policies only. */
 CS_API void cs_engine_send_gpu(CsEngine *e, CsBatch *b, int gpu);
+
+/* Preemption (Shepherd): stops every batch sent to gpu that has not finished
+ * (in transfer, waiting for its not-before time, queued or running). The GPU
+ * time they ran is lost (it counts as busy time and in the GPU's
+ * "preempted_ms"); their requests return to the policy, which holds them
+ * again and must send or drop each one. Appends those requests to out (a
+ * GArray of CsRequest) in dispatch order and returns how many batches were
+ * stopped (0: none). Centralized policies only; a placement-based policy,
+ * a GPU out of range or a wrong array are misuses that stop the run. */
+CS_API int cs_engine_preempt_gpu(CsEngine *e, int gpu, GArray *out);
 
 /* The request leaves unserved: dropped because it cannot meet its deadline
  * (counted as dropped), or because its model has no replica (unserved). */

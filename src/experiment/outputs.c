@@ -154,6 +154,10 @@ char *cs_results_to_json(const CsResults *r)
       add_num(o, "memory_fraction", r->gpus[g].memory_fraction);
     }
     cJSON_AddNumberToObject(o, "batches", (double)r->gpus[g].batches);
+    if (r->gpus[g].preempted > 0) {
+      cJSON_AddNumberToObject(o, "batches_preempted", (double)r->gpus[g].preempted);
+      add_num(o, "preempted_ms", (double)r->gpus[g].preempted_ns / 1e6);
+    }
     cJSON_AddItemToArray(gpus, o);
   }
   /* Symphony 3.5: bad rate r and idle fraction f are the autoscaling signals;

@@ -28,8 +28,7 @@
 /* A dispatch policy's misuse of a service (a GPU out of range, a batch sent
  * twice) stops the run: the first one is kept and cs_engine_run reports it,
  * so a policy's bug never becomes a silent wrong number. */
-static void misuse(Engine *e, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static void misuse(Engine *e, const char *fmt, ...)
+void cs_engine_misuse(Engine *e, const char *fmt, ...)
 {
   if (e->misuse)
     return;
@@ -74,7 +73,7 @@ gboolean cs_engine_model_ok(Engine *e, const char *call, int model)
 {
   if (model >= 0 && model < e->cfg->n_clients)
     return TRUE;
-  misuse(e, "%s: model %d out of range (the scenario has %d)", call, model, e->cfg->n_clients);
+  cs_engine_misuse(e, "%s: model %d out of range (the scenario has %d)", call, model, e->cfg->n_clients);
   return FALSE;
 }
 
@@ -101,7 +100,7 @@ gboolean cs_engine_cancel(Engine *e, CsTimer t)
 Batch *cs_engine_batch_new(Engine *e, int model, int cap)
 {
   if (model < 0 || model >= e->cfg->n_clients) {
-    misuse(e, "cs_engine_batch_new: model %d out of range (the scenario has %d)", model,
+    cs_engine_misuse(e, "cs_engine_batch_new: model %d out of range (the scenario has %d)", model,
            e->cfg->n_clients);
     model = 0;
   }
@@ -124,6 +123,8 @@ Batch *cs_engine_batch_new(Engine *e, int model, int cap)
   b->replica = -1;
   b->n = 0;
   b->not_before_ns = 0;
+  b->inputs_at_node = FALSE;
+  b->state = BATCH_HELD;
   b->next = NULL;
   return b;
 }
@@ -158,6 +159,11 @@ void cs_batch_set_not_before(Batch *b, int64_t t_ns)
   b->not_before_ns = t_ns;
 }
 
+void cs_batch_set_inputs_at_node(Batch *b)
+{
+  b->inputs_at_node = TRUE;
+}
+
 /* Network transfer of the batch's requests to gpu's node, then its queue. */
 static void send(Engine *e, Batch *b, int gpu, int worker)
 {
@@ -167,8 +173,10 @@ static void send(Engine *e, Batch *b, int gpu, int worker)
   b->dispatch_ns = e->now;
   b->node_ns = -1;
   e->gpus[gpu].in_transfer++;
-  int64_t at = cs_engine_transfer_end(e, b, e->clients[b->model].cfg->input_bytes,
-                                      "request payload");
+  b->state = BATCH_IN_TRANSFER;
+  int64_t at = b->inputs_at_node ? e->now
+                                 : cs_engine_transfer_end(e, b, e->clients[b->model].cfg->input_bytes,
+                                                          "request payload");
   cs_eq_push(e->q, at, EV_BATCH_AT_NODE, 0, b);
 }
 
@@ -177,16 +185,16 @@ void cs_engine_send_replica(Engine *e, Batch *b, int replica)
   const CsPlacement *pl = e->cfg->placement;
   const CsReplica *r = pl ? cs_placement_replica(pl, replica) : NULL;
   if (!pl)
-    misuse(e, "cs_engine_send_replica: the run has no placement (a centralized policy sends "
+    cs_engine_misuse(e, "cs_engine_send_replica: the run has no placement (a centralized policy sends "
               "with cs_engine_send_gpu)");
   else if (!r)
-    misuse(e, "cs_engine_send_replica: replica %d out of range (the placement has %d)", replica,
+    cs_engine_misuse(e, "cs_engine_send_replica: replica %d out of range (the placement has %d)", replica,
            cs_placement_n_replicas(pl));
   else if (r->model != b->model)
-    misuse(e, "cs_engine_send_replica: a batch of %s sent to replica %d, which serves %s",
+    cs_engine_misuse(e, "cs_engine_send_replica: a batch of %s sent to replica %d, which serves %s",
            e->cfg->clients[b->model].model, replica, e->cfg->clients[r->model].model);
   else if (b->n == 0)
-    misuse(e, "cs_engine_send_replica: the batch is empty");
+    cs_engine_misuse(e, "cs_engine_send_replica: the batch is empty");
   if (e->misuse) {
     batch_release(e, b);
     return;
@@ -198,13 +206,13 @@ void cs_engine_send_replica(Engine *e, Batch *b, int replica)
 void cs_engine_send_gpu(Engine *e, Batch *b, int gpu)
 {
   if (e->cfg->placement)
-    misuse(e, "cs_engine_send_gpu: the run has a placement (a placement-based policy sends "
+    cs_engine_misuse(e, "cs_engine_send_gpu: the run has a placement (a placement-based policy sends "
               "with cs_engine_send_replica)");
   else if (gpu < 0 || gpu >= e->cfg->n_gpus)
-    misuse(e, "cs_engine_send_gpu: gpu %d out of range (the cluster has %d)", gpu,
+    cs_engine_misuse(e, "cs_engine_send_gpu: gpu %d out of range (the cluster has %d)", gpu,
            e->cfg->n_gpus);
   else if (b->n == 0)
-    misuse(e, "cs_engine_send_gpu: the batch is empty");
+    cs_engine_misuse(e, "cs_engine_send_gpu: the batch is empty");
   if (e->misuse) {
     batch_release(e, b);
     return;
@@ -216,7 +224,7 @@ int64_t cs_engine_exec_ns(Engine *e, int model, int gpu, int n)
 {
   if (G_UNLIKELY(model < 0 || model >= e->cfg->n_clients || gpu < 0 || gpu >= e->cfg->n_gpus ||
                  n < 1)) {
-    misuse(e, "cs_engine_exec_ns: model %d, gpu %d, batch %d out of range", model, gpu, n);
+    cs_engine_misuse(e, "cs_engine_exec_ns: model %d, gpu %d, batch %d out of range", model, gpu, n);
     return INT64_MAX / 8;
   }
   int k = model * e->n_gpu_types + e->gpus[gpu].type;
@@ -225,7 +233,7 @@ int64_t cs_engine_exec_ns(Engine *e, int model, int gpu, int n)
     /* Filled on first use: policies may form batches of any size. */
     const CsModelProfile *prof = e->profile[k];
     if (!prof) {
-      misuse(e, "cs_engine_exec_ns: %s has no profile on gpu %d's type %s",
+      cs_engine_misuse(e, "cs_engine_exec_ns: %s has no profile on gpu %d's type %s",
              e->cfg->clients[model].model, gpu, e->cfg->gpus[gpu].gpu_type);
       return INT64_MAX / 8;
     }
@@ -479,7 +487,7 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   /* Every request handed to the policy must leave it exactly once. */
   for (int i = 0; i < cfg->n_clients && !e.misuse && !e.limit && !e.cancelled; i++)
     if (e.clients[i].resolved > e.clients[i].generated)
-      misuse(&e, "%" G_GINT64_FORMAT " requests of %s left the policy more than once (sent, "
+      cs_engine_misuse(&e, "%" G_GINT64_FORMAT " requests of %s left the policy more than once (sent, "
              "dropped or marked unserved twice)",
              (gint64)(e.clients[i].resolved - e.clients[i].generated), cfg->clients[i].model);
   if (e.misuse || e.limit || e.cancelled) {
@@ -515,6 +523,8 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
     res->gpus[g].gpu_type = g_strdup(cfg->gpus[g].gpu_type);
     res->gpus[g].busy_ns = e.gpus[g].busy_ns;
     res->gpus[g].batches = e.gpus[g].batches;
+    res->gpus[g].preempted = e.gpus[g].preempted;
+    res->gpus[g].preempted_ns = e.gpus[g].preempted_ns;
     res->gpus[g].busy_fraction = e.now > 0 ? (double)e.gpus[g].busy_ns / (double)e.now : 0.0;
   }
   /* Per-GPU and per-worker time series move to the results. */

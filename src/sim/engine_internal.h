@@ -25,10 +25,24 @@ struct CsBatch {
   int n, cap;            /* requests held / capacity of reqs */
   Req *reqs;
   int64_t not_before_ns; /* the GPU must not start it earlier (0: as soon as it arrives) */
+  gboolean inputs_at_node; /* the policy forwarded the inputs earlier: no transfer on send */
+  int state;             /* BatchState */
   int64_t dispatch_ns, node_ns, start_ns, end_ns;
   struct CsBatch *next;  /* free list, or the GPU's FIFO */
 };
 typedef struct CsBatch Batch;
+
+/* Where a batch is (cs_engine_preempt_gpu stops the ones sent and unfinished). */
+typedef enum {
+  BATCH_FREE,        /* on the engine's free list */
+  BATCH_HELD,        /* the policy is filling it */
+  BATCH_IN_TRANSFER, /* sent, inputs on their way to the node (an EV_BATCH_AT_NODE pending) */
+  BATCH_WAITING,     /* at the node before its not-before time (an EV_BATCH_AT_NODE pending) */
+  BATCH_QUEUED,      /* in its GPU's FIFO */
+  BATCH_RUNNING,
+  BATCH_RETURNING,   /* finished, result on its way back (an EV_RESULT pending) */
+  BATCH_PREEMPTED,   /* stopped while an event for it was pending: released when it fires */
+} BatchState;
 
 /* A timer handle is the event queue's handle packed in 64 bits; generation 0
  * (no event) packs to CS_TIMER_NONE. */

@@ -83,6 +83,8 @@ typedef struct {
   int64_t busy_since;     /* start of the current busy period, -1 when idle */
   int64_t busy_ns;
   int64_t batches;
+  int64_t preempted;      /* batches stopped by cs_engine_preempt_gpu */
+  int64_t preempted_ns;   /* GPU time they had run, lost */
   int type;               /* index into Engine.gpu_types */
   GArray *bins;           /* busy time per bin (bins.h: a = ns with a batch running) */
   GArray *sm_bins;        /* SM use per bin (bins.h: x = integral of the SM fraction, ns) */
@@ -125,6 +127,7 @@ struct CsEngine {
 /* Returns a batch to the engine's free list (on the hot path: inline). */
 static inline void batch_release(Engine *e, Batch *b)
 {
+  b->state = BATCH_FREE;
   b->next = e->free_batches;
   e->free_batches = b;
 }
@@ -149,6 +152,10 @@ static inline void on_arrival(Engine *e, int ci)
   cs_engine_schedule_next_arrival(e, ci);
   e->dispatch->on_request(e->dispatch_state, ci, &r);
 }
+
+/* engine.c: records (the first) misuse of a service by the dispatch policy:
+ * the run stops and cs_engine_run fails with CS_ERROR_POLICY and the message. */
+void cs_engine_misuse(Engine *e, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 /* engine.c: FALSE after recording a misuse when model is out of range. */
 gboolean cs_engine_model_ok(Engine *e, const char *call, int model);

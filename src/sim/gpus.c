@@ -65,6 +65,17 @@ static double batch_demand(Engine *e, int model, int g, int n)
   return best ? best->creq_pct[CS_CREQ_WSM] / 100.0 : NAN;
 }
 
+/* Closes GPU g's busy period when nothing runs on it any more. */
+static void end_busy_period_if_idle(Engine *e, int g)
+{
+  Gpu *gpu = &e->gpus[g];
+  if (gpu->n_running == 0) {
+    gpu->busy_ns += e->now - gpu->busy_since;
+    account_bins(e, g, gpu->busy_since, e->now);
+    gpu->busy_since = -1;
+  }
+}
+
 static void gpu_rearm(Engine *e, int g)
 {
   Gpu *gpu = &e->gpus[g];
@@ -80,6 +91,7 @@ static void gpu_start(Engine *e, int g, Batch *b)
 {
   Gpu *gpu = &e->gpus[g];
   Worker *w = &e->workers[b->worker];
+  b->state = BATCH_RUNNING;
   b->start_ns = e->now;
   b->job = e->next_job++;
   double demand = batch_demand(e, b->model, g, b->n);
@@ -153,6 +165,10 @@ static void gpu_dispatch(Engine *e, int g)
 
 void cs_engine_on_batch_at_node(Engine *e, Batch *b)
 {
+  if (b->state == BATCH_PREEMPTED) {
+    batch_release(e, b); /* its counters were settled when it was stopped */
+    return;
+  }
   if (b->node_ns < 0) {
     b->node_ns = e->now;
     e->gpus[b->gpu].in_transfer--;
@@ -160,6 +176,7 @@ void cs_engine_on_batch_at_node(Engine *e, Batch *b)
   }
   if (b->not_before_ns > e->now) {
     /* The dispatcher asked for a later start: the batch waits at the worker. */
+    b->state = BATCH_WAITING;
     cs_eq_push(e->q, b->not_before_ns, EV_BATCH_AT_NODE, 0, b);
     return;
   }
@@ -173,6 +190,7 @@ void cs_engine_on_batch_at_node(Engine *e, Batch *b)
     batch_release(e, b);
     return;
   }
+  b->state = BATCH_QUEUED;
   if (gpu->tail)
     gpu->tail->next = b;
   else
@@ -202,15 +220,12 @@ void cs_engine_on_gpu_done(Engine *e, int g)
   gpu_changed(e, g);
   Worker *wk = &e->workers[b->worker];
   wk->busy = FALSE;
+  b->state = BATCH_RETURNING;
   b->end_ns = e->now;
   /* Inference latency of this worker over time (by completion time). */
   cs_bins_add_at(wk->bins, e->now / e->bin_ns, 1, b->end_ns - b->start_ns);
   gpu->batches++;
-  if (gpu->n_running == 0) {
-    gpu->busy_ns += e->now - gpu->busy_since;
-    account_bins(e, g, gpu->busy_since, e->now);
-    gpu->busy_since = -1;
-  }
+  end_busy_period_if_idle(e, g);
   if (e->dispatch->on_batch_finish || (e->opt && e->opt->on_batch)) {
     CsBatchEvent ev = batch_event(b);
     if (e->dispatch->on_batch_finish)
@@ -223,4 +238,94 @@ void cs_engine_on_gpu_done(Engine *e, int g)
              EV_RESULT, 0, b);
   gpu_dispatch(e, g);
   gpu_rearm(e, g);
+}
+
+/* Stops batch b of GPU g (sent, not finished) and hands its requests to out. */
+static void preempt_batch(Engine *e, int g, Batch *b, GArray *out)
+{
+  Gpu *gpu = &e->gpus[g];
+  g_array_append_vals(out, b->reqs, (guint)b->n);
+  gpu->preempted++;
+  switch (b->state) {
+  case BATCH_IN_TRANSFER:
+    gpu->in_transfer--;
+    b->state = BATCH_PREEMPTED; /* released when its arrival event fires */
+    break;
+  case BATCH_WAITING:
+    gpu->queued--;
+    b->state = BATCH_PREEMPTED;
+    break;
+  case BATCH_QUEUED: {
+    Batch *prev = NULL;
+    for (Batch *x = gpu->head; x != b; x = x->next)
+      prev = x;
+    if (prev)
+      prev->next = b->next;
+    else
+      gpu->head = b->next;
+    if (gpu->tail == b)
+      gpu->tail = prev;
+    gpu->queued--;
+    batch_release(e, b);
+    break;
+  }
+  case BATCH_RUNNING:
+    gpu_changing(e, g);
+    cs_gpu_exec_finish(gpu->exec, e->now, b->job); /* the job leaves: its work is lost */
+    for (int i = 0; i < gpu->n_running; i++)
+      if (gpu->running[i] == b) {
+        gpu->running[i] = gpu->running[--gpu->n_running];
+        break;
+      }
+    gpu_changed(e, g);
+    e->workers[b->worker].busy = FALSE;
+    gpu->preempted_ns += e->now - b->start_ns;
+    end_busy_period_if_idle(e, g);
+    batch_release(e, b);
+    break;
+  default:
+    g_assert_not_reached();
+  }
+}
+
+static gint batch_by_id(gconstpointer a, gconstpointer b)
+{
+  uint64_t x = (*(Batch *const *)a)->id, y = (*(Batch *const *)b)->id;
+  return x < y ? -1 : x > y;
+}
+
+int cs_engine_preempt_gpu(Engine *e, int gpu, GArray *out)
+{
+  if (e->cfg->placement) {
+    cs_engine_misuse(e, "cs_engine_preempt_gpu: the run has a placement (only centralized "
+                        "policies may preempt)");
+    return 0;
+  }
+  if (gpu < 0 || gpu >= e->cfg->n_gpus) {
+    cs_engine_misuse(e, "cs_engine_preempt_gpu: gpu %d out of range (the cluster has %d)", gpu,
+                     e->cfg->n_gpus);
+    return 0;
+  }
+  if (!out || g_array_get_element_size(out) != sizeof(CsRequest)) {
+    cs_engine_misuse(e, "cs_engine_preempt_gpu: out must be a GArray of CsRequest");
+    return 0;
+  }
+  /* Sent and unfinished batches of this GPU, stopped in dispatch order. */
+  GPtrArray *victims = g_ptr_array_new();
+  for (guint i = 0; i < e->batches->len; i++) {
+    Batch *b = g_ptr_array_index(e->batches, i);
+    if (b->gpu == gpu && (b->state == BATCH_IN_TRANSFER || b->state == BATCH_WAITING ||
+                          b->state == BATCH_QUEUED || b->state == BATCH_RUNNING))
+      g_ptr_array_add(victims, b);
+  }
+  g_ptr_array_sort(victims, batch_by_id);
+  for (guint i = 0; i < victims->len; i++)
+    preempt_batch(e, gpu, g_ptr_array_index(victims, i), out);
+  int n = (int)victims->len;
+  g_ptr_array_free(victims, TRUE);
+  if (n > 0) {
+    gpu_dispatch(e, gpu);
+    gpu_rearm(e, gpu);
+  }
+  return n;
 }

@@ -116,6 +116,20 @@ double cs_results_gpu_busy_fraction(const CsResults *r, int gpu)
   return r->gpus[gpu].busy_fraction;
 }
 
+int64_t cs_results_gpu_batches(const CsResults *r, int gpu)
+{
+  g_return_val_if_fail(gpu >= 0 && gpu < r->n_gpus, -1);
+  return r->gpus[gpu].batches;
+}
+
+int64_t cs_results_gpu_preempted(const CsResults *r, int gpu, int64_t *lost_ns)
+{
+  g_return_val_if_fail(gpu >= 0 && gpu < r->n_gpus, -1);
+  if (lost_ns)
+    *lost_ns = r->gpus[gpu].preempted_ns;
+  return r->gpus[gpu].preempted;
+}
+
 uint64_t cs_results_events(const CsResults *r)
 {
   return r->events;

@@ -26,6 +26,8 @@ typedef struct {
   double busy_fraction;
   int64_t busy_ns;
   int64_t batches;
+  int64_t preempted;    /* batches stopped by the dispatch policy (cs_engine_preempt_gpu) */
+  int64_t preempted_ns; /* GPU time they had run, lost */
 } CsGpuResult;
 
 struct CsResults {

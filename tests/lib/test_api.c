@@ -326,6 +326,103 @@ static const CsDispatchPolicy fifo = {
   .on_batch_finish = fifo_on_finish,
 };
 
+/* A policy that preempts: every request stops whatever GPU 0 has and goes
+ * there with the requests it got back, as one batch. */
+typedef struct {
+  CsEngine *e;
+  GArray *back;
+  int starts, finishes, stopped;
+  int64_t last_start_ns, last_end_ns;
+} Preempter;
+
+static void *preempter_create(CsEngine *e, const void *params, void *user_data)
+{
+  (void)params;
+  Preempter *p = user_data;
+  p->e = e;
+  p->back = g_array_new(FALSE, FALSE, sizeof(CsRequest));
+  return p;
+}
+
+static void preempter_destroy(void *state)
+{
+  Preempter *p = state;
+  g_array_unref(p->back);
+}
+
+static void preempter_on_request(void *state, int model, const CsRequest *r)
+{
+  Preempter *p = state;
+  g_array_set_size(p->back, 0);
+  p->stopped += cs_engine_preempt_gpu(p->e, 0, p->back);
+  CsBatch *b = cs_engine_batch_new(p->e, model, (int)p->back->len + 1);
+  for (guint i = 0; i < p->back->len; i++)
+    cs_batch_add(p->e, b, &g_array_index(p->back, CsRequest, i));
+  cs_batch_add(p->e, b, r);
+  cs_engine_send_gpu(p->e, b, 0);
+}
+
+static void preempter_on_start(void *state, const CsBatchEvent *b)
+{
+  Preempter *p = state;
+  p->starts++;
+  p->last_start_ns = b->start_ns;
+}
+
+static void preempter_on_finish(void *state, const CsBatchEvent *b)
+{
+  Preempter *p = state;
+  p->finishes++;
+  p->last_end_ns = b->end_ns;
+}
+
+static const CsDispatchPolicy preempter = {
+  .name = "preempter",
+  .uses_placement = FALSE,
+  .create = preempter_create,
+  .destroy = preempter_destroy,
+  .on_request = preempter_on_request,
+  .on_batch_start = preempter_on_start,
+  .on_batch_finish = preempter_on_finish,
+};
+
+static void test_preemption_hand_timeline(void **state)
+{
+  (void)state;
+  Preempter p = { 0 };
+  CsRegistry *r = cs_registry_new();
+  assert_true(cs_registry_add_dispatch(r, &preempter, &p, NULL));
+  CsScenario *sc = test_scenario(
+    dir, "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+         " \"dispatch\": {\"policy\": \"preempter\"},"
+         " \"clients\": [{\"model\": \"a\", \"rate\": 400, \"slo_ms\": 50,"
+         " \"arrival\": \"constant\", \"requests\": 3}]}");
+  cs_scenario_set_registry(sc, r);
+  cs_registry_unref(r);
+  CsResults *res = test_run(sc, NULL);
+  /* l(b) = b + 4 ms, requests at 0, 2.5 and 5 ms (zero network). By hand:
+   * {0} runs from 0 and is stopped at 2.5 ms; {0, 1} runs from 2.5 and is
+   * stopped at 5 ms; {0, 1, 2} runs [5, 12) ms. Lost: 2 x 2.5 ms. */
+  assert_int_equal(p.stopped, 2);
+  assert_int_equal(p.starts, 3);
+  assert_int_equal(p.finishes, 1);
+  assert_int_equal(p.last_start_ns, 5000000);
+  assert_int_equal(p.last_end_ns, 12000000);
+  int64_t lost = -1;
+  assert_int_equal(cs_results_gpu_preempted(res, 0, &lost), 2);
+  assert_int_equal(lost, 5000000);
+  assert_int_equal(cs_results_gpu_batches(res, 0), 1);
+  const CsModelResult *m = cs_results_model(res, 0);
+  assert_int_equal(m->completed, 3);
+  assert_int_equal(m->good, 3);
+  /* Latencies 12, 9.5 and 7 ms: the GPU was busy without a gap for 12 ms. */
+  assert_true(fabs(m->latency.mean - (12 + 9.5 + 7) / 3.0) < 1e-9);
+  assert_true(fabs(m->latency.max - 12) < 1e-9);
+  assert_true(fabs(cs_results_gpu_busy_fraction(res, 0) - 1.0) < 1e-12);
+  cs_results_free(res);
+  cs_scenario_free(sc);
+}
+
 typedef struct {
   int batches, gpu_changes, max_running;
   int64_t first_dispatch_ns, first_end_ns;
@@ -755,6 +852,7 @@ int main(void)
     cmocka_unit_test(test_placement_results_checked),
     cmocka_unit_test(test_dispatch_callbacks_and_observers),
     cmocka_unit_test(test_dispatch_misuse_stops_the_run),
+    cmocka_unit_test(test_preemption_hand_timeline),
     cmocka_unit_test(test_progress_cancels),
     cmocka_unit_test(test_world_and_dispatch_params),
     cmocka_unit_test(test_params_views),
