@@ -59,7 +59,15 @@ typedef struct {
   size_t head, len, cap;
   int64_t slo_ns;
   Budget budget;
-  int target;        /* largest batch that can meet the SLO at all (window gathering) */
+  int target;        /* window gathering's target batch (TargetBatch) */
+  /* TARGET_RATE: the arrival rate as nexuslb's RpsMeter measures it, samples
+   * of rate_sample_ns from the first arrival, the last rate_window averaged. */
+  int64_t first_arrival_ns;  /* -1 before the first */
+  int64_t sample_index;      /* the sample being counted */
+  int64_t sample_count;      /* its arrivals so far */
+  int64_t *samples;          /* ring of the last rate_window sealed samples' counts */
+  int64_t n_samples, samples_sum;
+  int64_t target_sample;     /* sample_index when target was computed (-1: never) */
   gboolean has_cand;
   int bs;
   int64_t exec_ns, latest_ns;
@@ -225,6 +233,76 @@ static int gather_window(Central *c, int m, int64_t now, int64_t gpu_free_ns)
   return bs;
 }
 
+/* ---- nexuslb's target batch (target_batch "rate") ------------------------------ */
+
+/* Seals every sample that ended by now (zeros for samples without arrivals). */
+static void meter_advance(Central *c, ModelQ *q, int64_t now)
+{
+  if (q->first_arrival_ns < 0)
+    return;
+  int64_t idx = (now - q->first_arrival_ns) / c->p->rate_sample_ns;
+  int w = c->p->rate_window;
+  if (idx - q->sample_index > w + 1) {
+    /* Idle for longer than the window: every sample in it is 0. */
+    q->sample_index = idx - w - 1;
+    q->sample_count = 0;
+  }
+  while (q->sample_index < idx) {
+    int slot = (int)(q->n_samples % w);
+    if (q->n_samples >= w)
+      q->samples_sum -= q->samples[slot];
+    q->samples[slot] = q->sample_count;
+    q->samples_sum += q->sample_count;
+    q->n_samples++;
+    q->sample_count = 0;
+    q->sample_index++;
+  }
+}
+
+static int64_t cost_lat(void *ctx, int m, int b)
+{
+  return lat(ctx, m, b);
+}
+
+static int64_t cost_overhead(void *ctx, int m, int b)
+{
+  return delay_ns(ctx, m, b) + resp_ns(ctx, m, b);
+}
+
+static int rate_target(Central *c, int m, double rate_per_ns)
+{
+  CsBatchCosts costs = { .lat_ns = cost_lat, .overhead_ns = cost_overhead, .ctx = c, .model = m };
+  return cs_central_rate_target(rate_per_ns * 1e9, c->models[m].slo_ns, c->p->max_batch, &costs);
+}
+
+/* Before the first sealed sample: the largest b with l(b) <= SLO / 2 - 2 ms
+ * (nexuslb's fallback, its 2 ms being the network it assumes), at least 1. */
+static int fallback_target(Central *c, int m)
+{
+  int64_t half = c->models[m].slo_ns / 2 - 2000000;
+  int b = 1;
+  while (b < c->p->max_batch && lat(c, m, b + 1) <= half)
+    b++;
+  return b;
+}
+
+/* Recomputes the target when a sample was sealed since the last time. */
+static void update_rate_target(Central *c, int m, int64_t now)
+{
+  ModelQ *q = &c->models[m];
+  meter_advance(c, q, now);
+  if (q->target_sample == q->sample_index)
+    return;
+  q->target_sample = q->sample_index;
+  if (q->n_samples == 0) {
+    q->target = fallback_target(c, m);
+    return;
+  }
+  int64_t n = MIN(q->n_samples, (int64_t)c->p->rate_window);
+  double rate = (double)q->samples_sum / ((double)n * (double)c->p->rate_sample_ns);
+  q->target = rate_target(c, m, rate);
+}
+
 static void update_candidate(Central *c, int m, int64_t gpu_free_ns)
 {
   ModelQ *q = &c->models[m];
@@ -232,6 +310,8 @@ static void update_candidate(Central *c, int m, int64_t gpu_free_ns)
   cs_engine_cancel(c->e, q->model_timer);
   cs_engine_cancel(c->e, q->drop_timer);
   q->model_timer = q->drop_timer = CS_TIMER_NONE;
+  if (c->p->target == TARGET_RATE)
+    update_rate_target(c, m, now);
   int bs = c->p->gathering == GATHER_WINDOW ? gather_window(c, m, now, gpu_free_ns)
                                             : gather_head(c, m, now, gpu_free_ns);
   if (bs == 0) {
@@ -383,7 +463,12 @@ static void *central_create(CsEngine *e, const void *params, void *user_data)
   for (int m = 0; m < c->n_models; m++) {
     ModelQ *q = &c->models[m];
     q->slo_ns = cs_world_slo_ns(w, m);
-    /* The largest batch that could meet the SLO if dispatched on arrival. */
+    q->first_arrival_ns = -1;
+    q->target_sample = -1;
+    if (c->p->target == TARGET_RATE)
+      q->samples = g_new0(int64_t, c->p->rate_window);
+    /* TARGET_SLO: the largest batch that could meet the SLO if dispatched on
+     * arrival. (TARGET_RATE replaces it before its first use.) */
     q->target = 1;
     while (q->target < c->p->max_batch &&
            delay_ns(c, m, q->target + 1) + lat(c, m, q->target + 1) +
@@ -405,6 +490,7 @@ static void central_destroy(void *state)
    * copies in buf. */
   for (int m = 0; m < c->n_models; m++) {
     g_free(c->models[m].buf);
+    g_free(c->models[m].samples);
     cs_central_budget_clear(&c->models[m].budget);
   }
   g_free(c->models);
@@ -415,7 +501,15 @@ static void central_destroy(void *state)
 static void central_on_request(void *state, int m, const CsRequest *r)
 {
   Central *c = state;
-  q_push(&c->models[m], r);
+  ModelQ *q = &c->models[m];
+  if (c->p->target == TARGET_RATE) {
+    /* Every arrival counts, also those dropped later (nexuslb's Hit). */
+    if (q->first_arrival_ns < 0)
+      q->first_arrival_ns = r->send_ns;
+    meter_advance(c, q, cs_engine_now(c->e));
+    q->sample_count++;
+  }
+  q_push(q, r);
   update_candidate(c, m, INT64_MIN);
   if (c->models[m].waiting)
     set_gpu_timer(c); /* the waiting candidate grew: its delay changed */

@@ -18,6 +18,9 @@
 typedef enum { RULE_DEFERRED, RULE_EAGER, RULE_TIMEOUT } ExecRule;
 typedef enum { GPU_LOWEST_ID, GPU_EARLIEST_FREE } GpuChoice;
 typedef enum { GATHER_WINDOW, GATHER_HEAD } Gathering;
+/* Window gathering's target batch: the largest batch that meets the SLO when
+ * dispatched on arrival, or nexuslb's estimate from the observed rate. */
+typedef enum { TARGET_SLO, TARGET_RATE } TargetBatch;
 
 /* What cs_central_check derived for one model, for the summary: the scheduler's
  * budgets and the simulated transfers at batch 1 and at the largest batch. */
@@ -34,6 +37,9 @@ typedef struct {
   ExecRule rule;
   GpuChoice gpu_choice;
   Gathering gathering;
+  TargetBatch target;
+  int64_t rate_sample_ns; /* TARGET_RATE: width of one rate sample */
+  int rate_window;        /* TARGET_RATE: samples averaged */
   int64_t d_ctrl_ns, d_data_ns, d_resp_ns; /* d_data/d_resp: only when explicit */
   gboolean data_explicit, resp_explicit;
   int64_t timeout_ns; /* RULE_TIMEOUT: k */
@@ -61,6 +67,27 @@ void cs_central_free(void *params);
 void cs_central_write_defaults(const void *params, CsParamsWriter *out);
 void cs_central_describe(const void *params, CsParamsWriter *out);
 void cs_central_check(void *params, const CsWorld *world, CsWarningList *w, void *user_data);
+
+/* What a batch of b of a model costs: its run time and the delays around it
+ * (delay(b) + resp(b)), in ns. */
+typedef struct {
+  int64_t (*lat_ns)(void *ctx, int model, int b);
+  int64_t (*overhead_ns)(void *ctx, int model, int b);
+  void *ctx;
+  int model;
+} CsBatchCosts;
+
+/* nexuslb's target batch for window gathering (its BatchSizeEstimator) at
+ * an arrival rate of rate_rps: with n(b) = rate x l(b) / b GPUs busy in
+ * round robin, a request waits up to l(b) / n(b) before its batch runs, so
+ * the first b with l(b) (1 + 1 / max(n(b), 1)) > SLO - overhead(b) fails and
+ * the target is b - 1 (at least 1). When that b needs at most one GPU
+ * (n(b) <= 1), Nexus' rule for a model of less than a GPU applies instead:
+ * the target is the last b >= 1 before the first b >= 2 with l(b) + b / rate
+ * > SLO - overhead(b). The cluster's GPU count does not enter, as in
+ * nexuslb. Returns a batch size in [1, max_batch]. */
+int cs_central_rate_target(double rate_rps, int64_t slo_ns, int max_batch,
+                           const CsBatchCosts *costs);
 
 /* Extends model m's budget tables to cover batch size k (central_params.c). */
 void cs_central_budget_extend(Budget *b, const CentralParams *p, const CsWorld *w, int m, int k);

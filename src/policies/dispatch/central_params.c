@@ -13,23 +13,36 @@
 
 static void *central_parse(CsParams *params, ExecRule rule, GError **error)
 {
-  static const char *const keys[] = { "policy",    "gpu_choice", "batch_gathering",
-                                      "d_ctrl_us", "d_data_us",  "d_resp_ms",
-                                      "max_batch", "timeout_ms", NULL };
+  static const char *const keys[] = { "policy",         "gpu_choice",     "batch_gathering",
+                                      "target_batch",   "rate_sample_ms", "rate_window",
+                                      "d_ctrl_us",      "d_data_us",      "d_resp_ms",
+                                      "max_batch",      "timeout_ms",     NULL };
   static const char *const choices[] = { "lowest_id", "earliest_free", NULL };
   static const char *const gatherings[] = { "window", "head", NULL };
+  static const char *const targets[] = { "slo", "rate", NULL };
   /* d_ctrl's default is that of Symphony's public implementation; d_data and
    * d_resp default to the simulated network (its 50 us and 2 ms assume a
    * network the scenario may not have). */
   double d_ctrl_us = 100.0, d_data_us = 0.0, d_resp_ms = 0.0, timeout_ms = -1.0;
   int max_batch = 512;
-  /* Symphony keeps batches large by dropping the head under overload; the
-   * eager and timeout baselines drop only hopeless requests, like the eager
-   * systems they stand for. Either can be chosen explicitly. */
-  int choice = GPU_LOWEST_ID, gather = rule == RULE_DEFERRED ? GATHER_WINDOW : GATHER_HEAD;
+  /* Symphony keeps batches large by dropping the head under overload, aiming
+   * at the largest batch that fits the SLO (its paper). Eager is the
+   * baseline of Symphony's public implementation (nexuslb): window dropping
+   * towards a target batch estimated from the observed rate, on the GPU free
+   * soonest. The timeout baseline drops only hopeless requests. Every choice
+   * can be made explicitly; eager's former defaults are "head" and
+   * "lowest_id". RpsMeter of nexuslb: 50 ms samples, the last 100 averaged. */
+  int choice = rule == RULE_EAGER ? GPU_EARLIEST_FREE : GPU_LOWEST_ID;
+  int gather = rule == RULE_TIMEOUT ? GATHER_HEAD : GATHER_WINDOW;
+  int target = rule == RULE_EAGER ? TARGET_RATE : TARGET_SLO;
+  double rate_sample_ms = 50.0;
+  int rate_window = 100;
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_choice(params, "gpu_choice", FALSE, choices, &choice, error) ||
       !cs_params_choice(params, "batch_gathering", FALSE, gatherings, &gather, error) ||
+      !cs_params_choice(params, "target_batch", FALSE, targets, &target, error) ||
+      !cs_params_double(params, "rate_sample_ms", FALSE, 0.001, 1e6, &rate_sample_ms, error) ||
+      !cs_params_int(params, "rate_window", FALSE, 1, 1000000, &rate_window, error) ||
       !cs_params_double(params, "d_ctrl_us", FALSE, 0.0, 1e9, &d_ctrl_us, error) ||
       !cs_params_double(params, "d_data_us", FALSE, 0.0, 1e9, &d_data_us, error) ||
       !cs_params_double(params, "d_resp_ms", FALSE, 0.0, 1e9, &d_resp_ms, error) ||
@@ -46,10 +59,26 @@ static void *central_parse(CsParams *params, ExecRule rule, GError **error)
     cs_params_fail(params, error, "\"timeout_ms\" applies to dispatch \"timeout\" only");
     return NULL;
   }
+  if (gather == GATHER_HEAD && cs_params_has(params, "target_batch")) {
+    cs_params_fail(params, error,
+                   "\"target_batch\" sets the batch that window gathering aims at; with "
+                   "\"batch_gathering\": \"head\" it would be ignored");
+    return NULL;
+  }
+  if (target != TARGET_RATE &&
+      (cs_params_has(params, "rate_sample_ms") || cs_params_has(params, "rate_window"))) {
+    cs_params_fail(params, error,
+                   "\"rate_sample_ms\" and \"rate_window\" set the rate estimate of "
+                   "\"target_batch\": \"rate\" (window gathering); here they would be ignored");
+    return NULL;
+  }
   CentralParams *cp = g_new0(CentralParams, 1);
   cp->rule = rule;
   cp->gpu_choice = (GpuChoice)choice;
   cp->gathering = (Gathering)gather;
+  cp->target = gather == GATHER_WINDOW ? (TargetBatch)target : TARGET_SLO;
+  cp->rate_sample_ns = llround(rate_sample_ms * 1e6);
+  cp->rate_window = rate_window;
   cp->d_ctrl_ns = llround(d_ctrl_us * 1e3);
   cp->d_data_ns = llround(d_data_us * 1e3);
   cp->d_resp_ns = llround(d_resp_ms * 1e6);
@@ -85,6 +114,18 @@ void cs_central_free(void *params)
   g_free(p);
 }
 
+/* Window gathering's target and, for "rate", its estimator. */
+static void write_target(const CentralParams *p, CsParamsWriter *out)
+{
+  if (p->gathering != GATHER_WINDOW)
+    return;
+  cs_params_write_string(out, "target_batch", p->target == TARGET_RATE ? "rate" : "slo");
+  if (p->target == TARGET_RATE) {
+    cs_params_write_double(out, "rate_sample_ms", p->rate_sample_ns / 1e6);
+    cs_params_write_int(out, "rate_window", p->rate_window);
+  }
+}
+
 /* The effective scenario's dispatch object: every parameter with its value.
  * d_data_us and d_resp_ms stay out unless given: their default is "from the
  * network", which only their absence says. */
@@ -94,6 +135,7 @@ void cs_central_write_defaults(const void *params, CsParamsWriter *out)
   cs_params_write_string(out, "gpu_choice",
                          p->gpu_choice == GPU_LOWEST_ID ? "lowest_id" : "earliest_free");
   cs_params_write_string(out, "batch_gathering", p->gathering == GATHER_WINDOW ? "window" : "head");
+  write_target(p, out);
   cs_params_write_double(out, "d_ctrl_us", p->d_ctrl_ns / 1e3);
   cs_params_write_int(out, "max_batch", p->max_batch);
 }
@@ -104,6 +146,7 @@ void cs_central_describe(const void *params, CsParamsWriter *out)
   cs_params_write_string(out, "gpu_choice",
                          p->gpu_choice == GPU_LOWEST_ID ? "lowest_id" : "earliest_free");
   cs_params_write_string(out, "batch_gathering", p->gathering == GATHER_WINDOW ? "window" : "head");
+  write_target(p, out);
   /* Whether each delay was set or derived, so that a reader knows what ran. */
   cs_params_write_double(out, "d_ctrl_us", p->d_ctrl_ns / 1e3);
   if (p->data_explicit)
@@ -135,6 +178,37 @@ void cs_central_describe(const void *params, CsParamsWriter *out)
     }
     cs_params_write_end(out);
   }
+}
+
+/* ---- nexuslb's target batch ---------------------------------------------------- */
+
+int cs_central_rate_target(double rate_rps, int64_t slo_ns, int max_batch,
+                           const CsBatchCosts *costs)
+{
+  double rate = rate_rps * 1e-9; /* per ns */
+  int fail = max_batch + 1;
+  double n_at_fail = 0;
+  for (int b = 1; b <= max_batch; b++) {
+    double l = (double)costs->lat_ns(costs->ctx, costs->model, b);
+    double budget = (double)(slo_ns - costs->overhead_ns(costs->ctx, costs->model, b));
+    double n = rate * l / b;
+    if (l * (1.0 + 1.0 / MAX(n, 1.0)) > budget) {
+      fail = b;
+      n_at_fail = n;
+      break;
+    }
+  }
+  if (fail > max_batch)
+    return max_batch;
+  if (n_at_fail > 1.0)
+    return MAX(1, fail - 1);
+  int b = 2;
+  for (; b <= max_batch; b++) {
+    double budget = (double)(slo_ns - costs->overhead_ns(costs->ctx, costs->model, b));
+    if (rate <= 0 || (double)costs->lat_ns(costs->ctx, costs->model, b) + b / rate > budget)
+      break;
+  }
+  return b - 1;
 }
 
 /* ---- budgets -------------------------------------------------------------------- */
