@@ -233,6 +233,12 @@ typedef struct CsDispatchPolicy {
    * "dispatch" object lacks, so that it states every default and parses to the
    * same parameters. */
   void (*write_defaults)(const void *params, CsParamsWriter *out);
+  /* Optional: no event is left (no arrival, batch or timer pending). A
+   * policy that acts only on events may still hold requests it will never
+   * send (Shepherd's emulator drops them when it stops); it drops or sends
+   * them here. The run goes on when it sets a timer or sends a batch, and
+   * this is called again the next time nothing is pending. */
+  void (*on_quiet)(void *state);
 } CsDispatchPolicy;
 
 G_END_DECLS

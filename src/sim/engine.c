@@ -379,7 +379,17 @@ static void run_loop(Engine *e)
 {
   CsEvent ev;
   const uint64_t progress_every = 1u << 16;
-  while (cs_eq_pop(e->q, &ev)) {
+  for (;;) {
+    if (!cs_eq_pop(e->q, &ev)) {
+      /* Nothing is pending: a policy that acts only on events (Shepherd's
+       * emulator) still holds what it could not serve; it decides now, and
+       * the run goes on if it set a timer or sent a batch. */
+      if (!e->dispatch->on_quiet)
+        break;
+      e->dispatch->on_quiet(e->dispatch_state);
+      if (G_UNLIKELY(e->misuse) || !cs_eq_pop(e->q, &ev))
+        break;
+    }
     g_assert(ev.time >= e->now); /* time never runs backwards */
     if (G_UNLIKELY(ev.time >= CS_TIME_LIMIT_NS)) {
       refuse_time(e, &ev);

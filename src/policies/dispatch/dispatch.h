@@ -13,6 +13,7 @@ extern const CsDispatchPolicy cs_dispatch_router;    /* thesis: per-replica time
 extern const CsDispatchPolicy cs_dispatch_symphony;  /* Symphony deferred batch scheduling */
 extern const CsDispatchPolicy cs_dispatch_eager;     /* centralized, dispatch as soon as a GPU is free */
 extern const CsDispatchPolicy cs_dispatch_timeout;   /* centralized, dispatch at first arrival + k */
+extern const CsDispatchPolicy cs_dispatch_shepherd;  /* Shepherd's Flex with preemption */
 
 /* Returns the built-in policy registered under name, or NULL. */
 const CsDispatchPolicy *cs_dispatch_policy_lookup(const char *name);

@@ -11,6 +11,7 @@ static const CsDispatchPolicy *const builtins[] = {
   &cs_dispatch_symphony,
   &cs_dispatch_eager,
   &cs_dispatch_timeout,
+  &cs_dispatch_shepherd,
   NULL,
 };
 
