@@ -259,6 +259,89 @@ static void test_shepherd_against_table2(void **state)
   test_dir_remove(dir);
 }
 
+/* ---- centralized policies on mixed GPU types ------------------------------------- */
+
+/* GPU 0 of type first_type, GPU 1 of the other: "slow" l(b) = 2b + 8 ms,
+ * "fast" l(b) = b + 4 ms. */
+static CsResults *mixed_run(const char *first_type, const char *policy, double slo_ms,
+                            const char *times_ms, Outcomes *o)
+{
+  char *dir = g_dir_make_tmp("cs-mixed-XXXXXX", NULL);
+  const char *prof =
+    "{\"format\": \"clustersim-profile\", \"version\": 1, \"source\": \"synthetic\","
+    " \"gpu_types\": [{\"name\": \"slow\", \"description\": \"t\", \"sm_count\": 40, \"memory_bytes\": 0},"
+    " {\"name\": \"fast\", \"description\": \"t\", \"sm_count\": 80, \"memory_bytes\": 0}],"
+    " \"models\": [{\"gpu\": \"slow\", \"model\": \"a\", \"input_bytes\": 0, \"output_bytes\": 0,"
+    " \"linear\": {\"alpha_ms\": 2, \"beta_ms\": 8}},"
+    " {\"gpu\": \"fast\", \"model\": \"a\", \"input_bytes\": 0, \"output_bytes\": 0,"
+    " \"linear\": {\"alpha_ms\": 1, \"beta_ms\": 4}}]}";
+  char *path = g_build_filename(dir, "mixed.json", NULL);
+  assert_true(g_file_set_contents(path, prof, -1, NULL));
+  g_free(path);
+  const char *second = strcmp(first_type, "slow") == 0 ? "fast" : "slow";
+  char *json = g_strdup_printf(
+    "{\"profiles\": [\"mixed.json\"], \"cluster\": {\"nodes\": [{\"gpus\": 1, \"gpu_type\": \"%s\"},"
+    " {\"gpus\": 1, \"gpu_type\": \"%s\"}]},"
+    " \"dispatch\": {\"policy\": \"%s\", \"d_ctrl_us\": 0%s},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": %g, \"arrival\": {\"process\": \"times\","
+    " \"times_ms\": [%s]}}]}",
+    first_type, second, policy,
+    strcmp(policy, "shepherd") == 0 ? ", \"d_data_us\": 0" : ", \"d_data_us\": 0, \"d_resp_ms\": 0",
+    slo_ms, times_ms);
+  CsScenario *sc = test_scenario(dir, json);
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = outcome;
+  opt.user_data = o;
+  CsResults *r = test_run(sc, &opt);
+  cs_scenario_free(sc);
+  g_free(json);
+  test_dir_remove(dir);
+  return r;
+}
+
+static gboolean has_warning(const CsResults *r, const char *code)
+{
+  for (int i = 0; i < cs_results_n_warnings(r); i++)
+    if (strcmp(cs_results_warning(r, i)->code, code) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static void test_central_mixed_gpu_types(void **state)
+{
+  (void)state;
+  /* Eager (earliest free GPU, lowest id on ties), GPU 0 slow. By hand: r0
+   * (0 ms) on GPU 0 runs [0, 10); r1 (1 ms) on GPU 1 runs [1, 6); r2 (7 ms):
+   * GPU 1 has been free since 6, GPU 0 frees at 10, so GPU 1 runs it [7, 12).
+   * A scheduler that booked GPU 1 with the slow latency (free at 11) would
+   * send r2 to GPU 0 at 10 and return it at 20. */
+  Outcomes o = { 0 };
+  CsResults *r = mixed_run("slow", "eager", 50, "0, 1, 7", &o);
+  assert_int_equal(o.latency_ns[0], 10000000);
+  assert_int_equal(o.latency_ns[1], 5000000);
+  assert_int_equal(o.latency_ns[2], 5000000);
+  assert_false(has_warning(r, "slo_unreachable"));
+  cs_results_free(r);
+  /* The scheduler plans with the slowest type (Symphony's implementation
+   * merges profiles so): with an SLO of 9 ms a lone request fits the fast
+   * GPU (5 ms) but not the slow one (10 ms), so every request is dropped,
+   * GPU 0 fast or not, and a warning says so. */
+  for (int first = 0; first < 2; first++) {
+    Outcomes q = { 0 };
+    r = mixed_run(first ? "slow" : "fast", "symphony", 9, "0, 20", &q);
+    assert_true(q.dropped[0] && q.dropped[1]);
+    assert_true(has_warning(r, "slo_unreachable"));
+    cs_results_free(r);
+  }
+  /* Shepherd plans each GPU with its own latency: the fast GPU serves both. */
+  Outcomes sh = { 0 };
+  r = mixed_run("slow", "shepherd", 9, "0, 20", &sh);
+  assert_int_equal(sh.latency_ns[0], 5000000);
+  assert_int_equal(sh.latency_ns[1], 5000000);
+  cs_results_free(r);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -268,6 +351,7 @@ int main(void)
     cmocka_unit_test(test_shepherd_preemption_timeline),
     cmocka_unit_test(test_shepherd_purge_rules),
     cmocka_unit_test(test_shepherd_against_table2),
+    cmocka_unit_test(test_central_mixed_gpu_types),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,6 +84,8 @@ typedef struct {
   int64_t *free_ns;  /* per GPU: when the scheduler believes it is free */
   int n_gpus;
   int timer_gpu;     /* GPU the GPU timer is armed for, -1 if none */
+  int *type_gpu;     /* one GPU of each distinct GPU type */
+  int n_types;
   CsTimer gpu_timer;
   int n_waiting;
 } Central;
@@ -137,11 +139,22 @@ static inline int64_t resp_ns(Central *c, int m, int k)
   return b->resp[k];
 }
 
-/* Latency of a batch of k of model m. Every GPU of the sub-cluster is assumed
- * to share one profile (the first GPU's), as in Symphony's homogeneous pools. */
+/* Latency of a batch of k of model m as the scheduler plans it. In a cluster
+ * of mixed GPU types it plans with the slowest type's latency at every batch
+ * size, as Symphony's implementation does (MergeProfileBySlowest): a batch
+ * planned for any GPU then meets its deadline on every GPU. */
 static inline int64_t lat(Central *c, int m, int k)
 {
-  return MIN(cs_engine_exec_ns(c->e, m, 0, k), BUDGET_CAP);
+  int64_t l = cs_engine_exec_ns(c->e, m, c->type_gpu[0], k);
+  for (int t = 1; t < c->n_types; t++)
+    l = MAX(l, cs_engine_exec_ns(c->e, m, c->type_gpu[t], k));
+  return MIN(l, BUDGET_CAP);
+}
+
+/* How long the batch runs on the GPU it was granted. */
+static inline int64_t lat_on(Central *c, int m, int g, int k)
+{
+  return MIN(cs_engine_exec_ns(c->e, m, g, k), BUDGET_CAP);
 }
 
 static void set_gpu_timer(Central *c);
@@ -366,7 +379,7 @@ static void grant(Central *c, int m, int g)
       q_pop(q);
     }
     cs_batch_set_not_before(b, q->exec_ns);
-    c->free_ns[g] = q->exec_ns + lat(c, m, q->bs);
+    c->free_ns[g] = q->exec_ns + lat_on(c, m, g, q->bs);
     cs_engine_send_gpu(c->e, b, g);
     update_candidate(c, m, INT64_MIN);
   }
@@ -459,6 +472,15 @@ static void *central_create(CsEngine *e, const void *params, void *user_data)
   c->w = w;
   c->p = params;
   c->n_models = cs_world_n_models(w);
+  c->n_gpus = cs_world_n_gpus(w);
+  c->type_gpu = g_new0(int, MAX(c->n_gpus, 1));
+  for (int g = 0; g < c->n_gpus; g++) {
+    int t = 0;
+    while (t < c->n_types && strcmp(cs_world_gpu_type(w, c->type_gpu[t]), cs_world_gpu_type(w, g)))
+      t++;
+    if (t == c->n_types)
+      c->type_gpu[c->n_types++] = g;
+  }
   c->models = g_new0(ModelQ, MAX(c->n_models, 1));
   for (int m = 0; m < c->n_models; m++) {
     ModelQ *q = &c->models[m];
@@ -475,7 +497,6 @@ static void *central_create(CsEngine *e, const void *params, void *user_data)
                resp_ns(c, m, q->target + 1) <= q->slo_ns)
       q->target++;
   }
-  c->n_gpus = cs_world_n_gpus(w);
   c->free_ns = g_new0(int64_t, MAX(c->n_gpus, 1));
   for (int g = 0; g < c->n_gpus; g++)
     c->free_ns[g] = INT64_MIN / 2; /* free since forever */
@@ -495,6 +516,7 @@ static void central_destroy(void *state)
   }
   g_free(c->models);
   g_free(c->free_ns);
+  g_free(c->type_gpu);
   g_free(c);
 }
 

@@ -265,6 +265,19 @@ static gboolean mismatch(int64_t est, int64_t sim)
   return fabs((double)est - (double)sim) > 0.1 * (double)sim;
 }
 
+/* The run time of a batch of k of model m on the slowest GPU of the world
+ * (the scheduler plans with it in a mixed cluster), capped at BUDGET_CAP. */
+static int64_t slowest_exec_ns(const CsWorld *w, int m, int k)
+{
+  int64_t worst = 0;
+  for (int g = 0; g < cs_world_n_gpus(w); g++) {
+    const CsModelProfile *prof = cs_world_profile(w, m, g);
+    if (prof)
+      worst = MAX(worst, MIN(cs_model_profile_exec_ns(prof, k), BUDGET_CAP));
+  }
+  return worst;
+}
+
 /* Compiled-scenario check (CsDispatchPolicy.check): per model, the largest
  * batch B that fits the SLO with the network-derived budgets (the batch that
  * window gathering aims at when nothing is explicit; independent of explicit
@@ -290,18 +303,28 @@ void cs_central_check(void *params, const CsWorld *world, CsWarningList *w, void
     int64_t output_bytes = cs_world_output_bytes(world, m);
     ModelBudget *mb = &p->budgets[m];
     mb->model = g_strdup(model);
-    const CsModelProfile *prof = cs_world_n_gpus(world) > 0 ? cs_world_profile(world, m, 0) : NULL;
     Budget nb = { 0 }, sb = { 0 };
     int big = 1;
-    while (prof && big < p->max_batch) {
+    while (cs_world_n_gpus(world) > 0 && big < p->max_batch) {
       cs_central_budget_extend(&nb, &derived, world, m, big + 1);
       int64_t need = p->d_ctrl_ns + nb.transfer[big + 1] + nb.resp[big + 1] +
-                     MIN(cs_model_profile_exec_ns(prof, big + 1), BUDGET_CAP);
+                     slowest_exec_ns(world, m, big + 1);
       if (need > cs_world_slo_ns(world, m))
         break;
       big++;
     }
     cs_central_budget_extend(&sb, p, world, m, big);
+    /* Even a lone request planned on the slowest GPU misses the SLO: the
+     * scheduler will drop every request, whatever faster GPUs could do. */
+    if (cs_world_n_gpus(world) > 0) {
+      int64_t alone = p->d_ctrl_ns + sb.transfer[1] + sb.resp[1] + slowest_exec_ns(world, m, 1);
+      if (alone > cs_world_slo_ns(world, m))
+        cs_warning_add(w, "slo_unreachable", model, -1,
+                       "even a batch of 1 needs %.3f ms (d_ctrl, transfer and response budgets, "
+                       "and the run time on the slowest GPU type, which the scheduler plans "
+                       "with) against an SLO of %.3f ms: every request will be dropped",
+                       alone / 1e6, cs_world_slo_ns(world, m) / 1e6);
+    }
     const int ks[2] = { 1, big };
     for (int i = 0; i < 2; i++) {
       mb->transfer_ns[i] = sb.transfer[ks[i]];
