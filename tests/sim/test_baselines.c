@@ -259,6 +259,99 @@ static void test_shepherd_against_table2(void **state)
   test_dir_remove(dir);
 }
 
+/* ---- Clockwork ------------------------------------------------------------------- */
+
+/* One GPU, l(b) = b + 4 ms (model a), Clockwork's defaults (10 ms ahead,
+ * deadlines 5 ms early, plans at least 1 ms ahead), requests at times_ms. */
+static CsResults *clockwork_run(double slo_ms, const char *times_ms, Outcomes *o)
+{
+  char *dir = test_dir_with_profile(1.0, 4.0);
+  char *json = g_strdup_printf(
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"clockwork\"},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": %g, \"arrival\": {\"process\": \"times\","
+    " \"times_ms\": [%s]}}]}",
+    slo_ms, times_ms);
+  CsScenario *sc = test_scenario(dir, json);
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = outcome;
+  opt.user_data = o;
+  CsResults *r = test_run(sc, &opt);
+  cs_scenario_free(sc);
+  g_free(json);
+  test_dir_remove(dir);
+  return r;
+}
+
+static void test_clockwork_timeline(void **state)
+{
+  (void)state;
+  /* SLO 100 ms: deadlines D = send + 95. By hand: r0 (0 ms) is planned at
+   * now + 1 = 1 ms, alone (its candidates of 16..2 fail: one request), and
+   * runs [1, 6). r1 (0.5 ms) goes next, [6, 11): the GPU's work then ends at
+   * 11 > 0.5 + 10, so r2..r5 (0.5 ms) wait. The window reopens 1 ms (+1 ns)
+   * later: the most urgent candidate is r2's with b = 16; with 4 queued, 16
+   * down to 5 fail and b = 4 takes {r2..r5}, [11, 19). */
+  Outcomes o = { 0 };
+  CsResults *r = clockwork_run(100, "0, 0.5, 0.5, 0.5, 0.5, 0.5", &o);
+  const double expect_ms[6] = { 6, 10.5, 18.5, 18.5, 18.5, 18.5 };
+  for (int i = 0; i < 6; i++)
+    assert_int_equal(o.latency_ns[i], llround(expect_ms[i] * 1e6));
+  assert_int_equal(cs_results_gpu_batches(r, 0), 3);
+  cs_results_free(r);
+  /* SLO 20 ms: D = send + max(15, 10 + 5) = send + 15. r0 [1, 6), r1
+   * [6, 11); r2 and r3 wait for the window, which reopens at 1 ms: planned
+   * at 11 they would end at 16 (alone) or 17 (together), after their D of
+   * 15, so every candidate fails; at 15 ms they time out (dropped). */
+  Outcomes q = { 0 };
+  r = clockwork_run(20, "0, 0, 0, 0", &q);
+  assert_int_equal(q.latency_ns[0], 6000000);
+  assert_int_equal(q.latency_ns[1], 11000000);
+  assert_true(q.dropped[2] && q.dropped[3]);
+  assert_int_equal(cs_results_model(r, 0)->dropped, 2);
+  cs_results_free(r);
+}
+
+static void test_clockwork_against_table2(void **state)
+{
+  (void)state;
+  /* Table 2: Clockwork 1358 req/s (ResNet50, SLO 25 ms) and 458
+   * (InceptionResNetV2: alpha 5.090, beta 18.368 ms, SLO 70 ms). */
+  struct {
+    double alpha, beta, slo, paper;
+  } cases[] = { { 1.053, 5.072, 25, 1358 }, { 5.090, 18.368, 70, 458 } };
+  for (int k = 0; k < 2; k++) {
+    char *dir = test_dir_with_profile(cases[k].alpha, cases[k].beta);
+    double sum = 0;
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+      char *json = g_strdup_printf(
+        "{\"seed\": %d, \"profiles\": [\"synthetic.json\"],"
+        " \"cluster\": {\"gpus\": 8, \"gpu_type\": \"gpu\"}, \"dispatch\": {\"policy\": \"clockwork\"},"
+        " \"clients\": [{\"model\": \"a\", \"rate\": 100, \"slo_ms\": %g, \"duration_s\": 10,"
+        " \"warmup_s\": 1}]}",
+        (int)seed, cases[k].slo);
+      CsScenario *sc = test_scenario(dir, json);
+      CsGoodputSearchOptions o;
+      cs_goodput_search_options_init(&o);
+      o.criterion = CS_GOODPUT_BAD_RATE;
+      o.bad_rate_bound = 0.01;
+      CsGoodputProbe best;
+      GError *err = NULL;
+      if (!cs_goodput_search(sc, &o, NULL, NULL, NULL, &best, &err))
+        fail_msg("search: %s", err->message);
+      print_message("clockwork, SLO %g ms, seed %d: %.1f req/s\n", cases[k].slo, (int)seed,
+                    best.offered_rps);
+      sum += best.offered_rps;
+      cs_scenario_free(sc);
+      g_free(json);
+    }
+    print_message("clockwork: mean %.1f req/s; Table 2 %.0f\n", sum / 3, cases[k].paper);
+    assert_true(fabs(sum / 3 - cases[k].paper) <= 0.05 * cases[k].paper);
+    test_dir_remove(dir);
+  }
+}
+
 /* ---- centralized policies on mixed GPU types ------------------------------------- */
 
 /* GPU 0 of type first_type, GPU 1 of the other: "slow" l(b) = 2b + 8 ms,
@@ -351,6 +444,8 @@ int main(void)
     cmocka_unit_test(test_shepherd_preemption_timeline),
     cmocka_unit_test(test_shepherd_purge_rules),
     cmocka_unit_test(test_shepherd_against_table2),
+    cmocka_unit_test(test_clockwork_timeline),
+    cmocka_unit_test(test_clockwork_against_table2),
     cmocka_unit_test(test_central_mixed_gpu_types),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
