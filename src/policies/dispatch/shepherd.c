@@ -21,11 +21,12 @@
  *    GPU time is lost) and its requests return to their queue. When the batch
  *    dispatched is of another model than the one scanned, that model is
  *    scanned over every GPU next (the pseudocode's "go to line 11").
- * Purge ("latest", as the emulator is written): drop the queue's
- * latest-deadline request while it cannot finish even alone, so requests are
- * dropped only once the whole queue is hopeless, and a hopeless head blocks
- * its model's candidates until then. "head" drops hopeless requests from the
- * head instead. Both run only where the emulator's BatchGen does; when
+ * Purge ("head", the default and the paper's intent): drop hopeless
+ * requests (that cannot finish even alone) from the head. "latest" is the
+ * emulator as written: it tests the queue's latest-deadline request, so
+ * requests are dropped only once the whole queue is hopeless, and a hopeless
+ * head blocks its model's candidates until then (under steady overload
+ * nothing is ever served). Both run only where the emulator's BatchGen does; when
  * nothing is pending any more the requests still queued are dropped, as the
  * emulator does when it stops. */
 #include <math.h>
@@ -275,11 +276,11 @@ static void *shepherd_parse(CsParams *params, void *user_data, GError **error)
   (void)user_data;
   static const char *const keys[] = { "policy",     "d_ctrl_us", "d_data_us", "preempt_lambda",
                                       "preemption", "purge",     "max_batch", NULL };
-  static const char *const purges[] = { "latest", "head", NULL };
+  static const char *const purges[] = { "latest", "head", NULL }; /* index = Purge */
   /* Defaults of Symphony's Shepherd emulator (its command-line flags). */
   double d_ctrl_us = 25, d_data_us = 75, lambda = 3.03;
   gboolean preemption = TRUE;
-  int purge_rule = PURGE_LATEST, max_batch = 512;
+  int purge_rule = PURGE_HEAD, max_batch = 512;
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_double(params, "d_ctrl_us", FALSE, 0.0, 1e9, &d_ctrl_us, error) ||
       !cs_params_double(params, "d_data_us", FALSE, 0.0, 1e9, &d_data_us, error) ||
