@@ -34,6 +34,8 @@ import os
 import statistics
 import sys
 
+from convert_profiles import V100_PRICE  # one price per GPU product, written once
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_SRC = os.path.join(os.path.dirname(REPO), "shared", "data", "profiles", "igniter_v100")
 
@@ -298,6 +300,8 @@ def build(src):
                             "loaded next to v100_thesis.json (different framework, different "
                             "latencies for the same model names). memory_bytes: nominal 16 GiB."),
             "sm_count": 80, "memory_bytes": 16 * GIB,
+            # iGniter measured on a p3.2xlarge: the thesis' V100 price is that instance's.
+            **V100_PRICE,
         }],
         "models": prof_models,
     }

@@ -39,6 +39,28 @@ SYMPHONY = ('L. Chen et al., "Symphony: Optimized DNN Model Serving using Deferr
 
 GIB = 1024 ** 3
 
+# Hourly prices of one GPU (docs/profiles.md, "Prices"): the on-demand price
+# of a cloud instance per GPU it holds, with where and when it was read. A
+# type no cloud offers (the 1080 Ti, a synthetic GPU) gets none: a made-up
+# price would look like data.
+V100_PRICE = {
+    "price_per_hour": 3.06,
+    "price_source": ("AWS EC2 On-Demand, p3.2xlarge (1 x V100-SXM2-16GB, 8 vCPU, 61 GiB), "
+                     "US East (N. Virginia), Linux: $3.06 per instance-hour, its list price "
+                     "since the P3 launch (2017-10), as found in copies of AWS's price list "
+                     "read 2026-11; the instance price, CPU and memory included"),
+}
+A100_PRICE = {
+    # 21.957642 / 8 GPUs
+    "price_per_hour": 2.74470525,
+    "price_source": ("AWS EC2 On-Demand, p4d.24xlarge (8 x A100-SXM4-40GB, 96 vCPU, 1152 GiB), "
+                     "US East (N. Virginia), Linux: $21.957642 per instance-hour after AWS's "
+                     "June 2025 cut ($32.7726 before), divided by its 8 GPUs; as retrieved "
+                     "2026-11-09 by the data-receipts GPU price comparison "
+                     "(github.com/datareceipts/data-receipts, 109-gpu-pricing). Symphony does "
+                     "not say which A100: the 40 GB one is assumed"),
+}
+
 V100 = {
     "name": "v100",
     "description": ("NVIDIA Tesla V100-SXM2-16GB as profiled in the thesis (PyTorch 2.4, "
@@ -46,11 +68,13 @@ V100 = {
                     "percentages refer to."),
     "sm_count": 80,
     "memory_bytes": 16 * GIB,
+    **V100_PRICE,
 }
 GTX_1080TI = {
     "name": "1080ti",
     "description": ("NVIDIA GeForce GTX 1080 Ti as profiled by Symphony (TensorFlow 2.5). "
-                    "memory_bytes is the nominal 11 GiB."),
+                    "memory_bytes is the nominal 11 GiB. No cloud offers it (a consumer card), "
+                    "so it has no price: a scenario gives one (cluster.nodes[i].price_per_hour)."),
     "sm_count": 28,
     "memory_bytes": 11 * GIB,
 }
@@ -61,6 +85,7 @@ A100 = {
                     "(unknown); both have 108 SMs."),
     "sm_count": 108,
     "memory_bytes": 0,
+    **A100_PRICE,
 }
 
 

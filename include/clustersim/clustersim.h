@@ -279,6 +279,23 @@ CS_API const CsPlacement *cs_results_placement(const CsResults *r);
 /* Totals over all models (model = "total"; rates summed, latency pooled). */
 CS_API const CsModelResult *cs_results_total(const CsResults *r);
 
+/* What the run's GPUs cost (docs/scenario.md, "Cost"). A GPU's hourly price
+ * comes from the scenario (cluster.price_per_hour, cluster.nodes[i].
+ * price_per_hour) or its GPU type's profile; a MIG instance costs nothing on
+ * top of its GPU. */
+typedef struct {
+  double price_per_hour;     /* the cluster's dollars per hour: each GPU's price summed;
+                                NAN when some GPU's price is unknown */
+  double duration_s;         /* the measured duration charged: the longest measurement window */
+  double cost;               /* price_per_hour x duration_s / 3600 dollars; NAN when unknown */
+  double goodput_per_dollar; /* good requests per dollar: total goodput_rps x 3600 /
+                                price_per_hour; NAN when the price is unknown or 0 */
+  const char *note;          /* one line saying why a figure is NAN, else NULL */
+} CsCost;
+
+/* The run's cost (owned by the results). */
+CS_API const CsCost *cs_results_cost(const CsResults *r);
+
 /* GPUs: number, and the busy fraction of GPU i over the simulated time. */
 CS_API int cs_results_n_gpus(const CsResults *r);
 CS_API double cs_results_gpu_busy_fraction(const CsResults *r, int gpu);

@@ -30,7 +30,8 @@ typedef struct {
 } CsPlacementModel;
 
 /* One GPU of the cluster, in cluster order (index = GPU id). A MIG instance
- * is a GPU of its own type here. */
+ * appears as a GPU of its physical GPU's type: its SM and memory fractions
+ * are not shown (the framework checks memory against its fraction). */
 typedef struct {
   const char *gpu_type; /* name of a GPU type in the profile set */
   int node;             /* node index the GPU belongs to */

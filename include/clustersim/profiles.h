@@ -95,6 +95,12 @@ CS_API const char *cs_gpu_type_description(const CsGpuType *t);
 CS_API int cs_gpu_type_sm_count(const CsGpuType *t);
 /* Device memory in bytes; 0 when unknown. */
 CS_API int64_t cs_gpu_type_memory_bytes(const CsGpuType *t);
+/* Hourly price of one GPU of this type in dollars (the profile's default;
+ * a scenario may override it per node); NAN when the profile gives none. */
+CS_API double cs_gpu_type_price_per_hour(const CsGpuType *t);
+/* Where that price comes from (provider, instance type, region, on-demand or
+ * not, date); NULL when the profile gives no price. */
+CS_API const char *cs_gpu_type_price_source(const CsGpuType *t);
 
 /* ---- Model profiles ------------------------------------------------------------ */
 

@@ -61,6 +61,7 @@ void cli_print_warning(const CsWarning *w);
 
 int cmd_run(int argc, char **argv);
 int cmd_search(int argc, char **argv);
+int cmd_provision(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_place(int argc, char **argv);

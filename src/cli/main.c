@@ -17,6 +17,8 @@ static const char *const usage_text =
   "  run SCENARIO      simulate a scenario file, print the per-model table, write results\n"
   "  place SCENARIO    compute and print the placement (--list: the policies)\n"
   "  search SCENARIO   find the highest load served within the SLO (goodput search)\n"
+  "  provision SCENARIO --types T1,T2  the fewest GPUs and the cheapest mix of GPU types\n"
+  "                    that serve the scenario's load within the SLO\n"
   "  sweep EXPERIMENT  run a grid of variants x axes x seeds; mean and 95 % CI per point\n"
   "                    (sweep merge: combine --shard outputs; sweep plot DIR: redraw figures)\n"
   "  plot RUNDIR       draw a run's figures (latency CDF, stages, GPUs busy, placement)\n"
@@ -52,6 +54,8 @@ int main(int argc, char **argv)
     return cmd_place(argc - 1, argv + 1);
   if (strcmp(cmd, "search") == 0)
     return cmd_search(argc - 1, argv + 1);
+  if (strcmp(cmd, "provision") == 0)
+    return cmd_provision(argc - 1, argv + 1);
   if (strcmp(cmd, "sweep") == 0)
     return cmd_sweep(argc - 1, argv + 1);
   if (strcmp(cmd, "plot") == 0)

@@ -139,6 +139,14 @@ char *cs_results_to_json(const CsResults *r)
   for (int i = 0; i < r->n_models; i++)
     cJSON_AddItemToArray(models, model_json(r, &r->models[i], i));
   cJSON_AddItemToObject(root, "total", model_json(r, &r->total, -1));
+  /* Unknown prices give null, never 0: a free cluster would win every comparison. */
+  cJSON *cost = cJSON_AddObjectToObject(root, "cost");
+  add_num(cost, "price_per_hour", r->cost.price_per_hour);
+  add_num(cost, "duration_s", r->cost.duration_s);
+  add_num(cost, "cost", r->cost.cost);
+  add_num(cost, "goodput_per_dollar", r->cost.goodput_per_dollar);
+  if (r->cost.note)
+    cJSON_AddStringToObject(cost, "note", r->cost.note);
   cJSON *gpus = cJSON_AddArrayToObject(root, "gpus");
   for (int g = 0; g < r->n_gpus; g++) {
     cJSON *o = cJSON_CreateObject();
@@ -252,6 +260,14 @@ void cs_results_print_table(const CsResults *r, FILE *out)
           "(dropped, unserved, failed or too slow);\nlate = measured requests answered after "
           "the window; dispatch %s; expected = goodput placement %s predicts\n",
           r->dispatch_policy, r->placement_policy);
+  if (isfinite(r->cost.cost))
+    fprintf(out, "cost: $%.4g per hour, $%.4g for the %.6g s measured", r->cost.price_per_hour,
+            r->cost.cost, r->cost.duration_s);
+  else
+    fprintf(out, "cost: -");
+  if (isfinite(r->cost.goodput_per_dollar))
+    fprintf(out, ", %.6g good requests per dollar", r->cost.goodput_per_dollar);
+  fprintf(out, "%s%s\n", r->cost.note ? "; " : "", r->cost.note ? r->cost.note : "");
   fprintf(out, "gpu busy:");
   for (int g = 0; g < r->n_gpus; g++)
     fprintf(out, " %d:%.1f%%", g, 100.0 * r->gpus[g].busy_fraction);

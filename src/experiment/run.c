@@ -1,6 +1,7 @@
 /* cs_run: validate, open outputs, simulate, close outputs atomically. */
 #include <errno.h>
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "common/json_input.h"
@@ -24,6 +25,22 @@ static char *json_text(cJSON *doc)
   cJSON_free(text);
   cJSON_Delete(doc);
   return out;
+}
+
+/* The cost of the run: the cluster's hourly price over the longest
+ * measurement window, the window the total goodput is measured over. */
+static void fill_cost(CsResults *res, const CsConfig *cfg)
+{
+  CsCost *k = &res->cost;
+  k->price_per_hour = cs_config_cluster_price(cfg, &res->cost_note);
+  k->duration_s = res->total.window_s;
+  k->cost = k->price_per_hour * k->duration_s / 3600.0;
+  k->goodput_per_dollar = NAN;
+  if (k->price_per_hour > 0)
+    k->goodput_per_dollar = res->total.goodput_rps * 3600.0 / k->price_per_hour;
+  else if (k->price_per_hour == 0)
+    res->cost_note = g_strdup("goodput per dollar undefined: the cluster's price is 0");
+  k->note = res->cost_note;
 }
 
 CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
@@ -107,6 +124,7 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
   res->dispatch_params_json = cs_dispatch_describe_json(cfg->dispatch, cfg->dispatch_params);
   res->placement = cfg->placement ? cs_placement_copy(cfg->placement) : NULL;
   res->effective_scenario = cs_config_effective_json(sc, cfg);
+  fill_cost(res, cfg);
   cs_config_free(cfg);
   if (csv) {
     gboolean ok = !ferror(csv);

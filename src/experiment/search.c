@@ -16,8 +16,8 @@ void cs_goodput_search_options_init(CsGoodputSearchOptions *o)
   o->max_probes = 40;
 }
 
-static gboolean passes(const CsResults *r, const CsGoodputSearchOptions *opt, double *worst,
-                       gboolean *measured_all)
+gboolean cs_goodput_probe_passes(const CsResults *r, const CsGoodputSearchOptions *opt,
+                                 double *worst, gboolean *measured_all)
 {
   gboolean ok = TRUE;
   *worst = 0.0;
@@ -124,7 +124,7 @@ static gboolean search(CsScenario *sc, const CsGoodputSearchOptions *opt,
     }
     CsGoodputProbe p = { .index = index++, .multiplier = k, .offered_rps = total_base * k,
                          .goodput_rps = cs_results_total(r)->goodput_rps };
-    p.pass = passes(r, opt, &p.worst_bad_rate, &p.measured_all);
+    p.pass = cs_goodput_probe_passes(r, opt, &p.worst_bad_rate, &p.measured_all);
     *probes = index;
     /* Keep the highest pass; until one passes, the latest probe. */
     if (kept && (p.pass || best->index < 0)) {

@@ -20,6 +20,14 @@ gboolean cs_goodput_search_keep(CsScenario *sc, const CsGoodputSearchOptions *op
                                 const CsRunOptions *run_opt, CsGoodputProbe *best,
                                 CsResults **kept, int *probes, GError **error);
 
+/* Whether a run meets the search's objective (opt's criterion and bound):
+ * every model measured a request, and every model's p99 latency is within
+ * its SLO (at least ceil(0.99 n) of its n measured requests good) or its bad
+ * rate within the bound. *worst gets the highest bad rate (1 for a model
+ * that measured nothing), *measured_all whether every model measured one. */
+gboolean cs_goodput_probe_passes(const CsResults *r, const CsGoodputSearchOptions *opt,
+                                 double *worst, gboolean *measured_all);
+
 /* Reads the optional "search" object of an experiment file's root:
  * {"criterion": "p99" | "bad_rate", "bad_rate_bound", "max_multiplier",
  * "tolerance", "max_probes"}, every field optional (the defaults of

@@ -44,11 +44,20 @@ static const struct {
 };
 enum { N_METRICS = G_N_ELEMENTS(metrics) };
 
-/* The columns a goodput-search sweep adds after the run metrics. */
+/* Cost (cs_results_cost): the cluster's price per hour on every row of the
+ * run, and the row's goodput per dollar of that price (per model: the
+ * model's good requests per dollar of the whole cluster). Empty when a
+ * GPU's price is unknown. */
+static const char *const cost_metrics[] = { "cost_per_hour", "goodput_per_dollar" };
+enum { N_COST = G_N_ELEMENTS(cost_metrics), N_RUN = N_METRICS + N_COST };
+
+/* The columns a goodput-search sweep adds after the run metrics;
+ * max_load_per_dollar is max_load_rps x 3600 / cost_per_hour, the requests
+ * a dollar serves at the highest load within the objective. */
 static const char *const search_metrics[] = { "max_load_rps", "search_multiplier",
-                                              "search_probes" };
+                                              "search_probes", "max_load_per_dollar" };
 enum { N_SEARCH = G_N_ELEMENTS(search_metrics), COL_MAX_LOAD = 0, COL_MULTIPLIER = 1,
-       COL_PROBES = 2 };
+       COL_PROBES = 2, COL_LOAD_PER_DOLLAR = 3 };
 
 /* Columns before the axes, and between the axes and the metrics. */
 static const char *const head_cols[] = { "run_id", "variant" };
@@ -57,13 +66,15 @@ enum { N_HEAD = 2, N_MID = 4 };
 
 int cs_runs_n_metrics(const CsRunsTable *t)
 {
-  return N_METRICS + (t->search ? N_SEARCH : 0);
+  return N_RUN + (t->search ? N_SEARCH : 0);
 }
 
 const char *cs_runs_metric_name(const CsRunsTable *t, int i)
 {
   (void)t;
-  return i < N_METRICS ? metrics[i].name : search_metrics[i - N_METRICS];
+  return i < N_METRICS ? metrics[i].name
+         : i < N_RUN   ? cost_metrics[i - N_METRICS]
+                       : search_metrics[i - N_RUN];
 }
 
 int cs_runs_metric_index(const CsRunsTable *t, const char *name)
@@ -199,17 +210,26 @@ static void set_field(char **row, int c, char *value)
   row[c] = value;
 }
 
+/* Requests per dollar at rps requests per second on a cluster of price
+ * dollars per hour; NAN when the price is unknown or 0. */
+static double per_dollar(double rps, double price)
+{
+  return price > 0 ? rps * 3600.0 / price : NAN;
+}
+
 /* The search columns of a row: max_load is the model's offered load at the
  * highest load that passed (0 when none did). */
 static void set_search_fields(const CsRunsTable *t, char **row, const CsRunsSearch *search,
-                              double max_load)
+                              double max_load, double price)
 {
-  set_field(row, cs_runs_col_metric(t, N_METRICS + COL_MAX_LOAD),
+  set_field(row, cs_runs_col_metric(t, N_RUN + COL_MAX_LOAD),
             cs_runs_format_double(search->passed ? max_load : 0.0));
-  set_field(row, cs_runs_col_metric(t, N_METRICS + COL_MULTIPLIER),
+  set_field(row, cs_runs_col_metric(t, N_RUN + COL_MULTIPLIER),
             cs_runs_format_double(search->passed ? search->multiplier : 0.0));
-  set_field(row, cs_runs_col_metric(t, N_METRICS + COL_PROBES),
+  set_field(row, cs_runs_col_metric(t, N_RUN + COL_PROBES),
             g_strdup_printf("%d", search->probes));
+  set_field(row, cs_runs_col_metric(t, N_RUN + COL_LOAD_PER_DOLLAR),
+            cs_runs_format_double(per_dollar(search->passed ? max_load : 0.0, price)));
 }
 
 static char **row_of_model(const CsRunsTable *t, int run_id, const char *variant,
@@ -222,7 +242,7 @@ static char **row_of_model(const CsRunsTable *t, int run_id, const char *variant
   int w = n_columns(t) - 1;
   if (search && !search->passed) {
     /* No load met the objective: there is no run to report, only that. */
-    set_search_fields(t, row, search, 0.0);
+    set_search_fields(t, row, search, 0.0, cs_results_cost(res)->price_per_hour);
     set_field(row, w, g_strdup("no_goodput"));
     return row;
   }
@@ -235,8 +255,13 @@ static char **row_of_model(const CsRunsTable *t, int run_id, const char *variant
       set_field(row, cs_runs_col_metric(t, i),
                 g_strdup_printf("%" PRId64, *(const int64_t *)(const void *)field));
   }
+  const CsCost *cost = cs_results_cost(res);
+  set_field(row, cs_runs_col_metric(t, N_METRICS),
+            cs_runs_format_double(cost->price_per_hour));
+  set_field(row, cs_runs_col_metric(t, N_METRICS + 1),
+            cs_runs_format_double(per_dollar(m->goodput_rps, cost->price_per_hour)));
   if (search)
-    set_search_fields(t, row, search, m->offered_rps);
+    set_search_fields(t, row, search, m->offered_rps, cost->price_per_hour);
   set_field(row, w, warning_codes(res, total ? NULL : m->model));
   return row;
 }

@@ -357,9 +357,12 @@ static const char *metric_label(const char *m)
     { "batches", "batches" },
     { "mean_batch", "mean batch size (requests)" },
     { "drain_s", "drain time (s)" },
+    { "cost_per_hour", "cluster price (dollars per hour)" },
+    { "goodput_per_dollar", "good requests per dollar" },
     { "max_load_rps", "goodput: highest load within the objective (req/s)" },
     { "search_multiplier", "rate multiplier of the highest passing load" },
     { "search_probes", "simulations of the search" },
+    { "max_load_per_dollar", "requests per dollar at the highest load within the objective" },
   };
   for (size_t i = 0; i < G_N_ELEMENTS(labels); i++)
     if (strcmp(labels[i][0], m) == 0)

@@ -41,6 +41,7 @@ static void gpu_entry_free(GpuEntry *g)
     return;
   g_free(g->type.name);
   g_free(g->type.description);
+  g_free(g->type.price_source);
   g_free(g->origin);
   if (g->models)
     g_hash_table_unref(g->models);
@@ -178,23 +179,42 @@ static gboolean read_array(const cJSON *obj, const char *key, const cJSON **out,
 static GpuEntry *parse_gpu_type(const cJSON *node, const char *file, const char *path,
                                 GError **error)
 {
-  static const char *const keys[] = { "name", "description", "sm_count", "memory_bytes", NULL };
-  const char *name = NULL, *description = "";
+  static const char *const keys[] = { "name",           "description",  "sm_count",
+                                      "memory_bytes",   "price_per_hour", "price_source",
+                                      NULL };
+  const char *name = NULL, *description = "", *price_source = NULL;
   int sm_count = 0;
   int64_t memory_bytes = 0;
+  double price = NAN;
   if (!cs_json_expect_object(node, file, path, error) ||
       !cs_json_check_keys(node, keys, file, path, error) ||
       !cs_json_read_string(node, "name", TRUE, &name, file, path, error) ||
       !cs_json_read_string(node, "description", FALSE, &description, file, path, error) ||
       !cs_json_read_int(node, "sm_count", FALSE, 0, G_MAXINT, &sm_count, file, path, error) ||
       !cs_json_read_int64(node, "memory_bytes", FALSE, 0, INT64_MAX, &memory_bytes, file, path,
-                          error))
+                          error) ||
+      !cs_json_read_double(node, "price_per_hour", FALSE, 0.0, CS_PRICE_MAX, &price, file, path,
+                           error) ||
+      !cs_json_read_string(node, "price_source", FALSE, &price_source, file, path, error))
     return NULL;
+  /* A price without its source cannot be checked or updated, and a source
+   * without a price says nothing: they come together or not at all. */
+  if (isnan(price) != (price_source == NULL)) {
+    char *jp = cs_json_path_key(path, isnan(price) ? "price_source" : "price_per_hour");
+    cs_json_fail(error, file, jp,
+                 isnan(price) ? "given without \"price_per_hour\": remove it or give the price"
+                              : "expected \"price_source\" beside it (provider, instance type, "
+                                "region, on-demand or not, and the date of the price)");
+    g_free(jp);
+    return NULL;
+  }
   GpuEntry *g = g_new0(GpuEntry, 1);
   g->type.name = g_strdup(name);
   g->type.description = g_strdup(description);
   g->type.sm_count = sm_count;
   g->type.memory_bytes = memory_bytes;
+  g->type.price_per_hour = price;
+  g->type.price_source = g_strdup(price_source);
   g->origin = g_strdup(file);
   return g;
 }
@@ -707,6 +727,16 @@ int cs_gpu_type_sm_count(const CsGpuType *t)
 int64_t cs_gpu_type_memory_bytes(const CsGpuType *t)
 {
   return t->memory_bytes;
+}
+
+double cs_gpu_type_price_per_hour(const CsGpuType *t)
+{
+  return t->price_per_hour;
+}
+
+const char *cs_gpu_type_price_source(const CsGpuType *t)
+{
+  return t->price_source;
 }
 
 const char *cs_model_profile_model(const CsModelProfile *p)

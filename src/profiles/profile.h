@@ -43,7 +43,14 @@ struct CsGpuType {
   char *description;          /* free text, may be "" */
   int sm_count;               /* 0 if unknown */
   int64_t memory_bytes;       /* 0 if unknown */
+  double price_per_hour;      /* dollars per GPU-hour; NAN if unknown */
+  char *price_source;         /* where the price comes from; NULL if unknown */
 };
+
+/* The largest hourly price of one GPU a profile or scenario may give, in
+ * dollars: far above any offering, low enough that a cluster's price over
+ * 2^20 GPUs and a cost over 10^9 s stay finite and exact enough. */
+#define CS_PRICE_MAX 1e6
 
 struct CsModelProfile {
   char *gpu_type;             /* name of a CsGpuType in the same set */

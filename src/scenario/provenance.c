@@ -115,6 +115,23 @@ cJSON *cs_config_setup_json(const CsConfig *c, GError **error)
   }
   cJSON_AddStringToObject(cl, "memory_overflow",
                           c->memory_overflow_fails ? "fail_replicas" : "error");
+  /* Which price each node's GPUs were charged and where it came from. */
+  cJSON *prices = cJSON_AddArrayToObject(cl, "prices");
+  for (int i = 0; i < c->n_nodes; i++) {
+    const CsNodeConfig *n = &c->nodes[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "node", i);
+    cJSON_AddStringToObject(o, "gpu_type", n->gpu_type);
+    cJSON_AddNumberToObject(o, "gpus", n->gpus);
+    if (isnan(n->price_per_hour)) {
+      cJSON_AddNullToObject(o, "price_per_hour");
+      cJSON_AddNullToObject(o, "price_source");
+    } else {
+      cJSON_AddNumberToObject(o, "price_per_hour", n->price_per_hour);
+      cJSON_AddStringToObject(o, "price_source", n->price_source);
+    }
+    cJSON_AddItemToArray(prices, o);
+  }
   cJSON *clients = cJSON_AddArrayToObject(setup, "clients");
   for (int i = 0; i < c->n_clients; i++)
     cJSON_AddItemToArray(clients, client_json(&c->clients[i]));
@@ -184,6 +201,17 @@ char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
     add_default(root, "network", cJSON_CreateString("zero"));
   }
   cJSON *cl = object_member(root, "cluster");
+  /* The price that ran, with its source, so that a change of the profile's
+   * default does not change what the effective scenario costs. */
+  cJSON *node_list = cJSON_GetObjectItemCaseSensitive(cl, "nodes");
+  for (int i = 0; i < c->n_nodes; i++) {
+    const CsNodeConfig *n = &c->nodes[i];
+    cJSON *o = node_list ? cJSON_GetArrayItem(node_list, i) : cl;
+    if (isnan(n->price_per_hour) || !o)
+      continue;
+    add_default(o, "price_per_hour", cJSON_CreateNumber(n->price_per_hour));
+    add_default(o, "price_source", cJSON_CreateString(n->price_source));
+  }
   if (c->interference_path)
     set_item(cl, "interference", cJSON_CreateString(c->interference_path));
   /* Dispatch without placement refuses the co-location settings (it would

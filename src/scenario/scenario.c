@@ -347,6 +347,12 @@ void cs_config_free(CsConfig *c)
   for (int i = 0; i < c->n_gpus; i++)
     g_free(c->gpus[i].gpu_type);
   g_free(c->gpus);
+  for (int i = 0; c->nodes && i < c->n_nodes; i++) {
+    g_free(c->nodes[i].gpu_type);
+    g_free(c->nodes[i].price_source);
+    g_free(c->nodes[i].path);
+  }
+  g_free(c->nodes);
   cs_profile_set_free(c->profiles);
   cs_network_curve_free(c->network);
   cs_placement_free(c->placement);

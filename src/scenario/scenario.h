@@ -27,6 +27,13 @@ gboolean cs_scenario_set_unrecorded(CsScenario *sc, const char *path, const char
  * error set when a file cannot be read to hash it. */
 cJSON *cs_config_setup_json(const CsConfig *c, GError **error);
 
+/* The cluster's price in dollars per hour: the sum over nodes of GPUs x
+ * price of one GPU (a MIG instance costs nothing on top of its GPU). NAN
+ * when some node's price is unknown; *note (may be NULL) then gets one line
+ * naming the first such node and how to give its price (g_free it), else
+ * NULL. */
+double cs_config_cluster_price(const CsConfig *c, char **note);
+
 /* The effective scenario of sc as compiled into c (its seed included); see
  * cs_scenario_effective_json(). Returns newly allocated JSON text. */
 char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c);

@@ -165,16 +165,60 @@ static gboolean add_gpus(const CsScenario *sc, GArray *gpus, int node, const cha
   return ok;
 }
 
+/* The price of one GPU of a node: "price_per_hour" (with an optional
+ * "price_source") in obj, else the GPU type's default from its profile, else
+ * unknown. The source says where the number came from, so that the summary
+ * can show it; a price the scenario gives without a source is attributed to
+ * its JSON path. */
+static gboolean read_price(const CsScenario *sc, const CsConfig *c, const cJSON *obj,
+                           const char *path, const char *type, int gpus, GArray *nodes,
+                           GError **error)
+{
+  double price = NAN;
+  const char *source = NULL;
+  if (!cs_json_read_double(obj, "price_per_hour", FALSE, 0.0, CS_PRICE_MAX, &price, sc->name,
+                           path, error) ||
+      !cs_json_read_string(obj, "price_source", FALSE, &source, sc->name, path, error))
+    return FALSE;
+  CsNodeConfig n = { .gpu_type = g_strdup(type), .path = g_strdup(path), .gpus = gpus,
+                     .price_per_hour = price };
+  if (source && isnan(price)) {
+    char *jp = cs_json_path_key(path, "price_source");
+    cs_json_fail(error, sc->name, jp,
+                 "given without \"price_per_hour\": it says where a price given beside it "
+                 "comes from");
+    g_free(jp);
+    g_free(n.gpu_type);
+    g_free(n.path);
+    return FALSE;
+  }
+  if (source) {
+    n.price_source = g_strdup(source);
+  } else if (!isnan(price)) {
+    n.price_source = g_strdup_printf("scenario (%s.price_per_hour)", path);
+  } else {
+    const CsGpuType *t = cs_profile_set_gpu_type(c->profiles, type);
+    n.price_per_hour = cs_gpu_type_price_per_hour(t);
+    if (!isnan(n.price_per_hour))
+      n.price_source = g_strdup_printf("profile default of GPU type %s: %s", type,
+                                       cs_gpu_type_price_source(t));
+  }
+  g_array_append_val(nodes, n);
+  return TRUE;
+}
+
 gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **error)
 {
   const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
   if (!cl)
     return cs_json_fail(error, sc->name, "cluster",
                         "required field is missing (e.g. {\"gpus\": 4, \"gpu_type\": \"v100\"})");
-  static const char *const keys[] = { "gpus",         "gpu_type",        "nodes", "mps",
-                                      "mps_gamma",    "interference",    "mig",
-                                      "memory_overflow", NULL };
-  static const char *const node_keys[] = { "gpus", "gpu_type", "mig", NULL };
+  static const char *const keys[] = { "gpus",            "gpu_type",       "nodes",
+                                      "mps",             "mps_gamma",      "interference",
+                                      "mig",             "memory_overflow", "price_per_hour",
+                                      "price_source",    NULL };
+  static const char *const node_keys[] = { "gpus", "gpu_type", "mig", "price_per_hour",
+                                           "price_source", NULL };
   int physical = 0;
   const char *interference = NULL, *overflow = "error";
   c->mps_gamma = 1.0;
@@ -210,14 +254,17 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
   }
   const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(cl, "nodes");
   GArray *gpus = g_array_new(FALSE, TRUE, sizeof(CsGpuConfig));
+  GArray *node_list = g_array_new(FALSE, TRUE, sizeof(CsNodeConfig));
   gboolean ok = TRUE;
   if (nodes) {
     if (cJSON_GetObjectItemCaseSensitive(cl, "gpus") ||
         cJSON_GetObjectItemCaseSensitive(cl, "gpu_type") ||
-        cJSON_GetObjectItemCaseSensitive(cl, "mig"))
+        cJSON_GetObjectItemCaseSensitive(cl, "mig") ||
+        cJSON_GetObjectItemCaseSensitive(cl, "price_per_hour") ||
+        cJSON_GetObjectItemCaseSensitive(cl, "price_source"))
       ok = cs_json_fail(error, sc->name, "cluster",
-                        "give either \"nodes\" or \"gpus\" with \"gpu_type\" (and \"mig\") for one "
-                        "node, not both");
+                        "give either \"nodes\" or \"gpus\" with \"gpu_type\" (and \"mig\", "
+                        "\"price_per_hour\") for one node, not both");
     else if (!cJSON_IsArray(nodes) || cJSON_GetArraySize(nodes) == 0)
       ok = cs_json_fail(error, sc->name, "cluster.nodes",
                         "expected a non-empty array of {\"gpus\": n, \"gpu_type\": name}, got %s",
@@ -240,7 +287,8 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
                             "gpu_type \"%s\" is not defined by any loaded profile%s", type, hint);
           g_free(hint);
         }
-        ok = ok && add_gpus(sc, gpus, i, type, n, node, jp, &physical, error);
+        ok = ok && add_gpus(sc, gpus, i, type, n, node, jp, &physical, error) &&
+             read_price(sc, c, node, jp, type, n, node_list, error);
         g_free(jp);
         i++;
         if (!ok)
@@ -259,12 +307,35 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
                         "\"%s\" is not defined by any loaded profile%s", type, hint);
       g_free(hint);
     }
-    ok = ok && add_gpus(sc, gpus, 0, type, n, cl, "cluster", &physical, error);
+    ok = ok && add_gpus(sc, gpus, 0, type, n, cl, "cluster", &physical, error) &&
+         read_price(sc, c, cl, "cluster", type, n, node_list, error);
     c->n_nodes = 1;
   }
   c->n_gpus = (int)gpus->len;
   c->gpus = (CsGpuConfig *)g_array_free(gpus, FALSE);
+  /* Only the nodes read whole: cs_config_free frees n_nodes of them. */
+  c->n_nodes = MIN(c->n_nodes, (int)node_list->len);
+  c->nodes = (CsNodeConfig *)g_array_free(node_list, FALSE);
   for (int g = 0; g < c->n_gpus; g++)
     c->has_mig |= c->gpus[g].mig_instance >= 0;
   return ok;
+}
+
+double cs_config_cluster_price(const CsConfig *c, char **note)
+{
+  double sum = 0.0;
+  if (note)
+    *note = NULL;
+  for (int i = 0; i < c->n_nodes; i++) {
+    if (isnan(c->nodes[i].price_per_hour)) {
+      /* A fake 0 would make the cheapest cluster the one nobody priced. */
+      if (note)
+        *note = g_strdup_printf("cost unknown: GPU type %s (%s) has no price in its profile; "
+                                "give %s.price_per_hour",
+                                c->nodes[i].gpu_type, c->nodes[i].path, c->nodes[i].path);
+      return NAN;
+    }
+    sum += c->nodes[i].gpus * c->nodes[i].price_per_hour;
+  }
+  return sum;
 }

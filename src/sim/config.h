@@ -59,6 +59,16 @@ typedef struct {
   double memory_fraction; /* share of the GPU's memory (1 for a whole GPU) */
 } CsGpuConfig;
 
+/* One node of the cluster ("cluster.nodes[i]", or the one-node form) and
+ * what one of its GPUs costs. */
+typedef struct {
+  char *gpu_type;         /* as in its GPUs' CsGpuConfig */
+  char *path;             /* its JSON path: "cluster.nodes[i]", or "cluster" for one node */
+  int gpus;               /* physical GPUs (MIG instances not counted apart) */
+  double price_per_hour;  /* dollars per GPU-hour; NAN when unknown */
+  char *price_source;     /* where the price comes from; NULL when unknown */
+} CsNodeConfig;
+
 /* The compiled scenario. Dispatch policies see it as the opaque CsWorld of
  * clustersim/dispatch.h (read through cs_world_*, world.c). */
 typedef struct CsWorld CsConfig;
@@ -70,6 +80,7 @@ struct CsWorld {
   CsGpuConfig *gpus;
   int n_gpus;
   int n_nodes;
+  CsNodeConfig *nodes;    /* n_nodes entries */
   gboolean has_mig;       /* some GPU is split into MIG instances */
   CsProfileSet *profiles;
   CsNetworkCurve *network;

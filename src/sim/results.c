@@ -57,6 +57,7 @@ void cs_results_free(CsResults *r)
   cs_placement_free(r->placement);
   g_free(r->setup_json);
   g_free(r->effective_scenario);
+  g_free(r->cost_note);
   cs_warning_list_free(r->warnings);
   g_free(r);
 }
@@ -98,6 +99,11 @@ const CsModelResult *cs_results_model_by_name(const CsResults *r, const char *mo
 const CsPlacement *cs_results_placement(const CsResults *r)
 {
   return r->placement;
+}
+
+const CsCost *cs_results_cost(const CsResults *r)
+{
+  return &r->cost;
 }
 
 const CsModelResult *cs_results_total(const CsResults *r)

@@ -56,6 +56,8 @@ struct CsResults {
   CsWarningList *warnings;
   char *setup_json;           /* how the run was produced, JSON text (run.c, provenance.c) */
   char *effective_scenario;   /* the document that ran, as JSON text */
+  CsCost cost;                /* filled by experiment/run.c; cost.note points at cost_note */
+  char *cost_note;
 };
 
 CsResults *cs_results_alloc(int n_models, int n_gpus);

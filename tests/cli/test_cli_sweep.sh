@@ -182,7 +182,8 @@ check "aggregate.csv recomputed from runs.csv (df 1, invalid runs left out)" \
 # SLO 25 ms, 3 s of Poisson arrivals. The analytic bound of staggered
 # batches (Symphony Table 2) is 5839 req/s: no search may end above it.
 cat >"$tmp/exp/t2.json" <<JSON
-{"profiles": ["$src/data/profiles/symphony_table2.json"], "cluster": {"gpus": 8, "gpu_type": "1080ti"},
+{"profiles": ["$src/data/profiles/symphony_table2.json"],
+ "cluster": {"gpus": 8, "gpu_type": "1080ti", "price_per_hour": 0.5, "price_source": "test: a 1080 Ti has no cloud price"},
  "dispatch": {"policy": "symphony", "d_ctrl_us": 0, "d_data_us": 0, "d_resp_ms": 0},
  "clients": [{"model": "ResNet50", "rate": 100, "slo_ms": 25, "duration_s": 3, "warmup_s": 0.5}]}
 JSON
@@ -197,7 +198,7 @@ check "a search sweep exits 0" test $? -eq 0
 check "its table says what each run is and shows max_load_rps" \
   grep -qzP "^goodput search: each run is the highest load with every model's p99 latency <= its SLO\nmax_load_rps of total" "$tmp/search.out"
 check "runs.csv: the search columns before warnings" \
-  grep -q "^run_id,variant,gpus,seed,model,.*,drain_s,max_load_rps,search_multiplier,search_probes,warnings$" "$tmp/search/runs.csv"
+  grep -q "^run_id,variant,gpus,seed,model,.*,drain_s,cost_per_hour,goodput_per_dollar,max_load_rps,search_multiplier,search_probes,max_load_per_dollar,warnings$" "$tmp/search/runs.csv"
 check "each row: max_load_rps is the offered load, below the analytic bound N b / l(b), p99 within SLO" python3 -c "
 import csv, math
 rows = list(csv.DictReader(open('$tmp/search/runs.csv')))
@@ -210,6 +211,14 @@ for r in rows:
     assert 0 < float(r['max_load_rps']) <= bound, (r['max_load_rps'], bound)
     assert float(r['latency_p99_ms']) <= 25, r
     assert float(r['max_load_rps']) == 100 * float(r['search_multiplier']), r
+"
+check "each row: cost_per_hour = GPUs x 0.5, max_load_per_dollar = max_load_rps x 3600 / cost_per_hour" python3 -c "
+import csv
+for r in csv.DictReader(open('$tmp/search/runs.csv')):
+    price = 0.5 * int(r['gpus'])
+    assert float(r['cost_per_hour']) == price, r
+    assert abs(float(r['max_load_per_dollar']) - float(r['max_load_rps']) * 3600 / price) <= 1e-12 * float(r['max_load_per_dollar']), r
+    assert abs(float(r['goodput_per_dollar']) - float(r['goodput_rps']) * 3600 / price) <= 1e-12 * float(r['goodput_per_dollar']), r
 "
 check "sweep.json records the search" py "d['search'] == {'criterion': 'p99', 'max_multiplier': 128, 'tolerance': 0.005, 'max_probes': 40}" "$tmp/search/sweep.json"
 check "the figures draw max_load_rps" test -s "$tmp/search/figures/max_load_rps_vs_gpus.dat"

@@ -114,6 +114,18 @@ def vs_run(runs_path, run_id, summary_path):
                     fail(f"run {run_id} {r['model']} {metric}: {got}, summary null")
             elif abs(got - float(v)) > 1e-15 * abs(float(v)):
                 fail(f"run {run_id} {r['model']} {metric}: {r[metric]}, summary {v}")
+        # Cost: the cluster's price on every row; goodput per dollar of the
+        # row's goodput, computed here from the summary's own figures.
+        price = d["cost"]["price_per_hour"]
+        want = {"cost_per_hour": price,
+                "goodput_per_dollar": m["goodput_rps"] * 3600 / price if price else None}
+        for metric, v in want.items():
+            got = float(r[metric])
+            if v is None:
+                if not math.isnan(got):
+                    fail(f"run {run_id} {r['model']} {metric}: {got}, expected no value")
+            elif abs(got - v) > 1e-12 * abs(v):
+                fail(f"run {run_id} {r['model']} {metric}: {r[metric]}, expected {v}")
         codes = []
         for w in d["warnings"]:
             if (m["model"] == "total" or w.get("model") == m["model"]) and w["code"] not in codes:

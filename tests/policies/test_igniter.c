@@ -369,17 +369,18 @@ static void test_fixed_cluster_mapping(void **state)
   assert_rel(p->expected_total, 400, 1e-12, "total on one GPU");
   cs_placement_free(p);
 
-  /* Mixed types: the plan goes onto the v100_igniter GPUs 1 and 3. */
+  /* Mixed types: iGniter provisions identical GPUs, so it refuses rather
+   * than leave the GPUs of the other type idle (it used to plan onto the
+   * v100_igniter GPUs 1 and 3 alone). */
   four_models(&x, 4);
   x.gpus[0].gpu_type = "v100";
   x.gpus[2].gpu_type = "v100";
-  p = cs_igniter_place(&x.in, &opt, NULL, NULL);
-  assert_int_equal(p->replicas->len, 3);
-  assert_int_equal(replica(p, 0)->gpu, 1);
-  assert_int_equal(replica(p, 1)->gpu, 3);
-  assert_int_equal(replica(p, 2)->gpu, 3);
-  assert_non_null(strstr(p->log->str, "2 GPUs of other types left unused"));
-  cs_placement_free(p);
+  GError *mixed_err = NULL;
+  assert_null(cs_igniter_place(&x.in, &opt, NULL, &mixed_err));
+  assert_true(g_error_matches(mixed_err, CS_ERROR, CS_ERROR_POLICY));
+  assert_non_null(strstr(mixed_err->message, "placement \"igniter\" provisions GPUs of one type"));
+  assert_non_null(strstr(mixed_err->message, "GPU 0 is \"v100\" and GPU 1 is \"v100_igniter\""));
+  g_error_free(mixed_err);
 
   /* No GPU at all: an empty placement. */
   four_models(&x, 0);

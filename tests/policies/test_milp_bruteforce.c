@@ -1,5 +1,8 @@
-/* The MILP against brute force on small instances of the V100 profile:
- * every assignment of (batch size, set of GPUs) per model is enumerated, and
+/* The MILP against brute force on small instances of the V100 profile, and of
+ * mixed clusters of the V100 and a second GPU type ("slow": every latency
+ * doubled, Creq and Mreq changed) on which each GPU's own coefficients must be
+ * used, not GPU 0's: every assignment of (batch size, set of GPUs) per model
+ * is enumerated, and
  * the MILP must reach the best total expected goodput; with
  * prefer_small_batch its placement must also be lexicographically smallest
  * among those optima: first the sum of the chosen batch sizes, then the
@@ -31,7 +34,7 @@ typedef struct {
 } Score;
 
 typedef struct {
-  CsModelOptions opts[MAX_M];
+  CsModelOptions opts[MAX_M][MAX_G]; /* per model and GPU: that GPU's type's candidates */
   const CsPlacementModel *models;
   int nm, ng;
   /* search state */
@@ -58,41 +61,91 @@ static void visit(Brute *b, int m)
     return;
   }
   visit(b, m + 1); /* no replica of model m */
-  const CsModelOptions *o = &b->opts[m];
-  for (int k = 0; k < o->n; k++) {
-    const CsBatchOption *opt = &o->opts[k];
-    if (!opt->meets_slo)
-      continue;
+  /* One batch size per model (the MILP's y[m,b]), on each chosen GPU with the
+   * Creq, Mreq and goodput of that GPU's type. */
+  for (int k = 0; k < (int)G_N_ELEMENTS(batches); k++) {
+    const CsBatchOption *on[MAX_G] = { NULL };
+    for (int g = 0; g < b->ng; g++) {
+      const CsModelOptions *o = &b->opts[m][g];
+      for (int i = 0; i < o->n; i++)
+        if (o->opts[i].batch == batches[k] && o->opts[i].meets_slo)
+          on[g] = &o->opts[i];
+    }
     for (int set = 1; set < (1 << b->ng); set++) {
       gboolean fits = TRUE;
       int count = 0;
+      double goodput = 0;
       for (int g = 0; g < b->ng; g++)
         if (set & (1 << g)) {
           count++;
-          fits &= b->creq[g] + opt->creq <= 100.0 + 1e-9 && b->mreq[g] + opt->mreq <= 100.0 + 1e-9;
+          fits &= on[g] && b->creq[g] + on[g]->creq <= 100.0 + 1e-9 &&
+                  b->mreq[g] + on[g]->mreq <= 100.0 + 1e-9;
+          if (on[g])
+            goodput += on[g]->goodput;
         }
       if (!fits)
         continue;
       for (int g = 0; g < b->ng; g++)
         if (set & (1 << g)) {
-          b->creq[g] += opt->creq;
-          b->mreq[g] += opt->mreq;
+          b->creq[g] += on[g]->creq;
+          b->mreq[g] += on[g]->mreq;
         }
-      double w = MIN(b->models[m].rate_rps, count * opt->goodput);
+      double w = MIN(b->models[m].rate_rps, goodput);
       b->total += w;
-      b->batch_sum += opt->batch;
+      b->batch_sum += batches[k];
       b->replicas += count;
       visit(b, m + 1);
       b->total -= w;
-      b->batch_sum -= opt->batch;
+      b->batch_sum -= batches[k];
       b->replicas -= count;
       for (int g = 0; g < b->ng; g++)
         if (set & (1 << g)) {
-          b->creq[g] -= opt->creq;
-          b->mreq[g] -= opt->mreq;
+          b->creq[g] -= on[g]->creq;
+          b->mreq[g] -= on[g]->mreq;
         }
     }
   }
+}
+
+/* A second GPU type "slow" for the models of names: each V100 point at half
+ * the throughput (twice the latency), a Creq of 70 % and an Mreq of 150 % of
+ * the V100's (capped at 100), so that the best batch size and how many
+ * replicas fit differ between the types. JSON text, g_free it. */
+static char *slow_profile(const CsProfileSet *set)
+{
+  GString *s = g_string_new("{\"format\": \"clustersim-profile\", \"version\": 1, \"source\": "
+                            "\"test\", \"gpu_types\": [{\"name\": \"slow\"}], \"models\": [");
+  for (guint n = 0; n < G_N_ELEMENTS(names); n++) {
+    const CsModelProfile *p = cs_profile_set_lookup(set, "v100", names[n]);
+    g_string_append_printf(s, "%s{\"gpu\": \"slow\", \"model\": \"%s\", \"batches\": [",
+                           n ? ", " : "", names[n]);
+    for (int i = 0; i < cs_model_profile_n_points(p); i++) {
+      const CsBatchPoint *pt = cs_model_profile_point_at(p, i);
+      char lat[G_ASCII_DTOSTR_BUF_SIZE], thr[G_ASCII_DTOSTR_BUF_SIZE];
+      g_ascii_dtostr(lat, sizeof lat, 2.0 * (double)pt->latency_ns * 1e-6);
+      g_ascii_dtostr(thr, sizeof thr, cs_model_profile_throughput_rps(p, pt->batch) / 2.0);
+      g_string_append_printf(s, "%s{\"batch\": %d, \"latency_ms\": %s, \"throughput_rps\": %s",
+                             i ? ", " : "", pt->batch, lat, thr);
+      if (!isnan(pt->mreq_pct)) {
+        char v[G_ASCII_DTOSTR_BUF_SIZE];
+        g_ascii_dtostr(v, sizeof v, MIN(100.0, 1.5 * pt->mreq_pct));
+        g_string_append_printf(s, ", \"mreq_pct\": %s", v);
+      }
+      g_string_append(s, ", \"creq_pct\": {");
+      int written = 0;
+      for (int c = 0; c < CS_CREQ_N_METRICS; c++)
+        if (!isnan(pt->creq_pct[c])) {
+          char v[G_ASCII_DTOSTR_BUF_SIZE];
+          g_ascii_dtostr(v, sizeof v, 0.7 * pt->creq_pct[c]);
+          g_string_append_printf(s, "%s\"%s\": %s", written++ ? ", " : "",
+                                 c == CS_CREQ_AO ? "ao" : c == CS_CREQ_WAO ? "wao" : "wsm", v);
+        }
+      g_string_append(s, "}}");
+    }
+    g_string_append(s, "]}");
+  }
+  g_string_append(s, "]}");
+  return g_string_free(s, FALSE);
 }
 
 static void test_milp_against_brute_force(void **state)
@@ -105,10 +158,16 @@ static void test_milp_against_brute_force(void **state)
   if (!cs_profile_set_load_file(set, path, &err))
     fail_msg("%s", err->message);
   g_free(path);
+  char *slow = slow_profile(set);
+  if (!cs_profile_set_load_data(set, slow, "slow.json", &err))
+    fail_msg("%s", err->message);
+  g_free(slow);
   GRand *rng = g_rand_new_with_seed(20261123);
   static const double slos[] = { 50, 100, 200, 400 };
-  int tie_broken = 0;
-  for (int round = 0; round < 150; round++) {
+  int tie_broken = 0, mixed = 0, types_differ = 0;
+  /* Rounds 0..149 on V100s only (as before mixed clusters were tested),
+   * 150..299 on a random mix of V100 and "slow" GPUs. */
+  for (int round = 0; round < 300; round++) {
     CsPlacementModel models[MAX_M];
     CsPlacementGpu gpus[MAX_G];
     int nm = g_rand_int_range(rng, 1, MAX_M + 1), ng = g_rand_int_range(rng, 1, MAX_G + 1);
@@ -124,15 +183,22 @@ static void test_milp_against_brute_force(void **state)
                                       .slo_ms = slos[g_rand_int_range(rng, 0, 4)] };
     }
     for (int g = 0; g < ng; g++)
-      gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
+      gpus[g] = (CsPlacementGpu){
+        .gpu_type = round >= 150 && g_rand_boolean(rng) ? "slow" : "v100" };
+    for (int g = 1; g < ng; g++)
+      if (strcmp(gpus[g].gpu_type, gpus[0].gpu_type) != 0) {
+        mixed++;
+        break;
+      }
     CsCreqMetric metric = (CsCreqMetric)g_rand_int_range(rng, 0, CS_CREQ_N_METRICS);
     CsPlacementProblem in = { .models = models, .n_models = nm, .gpus = gpus, .n_gpus = ng,
                             .profiles = set };
 
     Brute b = { .models = models, .nm = nm, .ng = ng };
     for (int m = 0; m < nm; m++)
-      assert_true(cs_model_options_init(&b.opts[m], set, "v100", &models[m], metric, batches,
-                                        G_N_ELEMENTS(batches), "test", &err));
+      for (int g = 0; g < ng; g++)
+        assert_true(cs_model_options_init(&b.opts[m][g], set, gpus[g].gpu_type, &models[m],
+                                          metric, batches, G_N_ELEMENTS(batches), "test", &err));
     visit(&b, 0);
     b.lex_pass = TRUE;
     b.best = (Score){ 0, INT_MAX, INT_MAX };
@@ -165,9 +231,28 @@ static void test_milp_against_brute_force(void **state)
       }
       cs_placement_free(p);
     }
+    /* The optimum a solver reading GPU 0's coefficients for every GPU would
+     * report: counted to show the mixed rounds tell the two apart. */
+    if (round >= 150) {
+      Brute b0 = { .models = models, .nm = nm, .ng = ng };
+      for (int m = 0; m < nm; m++)
+        for (int g = 0; g < ng; g++)
+          assert_true(cs_model_options_init(&b0.opts[m][g], set, gpus[0].gpu_type, &models[m],
+                                            metric, batches, G_N_ELEMENTS(batches), "test",
+                                            &err));
+      visit(&b0, 0);
+      types_differ += fabs(b0.best_total - b.best_total) > 1e-6;
+      for (int m = 0; m < nm; m++)
+        for (int g = 0; g < ng; g++)
+          cs_model_options_clear(&b0.opts[m][g]);
+    }
     for (int m = 0; m < nm; m++)
-      cs_model_options_clear(&b.opts[m]);
+      for (int g = 0; g < ng; g++)
+        cs_model_options_clear(&b.opts[m][g]);
   }
+  assert_true(mixed >= 50);
+  /* Rounds where GPU 0's coefficients everywhere would give another optimum. */
+  assert_true(types_differ >= 20);
   /* Instances where fewer replicas than "every model everywhere" suffice:
    * the replica term had something to decide. */
   assert_true(tie_broken >= 50);

@@ -61,6 +61,9 @@ static void test_v100_shipped(void **state)
   assert_int_equal(gpu->sm_count, 80);
   assert_int_equal(gpu->memory_bytes, INT64_C(17179869184));
   assert_null(cs_profile_set_gpu_type(set, "V100"));
+  /* AWS p3.2xlarge on demand, us-east-1: one V100 for $3.06 an hour. */
+  assert_true(cs_gpu_type_price_per_hour(gpu) == 3.06);
+  assert_non_null(strstr(cs_gpu_type_price_source(gpu), "p3.2xlarge"));
 
   /* Table A.1, alexnet batch 4. */
   const CsModelProfile *alex = cs_profile_set_lookup(set, "v100", "alexnet");
@@ -171,6 +174,12 @@ static void test_symphony_shipped(void **state)
   const CsGpuType *a100 = cs_profile_set_gpu_type(set, "a100");
   assert_int_equal(a100->sm_count, 108);
   assert_int_equal(a100->memory_bytes, 0);
+  /* No cloud offers the 1080 Ti: no price, not 0. The A100: AWS p4d.24xlarge,
+   * $21.957642 an hour for 8 GPUs. */
+  assert_true(isnan(cs_gpu_type_price_per_hour(g1080)));
+  assert_null(cs_gpu_type_price_source(g1080));
+  assert_close(cs_gpu_type_price_per_hour(a100), 21.957642 / 8, 1e-12);
+  assert_non_null(strstr(cs_gpu_type_price_source(a100), "p4d.24xlarge"));
 
   /* Symphony Appendix C, Table 3: ResNet50 on 1080Ti, alpha 2.050, beta 5.378. */
   const CsModelProfile *rn = cs_profile_set_lookup(set, "1080ti", "ResNet50");
@@ -528,6 +537,18 @@ static const BadCase bad_profiles[] = {
   { "negative gpu memory", HEAD "\"gpu_types\": [{\"name\": \"g\", \"memory_bytes\": -1}]}",
     CS_PROFILE_ERROR_INVALID, "gpu_types[0].memory_bytes: expected an integer >= 0, got -1",
     NULL },
+  { "negative gpu price", HEAD "\"gpu_types\": [{\"name\": \"g\", \"price_per_hour\": -1, "
+    "\"price_source\": \"x\"}]}",
+    CS_PROFILE_ERROR_INVALID, "gpu_types[0].price_per_hour: expected a number in [0, 1e+06], got -1", NULL },
+  { "infinite gpu price", HEAD "\"gpu_types\": [{\"name\": \"g\", \"price_per_hour\": 1e999, "
+    "\"price_source\": \"x\"}]}",
+    CS_PROFILE_ERROR_INVALID, "gpu_types[0].price_per_hour: expected a finite number", NULL },
+  { "gpu price without source", HEAD "\"gpu_types\": [{\"name\": \"g\", \"price_per_hour\": 1}]}",
+    CS_PROFILE_ERROR_INVALID, "gpu_types[0].price_per_hour: expected \"price_source\" beside it",
+    NULL },
+  { "gpu price source without price", HEAD "\"gpu_types\": [{\"name\": \"g\", "
+    "\"price_source\": \"AWS\"}]}",
+    CS_PROFILE_ERROR_INVALID, "gpu_types[0].price_source: given without \"price_per_hour\"", NULL },
   { "gpu_types not an array", HEAD "\"gpu_types\": {\"name\": \"g\"}}", CS_PROFILE_ERROR_INVALID,
     "gpu_types: expected an array, got an object", NULL },
   { "models not an array", HEAD V100 "\"models\": {}}", CS_PROFILE_ERROR_INVALID,

@@ -251,11 +251,34 @@ static GPtrArray *provision(const CsIgniterCoefs *c, const Workload *wl, int n_w
   return gpus;
 }
 
+/* iGniter provisions identical GPUs: one set of coefficients, measured on one
+ * GPU type, predicts every GPU of its plan, and the plan's GPUs are
+ * interchangeable. On a mixed cluster it could only use the GPUs of one type
+ * and leave the others idle, which reads as a policy result when it is a
+ * limit of the algorithm: refuse, naming the first GPU that differs. */
+static gboolean require_one_type(const CsPlacementProblem *in, GError **error)
+{
+  for (int g = 1; g < in->n_gpus; g++)
+    if (strcmp(in->gpus[g].gpu_type, in->gpus[0].gpu_type) != 0) {
+      g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
+                  "placement \"igniter\" provisions GPUs of one type (its coefficients are "
+                  "measured on one GPU type and its plan treats GPUs as identical), but GPU 0 "
+                  "is \"%s\" and GPU %d is \"%s\": use a cluster of one GPU type",
+                  in->gpus[0].gpu_type, g, in->gpus[g].gpu_type);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 CsPlacement *cs_igniter_place(const CsPlacementProblem *in, const CsIgniterOptions *opt,
                               CsIgniterInfo *info, GError **error)
 {
   const CsIgniterCoefs *c = opt->coefs;
   g_return_val_if_fail(c != NULL && opt->slo_fraction > 0 && opt->slo_fraction <= 1, NULL);
+  if (info)
+    memset(info, 0, sizeof *info);
+  if (!require_one_type(in, error))
+    return NULL;
   if (info) {
     memset(info, 0, sizeof *info);
     info->parts = g_new0(int, MAX(in->n_models, 1));
@@ -279,7 +302,8 @@ CsPlacement *cs_igniter_place(const CsPlacementProblem *in, const CsIgniterOptio
       return NULL;
     }
   }
-  /* The cluster's GPUs the plan can use: those of the coefficients' type. */
+  /* The cluster's GPUs the plan can use: all of them (one type, checked above),
+   * when they are of the coefficients' type. */
   int *usable = g_new(int, MAX(in->n_gpus, 1));
   int n_usable = 0;
   for (int g = 0; g < in->n_gpus; g++)
@@ -309,9 +333,6 @@ CsPlacement *cs_igniter_place(const CsPlacementProblem *in, const CsIgniterOptio
     g_free(usable);
     return p;
   }
-  if (n_usable < in->n_gpus)
-    g_string_append_printf(log, "%d GPU%s of other types left unused\n",
-                           in->n_gpus - n_usable, in->n_gpus - n_usable == 1 ? "" : "s");
 
   GArray *wla = g_array_new(FALSE, FALSE, sizeof(Workload));
   for (int m = 0; m < in->n_models; m++)
@@ -563,6 +584,9 @@ static CsPlacement *igniter_place_params(const CsPlacementProblem *in, CsParams 
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_double(params, "slo_fraction", FALSE, 0.001, 1.0, &opt.slo_fraction, error) ||
       !cs_params_bool(params, "split", FALSE, &opt.split, error))
+    return NULL;
+  /* Before the coefficients: deriving them for a cluster it refuses is wasted work. */
+  if (!require_one_type(in, error))
     return NULL;
   GString *log = g_string_new(NULL);
   CsIgniterCoefs *coefs = coefficients_for(in, params, log, error);
