@@ -34,7 +34,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "dispatch.h"
+#include "clustersim/dispatch.h"
 
 typedef struct {
   int64_t schedule_ahead_ns, buffer_ns, future_ns, max_exec_ns;

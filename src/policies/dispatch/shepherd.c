@@ -32,7 +32,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "dispatch.h"
+#include "clustersim/dispatch.h"
 
 typedef enum { PURGE_LATEST, PURGE_HEAD } Purge;
 
