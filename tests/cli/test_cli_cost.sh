@@ -145,6 +145,17 @@ check "provision: a probe that contradicts 'more GPUs never hurt' is reported (J
   "$tmp/nonmono.json"
 check "provision: ...with a warning on stderr" grep -q "warning \[not_monotone\]: probe" "$tmp/nonmono.err"
 
+# The centralized policies plan with the slowest type present: a mixed
+# search warns before its answer that its assumption fails across types.
+"$bin" provision "$tmp/three.json" --types a100,1080ti --max-gpus 2 --unset 'clients[2]' --unset 'clients[1]' \
+  --set 'dispatch={"policy": "symphony", "d_ctrl_us": 0}' --json >"$tmp/slowest.json" 2>"$tmp/slowest.err"
+check "provision: symphony over two types is reported as not monotone by construction" \
+  py "any(v.startswith('dispatch \"symphony\" plans every GPU with the slowest GPU type') for v in d['monotonicity_violations'])" \
+  "$tmp/slowest.json"
+"$bin" provision "$tmp/three.json" --types a100 --max-gpus 2 --unset 'clients[2]' --unset 'clients[1]' \
+  --set 'dispatch={"policy": "symphony", "d_ctrl_us": 0}' --json >"$tmp/onetype.json" 2>/dev/null
+check "provision: ...but not over one type" py "d['monotonicity_violations'] == []" "$tmp/onetype.json"
+
 bad "provision: no --types" "clustersim provision: --types: required" provision "$tmp/three.json"
 bad "provision: an unknown type" 'clustersim: provision: --types: GPU type "a10" is not defined by the profiles of' \
   provision "$tmp/three.json" --types a10
