@@ -60,6 +60,11 @@ static void test_rate_target_closed_form(void **state)
   assert_int_equal(target_at(206), 2);
   assert_int_equal(target_at(207), 3);
   assert_int_equal(target_at(0), 1);
+  /* No batch up to max_batch fails (a loose SLO): the target is max_batch,
+   * as nexuslb's loop runs to the end of its profile. At 1 req/s and an SLO
+   * of 10 s: 2 l(512) = 1.09 s fits. */
+  CsBatchCosts c = { .lat_ns = resnet_lat, .overhead_ns = resnet_overhead };
+  assert_int_equal(cs_central_rate_target(1, 10000000000, 512, &c), 512);
 }
 
 /* ---- goodput at Table 2's ResNet50 setting against the real implementation -- */
