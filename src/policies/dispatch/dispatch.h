@@ -14,6 +14,7 @@ extern const CsDispatchPolicy cs_dispatch_symphony;  /* Symphony deferred batch 
 extern const CsDispatchPolicy cs_dispatch_eager;     /* centralized, dispatch as soon as a GPU is free */
 extern const CsDispatchPolicy cs_dispatch_timeout;   /* centralized, dispatch at first arrival + k */
 extern const CsDispatchPolicy cs_dispatch_shepherd;  /* Shepherd's Flex with preemption */
+extern const CsDispatchPolicy cs_dispatch_nexus;     /* Nexus: squishy bin packing, frontends, backends */
 
 /* Returns the built-in policy registered under name, or NULL. */
 const CsDispatchPolicy *cs_dispatch_policy_lookup(const char *name);

@@ -12,6 +12,7 @@ static const CsDispatchPolicy *const builtins[] = {
   &cs_dispatch_eager,
   &cs_dispatch_timeout,
   &cs_dispatch_shepherd,
+  &cs_dispatch_nexus,
   NULL,
 };
 
