@@ -151,6 +151,14 @@ static void test_squishy_residuals(void **state)
   assert_true(fabs(p->unplaced_rps[0] - (2000 - 2 * 15 / 19e-3)) < 1e-6);
   assert_true(p->unplaced_rps[1] == 50);
   assert_null(bin_of(p, 1, FALSE, 0));
+  /* Saturated GPUs go to the highest rate first: model 1 at 2000 req/s
+   * takes both, model 0 at 1000 none. */
+  rates[0] = 1000;
+  rates[1] = 2000;
+  cs_nexus_squishy(&c, rates, p);
+  assert_non_null(bin_of(p, 1, TRUE, 1));
+  assert_null(bin_of(p, 0, TRUE, 0));
+  assert_true(p->unplaced_rps[0] == 1000);
   cs_nexus_plan_free(p);
 }
 
@@ -278,12 +286,13 @@ static void test_timeline_backend_drop(void **state)
   (void)state;
   /* l(b) = 2 b + 4 ms, SLO 20 ms: max batch 2 (2 x 8 <= 18), one GPU.
    * r0, r1 (0 ms) run [0.05, 8.05]. r2, r3 (0.1 ms, due 20.1) run [8.05,
-   * 16.05]. At 16.05 the queue is r4 (2.5 ms, due 22.5) and r5 (10 ms, due
-   * 30): e = 2 finishes at 24.05 > 22.5, so r4 is dropped at 16.05 (alone it
-   * would have made it: 22.05); e shrinks to 1, r5 runs [16.05, 22.05]. */
+   * 16.05]. At 16.05 the queue is r4 (2.5 ms, due 22.5) and r5 (2.6 ms, due
+   * 22.6): e = 2 finishes at 24.05 > 22.5, so r4 is dropped at 16.05 (alone
+   * it would have made it: 22.05); the queue can no longer fill 2, e
+   * shrinks to 1 (finish 22.05 <= 22.6) and r5 runs [16.05, 22.05]. */
   Outcomes o = { 0 };
-  CsResults *r = timeline(2, 4, 1, 20, "", "0, 0, 0.1, 0.1, 2.5, 10", &o);
-  const int64_t lat_us[6] = { 8050, 8050, 15950, 15950, -1, 12050 };
+  CsResults *r = timeline(2, 4, 1, 20, "", "0, 0, 0.1, 0.1, 2.5, 2.6", &o);
+  const int64_t lat_us[6] = { 8050, 8050, 15950, 15950, -1, 19450 };
   for (int i = 0; i < 6; i++)
     if (i != 4)
       assert_int_equal(o.latency_ns[i], lat_us[i] * 1000);
@@ -378,6 +387,50 @@ static void test_weighted_routing(void **state)
   for (int g = 0; g < 7; g++)
     assert_true(fabs(per_gpu[g] - 8100 * sat / 4050) <= 2);
   assert_true(fabs(per_gpu[7] - 8100 * res / 4050) <= 2);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+}
+
+typedef struct {
+  int on_gpu1, on_gpu1_before;
+} Replan;
+
+static void on_replan(const CsRequestRecord *rec, void *user)
+{
+  Replan *x = user;
+  if (rec->gpu == 1) {
+    x->on_gpu1++;
+    x->on_gpu1_before += rec->send_ns < 500000000;
+  }
+}
+
+static void test_replan_at_epoch(void **state)
+{
+  (void)state;
+  /* Model a (l(b) = b + 4 ms, SLO 40: 789.5 req/s saturated) at 1200 req/s
+   * (constant gaps, 2 s) on 3 GPUs, starting as nexuslb does with one GPU:
+   * until 0.5 s everything goes to GPU 0. The epoch at 0.5 s sees 600
+   * arrivals: 1200 req/s, so one saturated GPU (kept on GPU 0, where the
+   * model was) and a residual of 410.5 req/s on GPU 1: b = 11 (10 / 410.5
+   * + 15 <= 40 ms), duty min(25, 26.8) = 25 ms, batch ceil(10.26) = 11,
+   * 440 req/s. From then GPU 1 takes 440 / (789.5 + 440) of the 1800
+   * requests: 644.2. */
+  char *dir = test_dir_with_profile(1, 4);
+  CsScenario *sc = test_scenario(
+    dir, "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 3, \"gpu_type\": \"gpu\"},"
+         " \"dispatch\": {\"policy\": \"nexus\", \"initial_plan\": \"one_gpu_per_model\","
+         " \"epoch_s\": 0.5}, \"clients\": [{\"model\": \"a\", \"rate\": 1200, \"slo_ms\": 40,"
+         " \"duration_s\": 2, \"arrival\": \"constant\"}]}");
+  Replan x = { 0 };
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = on_replan;
+  opt.user_data = &x;
+  CsResults *r = test_run(sc, &opt);
+  assert_int_equal(x.on_gpu1_before, 0);
+  assert_true(fabs(x.on_gpu1 - 1800 * 440 / (15 / 19e-3 + 440)) <= 2);
+  assert_int_equal(cs_results_gpu_batches(r, 2), 0);
   cs_results_free(r);
   cs_scenario_free(sc);
   test_dir_remove(dir);
@@ -626,6 +679,7 @@ int main(void)
     cmocka_unit_test(test_timeline_backend_drop),
     cmocka_unit_test(test_timeline_frontends),
     cmocka_unit_test(test_weighted_routing),
+    cmocka_unit_test(test_replan_at_epoch),
     cmocka_unit_test(test_shortfall_is_visible),
     cmocka_unit_test(test_determinism),
     cmocka_unit_test(test_matches_real_emulator),
