@@ -446,8 +446,12 @@ static void nexus_on_timer(void *state, uint32_t arg)
     /* One delay per model: transits of a model land in the order sent. */
     GArray *tr = n->transit[i];
     Transit t = g_array_index(tr, Transit, n->transit_head[i]);
+    /* Under steady load the FIFO is never empty: compact it now and then. */
     if (++n->transit_head[i] == tr->len) {
       g_array_set_size(tr, 0);
+      n->transit_head[i] = 0;
+    } else if (n->transit_head[i] >= 1024 && n->transit_head[i] * 2 >= tr->len) {
+      g_array_remove_range(tr, 0, n->transit_head[i]);
       n->transit_head[i] = 0;
     }
     deliver(n, t.gpu, i, &t.r, now);

@@ -521,14 +521,15 @@ void *cs_nexus_parse(CsParams *params, void *user_data, GError **error)
                                           NULL };
   /* Symphony's text: the scheduler re-plans every 10 s. nexuslb: 2 ms of
    * network kept out of the saturate rule, a backend polls every 50 us, one
-   * frontend. */
+   * frontend (at most 1000: each keeps a round-robin state per model and
+   * GPU). */
   double epoch_s = 10.0, reserve_ms = 2.0, poll_us = 50.0;
   int frontends = 1, initial = INITIAL_DECLARED;
   gboolean replan = TRUE;
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_double(params, "epoch_s", FALSE, 0.001, 1e6, &epoch_s, error) ||
       !cs_params_double(params, "network_reserve_ms", FALSE, 0.0, 1e6, &reserve_ms, error) ||
-      !cs_params_int(params, "frontends", FALSE, 1, 1000000, &frontends, error) ||
+      !cs_params_int(params, "frontends", FALSE, 1, 1000, &frontends, error) ||
       !cs_params_double(params, "poll_us", FALSE, 0.001, 1e9, &poll_us, error) ||
       !cs_params_choice(params, "initial_plan", FALSE, initials, &initial, error) ||
       !cs_params_bool(params, "replan", FALSE, &replan, error))
