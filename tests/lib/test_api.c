@@ -96,13 +96,13 @@ static void test_registry_contents(void **state)
                                            "wao-usher", "wsm-usher", "milp",
                                            "ao-milp",  "wsm-milp",  "igniter" };
   static const char *const dispatch[] = { "router", "symphony", "eager",
-                                          "timeout", "shepherd", "clockwork" };
+                                          "timeout", "shepherd", "clockwork", "nexus" };
   assert_int_equal(cs_registry_n_placement(r), 9);
   for (int i = 0; i < 9; i++)
     assert_string_equal(cs_registry_placement_at(r, i)->name, placement[i]);
   assert_null(cs_registry_placement_at(r, 9));
-  assert_int_equal(cs_registry_n_dispatch(r), 6);
-  for (int i = 0; i < 6; i++)
+  assert_int_equal(cs_registry_n_dispatch(r), 7);
+  for (int i = 0; i < 7; i++)
     assert_string_equal(cs_registry_dispatch_at(r, i)->name, dispatch[i]);
 
   GError *err = NULL;
@@ -697,7 +697,7 @@ static void test_world_and_dispatch_params(void **state)
       "test.json: dispatch.nested: unknown field \"extra\"", CS_ERROR_INVALID },
     { "{\"policy\": \"wrld\"}",
       "test.json: dispatch.policy: unknown policy \"wrld\" (known: router, symphony, eager, "
-      "timeout, shepherd, clockwork, world)", CS_ERROR_INVALID },
+      "timeout, shepherd, clockwork, nexus, world)", CS_ERROR_INVALID },
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     CsScenario *bad = with_world(r, cases[i].dispatch);

@@ -15,6 +15,7 @@ extern const CsDispatchPolicy cs_dispatch_eager;     /* centralized, dispatch as
 extern const CsDispatchPolicy cs_dispatch_timeout;   /* centralized, dispatch at first arrival + k */
 extern const CsDispatchPolicy cs_dispatch_shepherd;  /* Shepherd's Flex with preemption */
 extern const CsDispatchPolicy cs_dispatch_clockwork; /* Clockwork's controller (INFER4) */
+extern const CsDispatchPolicy cs_dispatch_nexus;     /* Nexus: squishy bin packing, frontends, backends */
 
 /* Returns the built-in policy registered under name, or NULL. */
 const CsDispatchPolicy *cs_dispatch_policy_lookup(const char *name);

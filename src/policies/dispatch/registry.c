@@ -13,6 +13,7 @@ static const CsDispatchPolicy *const builtins[] = {
   &cs_dispatch_timeout,
   &cs_dispatch_shepherd,
   &cs_dispatch_clockwork,
+  &cs_dispatch_nexus,
   NULL,
 };
 
