@@ -356,6 +356,8 @@ static const char *metric_label(const char *m)
     { "latency_mean_ms", "mean latency (ms)" },
     { "batches", "batches" },
     { "mean_batch", "mean batch size (requests)" },
+    { "median_batch", "median batch size (requests)" },
+    { "p90_batch", "p90 batch size (requests)" },
     { "drain_s", "drain time (s)" },
     { "max_load_rps", "goodput: highest load within the objective (req/s)" },
     { "search_multiplier", "rate multiplier of the highest passing load" },
