@@ -6,7 +6,11 @@
 #include <stddef.h>
 #include <string.h>
 
-typedef enum { KIND_DOUBLE, KIND_INT } Kind;
+#include "sim/results.h"
+
+/* KIND_BATCH_PCT: a percentile of the batch size distribution, computed from
+ * the results' histogram (CsModelResult holds no batch percentile). */
+typedef enum { KIND_DOUBLE, KIND_INT, KIND_BATCH_PCT } Kind;
 
 /* The metric columns, in order: what a researcher compares across runs.
  * Configuration echoes (slo_ms, offered and planned rates) are kept so that a
@@ -14,7 +18,7 @@ typedef enum { KIND_DOUBLE, KIND_INT } Kind;
 static const struct {
   const char *name;
   Kind kind;
-  size_t offset; /* in CsModelResult */
+  size_t offset; /* in CsModelResult; KIND_BATCH_PCT: the percentile */
 } metrics[] = {
   { "slo_ms", KIND_DOUBLE, offsetof(CsModelResult, slo_ms) },
   { "offered_rps", KIND_DOUBLE, offsetof(CsModelResult, offered_rps) },
@@ -40,6 +44,8 @@ static const struct {
   { "latency_mean_ms", KIND_DOUBLE, offsetof(CsModelResult, latency.mean) },
   { "batches", KIND_INT, offsetof(CsModelResult, batches) },
   { "mean_batch", KIND_DOUBLE, offsetof(CsModelResult, mean_batch) },
+  { "median_batch", KIND_BATCH_PCT, 50 },
+  { "p90_batch", KIND_BATCH_PCT, 90 },
   { "drain_s", KIND_DOUBLE, offsetof(CsModelResult, drain_s) },
 };
 enum { N_METRICS = G_N_ELEMENTS(metrics) };
@@ -232,9 +238,37 @@ static void set_search_fields(const CsRunsTable *t, char **row, const CsRunsSear
             cs_runs_format_double(per_dollar(search->passed ? max_load : 0.0, price)));
 }
 
+/* The nearest-rank pct-th percentile of the sizes of the batches that held
+ * measured requests of model i (-1: every model's batches, pooled), the
+ * histogram summary.json writes as batches.sizes: the smallest size b such
+ * that the batches of size <= b number at least ceil(pct/100 x batches).
+ * NaN without a batch, as mean_batch. */
+static double batch_percentile(const CsResults *res, int i, int pct)
+{
+  int lo = i < 0 ? 0 : i, hi = i < 0 ? res->n_models : i + 1;
+  int64_t n = 0;
+  guint len = 0;
+  for (int k = lo; k < hi; k++) {
+    GArray *h = res->batch_sizes[k];
+    for (guint b = 0; b < h->len; b++)
+      n += g_array_index(h, int64_t, b);
+    len = MAX(len, h->len);
+  }
+  int64_t rank = (pct * n + 99) / 100, cum = 0; /* ceil, in integers: exact */
+  for (guint b = 1; n > 0 && b < len; b++) {
+    for (int k = lo; k < hi; k++)
+      if (b < res->batch_sizes[k]->len)
+        cum += g_array_index(res->batch_sizes[k], int64_t, b);
+    if (cum >= rank)
+      return (double)b;
+  }
+  return NAN;
+}
+
 static char **row_of_model(const CsRunsTable *t, int run_id, const char *variant,
                            const char *const *labels, int64_t seed, const CsResults *res,
-                           const CsRunsSearch *search, const CsModelResult *m, gboolean total)
+                           const CsRunsSearch *search, const CsModelResult *m, int index,
+                           gboolean total)
 {
   char **row = row_new(t, run_id, variant, labels, seed);
   set_field(row, cs_runs_col_model(t), g_strdup(m->model));
@@ -251,6 +285,9 @@ static char **row_of_model(const CsRunsTable *t, int run_id, const char *variant
     if (metrics[i].kind == KIND_DOUBLE)
       set_field(row, cs_runs_col_metric(t, i),
                 cs_runs_format_double(*(const double *)(const void *)field));
+    else if (metrics[i].kind == KIND_BATCH_PCT)
+      set_field(row, cs_runs_col_metric(t, i),
+                cs_runs_format_double(batch_percentile(res, index, (int)metrics[i].offset)));
     else
       set_field(row, cs_runs_col_metric(t, i),
                 g_strdup_printf("%" PRId64, *(const int64_t *)(const void *)field));
@@ -281,9 +318,9 @@ GPtrArray *cs_runs_rows(const CsRunsTable *t, int run_id, const char *variant,
   }
   for (int i = 0; i < cs_results_n_models(res); i++)
     g_ptr_array_add(rows, row_of_model(t, run_id, variant, labels, seed, res, search,
-                                       cs_results_model(res, i), FALSE));
+                                       cs_results_model(res, i), i, FALSE));
   g_ptr_array_add(rows, row_of_model(t, run_id, variant, labels, seed, res, search,
-                                     cs_results_total(res), TRUE));
+                                     cs_results_total(res), -1, TRUE));
   return rows;
 }
 

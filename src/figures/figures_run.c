@@ -22,11 +22,14 @@ int cs_run_summary_model(const RunSummary *r, const char *name)
   return -1;
 }
 
-static void summary_clear(RunSummary *r)
+void cs_run_summary_clear(RunSummary *r)
 {
-  for (int i = 0; i < r->n_models; i++)
+  for (int i = 0; i < r->n_models; i++) {
     if (r->models[i].replicas)
       g_array_unref(r->models[i].replicas);
+    if (r->models[i].batch_sizes)
+      g_array_unref(r->models[i].batch_sizes);
+  }
   g_free(r->models);
   g_free(r->gpus);
   g_free(r->path);
@@ -70,6 +73,73 @@ static gboolean read_replicas(RunSummary *r, RunModel *m, const cJSON *o, const 
   return ok;
 }
 
+static int cmp_batch_size(const void *a, const void *b)
+{
+  const RunBatchSize *x = a, *y = b;
+  return (x->size > y->size) - (x->size < y->size);
+}
+
+/* batches: count, and sizes (absent in summaries of older versions: the
+ * batch figures are then skipped). The sizes must add up to count: a
+ * summary edited by hand or pieced together from two runs is refused rather
+ * than drawn wrong. */
+static gboolean read_batches(RunSummary *r, RunModel *m, const cJSON *o, const char *where,
+                             GError **error)
+{
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "batches");
+  char *bw = cs_json_path_key(where, "batches");
+  char *sw = cs_json_path_key(bw, "sizes");
+  gboolean ok = cs_json_expect_object(b, r->path, bw, error) &&
+                cs_json_read_int64(b, "count", TRUE, 0, G_MAXINT64, &m->batches, r->path, bw,
+                                   error);
+  const cJSON *sizes = ok ? cJSON_GetObjectItemCaseSensitive(b, "sizes") : NULL;
+  if (ok && sizes) {
+    ok = cs_json_expect_object(sizes, r->path, sw, error);
+    m->batch_sizes = g_array_new(FALSE, FALSE, sizeof(RunBatchSize));
+    int64_t sum = 0, requests = 0;
+    const cJSON *each = ok ? sizes : NULL, *x;
+    cJSON_ArrayForEach(x, each)
+    {
+      char *xw = cs_json_path_key(sw, x->string);
+      guint64 size = 0;
+      RunBatchSize bs = { 0 };
+      if (!g_ascii_string_to_unsigned(x->string, 10, 1, G_MAXINT, &size, NULL))
+        ok = cs_json_fail(error, r->path, xw, "expected a batch size (an integer >= 1) as key");
+      else
+        ok = cs_json_value_int64(x, 1, G_MAXINT64, &bs.count, r->path, xw, error);
+      bs.size = (int)size;
+      /* The requests in these batches are bounded so that quantile ranks
+       * (100 x requests) stay within int64; no run comes near. */
+      if (ok && bs.count > (CS_BATCH_MAX_REQUESTS - requests) / bs.size)
+        ok = cs_json_fail(error, r->path, xw,
+                          "more than %" G_GINT64_FORMAT " requests in batches: not a run's count",
+                          (int64_t)CS_BATCH_MAX_REQUESTS);
+      g_free(xw);
+      if (!ok)
+        break;
+      requests += bs.count * bs.size;
+      sum += bs.count;
+      g_array_append_val(m->batch_sizes, bs);
+    }
+    if (ok) {
+      g_array_sort(m->batch_sizes, cmp_batch_size);
+      for (guint k = 1; ok && k < m->batch_sizes->len; k++)
+        if (g_array_index(m->batch_sizes, RunBatchSize, k).size ==
+            g_array_index(m->batch_sizes, RunBatchSize, k - 1).size)
+          ok = cs_json_fail(error, r->path, sw, "batch size %d given twice",
+                            g_array_index(m->batch_sizes, RunBatchSize, k).size);
+    }
+    if (ok && sum != m->batches)
+      ok = cs_json_fail(error, r->path, sw,
+                        "the sizes count %" G_GINT64_FORMAT " batches, batches.count %"
+                        G_GINT64_FORMAT " (the files of two runs?)",
+                        sum, m->batches);
+  }
+  g_free(sw);
+  g_free(bw);
+  return ok;
+}
+
 static gboolean read_model(RunSummary *r, RunModel *m, const cJSON *o, const char *where,
                            GError **error)
 {
@@ -97,7 +167,7 @@ static gboolean read_model(RunSummary *r, RunModel *m, const cJSON *o, const cha
       ok = read_number_or_null(st, "mean", &m->stage_mean[s], r->path, stw, error);
     g_free(stw);
   }
-  ok = ok && read_replicas(r, m, o, where, error);
+  ok = ok && read_replicas(r, m, o, where, error) && read_batches(r, m, o, where, error);
   g_free(lw);
   g_free(sw);
   return ok;
@@ -135,7 +205,7 @@ static gboolean read_gpus(RunSummary *r, const cJSON *gpus, GError **error)
 }
 
 /* summary.json: what every run figure needs, checked field by field. */
-static gboolean read_summary(RunSummary *r, GError **error)
+gboolean cs_run_summary_read(RunSummary *r, GError **error)
 {
   r->path = g_build_filename(r->dir, "summary.json", NULL);
   if (!g_file_test(r->path, G_FILE_TEST_EXISTS)) {
@@ -204,7 +274,7 @@ static int cmp_int64(const void *a, const void *b)
 
 /* requests.csv: the end-to-end latency (ns) of each served measured request
  * (status ok), per model of the summary, sorted. */
-static gboolean read_latencies(const RunSummary *r, const char *path, GArray **lat,
+gboolean cs_run_read_latencies(const RunSummary *r, const char *path, GArray **lat,
                                GError **error)
 {
   static const char *const expected = "model, measured, status, latency_ns (as clustersim run "
@@ -255,7 +325,7 @@ static gboolean read_latencies(const RunSummary *r, const char *path, GArray **l
 /* The ranks the CDF shows of n sorted values: all of them up to 2000, else
  * the minimum, every 1/1000 of the way and every 1/10000 above 0.99, so that
  * the tail keeps its detail in a file of about 1100 rows per model. */
-static GArray *cdf_ranks(int64_t n)
+GArray *cs_cdf_ranks(int64_t n)
 {
   GArray *a = g_array_new(FALSE, FALSE, sizeof(int64_t));
   if (n <= 2000) {
@@ -277,7 +347,7 @@ static GArray *cdf_ranks(int64_t n)
   return a;
 }
 
-static void append_ms(GString *out, int64_t ns)
+void cs_append_ms(GString *out, int64_t ns)
 {
   g_string_append_printf(out, "%" G_GINT64_FORMAT ".%06" G_GINT64_FORMAT, ns / 1000000,
                          ns % 1000000);
@@ -296,7 +366,7 @@ static void latency_cdf(CsFigureSet *set, const RunSummary *r, GError **error, g
   GArray **lat = g_new(GArray *, r->n_models);
   for (int m = 0; m < r->n_models; m++)
     lat[m] = g_array_new(FALSE, FALSE, sizeof(int64_t));
-  *ok = read_latencies(r, path, lat, error);
+  *ok = cs_run_read_latencies(r, path, lat, error);
   int64_t lo = G_MAXINT64, hi = 0;
   double slo_hi = 0;
   int shown = 0;
@@ -335,13 +405,13 @@ static void latency_cdf(CsFigureSet *set, const RunSummary *r, GError **error, g
     GArray *v = lat[m];
     if (v->len == 0)
       continue;
-    GArray *ranks = cdf_ranks(v->len);
+    GArray *ranks = cs_cdf_ranks(v->len);
     g_string_append(f->dat, block ? "\n\n" : "");
     for (guint k = 0; k < ranks->len; k++) {
       int64_t rk = g_array_index(ranks, int64_t, k);
       cs_dat_field(f->dat, r->models[m].name);
       g_string_append_c(f->dat, '\t');
-      append_ms(f->dat, g_array_index(v, int64_t, rk - 1));
+      cs_append_ms(f->dat, g_array_index(v, int64_t, rk - 1));
       g_string_append_printf(f->dat, "\t%.9g\t%" G_GINT64_FORMAT "\t%u\n",
                              (double)rk / v->len, rk, v->len);
     }
@@ -491,7 +561,7 @@ CsFigureSet *cs_figures_run(const char *dir, GError **error)
 {
   RunSummary r = { .dir = dir };
   CsFigureSet *set = NULL;
-  if (read_summary(&r, error)) {
+  if (cs_run_summary_read(&r, error)) {
     set = cs_figure_set_new();
     gboolean ok = TRUE;
     latency_cdf(set, &r, error, &ok);
@@ -499,11 +569,13 @@ CsFigureSet *cs_figures_run(const char *dir, GError **error)
       stage_breakdown(set, &r);
       ok = cs_figure_gpu_busy(set, &r, error);
     }
-    if (ok)
+    if (ok) {
       cs_figure_placement(set, &r);
+      cs_figure_batch_sizes(set, &r);
+    }
     if (!ok)
       g_clear_pointer(&set, cs_figure_set_free);
   }
-  summary_clear(&r);
+  cs_run_summary_clear(&r);
   return set;
 }

@@ -15,6 +15,16 @@ typedef struct {
   double share; /* MPS share, 0: no limit; NaN when summary.json has none */
 } RunReplica;
 
+/* At most this many requests in a model's batches (counts x sizes), so
+ * that 100 x requests fits an int64 (quantile ranks). */
+#define CS_BATCH_MAX_REQUESTS (G_MAXINT64 / 100)
+
+/* How many batches of one size held measured requests. */
+typedef struct {
+  int size;      /* requests in the batch, >= 1 */
+  int64_t count; /* batches of that size, >= 1 */
+} RunBatchSize;
+
 typedef struct {
   const char *name;
   double slo_ms;                    /* NaN when null */
@@ -22,6 +32,9 @@ typedef struct {
   double stage_mean[CS_N_STAGES];   /* ms, NaN when null or absent */
   gboolean has_stage_means;         /* summary.json gives them (newer versions) */
   GArray *replicas;                 /* RunReplica */
+  int64_t batches;                  /* batches.count */
+  GArray *batch_sizes;              /* RunBatchSize of batches.sizes, by size; NULL when
+                                     * summary.json has none (older versions) */
 } RunModel;
 
 typedef struct {
@@ -43,6 +56,25 @@ typedef struct {
   double bin_s;       /* width of the time-series bins */
 } RunSummary;
 
+/* Reads dir/summary.json into r (r->dir set, the rest zero), checked field
+ * by field. Returns FALSE with error naming the file and JSON path (or that
+ * dir is no run's output); cs_run_summary_clear(r) is needed either way. */
+gboolean cs_run_summary_read(RunSummary *r, GError **error);
+void cs_run_summary_clear(RunSummary *r);
+
+/* requests.csv at path: the end-to-end latency (ns) of each served measured
+ * request (status ok), into lat[m] (one GArray of int64_t per model of r),
+ * sorted. Returns FALSE with error naming the file and line. */
+gboolean cs_run_read_latencies(const RunSummary *r, const char *path, GArray **lat,
+                               GError **error);
+
+/* The ranks (1-based) the latency CDFs show of n sorted values (a new
+ * GArray of int64_t): all up to 2000, else the documented sample. */
+GArray *cs_cdf_ranks(int64_t n);
+
+/* Appends ns as milliseconds with exactly 6 decimals (exact: no rounding). */
+void cs_append_ms(GString *out, int64_t ns);
+
 /* Index of the model called name, or -1. */
 int cs_run_summary_model(const RunSummary *r, const char *name);
 
@@ -53,6 +85,31 @@ gboolean cs_figure_gpu_busy(CsFigureSet *set, const RunSummary *r, GError **erro
 
 /* placement: the replicas on each GPU, their batch and MPS share. */
 void cs_figure_placement(CsFigureSet *set, const RunSummary *r);
+
+/* The nearest-rank quantile (pct in 1..100) of a batch size distribution
+ * (RunBatchSize, by size, not empty): the smallest size b such that the
+ * batches of size <= b reach rank ceil(pct/100 x total), counting each
+ * batch once, or (by_requests) each batch as many times as it holds
+ * requests: the batch size the request at that rank ran in. */
+int cs_batch_quantile(const GArray *sizes, int pct, gboolean by_requests);
+
+/* Appends one .dat block of a batch size CDF, a row per size, under label:
+ * label, size, batches, cum_batches, fraction_batches, cum_requests,
+ * fraction_requests; the first row is size 0 (nothing yet), so that the
+ * steps drawn rise from 0. */
+void cs_batch_cdf_block(GString *dat, const char *label, const GArray *sizes);
+
+/* The columns of those blocks, for .dat headers. */
+#define CS_BATCH_CDF_COLUMNS \
+  "size\tbatches\tcum_batches\tfraction_batches\tcum_requests\tfraction_requests"
+
+/* Appends the x axis settings of batch size CDFs whose largest size is
+ * max_size: from 0, integer tics when there are few. */
+void cs_batch_xaxis(GString *gp, int max_size);
+
+/* batch_sizes: per model, the CDF of batch size by batches and by requests,
+ * medians marked (figures_batch.c). */
+void cs_figure_batch_sizes(CsFigureSet *set, const RunSummary *r);
 
 /* The title's second line: "placement P, dispatch D, N GPUs (MPS)". */
 char *cs_run_subtitle(const RunSummary *r);

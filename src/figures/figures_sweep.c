@@ -356,6 +356,8 @@ static const char *metric_label(const char *m)
     { "latency_mean_ms", "mean latency (ms)" },
     { "batches", "batches" },
     { "mean_batch", "mean batch size (requests)" },
+    { "median_batch", "median batch size (requests)" },
+    { "p90_batch", "p90 batch size (requests)" },
     { "drain_s", "drain time (s)" },
     { "cost_per_hour", "cluster price (dollars per hour)" },
     { "goodput_per_dollar", "good requests per dollar" },

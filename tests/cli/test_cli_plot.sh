@@ -32,10 +32,10 @@ JSON
 "$bin" run "$tmp/run.json" --output "$tmp/r" --requests-csv >/dev/null 2>&1
 "$bin" plot "$tmp/r" >"$tmp/plot.out" 2>"$tmp/plot.err"
 check "plot exits 0" test $? -eq 0
-check "plot names its four figures on stdout" \
-  grep -q "^4 figures in $tmp/r/figures: latency_cdf stage_breakdown gpu_busy placement" "$tmp/plot.out"
+check "plot names its five figures on stdout" \
+  grep -q "^5 figures in $tmp/r/figures: latency_cdf stage_breakdown gpu_busy placement batch_sizes " "$tmp/plot.out"
 rcheck "plot: nothing on stderr" test ! -s "$tmp/plot.err"
-for f in latency_cdf stage_breakdown gpu_busy placement; do
+for f in latency_cdf stage_breakdown gpu_busy placement batch_sizes; do
   check "$f.dat and $f.gp written" test -s "$tmp/r/figures/$f.dat" -a -s "$tmp/r/figures/$f.gp"
   rcheck "$f.svg and $f.png rendered" test -s "$tmp/r/figures/$f.svg" -a -s "$tmp/r/figures/$f.png"
 done
@@ -50,6 +50,8 @@ check "placement: summary.json's replicas, boxes as tall as their share (= worke
 check "summary.json carries each replica's MPS share" \
   py "[x['mps_share'] for x in d['models'][0]['replicas']] == [0.5, 0] and d['models'][1]['replicas'] == [{'gpu': 0, 'batch': 8, 'mps_share': 0.3}]" "$tmp/r/summary.json"
 check "gpu_busy: gpus_over_time.csv and gpu_timeseries.csv, the idle GPU as zeros" fig gpu-busy "$tmp/r"
+check "batch_sizes: the CDFs of summary.json's batch sizes, by batches and by requests, and the medians" \
+  fig batches "$tmp/r"
 check "gpu_busy: GPU 2 (no replica) is drawn idle in every bin" \
   python3 -c "
 rows = open('$tmp/r/figures/gpu_busy.dat').read().split('\n\n\n')[1].splitlines()
@@ -83,7 +85,10 @@ rcheck "placement.svg: every box label, GPU labels, shares, busy fractions" \
   "MPS share of the GPU's SMs" "% busy" "no limit: a replica without MPS share"
 rcheck "gpu_busy.svg: both panels' labels" \
   fig svg "$tmp/r/figures/gpu_busy.svg" "simulated time (s)" "GPUs" "busy fraction" "GPU"
-for f in latency_cdf stage_breakdown gpu_busy placement; do
+rcheck "batch_sizes.svg: both styles per model, medians, axis labels" \
+  fig svg "$tmp/r/figures/batch_sizes.svg" "resnet50 by batches (n = " "alexnet by requests (median " \
+  "batch size (requests)" "fraction with batch size <= x" "placement manual"
+for f in latency_cdf stage_breakdown gpu_busy placement batch_sizes; do
   rcheck "$f.png: 800 x 500, ink, colours, every series colour drawn" \
     fig png "$tmp/r/figures/$f.png" 800 500 "$tmp/r/figures/$f.gp"
 done
@@ -123,8 +128,8 @@ check "... and the emptied figures directory" test ! -e "$tmp/rf/figures"
 check "plot without requests.csv exits 0" test $? -eq 0
 check "it says latency_cdf was skipped and how to get requests.csv" \
   grep -q "note: latency_cdf skipped: .*requests.csv is absent (.*--requests-csv writes it)" "$tmp/p2.err"
-check "and draws the other three" \
-  bash -c "ls '$tmp/r2/figures' | grep -c '\.dat$' | grep -qx 3 && test ! -e '$tmp/r2/figures/latency_cdf.dat'"
+check "and draws the other four" \
+  bash -c "ls '$tmp/r2/figures' | grep -c '\.dat$' | grep -qx 4 && test ! -e '$tmp/r2/figures/latency_cdf.dat'"
 
 # Time-sliced: replicas take turns, drawn evenly.
 "$bin" run "$tmp/run.json" --set cluster.mps=false --output "$tmp/r3" >/dev/null 2>&1
@@ -139,6 +144,49 @@ check "time-sliced placement says so on its y axis" grep -q "time-sliced (drawn 
 check "symphony: the placement map is skipped with a note" \
   bash -c "grep -q 'note: placement skipped: the run has no replicas (dispatch symphony' '$tmp/p4.err' && test ! -e '$tmp/r4/figures/placement.dat' && test -e '$tmp/r4/figures/gpu_busy.dat'"
 
+# ---- batch sizes: a hand-made distribution, its CDF and medians computed by hand -------------
+# resnet50: 2 batches of 1, 3 of 4, 5 of 8 (given out of order): 10 batches,
+# 2 + 12 + 40 = 54 requests. By batches 2/10, 5/10, 10/10; by requests 2/54,
+# 14/54, 54/54. Median by batches: rank ceil(10/2) = 5, reached at size 4; by
+# requests: rank 27, reached at 8; p90: rank 9, at 8. alexnet ran no batch.
+hand() { # DIR SIZES COUNT: a copy of the run with resnet50's sizes replaced, alexnet's emptied
+  rm -rf "$1"; cp -r "$tmp/r" "$1"; rm -rf "$1/figures"
+  python3 -c "
+import json; p = '$1/summary.json'; d = json.load(open(p))
+d['models'][0]['batches'] = {'count': $3, 'mean_size': 5.4, 'sizes': $2}
+d['models'][1]['batches'] = {'count': 0, 'mean_size': None, 'sizes': {}}
+json.dump(d, open(p, 'w'))"
+}
+hand "$tmp/hb" '{"8": 5, "1": 2, "4": 3}' 10
+"$bin" plot "$tmp/hb" --no-render >/dev/null 2>"$tmp/hb.err"
+check "batch_sizes of the hand-made distribution: the CDF rows computed by hand" python3 -c "
+rows = [l.split('\t') for l in open('$tmp/hb/figures/batch_sizes.dat').read().split('\n\n\n')[0].splitlines() if l and l[0] != '#']
+want = [[0, 0, 0, 0, 0, 0], [1, 2, 2, 0.2, 2, 2 / 54], [4, 3, 5, 0.5, 14, 14 / 54], [8, 5, 10, 1, 54, 1]]
+assert len(rows) == 4, rows
+for r, w in zip(rows, want):
+    assert r[0] == 'resnet50' and [int(x) for x in r[1:4]] == w[:3] and int(r[5]) == w[4], (r, w)
+    assert abs(float(r[4]) - w[3]) < 1e-9 and abs(float(r[6]) - w[5]) < 1e-9, (r, w)"
+check "... its medians: 4 by batches, 8 by requests, p90 8, 10 batches" \
+  grep -qP "^resnet50\t4\t8\t8\t10$" "$tmp/hb/figures/batch_sizes.dat"
+check "... alexnet, without a batch, has a note and no curve" bash -c "
+  grep -q 'note: batch_sizes: alexnet ran no batch of measured requests, no curve' '$tmp/hb.err' &&
+  ! grep -q '^alexnet' '$tmp/hb/figures/batch_sizes.dat'"
+check "... the key gives the medians" grep -q 'title "resnet50 by batches (n = 10, median 4)"' "$tmp/hb/figures/batch_sizes.gp"
+hand "$tmp/hb2" '{"1": 2, "4": 3, "8": 4}' 10
+bad "batch sizes that do not add up to batches.count" \
+  "summary.json: models[0].batches.sizes: the sizes count 9 batches, batches.count 10 (the files of two runs?)" plot "$tmp/hb2"
+hand "$tmp/hb3" '{"0": 2, "4": 8}' 10
+bad "a batch size 0" "summary.json: models[0].batches.sizes" plot "$tmp/hb3"
+check "... nothing written" bash -c "test ! -e '$tmp/hb2/figures' && test ! -e '$tmp/hb3/figures'"
+hand "$tmp/hb4" '{"1": 2, "4": 3, "8": 5}' 10
+python3 -c "
+import json; p = '$tmp/hb4/summary.json'; d = json.load(open(p))
+for m in d['models']: del m['batches']['sizes']
+json.dump(d, open(p, 'w'))"
+"$bin" plot "$tmp/hb4" --no-render >/dev/null 2>"$tmp/hb4.err"
+check "a summary without batch sizes (older versions): batch_sizes skipped with a note, exit 0" bash -c "
+  [ $? -eq 0 ] && grep -q 'note: batch_sizes skipped: .*has no batch sizes' '$tmp/hb4.err' && test ! -e '$tmp/hb4/figures/batch_sizes.dat'"
+
 # ---- gnuplot missing, not wanted, failing --------------------------------------------------
 cp -r "$tmp/r" "$tmp/m"
 rm -rf "$tmp/m/figures"
@@ -147,7 +195,7 @@ check "CLUSTERSIM_GNUPLOT=/nonexistent: exit 0" test $? -eq 0
 check "it warns once that the figures were not rendered, naming the variable" \
   test "$(grep -c "warning: figures not rendered: CLUSTERSIM_GNUPLOT=/nonexistent is not an executable program" "$tmp/m.err")" -eq 1
 check "the .dat and .gp files are written, nothing rendered" \
-  bash -c "test \$(ls '$tmp/m/figures' | grep -c '\.\(dat\|gp\)$') -eq 8 && ! ls '$tmp/m/figures' | grep -q '\.\(svg\|png\)$'"
+  bash -c "test \$(ls '$tmp/m/figures' | grep -c '\.\(dat\|gp\)$') -eq 10 && ! ls '$tmp/m/figures' | grep -q '\.\(svg\|png\)$'"
 check "stdout says they are not rendered" grep -q "(.dat, .gp: not rendered)" "$tmp/m.out"
 check "the unrendered .dat and .gp are the rendered run's" \
   bash -c "for f in '$tmp/m/figures'/*; do cmp \"\$f\" '$tmp/r_first'/\$(basename \"\$f\") || exit 1; done"
@@ -188,6 +236,60 @@ check "bad input writes no figures" bash -c "! ls -d '$tmp'/c?/figures* 2>/dev/n
 cp -r "$tmp/r_first" "$tmp/c5/figures"
 "$bin" plot "$tmp/c5" >/dev/null 2>&1
 check "bad input leaves the figures of an earlier plot alone" diff -r "$tmp/r_first" "$tmp/c5/figures"
+
+# ---- plot --compare: runs side by side ------------------------------------------------
+# r, r5 (time-sliced) and hb share dispatch router: labelled by their directories' names.
+"$bin" run "$tmp/run.json" --set cluster.mps=false --output "$tmp/r5" --requests-csv >/dev/null 2>&1
+"$bin" plot --compare "$tmp/r" "$tmp/r5" "$tmp/hb" -o "$tmp/cmp" >"$tmp/cmp.out" 2>"$tmp/cmp.err"
+check "plot --compare exits 0 and lists its figures" bash -c "[ $? -eq 0 ] &&
+  grep -q '^4 figures in $tmp/cmp/figures: batch_sizes_compare_resnet50 batch_sizes_compare_alexnet latency_cdf_compare_resnet50 latency_cdf_compare_alexnet ' '$tmp/cmp.out'"
+check "compare: each run's block is its summary.json's batch CDF with its median, each latency block on its requests.csv's CDF" \
+  fig compare "$tmp/cmp" "$tmp/r" "$tmp/r5" "$tmp/hb"
+check "compare: runs sharing a dispatch policy are told apart by their directory" \
+  bash -c "grep -q '^# run 0: router (r) = ' '$tmp/cmp/figures/batch_sizes_compare_resnet50.dat' && grep -q '^# run 2: router (hb) = ' '$tmp/cmp/figures/batch_sizes_compare_resnet50.dat'"
+check "compare: the hand-made run's median 4 is in the medians block" \
+  grep -qP "^router \(hb\)\t4\t10$" "$tmp/cmp/figures/batch_sizes_compare_resnet50.dat"
+check "compare: a run without alexnet's batches has a note and no curve" \
+  grep -q "note: batch_sizes_compare: $tmp/hb ran no batch of measured requests of alexnet, no curve" "$tmp/cmp.err"
+rcheck "compare svg: series labels, medians, axis" \
+  fig svg "$tmp/cmp/figures/batch_sizes_compare_resnet50.svg" "router (r) (n = " "router (r5) (n = " "router (hb) (n = 10, median 4)" "batch size (requests)"
+for f in batch_sizes_compare_resnet50 latency_cdf_compare_alexnet; do
+  rcheck "$f.png: 800 x 500, ink, every series colour drawn" fig png "$tmp/cmp/figures/$f.png" 800 500 "$tmp/cmp/figures/$f.gp"
+done
+cp -r "$tmp/cmp/figures" "$tmp/cmp_first"
+"$bin" plot --compare "$tmp/r" "$tmp/r5" "$tmp/hb" -o "$tmp/cmp" >/dev/null 2>&1
+check "a second comparison gives byte-identical files" diff -r "$tmp/cmp_first" "$tmp/cmp/figures"
+"$bin" plot --compare "$tmp/r" "$tmp/r4" -o "$tmp/cmp2" --no-render >/dev/null 2>"$tmp/cmp2.err"
+check "compare: the latency CDFs need every run's requests.csv (a note names the one without)" bash -c "
+  grep -q 'note: latency_cdf_compare skipped: $tmp/r4/requests.csv absent' '$tmp/cmp2.err' &&
+  test -e '$tmp/cmp2/figures/batch_sizes_compare_resnet50.dat' && ! ls '$tmp/cmp2/figures' | grep -q latency"
+check "compare: different policies are labelled by policy alone" \
+  bash -c "grep -q '^# run 0: router = ' '$tmp/cmp2/figures/batch_sizes_compare_resnet50.dat' && grep -q '^# run 1: symphony = ' '$tmp/cmp2/figures/batch_sizes_compare_resnet50.dat'"
+"$bin" run "$tmp/gap.json" --output "$tmp/gap2" >/dev/null 2>&1
+"$bin" plot --compare "$tmp/r" "$tmp/gap2" -o "$tmp/cmp3" --no-render >/dev/null 2>"$tmp/cmp3.err"
+check "compare: a model some run lacks is left out with a note naming the run" bash -c "
+  grep -q 'note: no comparison of alexnet: not a model of $tmp/gap2/summary.json' '$tmp/cmp3.err' &&
+  test -e '$tmp/cmp3/figures/batch_sizes_compare_resnet50.dat' && test ! -e '$tmp/cmp3/figures/batch_sizes_compare_alexnet.dat'"
+cat >"$tmp/bert.json" <<JSON
+{"profiles": ["$prof"], "cluster": {"gpus": 1, "gpu_type": "v100"},
+ "clients": [{"model": "bert", "slo_ms": 200, "rate": 50, "requests": 50}]}
+JSON
+"$bin" run "$tmp/bert.json" --output "$tmp/bert" >/dev/null 2>&1
+bad "compare: runs without a model in common" \
+  "the runs have no model in common, nothing to compare ($tmp/r/summary.json has resnet50, alexnet; $tmp/bert/summary.json has bert)" \
+  plot --compare "$tmp/r" "$tmp/bert" -o "$tmp/cx"
+bad "compare: one run" "--compare: expected at least two RUNDIRs" plot --compare "$tmp/r" -o "$tmp/cx"
+bad "compare: a directory without summary.json" "summary.json: absent: $tmp/empty is not the output directory of a run" \
+  plot --compare "$tmp/r" "$tmp/empty" -o "$tmp/cx"
+bad "compare: an unreadable summary.json" "$tmp/c1/summary.json:" plot --compare "$tmp/c1" "$tmp/r" -o "$tmp/cx"
+bad "compare: malformed batch sizes" "summary.json: models[0].batches.sizes: the sizes count 9 batches" \
+  plot --compare "$tmp/r" "$tmp/hb2" -o "$tmp/cx"
+bad "compare: a run given twice" "given twice" plot --compare "$tmp/r" "$tmp/r/" -o "$tmp/cx"
+bad "compare: a malformed requests.csv" "requests.csv: line 7: column latency_ns" plot --compare "$tmp/r" "$tmp/c4" -o "$tmp/cx"
+bad "compare: -o into a run's directory" "-o $tmp/r3: holds summary.json, a run's output" plot --compare "$tmp/r" "$tmp/hb" -o "$tmp/r3"
+bad "compare without -o" "--compare needs -o OUTDIR" plot --compare "$tmp/r" "$tmp/hb"
+bad "-o without --compare" "-o is for --compare" plot "$tmp/r" -o "$tmp/cx"
+check "bad comparisons write nothing" bash -c "test ! -e '$tmp/cx' && test ! -e '$tmp/r3/figures.new'"
 
 # ---- sweep figures ------------------------------------------------------------------------------
 mkdir -p "$tmp/exp"

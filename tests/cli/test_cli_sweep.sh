@@ -220,6 +220,14 @@ for r in csv.DictReader(open('$tmp/search/runs.csv')):
     assert abs(float(r['max_load_per_dollar']) - float(r['max_load_rps']) * 3600 / price) <= 1e-12 * float(r['max_load_per_dollar']), r
     assert abs(float(r['goodput_per_dollar']) - float(r['goodput_rps']) * 3600 / price) <= 1e-12 * float(r['goodput_per_dollar']), r
 "
+# The run metrics, batch percentiles included, are the simulation at the load found.
+read -r sr_rate sr_seed sr_gpus < <(python3 -c "
+import csv; r = next(r for r in csv.DictReader(open('$tmp/search/runs.csv')) if r['run_id'] == '1')
+assert r['variant'] == 'symphony', r
+print(r['max_load_rps'], r['seed'], r['gpus'])")
+"$bin" run "$tmp/exp/t2.json" --seed "$sr_seed" --set "clients[0].rate=$sr_rate" --set "cluster.gpus=$sr_gpus" --json >"$tmp/sr.json" 2>/dev/null
+check "a search row (median_batch, p90_batch and all) is the run at the load found" \
+  python3 "$chk" vs-run "$tmp/search/runs.csv" 1 "$tmp/sr.json"
 check "sweep.json records the search" py "d['search'] == {'criterion': 'p99', 'max_multiplier': 128, 'tolerance': 0.005, 'max_probes': 40}" "$tmp/search/sweep.json"
 check "the figures draw max_load_rps" test -s "$tmp/search/figures/max_load_rps_vs_gpus.dat"
 "$bin" sweep "$tmp/exp/search.json" -j1 --shard 1/2 -o "$tmp/ss1" >/dev/null 2>&1

@@ -95,6 +95,19 @@ def stats(runs_path, agg_path):
     print(f"{len(agg)} aggregate rows recomputed")
 
 
+def batch_percentile(sizes, pct):
+    """Nearest rank of a {"size": count} map, by batches: the smallest size b
+    whose batches of size <= b number ceil(pct/100 n); NaN without a batch."""
+    items = sorted((int(k), v) for k, v in sizes.items())
+    rank = math.ceil(pct * sum(v for _, v in items) / 100)
+    cum = 0
+    for k, v in items:
+        cum += v
+        if cum >= rank:
+            return float(k)
+    return float("nan")
+
+
 def vs_run(runs_path, run_id, summary_path):
     rows = [r for r in read(runs_path) if r["run_id"] == run_id]
     d = json.load(open(summary_path))
@@ -126,6 +139,15 @@ def vs_run(runs_path, run_id, summary_path):
                     fail(f"run {run_id} {r['model']} {metric}: {got}, expected no value")
             elif abs(got - v) > 1e-12 * abs(v):
                 fail(f"run {run_id} {r['model']} {metric}: {r[metric]}, expected {v}")
+        # The batch percentiles, from batches.sizes (the total: every model's, pooled).
+        sizes = {}
+        for x in (d["models"] if m["model"] == "total" else [m]):
+            for k, v in x["batches"]["sizes"].items():
+                sizes[k] = sizes.get(k, 0) + v
+        for metric, pct in (("median_batch", 50), ("p90_batch", 90)):
+            want, got = batch_percentile(sizes, pct), float(r[metric])
+            if not (want == got or (math.isnan(want) and math.isnan(got))):
+                fail(f"run {run_id} {r['model']} {metric}: {r[metric]}, summary's sizes give {want}")
         codes = []
         for w in d["warnings"]:
             if (m["model"] == "total" or w.get("model") == m["model"]) and w["code"] not in codes:

@@ -21,6 +21,12 @@ Usage: check_figures.py CHECK ARGS...   (exit 0: passed; else the reason on stde
   placement RUNDIR               placement.dat's boxes are summary.json's replicas, as
                                  tall as their MPS share (equal to worker_latency.csv's),
                                  stacked without overlap on their GPU
+  batches RUNDIR                 batch_sizes.dat is the CDF of summary.json's batch sizes
+                                 per model (by batches and by requests) and its medians
+  compare OUTDIR RUNDIR...       the comparison figures: each run's block of
+                                 batch_sizes_compare_MODEL is its summary.json's CDF with
+                                 its median, each of latency_cdf_compare_MODEL lies on its
+                                 requests.csv's empirical CDF
   gpu-busy RUNDIR                gpu_busy.dat is gpus_over_time.csv and
                                  gpu_timeseries.csv (0 in the bins they have no row
                                  for: no GPU, or that GPU, ran anything)
@@ -403,6 +409,87 @@ def check_gpu_busy(rundir):
         fail("busy fractions drawn sum to %s, gpu_timeseries.csv %s" % (drawn, total))
 
 
+def batch_cdf(sizes):
+    """Rows [size, batches, cum, fraction, cum_requests, fraction_requests] of a
+    {"size": count} map, from size 0, and the nearest-rank medians by batches
+    and by requests and the p90 by batches."""
+    items = sorted((int(k), v) for k, v in sizes.items())
+    n = sum(v for _, v in items)
+    req = sum(k * v for k, v in items)
+    rows, cum, creq = [[0, 0, 0, 0.0, 0, 0.0]], 0, 0
+    for k, v in items:
+        cum += v
+        creq += k * v
+        rows.append([k, v, cum, cum / n, creq, creq / req])
+
+    def quantile(q, col):
+        rank = math.ceil(q * (n if col == 2 else req))
+        return next(r[0] for r in rows[1:] if r[col] >= rank)
+    return rows, quantile(0.5, 2), quantile(0.5, 4), quantile(0.9, 2)
+
+
+def check_batch_block(where, block, label, sizes):
+    want, med, _, _ = batch_cdf(sizes)
+    if len(block) != len(want):
+        fail("%s: %d rows, summary.json gives %d sizes" % (where, len(block), len(want) - 1))
+    for row, w in zip(block, want):
+        if row[0] != label or [int(x) for x in row[1:4]] != w[:3] or int(row[5]) != w[4] \
+                or abs(float(row[4]) - w[3]) > 1e-9 or abs(float(row[6]) - w[5]) > 1e-9:
+            fail("%s: row %s, expected %s %s" % (where, row, label, w))
+    return med
+
+
+def check_batches(rundir):
+    s = json.load(open(os.path.join(rundir, "summary.json")))
+    blocks = dat_blocks(os.path.join(rundir, "figures", "batch_sizes.dat"))
+    models = [m for m in s["models"] if m["batches"]["count"] > 0]
+    if [b[0][0] for b in blocks[:-1]] != [m["model"] for m in models]:
+        fail("batch_sizes.dat models %s, summary.json %s" % ([b[0][0] for b in blocks[:-1]], models))
+    for block, m in zip(blocks, models):
+        check_batch_block("batch_sizes.dat " + m["model"], block, m["model"], m["batches"]["sizes"])
+    medians = [[m["model"]] + [str(x) for x in batch_cdf(m["batches"]["sizes"])[1:]] + [str(m["batches"]["count"])]
+               for m in models]
+    if blocks[-1] != medians:
+        fail("batch_sizes.dat medians %s, expected %s" % (blocks[-1], medians))
+
+
+def check_compare(outdir, rundirs):
+    runs = [json.load(open(os.path.join(d, "summary.json"))) for d in rundirs]
+    common = [m["model"] for m in runs[0]["models"]
+              if all(m["model"] in [x["model"] for x in r["models"]] for r in runs)]
+    lat = [served(d) if os.path.exists(os.path.join(d, "requests.csv")) else None for d in rundirs]
+    for model in common:
+        path = os.path.join(outdir, "figures", "batch_sizes_compare_%s.dat" % model)
+        blocks = dat_blocks(path)
+        header = [l for l in open(path) if l.startswith("# run ")]
+        labels = [re.match(r"# run \d+: (.*) = ", l).group(1) for l in header]
+        with_batches = [i for i, r in enumerate(runs)
+                        if next(m for m in r["models"] if m["model"] == model)["batches"]["count"] > 0]
+        if len(blocks) != len(with_batches) + 1:
+            fail("%s: %d blocks for %d runs with batches" % (path, len(blocks), len(with_batches)))
+        for block, i in zip(blocks, with_batches):
+            sizes = next(m for m in runs[i]["models"] if m["model"] == model)["batches"]["sizes"]
+            med = check_batch_block(path, block, labels[i], sizes)
+            if blocks[-1][with_batches.index(i)][:2] != [labels[i], str(med)]:
+                fail("%s: median row %s, expected %s %s" % (path, blocks[-1][with_batches.index(i)], labels[i], med))
+        if all(v is not None for v in lat):
+            path = os.path.join(outdir, "figures", "latency_cdf_compare_%s.dat" % model)
+            blocks = dat_blocks(path)
+            have = [i for i in range(len(runs)) if lat[i].get(model)]
+            for block, i in zip(blocks, have):
+                v = lat[i][model]
+                n = len(v)
+                for label, ms, frac, rank, nn in block:
+                    r = int(rank)
+                    if label != labels[i] or int(nn) != n or abs(float(frac) - r / n) > 1e-8 \
+                            or ms != "%d.%06d" % divmod(v[r - 1], 1000000):
+                        fail("%s: row %s is not on %s's empirical CDF" % (path, [label, ms, frac, rank, nn], rundirs[i]))
+            for row, i in zip(blocks[-1], have):
+                v = lat[i][model]
+                if row[:3] != [labels[i], "%d.%06d" % divmod(v[(len(v) + 1) // 2 - 1], 1000000), str(len(v))]:
+                    fail("%s: median row %s" % (path, row))
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -422,6 +509,10 @@ def main():
         check_stages(*args)
     elif cmd == "placement":
         check_placement(*args)
+    elif cmd == "batches":
+        check_batches(*args)
+    elif cmd == "compare":
+        check_compare(args[0], args[1:])
     elif cmd == "gpu-busy":
         check_gpu_busy(*args)
     else:
