@@ -318,6 +318,44 @@ static void test_clockwork_timeline(void **state)
   cs_results_free(r);
 }
 
+/* Clockwork upgrades a candidate to the largest batch the queue fills. Three
+ * models of l(b) = b + 4 ms on one GPU; SLOs a 100, b 99.5, c 100 ms (D =
+ * send + 95, + 94.5, + 95). By hand: c0, c1 (0 ms) run [1, 6) and [6, 11):
+ * the window is full. a0 and b0 (0.1 ms) wait. At 1 ms (+1 ns) the pass pops
+ * by priority D - l(b): ..., (b0, 2) 88.6 and (a0, 2) 89.1 fail (one request
+ * each), (b0, 1) 89.6 runs [11, 16): the window is full again with (a0, 1)
+ * 90.1 left. a2 (2 ms, D 97) waits. At 6 ms (+1 ns): a2's candidates of 16..3
+ * fail (two queued), then (a0, 1) finds a0 and a2 queued and upgrades to 2:
+ * {a0, a2} runs [16, 22). Without the upgrade a0 would run alone [16, 21)
+ * and a2 [21, 26). */
+static void test_clockwork_upgrade(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(1.0, 4.0);
+  const char *json =
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"clockwork\"}, \"clients\": ["
+    " {\"model\": \"a\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [0.1, 2]}},"
+    " {\"model\": \"b\", \"slo_ms\": 99.5, \"arrival\": {\"process\": \"times\", \"times_ms\": [0.1]}},"
+    " {\"model\": \"c\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [0, 0]}}]}";
+  CsScenario *sc = test_scenario(dir, json);
+  Outcomes o = { 0 };
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = outcome;
+  opt.user_data = &o;
+  CsResults *r = test_run(sc, &opt);
+  /* Ids in arrival order: c0 0, c1 1, a0 2, b0 3, a2 4. */
+  assert_int_equal(o.n, 5);
+  const double expect_ms[5] = { 6, 11, 21.9, 15.9, 20 };
+  for (int i = 0; i < 5; i++)
+    assert_int_equal(o.latency_ns[i], llround(expect_ms[i] * 1e6));
+  assert_int_equal(cs_results_gpu_batches(r, 0), 4);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+}
+
 static void test_clockwork_against_table2(void **state)
 {
   (void)state;
@@ -494,6 +532,7 @@ int main(void)
     cmocka_unit_test(test_shepherd_purge_rules),
     cmocka_unit_test(test_shepherd_against_table2),
     cmocka_unit_test(test_clockwork_timeline),
+    cmocka_unit_test(test_clockwork_upgrade),
     cmocka_unit_test(test_clockwork_against_table2),
     cmocka_unit_test(test_overload_figure2),
     cmocka_unit_test(test_central_mixed_gpu_types),
