@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/json_input.h"
+#include "policies/dispatch/dispatch.h"
 #include "scenario/scenario.h"
 #include "search.h"
 
@@ -251,16 +252,14 @@ static gboolean check_input(CsScenario *sc, const CsProvisionOptions *opt,
    * (docs/dispatch.md): a GPU of a slower type added to a passing mix can
    * make it fail, against the search's assumption: reported with the
    * violations. */
-  static const char *const slowest_planners[] = { "symphony", "eager", "timeout" };
-  for (size_t i = 0; ok && opt->n_types > 1 && i < G_N_ELEMENTS(slowest_planners); i++)
-    if (strcmp(cfg->dispatch->name, slowest_planners[i]) == 0)
-      g_ptr_array_add(out->violations,
-                      g_strdup_printf("dispatch \"%s\" plans every GPU with the slowest GPU type "
-                                      "present (docs/dispatch.md), so adding a GPU of a slower "
-                                      "type can make a passing mix fail and the search's "
-                                      "assumption does not hold across types: the answer may "
-                                      "not be the least; search each type alone (--types T)",
-                                      cfg->dispatch->name));
+  if (ok && opt->n_types > 1 && cs_dispatch_plans_by_slowest_type(cfg->dispatch))
+    g_ptr_array_add(out->violations,
+                    g_strdup_printf("dispatch \"%s\" plans every GPU with the slowest GPU type "
+                                    "present (docs/dispatch.md), so adding a GPU of a slower type "
+                                    "can make a passing mix fail and the search's assumption does "
+                                    "not hold across types: the answer may not be the least; "
+                                    "search each type alone (--types T)",
+                                    cfg->dispatch->name));
   ok = ok && cs_config_check_requests(cfg, cs_scenario_name(sc),
                                       run_opt ? run_opt->max_requests : 0, 1.0,
                                       "--max-requests raises it", error);

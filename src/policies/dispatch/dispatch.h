@@ -17,6 +17,11 @@ extern const CsDispatchPolicy cs_dispatch_shepherd;  /* Shepherd's Flex with pre
 extern const CsDispatchPolicy cs_dispatch_clockwork; /* Clockwork's controller (INFER4) */
 extern const CsDispatchPolicy cs_dispatch_nexus;     /* Nexus: squishy bin packing, frontends, backends */
 
+/* TRUE for the built-in policies that plan every GPU with the slowest GPU
+ * type present (symphony, eager, timeout: central.c), so that adding a GPU
+ * of a slower type can make a passing cluster fail. */
+gboolean cs_dispatch_plans_by_slowest_type(const CsDispatchPolicy *policy);
+
 /* Returns the built-in policy registered under name, or NULL. */
 const CsDispatchPolicy *cs_dispatch_policy_lookup(const char *name);
 /* Returns the NULL-terminated list of built-in policies. */

@@ -17,6 +17,12 @@ static const CsDispatchPolicy *const builtins[] = {
   NULL,
 };
 
+gboolean cs_dispatch_plans_by_slowest_type(const CsDispatchPolicy *policy)
+{
+  return policy == &cs_dispatch_symphony || policy == &cs_dispatch_eager ||
+         policy == &cs_dispatch_timeout;
+}
+
 const CsDispatchPolicy *cs_dispatch_policy_lookup(const char *name)
 {
   for (int i = 0; builtins[i]; i++)
