@@ -74,6 +74,24 @@ static char *table2_dir(void)
   return test_dir_with_profile(1.053, 5.072);
 }
 
+/* The goodput search of the scenario json in dir (bad rate bound 1 %). */
+static double search_goodput(const char *dir, const char *json, CsGoodputCriterion crit,
+                             double max_multiplier)
+{
+  CsScenario *sc = test_scenario(dir, json);
+  CsGoodputSearchOptions o;
+  cs_goodput_search_options_init(&o);
+  o.criterion = crit;
+  o.bad_rate_bound = 0.01;
+  o.max_multiplier = max_multiplier;
+  CsGoodputProbe best;
+  GError *err = NULL;
+  if (!cs_goodput_search(sc, &o, NULL, NULL, NULL, &best, &err))
+    fail_msg("search: %s", err->message);
+  cs_scenario_free(sc);
+  return best.offered_rps;
+}
+
 /* Goodput of a policy at Table 2's ResNet50 setting (8 GPUs, SLO 25 ms,
  * Poisson, 10 s after 1 s of warm-up, zero network) with extra dispatch
  * fields. */
@@ -86,19 +104,9 @@ static double table2_goodput(const char *dir, const char *dispatch, CsGoodputCri
     " \"clients\": [{\"model\": \"a\", \"rate\": 100, \"slo_ms\": 25, \"duration_s\": 10,"
     " \"warmup_s\": 1}]}",
     seed, dispatch);
-  CsScenario *sc = test_scenario(dir, json);
-  CsGoodputSearchOptions o;
-  cs_goodput_search_options_init(&o);
-  o.criterion = crit;
-  o.bad_rate_bound = 0.01;
-  o.max_multiplier = 128;
-  CsGoodputProbe best;
-  GError *err = NULL;
-  if (!cs_goodput_search(sc, &o, NULL, NULL, NULL, &best, &err))
-    fail_msg("search: %s", err->message);
-  cs_scenario_free(sc);
+  double g = search_goodput(dir, json, crit, 128);
   g_free(json);
-  return best.offered_rps;
+  return g;
 }
 
 #define NEXUSLB_DELAYS "\"d_ctrl_us\": 100, \"d_data_us\": 50, \"d_resp_ms\": 2"
@@ -168,6 +176,19 @@ static void outcome(const CsRequestRecord *rec, void *user)
   o->n++;
 }
 
+/* Runs the scenario json of dir, recording each request's outcome in o. */
+static CsResults *run_recorded(const char *dir, const char *json, Outcomes *o)
+{
+  CsScenario *sc = test_scenario(dir, json);
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = outcome;
+  opt.user_data = o;
+  CsResults *r = test_run(sc, &opt);
+  cs_scenario_free(sc);
+  return r;
+}
+
 /* One GPU, l(b) = b + 4 ms (model a), zero delays, requests at times_ms. */
 static CsResults *shepherd_run(const char *extra, double slo_ms, const char *times_ms,
                                Outcomes *o)
@@ -179,13 +200,7 @@ static CsResults *shepherd_run(const char *extra, double slo_ms, const char *tim
     " \"clients\": [{\"model\": \"a\", \"slo_ms\": %g, \"arrival\": {\"process\": \"times\","
     " \"times_ms\": [%s]}}]}",
     extra, slo_ms, times_ms);
-  CsScenario *sc = test_scenario(dir, json);
-  CsRunOptions opt;
-  cs_run_options_init(&opt);
-  opt.on_request = outcome;
-  opt.user_data = o;
-  CsResults *r = test_run(sc, &opt);
-  cs_scenario_free(sc);
+  CsResults *r = run_recorded(dir, json, o);
   g_free(json);
   test_dir_remove(dir);
   return r;
@@ -277,13 +292,7 @@ static CsResults *clockwork_run(double slo_ms, const char *times_ms, Outcomes *o
     " \"clients\": [{\"model\": \"a\", \"slo_ms\": %g, \"arrival\": {\"process\": \"times\","
     " \"times_ms\": [%s]}}]}",
     slo_ms, times_ms);
-  CsScenario *sc = test_scenario(dir, json);
-  CsRunOptions opt;
-  cs_run_options_init(&opt);
-  opt.on_request = outcome;
-  opt.user_data = o;
-  CsResults *r = test_run(sc, &opt);
-  cs_scenario_free(sc);
+  CsResults *r = run_recorded(dir, json, o);
   g_free(json);
   test_dir_remove(dir);
   return r;
@@ -338,13 +347,8 @@ static void test_clockwork_upgrade(void **state)
     " {\"model\": \"a\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [0.1, 2]}},"
     " {\"model\": \"b\", \"slo_ms\": 99.5, \"arrival\": {\"process\": \"times\", \"times_ms\": [0.1]}},"
     " {\"model\": \"c\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [0, 0]}}]}";
-  CsScenario *sc = test_scenario(dir, json);
   Outcomes o = { 0 };
-  CsRunOptions opt;
-  cs_run_options_init(&opt);
-  opt.on_request = outcome;
-  opt.user_data = &o;
-  CsResults *r = test_run(sc, &opt);
+  CsResults *r = run_recorded(dir, json, &o);
   /* Ids in arrival order: c0 0, c1 1, a0 2, b0 3, a2 4. */
   assert_int_equal(o.n, 5);
   const double expect_ms[5] = { 6, 11, 21.9, 15.9, 20 };
@@ -352,7 +356,6 @@ static void test_clockwork_upgrade(void **state)
     assert_int_equal(o.latency_ns[i], llround(expect_ms[i] * 1e6));
   assert_int_equal(cs_results_gpu_batches(r, 0), 4);
   cs_results_free(r);
-  cs_scenario_free(sc);
   test_dir_remove(dir);
 }
 
@@ -374,19 +377,10 @@ static void test_clockwork_against_table2(void **state)
         " \"clients\": [{\"model\": \"a\", \"rate\": 100, \"slo_ms\": %g, \"duration_s\": 10,"
         " \"warmup_s\": 1}]}",
         (int)seed, cases[k].slo);
-      CsScenario *sc = test_scenario(dir, json);
-      CsGoodputSearchOptions o;
-      cs_goodput_search_options_init(&o);
-      o.criterion = CS_GOODPUT_BAD_RATE;
-      o.bad_rate_bound = 0.01;
-      CsGoodputProbe best;
-      GError *err = NULL;
-      if (!cs_goodput_search(sc, &o, NULL, NULL, NULL, &best, &err))
-        fail_msg("search: %s", err->message);
-      print_message("clockwork, SLO %g ms, seed %d: %.1f req/s\n", cases[k].slo, (int)seed,
-                    best.offered_rps);
-      sum += best.offered_rps;
-      cs_scenario_free(sc);
+      /* The search's default largest multiplier (64). */
+      double g = search_goodput(dir, json, CS_GOODPUT_BAD_RATE, 64);
+      print_message("clockwork, SLO %g ms, seed %d: %.1f req/s\n", cases[k].slo, (int)seed, g);
+      sum += g;
       g_free(json);
     }
     print_message("clockwork: mean %.1f req/s; Table 2 %.0f\n", sum / 3, cases[k].paper);
@@ -468,13 +462,7 @@ static CsResults *mixed_run(const char *first_type, const char *policy, double s
     first_type, second, policy,
     strcmp(policy, "shepherd") == 0 ? ", \"d_data_us\": 0" : ", \"d_data_us\": 0, \"d_resp_ms\": 0",
     slo_ms, times_ms);
-  CsScenario *sc = test_scenario(dir, json);
-  CsRunOptions opt;
-  cs_run_options_init(&opt);
-  opt.on_request = outcome;
-  opt.user_data = o;
-  CsResults *r = test_run(sc, &opt);
-  cs_scenario_free(sc);
+  CsResults *r = run_recorded(dir, json, o);
   g_free(json);
   test_dir_remove(dir);
   return r;
