@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "control.h"
 #include "core.h"
 #include "dispatch.h"
 #include "params.h"
@@ -282,19 +283,41 @@ CS_API const CsModelResult *cs_results_total(const CsResults *r);
 /* What the run's GPUs cost (docs/scenario.md, "Cost"). A GPU's hourly price
  * comes from the scenario (cluster.price_per_hour, cluster.nodes[i].
  * price_per_hour) or its GPU type's profile; a MIG instance costs nothing on
- * top of its GPU. */
+ * top of its GPU. Under an autoscaling controller (control.h) a GPU is
+ * charged for the time it was provisioned within the charged duration. */
 typedef struct {
   double price_per_hour;     /* the cluster's dollars per hour: each GPU's price summed;
                                 NAN when some GPU's price is unknown */
   double duration_s;         /* the measured duration charged: the longest measurement window */
-  double cost;               /* price_per_hour x duration_s / 3600 dollars; NAN when unknown */
-  double goodput_per_dollar; /* good requests per dollar: total goodput_rps x 3600 /
-                                price_per_hour; NAN when the price is unknown or 0 */
+  double cost;               /* each GPU's price x its GPU-hours; without autoscaling
+                                price_per_hour x duration_s / 3600 dollars; NAN when unknown */
+  double goodput_per_dollar; /* good requests per dollar: total goodput_rps x duration_s /
+                                cost; NAN when the price is unknown or 0 */
   const char *note;          /* one line saying why a figure is NAN, else NULL */
+  double gpu_hours;          /* physical GPUs x hours provisioned within duration_s */
 } CsCost;
 
 /* The run's cost (owned by the results). */
 CS_API const CsCost *cs_results_cost(const CsResults *r);
+
+/* What the run's controller (control.h) did. */
+typedef struct {
+  char *policy;         /* its name */
+  int64_t changes;      /* applied placements that changed replicas */
+  int64_t added;        /* replicas added (loaded, or reusing weights already on the GPU) */
+  int64_t loads;        /* those of them that loaded weights (load time > 0) */
+  int64_t removals;     /* replicas removed (drained, or dropped before they served) */
+  int64_t provisions;   /* GPUs provisioned */
+  int64_t releases;     /* GPUs released */
+  double load_s_total;  /* sum of the load times of those loads, s */
+  int replicas_total;   /* replicas over the run, the scenario's placement included */
+  char *log;            /* its decisions and the changes, a "TIME_S<TAB>TEXT" line each */
+  char *params_json;    /* its parameters as JSON text */
+} CsControlSummary;
+
+/* The controller's summary (owned by the results), or NULL for a run
+ * without a controller. */
+CS_API const CsControlSummary *cs_results_control(const CsResults *r);
 
 /* GPUs: number, and the busy fraction of GPU i over the simulated time. */
 CS_API int cs_results_n_gpus(const CsResults *r);
@@ -332,6 +355,16 @@ CS_API gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *
  * idle. Returns FALSE with error set if a file cannot be written. */
 CS_API gboolean cs_results_write_gpu_detail(const CsResults *r, const char *gpu_path,
                                             const char *worker_path, GError **error);
+
+/* Writes the per-model time series as CSV: per model and bin (outputs.
+ * timeseries_bin_s) in which something happened, warm-up included, the
+ * requests sent, the results within the SLO that arrived and the requests
+ * that left without one (late, dropped, failed, unserved), with goodput in
+ * req/s. cluster_path (may be NULL) gets the number of GPUs provisioned
+ * (billed) at each time it changes. Returns FALSE with error set if a file
+ * cannot be written. */
+CS_API gboolean cs_results_write_model_timeseries(const CsResults *r, const char *path,
+                                                  const char *cluster_path, GError **error);
 
 /* The effective scenario of the run (see cs_scenario_effective_json), owned
  * by the results. Running it reproduces cs_results_to_json() byte for byte. */

@@ -54,6 +54,9 @@ CS_API const char *cs_world_model_name(const CsWorld *w, int model);
 CS_API int64_t cs_world_slo_ns(const CsWorld *w, int model);
 /* The client's sending rate in req/s (the mean for trace clients). */
 CS_API double cs_world_rate_rps(const CsWorld *w, int model);
+/* The rate the scenario's placement plans for: the client's planned_rate,
+ * else its rate. */
+CS_API double cs_world_planned_rate_rps(const CsWorld *w, int model);
 /* Request and result payload per request in bytes (0 when the network is
  * zero and the profile does not say). */
 CS_API int64_t cs_world_input_bytes(const CsWorld *w, int model);
@@ -131,6 +134,11 @@ CS_API gboolean cs_engine_cancel(CsEngine *e, CsTimer t);
  * grows). The policy owns it until it sends it. */
 CS_API CsBatch *cs_engine_batch_new(CsEngine *e, int model, int capacity);
 
+/* Gives back a batch the policy holds without sending it, after it sent,
+ * dropped or marked unserved each request in it: the batch's requests are
+ * not touched. A batch already sent is a misuse. */
+CS_API void cs_engine_batch_discard(CsEngine *e, CsBatch *b);
+
 /* Appends a request the policy holds to its batch. */
 CS_API void cs_batch_add(CsEngine *e, CsBatch *b, const CsRequest *r);
 
@@ -149,13 +157,32 @@ CS_API void cs_batch_set_not_before(CsBatch *b, int64_t t_ns);
  * delay itself. Sending the batch then costs no transfer. */
 CS_API void cs_batch_set_inputs_at_node(CsBatch *b);
 
-/* Sends the batch now to replica (index into the placement's replicas):
- * transfer to its GPU's node, then its GPU's queue. The engine owns the batch
- * from here on. Placement-based policies only. */
+/* The run's replicas: the placement's first (same indices), then each one a
+ * controller added (control.h), in order; cs_engine_replica is NULL out of
+ * range. Without a controller they are the placement's, all active. */
+CS_API int cs_engine_n_replicas(const CsEngine *e);
+CS_API const CsReplica *cs_engine_replica(const CsEngine *e, int replica);
+
+/* TRUE when replica takes batches now: FALSE while it waits for memory or
+ * loads, once it drains or retires, and out of range. */
+CS_API gboolean cs_engine_replica_active(const CsEngine *e, int replica);
+
+/* TRUE when replica will become active without further change: it waits
+ * for memory or loads (a controller added it). FALSE otherwise. */
+CS_API gboolean cs_engine_replica_pending(const CsEngine *e, int replica);
+
+/* TRUE when gpu takes new batches: FALSE while a controller has it off,
+ * provisioning or released (and out of range). Always TRUE without a
+ * controller that scales GPUs. */
+CS_API gboolean cs_engine_gpu_ready(const CsEngine *e, int gpu);
+
+/* Sends the batch now to replica (index among the run's replicas, which
+ * must be active): transfer to its GPU's node, then its GPU's queue. The
+ * engine owns the batch from here on. Placement-based policies only. */
 CS_API void cs_engine_send_replica(CsEngine *e, CsBatch *b, int replica);
 
-/* Sends the batch now to gpu, where it runs alone (one batch at a time).
- * Centralized policies only. */
+/* Sends the batch now to gpu (which must be ready), where it runs alone (one
+ * batch at a time). Centralized policies only. */
 CS_API void cs_engine_send_gpu(CsEngine *e, CsBatch *b, int gpu);
 
 /* Preemption (Shepherd): stops every batch sent to gpu that has not finished
@@ -239,6 +266,14 @@ typedef struct CsDispatchPolicy {
    * them here. The run goes on when it sets a timer or sends a batch, and
    * this is called again the next time nothing is pending. */
   void (*on_quiet)(void *state);
+  /* Optional: a controller (control.h) changed the run's replicas (one
+   * became active, started draining or retired) or GPUs (one became ready
+   * or was released). The policy reads cs_engine_replica_active /
+   * cs_engine_gpu_ready again and must stop sending where it no longer may;
+   * requests it holds for a model left without any replica it drops or
+   * marks unserved. A policy without it cannot run under a controller that
+   * changes replicas or GPUs: the scenario is refused. */
+  void (*on_cluster_change)(void *state);
 } CsDispatchPolicy;
 
 G_END_DECLS

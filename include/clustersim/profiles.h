@@ -132,6 +132,11 @@ CS_API const CsBatchPoint *cs_model_profile_point(const CsModelProfile *p, int b
  * one on a tie), or NULL when the profile has no points. */
 CS_API const CsBatchPoint *cs_model_profile_nearest_point(const CsModelProfile *p, int batch);
 
+/* Memory requirement (Mreq, % of the GPU's memory) of a replica at batch:
+ * the value at the nearest profiled batch size that gives one (the smaller
+ * on a tie); 0 when no point gives it or p is NULL. */
+CS_API double cs_model_profile_mreq_pct(const CsModelProfile *p, int batch);
+
 /* The linear latency model latency(b) = alpha * b + beta, in ns: *alpha_ns
  * and *beta_ns (both >= 0; either pointer may be NULL). Returns TRUE when the
  * file gave it, FALSE when it was fitted at load over the profiled points. */

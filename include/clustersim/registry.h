@@ -1,8 +1,8 @@
 /* libclustersim: the policies a scenario can name.
  *
- * A registry maps the names in a scenario's "placement.policy" and
- * "dispatch.policy" to policies. cs_registry_new() returns one holding every
- * built-in policy; a researcher adds their own to it and gives it to the
+ * A registry maps the names in a scenario's "placement.policy",
+ * "dispatch.policy" and "controller.policy" to policies. cs_registry_new()
+ * returns one holding every built-in policy; a researcher adds their own to it and gives it to the
  * scenarios that should see them (cs_scenario_set_registry). A scenario
  * without a registry of its own sees the built-in policies only. There is no
  * global registry: two simulations in one process see only what their own
@@ -16,6 +16,7 @@
 #ifndef CLUSTERSIM_REGISTRY_H
 #define CLUSTERSIM_REGISTRY_H
 
+#include "control.h"
 #include "core.h"
 #include "dispatch.h"
 #include "placement.h"
@@ -42,6 +43,12 @@ CS_API gboolean cs_registry_add_placement(CsRegistry *r, const CsPlacementPolicy
 CS_API gboolean cs_registry_add_dispatch(CsRegistry *r, const CsDispatchPolicy *policy,
                                          void *user_data, GError **error);
 
+/* Adds a controller (control.h) under policy->name. Returns FALSE with error
+ * set when the name is empty or taken, or parse, free_params, create or
+ * on_timer is missing. */
+CS_API gboolean cs_registry_add_controller(CsRegistry *r, const CsControllerPolicy *policy,
+                                           void *user_data, GError **error);
+
 /* The policy registered under name (and its user data, when user_data is not
  * NULL), or NULL. */
 CS_API const CsPlacementPolicy *cs_registry_placement(const CsRegistry *r, const char *name,
@@ -49,12 +56,18 @@ CS_API const CsPlacementPolicy *cs_registry_placement(const CsRegistry *r, const
 CS_API const CsDispatchPolicy *cs_registry_dispatch(const CsRegistry *r, const char *name,
                                                     void **user_data);
 
+/* The controller registered under name (and its user data), or NULL. */
+CS_API const CsControllerPolicy *cs_registry_controller(const CsRegistry *r, const char *name,
+                                                        void **user_data);
+
 /* Number of policies and the i-th, in registration order (built-ins first);
  * NULL when out of range. */
 CS_API int cs_registry_n_placement(const CsRegistry *r);
 CS_API const CsPlacementPolicy *cs_registry_placement_at(const CsRegistry *r, int i);
 CS_API int cs_registry_n_dispatch(const CsRegistry *r);
 CS_API const CsDispatchPolicy *cs_registry_dispatch_at(const CsRegistry *r, int i);
+CS_API int cs_registry_n_controller(const CsRegistry *r);
+CS_API const CsControllerPolicy *cs_registry_controller_at(const CsRegistry *r, int i);
 
 G_END_DECLS
 

@@ -20,11 +20,12 @@
 #include "cli.h"
 
 /* The output set, in the order it is listed to users. */
-static const char *const output_set[] = { "summary.json",       "scenario.json",
-                                          "gpus_over_time.csv", "gpu_timeseries.csv",
-                                          "worker_latency.csv", "requests.csv",
+static const char *const output_set[] = { "summary.json",        "scenario.json",
+                                          "gpus_over_time.csv",  "gpu_timeseries.csv",
+                                          "worker_latency.csv",  "models_over_time.csv",
+                                          "cluster_over_time.csv", "requests.csv",
                                           NULL };
-enum { N_OUTPUTS = 6 };
+enum { N_OUTPUTS = 8 };
 #define TMP_SUFFIX ".new"
 
 /* What a signal handler removes: the temporary files (and their ".partial"
@@ -101,10 +102,15 @@ static gboolean write_temporaries(const CsResults *res, const char *dir, GError 
   char *tpath = out_path(dir, "gpus_over_time.csv", TRUE);
   char *gpath = out_path(dir, "gpu_timeseries.csv", TRUE);
   char *wpath = out_path(dir, "worker_latency.csv", TRUE);
+  char *mpath = out_path(dir, "models_over_time.csv", TRUE);
+  char *cpath = out_path(dir, "cluster_over_time.csv", TRUE);
   gboolean ok = g_file_set_contents(spath, summary, -1, error) &&
                 g_file_set_contents(epath, cs_results_effective_scenario(res), -1, error) &&
                 cs_results_write_gpu_timeseries(res, tpath, error) &&
-                cs_results_write_gpu_detail(res, gpath, wpath, error);
+                cs_results_write_gpu_detail(res, gpath, wpath, error) &&
+                cs_results_write_model_timeseries(res, mpath, cpath, error);
+  g_free(mpath);
+  g_free(cpath);
   g_free(summary);
   g_free(spath);
   g_free(epath);
@@ -155,7 +161,7 @@ int cmd_run(int argc, char **argv)
   gboolean requests_csv = FALSE, force = FALSE, json = FALSE;
   GOptionEntry entries[] = {
     { "seed", 0, 0, G_OPTION_ARG_STRING, &seed_text, "Seed for every random stream (overrides the scenario's)", "N" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write summary.json, scenario.json (the effective scenario), gpus_over_time.csv, gpu_timeseries.csv, worker_latency.csv (and requests.csv if asked) to DIR", "DIR" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write summary.json, scenario.json (the effective scenario), gpus_over_time.csv, gpu_timeseries.csv, worker_latency.csv, models_over_time.csv, cluster_over_time.csv (and requests.csv if asked) to DIR", "DIR" },
     { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace the outputs of an earlier run in DIR (the whole set)", NULL },
     { "requests-csv", 0, 0, G_OPTION_ARG_NONE, &requests_csv, "Also write DIR/requests.csv, one row per request", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the summary (as summary.json holds it) instead of the table", NULL },

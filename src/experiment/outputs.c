@@ -145,8 +145,25 @@ char *cs_results_to_json(const CsResults *r)
   add_num(cost, "duration_s", r->cost.duration_s);
   add_num(cost, "cost", r->cost.cost);
   add_num(cost, "goodput_per_dollar", r->cost.goodput_per_dollar);
+  add_num(cost, "gpu_hours", r->cost.gpu_hours);
   if (r->cost.note)
     cJSON_AddStringToObject(cost, "note", r->cost.note);
+  if (r->control) {
+    const CsControlSummary *k = r->control;
+    cJSON *ctl = cJSON_AddObjectToObject(root, "control");
+    cJSON_AddStringToObject(ctl, "policy", k->policy);
+    cJSON *cp = k->params_json ? cJSON_Parse(k->params_json) : NULL;
+    cJSON_AddItemToObject(ctl, "params", cp ? cp : cJSON_CreateObject());
+    cJSON_AddNumberToObject(ctl, "placement_changes", (double)k->changes);
+    cJSON_AddNumberToObject(ctl, "replicas_added", (double)k->added);
+    cJSON_AddNumberToObject(ctl, "replica_loads", (double)k->loads);
+    cJSON_AddNumberToObject(ctl, "replicas_removed", (double)k->removals);
+    add_num(ctl, "load_s_total", k->load_s_total);
+    cJSON_AddNumberToObject(ctl, "replicas_total", k->replicas_total);
+    cJSON_AddNumberToObject(ctl, "gpus_provisioned", (double)k->provisions);
+    cJSON_AddNumberToObject(ctl, "gpus_released", (double)k->releases);
+    cJSON_AddStringToObject(ctl, "log", k->log ? k->log : "");
+  }
   cJSON *gpus = cJSON_AddArrayToObject(root, "gpus");
   for (int g = 0; g < r->n_gpus; g++) {
     cJSON *o = cJSON_CreateObject();
@@ -162,6 +179,8 @@ char *cs_results_to_json(const CsResults *r)
       add_num(o, "memory_fraction", r->gpus[g].memory_fraction);
     }
     cJSON_AddNumberToObject(o, "batches", (double)r->gpus[g].batches);
+    if (r->control)
+      add_num(o, "provisioned_s", (double)r->gpus[g].billed_ns * 1e-9);
     if (r->gpus[g].preempted > 0) {
       cJSON_AddNumberToObject(o, "batches_preempted", (double)r->gpus[g].preempted);
       add_num(o, "preempted_ms", (double)r->gpus[g].preempted_ns / 1e6);
@@ -268,6 +287,15 @@ void cs_results_print_table(const CsResults *r, FILE *out)
   if (isfinite(r->cost.goodput_per_dollar))
     fprintf(out, ", %.6g good requests per dollar", r->cost.goodput_per_dollar);
   fprintf(out, "%s%s\n", r->cost.note ? "; " : "", r->cost.note ? r->cost.note : "");
+  if (r->control)
+    fprintf(out,
+            "controller %s: %" G_GINT64_FORMAT " placement change(s), %" G_GINT64_FORMAT
+            " replica(s) added (%" G_GINT64_FORMAT " loaded weights, %.4g s in all), %"
+            G_GINT64_FORMAT " removed, %" G_GINT64_FORMAT " GPU(s) provisioned, %" G_GINT64_FORMAT
+            " released; %.4g GPU-hours\n",
+            r->control->policy, (gint64)r->control->changes, (gint64)r->control->added,
+            (gint64)r->control->loads, r->control->load_s_total, (gint64)r->control->removals,
+            (gint64)r->control->provisions, (gint64)r->control->releases, r->cost.gpu_hours);
   fprintf(out, "gpu busy:");
   for (int g = 0; g < r->n_gpus; g++)
     fprintf(out, " %d:%.1f%%", g, 100.0 * r->gpus[g].busy_fraction);
@@ -329,6 +357,59 @@ gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *path, G
     }
   }
   return close_csv(out, path, error);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+gboolean cs_results_write_model_timeseries(const CsResults *r, const char *path,
+                                           const char *cluster_path, GError **error)
+{
+  FILE *out = open_csv(path, "time_s,model,sent,good,bad,goodput_rps\n", error);
+  if (!out)
+    return FALSE;
+  double bin_s = r->bin_ns * 1e-9;
+  for (int m = 0; m < r->n_models; m++) {
+    const GArray *runs = r->model_series ? r->model_series[m] : NULL;
+    for (guint i = 0; runs && i < runs->len; i++) {
+      const CsBinRun *x = &g_array_index(runs, CsBinRun, i);
+      for (int64_t b = x->first; b < x->first + x->n; b++)
+        fprintf(out, "%.9g,%s,%.0f,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%.6g\n", b * bin_s,
+                r->models[m].model, x->x, (gint64)x->a, (gint64)x->b, (double)x->a / bin_s);
+    }
+  }
+  if (!close_csv(out, path, error))
+    return FALSE;
+  if (!cluster_path)
+    return TRUE;
+  /* A step function: +1 at each provisioning, -1 at each end, in time order. */
+  GArray *steps = g_array_new(FALSE, FALSE, sizeof(int64_t) * 2);
+  for (int g = 0; g < r->n_gpus; g++)
+    for (guint i = 0; r->gpus[g].on_spans && i + 1 < r->gpus[g].on_spans->len; i += 2) {
+      int64_t up[2] = { g_array_index(r->gpus[g].on_spans, int64_t, i), 1 };
+      int64_t down[2] = { g_array_index(r->gpus[g].on_spans, int64_t, i + 1), -1 };
+      g_array_append_val(steps, up);
+      g_array_append_val(steps, down);
+    }
+  g_array_sort(steps, cmp_i64);
+  out = open_csv(cluster_path, "time_s,gpus_provisioned\n", error);
+  if (!out) {
+    g_array_unref(steps);
+    return FALSE;
+  }
+  int64_t level = 0;
+  for (guint i = 0; i < steps->len; i++) {
+    const int64_t *st = (const int64_t *)steps->data + 2 * i;
+    level += st[1];
+    if (i + 1 < steps->len && ((const int64_t *)steps->data)[2 * (i + 1)] == st[0])
+      continue; /* one row per time */
+    fprintf(out, "%.9g,%" G_GINT64_FORMAT "\n", st[0] * 1e-9, (gint64)level);
+  }
+  g_array_unref(steps);
+  return close_csv(out, cluster_path, error);
 }
 
 /* Walks a series bin by bin. */

@@ -6,6 +6,7 @@
 
 #include "common/json_input.h"
 #include "sim/engine.h"
+#include "policies/control/control.h"
 #include "policies/dispatch/dispatch.h"
 #include "experiment/trace.h"
 #include "policies/placement/placement.h"
@@ -34,10 +35,31 @@ static void fill_cost(CsResults *res, const CsConfig *cfg)
   CsCost *k = &res->cost;
   k->price_per_hour = cs_config_cluster_price(cfg, &res->cost_note);
   k->duration_s = res->total.window_s;
-  k->cost = k->price_per_hour * k->duration_s / 3600.0;
+  if (cfg->controller && cfg->controller->scales_gpus) {
+    /* Whole GPUs only (MIG is refused with autoscaling): each for its own
+     * provisioned time, at its node's price. */
+    k->gpu_hours = 0.0;
+    k->cost = 0.0;
+    for (int g = 0; g < cfg->n_gpus; g++) {
+      double hours = (double)res->gpus[g].billed_ns / 3.6e12;
+      k->gpu_hours += hours;
+      k->cost += cfg->nodes[cfg->gpus[g].node].price_per_hour * hours;
+    }
+  } else {
+    int physical = 0;
+    for (int g = 0; g < cfg->n_gpus; g++)
+      physical = MAX(physical, cfg->gpus[g].physical + 1);
+    k->gpu_hours = physical * k->duration_s / 3600.0;
+    k->cost = k->price_per_hour * k->duration_s / 3600.0;
+  }
+  if (isnan(k->price_per_hour))
+    k->cost = NAN;
   k->goodput_per_dollar = NAN;
-  if (k->price_per_hour > 0)
+  gboolean scaled = cfg->controller && cfg->controller->scales_gpus;
+  if (!scaled && k->price_per_hour > 0)
     k->goodput_per_dollar = res->total.goodput_rps * 3600.0 / k->price_per_hour;
+  else if (scaled && k->cost > 0)
+    k->goodput_per_dollar = res->total.goodput_rps * k->duration_s / k->cost;
   else if (k->price_per_hour == 0)
     res->cost_note = g_strdup("goodput per dollar undefined: the cluster's price is 0");
   k->note = res->cost_note;
@@ -122,6 +144,8 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
   }
   res->setup_json = json_text(setup);
   res->dispatch_params_json = cs_dispatch_describe_json(cfg->dispatch, cfg->dispatch_params);
+  if (cfg->controller && res->control)
+    res->control->params_json = cs_controller_describe_json(cfg->controller, cfg->controller_params);
   res->placement = cfg->placement ? cs_placement_copy(cfg->placement) : NULL;
   res->effective_scenario = cs_config_effective_json(sc, cfg);
   fill_cost(res, cfg);

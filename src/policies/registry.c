@@ -5,12 +5,13 @@
 #include <string.h>
 
 #include "common/json_input.h"
+#include "control/control.h"
 #include "dispatch/dispatch.h"
 #include "placement/placement.h"
 #include "registry_internal.h"
 
 typedef struct {
-  const void *policy; /* CsPlacementPolicy or CsDispatchPolicy */
+  const void *policy; /* CsPlacementPolicy, CsDispatchPolicy or CsControllerPolicy */
   const char *name;
   void *user_data;
 } Entry;
@@ -19,6 +20,7 @@ struct CsRegistry {
   gint refs;
   GArray *placement; /* Entry, registration order (built-ins first) */
   GArray *dispatch;  /* Entry */
+  GArray *control;   /* Entry */
 };
 
 static void add(GArray *a, const void *policy, const char *name, void *user_data)
@@ -39,6 +41,10 @@ CsRegistry *cs_registry_new(void)
   const CsDispatchPolicy *const *d = cs_dispatch_policy_list();
   for (int i = 0; d[i]; i++)
     add(r->dispatch, d[i], d[i]->name, NULL);
+  r->control = g_array_new(FALSE, FALSE, sizeof(Entry));
+  const CsControllerPolicy *const *k = cs_controller_policy_list();
+  for (int i = 0; k[i]; i++)
+    add(r->control, k[i], k[i]->name, NULL);
   return r;
 }
 
@@ -55,6 +61,7 @@ void cs_registry_unref(CsRegistry *r)
     return;
   g_array_free(r->placement, TRUE);
   g_array_free(r->dispatch, TRUE);
+  g_array_free(r->control, TRUE);
   g_free(r);
 }
 
@@ -124,6 +131,45 @@ gboolean cs_registry_add_dispatch(CsRegistry *r, const CsDispatchPolicy *policy,
   return TRUE;
 }
 
+gboolean cs_registry_add_controller(CsRegistry *r, const CsControllerPolicy *policy,
+                                    void *user_data, GError **error)
+{
+  g_return_val_if_fail(r != NULL && policy != NULL, FALSE);
+  if (!check_name("controller", policy->name, r->control, error))
+    return FALSE;
+  const char *missing = !policy->parse        ? "parse"
+                        : !policy->create     ? "create"
+                        : !policy->on_timer   ? "on_timer"
+                        : !policy->free_params ? "free_params"
+                                                : NULL;
+  if (missing) {
+    g_set_error(error, CS_ERROR, CS_ERROR_INVALID, "controller policy \"%s\": no %s callback",
+                policy->name, missing);
+    return FALSE;
+  }
+  add(r->control, policy, policy->name, user_data);
+  return TRUE;
+}
+
+const CsControllerPolicy *cs_registry_controller(const CsRegistry *r, const char *name,
+                                                 void **user_data)
+{
+  const Entry *e = find(r->control, name);
+  if (user_data)
+    *user_data = e ? e->user_data : NULL;
+  return e ? e->policy : NULL;
+}
+
+int cs_registry_n_controller(const CsRegistry *r)
+{
+  return (int)r->control->len;
+}
+
+const CsControllerPolicy *cs_registry_controller_at(const CsRegistry *r, int i)
+{
+  return i >= 0 && i < (int)r->control->len ? g_array_index(r->control, Entry, i).policy : NULL;
+}
+
 const CsPlacementPolicy *cs_registry_placement(const CsRegistry *r, const char *name,
                                                void **user_data)
 {
@@ -184,6 +230,28 @@ const CsDispatchPolicy *cs_registry_find_dispatch(const CsRegistry *r, const cha
   if (user_data)
     *user_data = NULL;
   return cs_dispatch_policy_lookup(name);
+}
+
+const CsControllerPolicy *cs_registry_find_controller(const CsRegistry *r, const char *name,
+                                                      void **user_data)
+{
+  if (r)
+    return cs_registry_controller(r, name, user_data);
+  if (user_data)
+    *user_data = NULL;
+  return cs_controller_policy_lookup(name);
+}
+
+char *cs_registry_controller_names(const CsRegistry *r)
+{
+  GString *names = g_string_new(NULL);
+  if (r)
+    for (guint i = 0; i < r->control->len; i++)
+      g_string_append_printf(names, "%s%s", i ? ", " : "", g_array_index(r->control, Entry, i).name);
+  else
+    for (const CsControllerPolicy *const *all = cs_controller_policy_list(); *all; all++)
+      g_string_append_printf(names, "%s%s", names->len ? ", " : "", (*all)->name);
+  return g_string_free(names, FALSE);
 }
 
 char *cs_registry_names(const CsRegistry *r, gboolean dispatch)

@@ -11,6 +11,11 @@ const CsPlacementPolicy *cs_registry_find_placement(const CsRegistry *r, const c
                                                     void **user_data);
 const CsDispatchPolicy *cs_registry_find_dispatch(const CsRegistry *r, const char *name,
                                                   void **user_data);
+const CsControllerPolicy *cs_registry_find_controller(const CsRegistry *r, const char *name,
+                                                      void **user_data);
+
+/* The names of r's controllers (NULL r: the built-ins), ", "-separated. */
+char *cs_registry_controller_names(const CsRegistry *r);
 
 /* The names of r's placement (or dispatch) policies, ", "-separated, in
  * registration order (NULL r: the built-ins). g_free the result. */

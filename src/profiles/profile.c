@@ -707,6 +707,16 @@ const CsBatchPoint *cs_model_profile_nearest_point(const CsModelProfile *p, int 
   return best;
 }
 
+double cs_model_profile_mreq_pct(const CsModelProfile *p, int batch)
+{
+  const CsBatchPoint *best = NULL;
+  for (int i = 0; p && i < p->n_points; i++)
+    if (!isnan(p->points[i].mreq_pct) &&
+        (!best || abs(p->points[i].batch - batch) < abs(best->batch - batch)))
+      best = &p->points[i];
+  return best ? best->mreq_pct : 0.0;
+}
+
 /* ---- read-only accessors of the public API --------------------------------- */
 
 const char *cs_gpu_type_name(const CsGpuType *t)

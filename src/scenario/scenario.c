@@ -370,6 +370,10 @@ void cs_config_free(CsConfig *c)
   g_free(c->trace_path);
   g_strfreev(c->overrides);
   cs_warning_list_free(c->warnings);
+  g_free(c->name);
+  cJSON_Delete(c->placement_params); /* a cJSON copy: scenario_policies.c */
+  if (c->controller && c->controller_params && c->controller->free_params)
+    c->controller->free_params(c->controller_params);
   g_free(c);
 }
 
@@ -420,10 +424,10 @@ static char *find_data_file(const CsScenario *sc, const char *entry, const char 
   return NULL;
 }
 
-static const char *const top_keys[] = { "name",     "seed",    "duration_s", "profiles",
-                                        "network",  "cluster", "dispatch",   "placement",
-                                        "clients",  "trace",   "outputs",    "overrides_applied",
-                                        NULL };
+static const char *const top_keys[] = { "name",       "seed",    "duration_s", "profiles",
+                                        "network",    "cluster", "dispatch",   "placement",
+                                        "controller", "clients", "trace",      "outputs",
+                                        "overrides_applied", NULL };
 
 /* "overrides_applied": the --set overrides an effective scenario already
  * holds (informational: they are in its values); the summary lists them
@@ -466,6 +470,7 @@ CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error)
     return NULL;
   CsConfig *c = g_new0(CsConfig, 1);
   c->warnings = cs_warning_list_new();
+  c->name = g_strdup(sc->name);
   int64_t seed = 1;
   const char *name = NULL;
   gboolean ok = cs_json_read_string(sc->root, "name", FALSE, &name, sc->name, "", error) &&
@@ -488,7 +493,7 @@ CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error)
   ok = ok && read_overrides(sc, c, error) && cs_scenario_read_profiles(sc, c, error) &&
        cs_scenario_read_network(sc, c, error) && cs_scenario_read_cluster(sc, c, error) &&
        cs_scenario_read_clients(sc, c, error) && cs_scenario_read_dispatch(sc, c, error) &&
-       cs_scenario_read_placement(sc, c, error);
+       cs_scenario_read_controller(sc, c, error) && cs_scenario_read_placement(sc, c, error);
   if (!ok) {
     cs_config_free(c);
     return NULL;

@@ -44,5 +44,6 @@ gboolean cs_scenario_read_clients(const CsScenario *sc, CsConfig *c, GError **er
  * the replicas it places; needs clients and cluster. */
 gboolean cs_scenario_read_dispatch(const CsScenario *sc, CsConfig *c, GError **error);
 gboolean cs_scenario_read_placement(const CsScenario *sc, CsConfig *c, GError **error);
+gboolean cs_scenario_read_controller(const CsScenario *sc, CsConfig *c, GError **error);
 
 #endif

@@ -141,14 +141,9 @@ gboolean cs_scenario_read_dispatch(const CsScenario *sc, CsConfig *c, GError **e
  * at the nearest profiled batch size; 0 when the profile gives none. */
 static double replica_mreq(const CsConfig *c, const CsReplica *rep)
 {
-  const CsModelProfile *p = cs_profile_set_lookup(c->profiles, c->gpus[rep->gpu].gpu_type,
-                                                  c->clients[rep->model].model);
-  const CsBatchPoint *best = NULL;
-  for (int i = 0; p && i < p->n_points; i++)
-    if (!isnan(p->points[i].mreq_pct) &&
-        (!best || abs(p->points[i].batch - rep->batch) < abs(best->batch - rep->batch)))
-      best = &p->points[i];
-  return best ? best->mreq_pct : 0.0;
+  return cs_model_profile_mreq_pct(cs_profile_set_lookup(c->profiles, c->gpus[rep->gpu].gpu_type,
+                                                         c->clients[rep->model].model),
+                                   rep->batch);
 }
 
 /* A replica that fails in memory serves nothing: a model's expected
@@ -277,6 +272,14 @@ static void warn_about_placement(CsConfig *c)
   g_free(per_gpu);
 }
 
+/* A controller's re-placement: the scenario's policy and parameters. */
+static CsPlacement *place_again(const CsConfig *c, const CsPlacementProblem *problem,
+                                GError **error)
+{
+  return cs_placement_run(c->placement_policy, c->placement_user_data, problem,
+                          c->placement_params, c->name, "placement", error);
+}
+
 gboolean cs_scenario_read_placement(const CsScenario *sc, CsConfig *c, GError **error)
 {
   const cJSON *pl = cJSON_GetObjectItemCaseSensitive(sc->root, "placement");
@@ -306,17 +309,22 @@ gboolean cs_scenario_read_placement(const CsScenario *sc, CsConfig *c, GError **
     models[i] = (CsPlacementModel){ .name = c->clients[i].model,
                                     .rate_rps = c->clients[i].planned_rate_rps,
                                     .slo_ms = c->clients[i].slo_ms };
+  /* Under an autoscaling controller the first initial_gpus GPUs are on at
+   * the start: the first placement sees those. */
   CsPlacementGpu *gpus = g_new0(CsPlacementGpu, c->n_gpus);
-  for (int g = 0; g < c->n_gpus; g++)
+  for (int g = 0; g < c->initial_gpus; g++)
     gpus[g] = (CsPlacementGpu){ .gpu_type = c->gpus[g].gpu_type, .node = c->gpus[g].node };
   CsPlacementGpuModel gpu_model = { .mps = c->mps, .mps_gamma = c->mps_gamma,
                                     .interference = c->interference,
                                     .interference_name = c->interference_desc };
   CsPlacementProblem in = { .models = models, .n_models = c->n_clients, .gpus = gpus,
-                          .n_gpus = c->n_gpus, .profiles = c->profiles,
+                          .n_gpus = c->initial_gpus, .profiles = c->profiles,
                           .gpu_model = &gpu_model };
   c->placement =
     cs_placement_run(c->placement_policy, user_data, &in, pl, sc->name, "placement", error);
+  c->placement_params = pl ? cJSON_Duplicate(pl, TRUE) : NULL;
+  c->placement_user_data = user_data;
+  c->place_again = place_again;
   g_free(models);
   g_free(gpus);
   if (!c->placement)

@@ -77,6 +77,11 @@ void cs_bins_add_at(GArray *runs, int64_t bin, int64_t da, int64_t db)
   add_bins(runs, bin, 1, da, db, 0.0);
 }
 
+void cs_bins_add_x(GArray *runs, int64_t bin, double dx)
+{
+  add_bins(runs, bin, 1, 0, 0, dx);
+}
+
 typedef struct {
   int64_t bin;
   int64_t da, db;

@@ -37,6 +37,10 @@ void cs_bins_add_span(GArray *runs, int64_t bin_ns, int64_t start, int64_t end, 
  * already touched. */
 void cs_bins_add_at(GArray *runs, int64_t bin, int64_t da, int64_t db);
 
+/* Adds dx to bin's x; bin must not come before the last bin already
+ * touched. */
+void cs_bins_add_x(GArray *runs, int64_t bin, double dx);
+
 /* One past the last bin of the series (0 when empty). */
 int64_t cs_bins_end(const GArray *runs);
 

@@ -145,9 +145,12 @@ static gboolean wants_records(const Engine *e)
 static void emit_unserved(Engine *e, int model, const Req *r, gboolean dropped,
                           gboolean unserved)
 {
-  e->clients[model].resolved++;
+  Client *c = &e->clients[model];
+  c->resolved++;
+  c->all_bad++;
+  cs_bins_add_at(c->series, e->now / e->bin_ns, 0, 1);
   if (r->measured)
-    e->clients[model].last_out_ns = e->now;
+    c->last_out_ns = e->now;
   if (!wants_records(e))
     return;
   CsRequestRecord rec = {
@@ -192,7 +195,7 @@ void cs_engine_on_result(Engine *e, Batch *b)
 {
   Client *c = &e->clients[b->model];
   int64_t slo = c->cfg->slo_ns;
-  int measured_in_batch = 0;
+  int measured_in_batch = 0, good = 0;
   c->resolved += b->n;
   /* Results arrive in time order, and a client's window end is known before
    * any result arrives at or after it (it is set when the client stops). */
@@ -202,6 +205,7 @@ void cs_engine_on_result(Engine *e, Batch *b)
   for (int i = 0; i < b->n; i++) {
     const Req *r = &b->reqs[i];
     int64_t lat = e->now - r->send_ns;
+    good += lat <= slo;
     if (in_window) {
       c->in_window++;
       c->good_in_window += lat <= slo;
@@ -225,6 +229,9 @@ void cs_engine_on_result(Engine *e, Batch *b)
       emit(e, &rec);
     }
   }
+  c->all_good += good;
+  c->all_bad += b->n - good;
+  cs_bins_add_at(c->series, e->now / e->bin_ns, good, b->n - good);
   if (measured_in_batch > 0) {
     c->last_out_ns = e->now;
     const int64_t stage_ns[CS_N_STAGES] = {

@@ -8,6 +8,7 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "clustersim/control.h"
 #include "clustersim/dispatch.h"
 #include "clustersim/placement.h"
 #include "profiles/interference.h"
@@ -107,6 +108,21 @@ struct CsWorld {
   char *trace_path;       /* absolute path of the trace file, or NULL */
   char **overrides;       /* "PATH=VALUE" applied (earlier runs' first), NULL-terminated */
   CsWarningList *warnings; /* found while compiling: settings that mislead, models unserved */
+  char *name;             /* the scenario's file name, for messages */
+  /* Runs the scenario's placement policy, with its parameters, on problem:
+   * a controller's re-placement (control.c). Set by the scenario compiler,
+   * which keeps what it needs in placement_params (freed with the config). */
+  CsPlacement *(*place_again)(const struct CsWorld *c, const CsPlacementProblem *problem,
+                              GError **error);
+  void *placement_params;
+  void *placement_user_data;
+  /* The controller (clustersim/control.h), or NULL; its parameters. */
+  const CsControllerPolicy *controller;
+  void *controller_params;
+  void *controller_user_data;
+  int initial_gpus;       /* GPUs on at the start: the first initial_gpus of the cluster */
+  double host_to_gpu_bytes_per_s; /* bandwidth of model loads (cluster.host_to_gpu_gbps) */
+  int64_t model_load_overhead_ns; /* fixed cost of a model load (cluster.model_load_ms) */
 };
 
 void cs_config_free(CsConfig *c);

@@ -129,6 +129,15 @@ Batch *cs_engine_batch_new(Engine *e, int model, int cap)
   return b;
 }
 
+void cs_engine_batch_discard(Engine *e, Batch *b)
+{
+  if (!b || b->state != BATCH_HELD) {
+    cs_engine_misuse(e, "cs_engine_batch_discard: the batch is not one the policy holds");
+    return;
+  }
+  batch_release(e, b);
+}
+
 void cs_batch_add(Engine *e, Batch *b, const Req *r)
 {
   (void)e;
@@ -167,6 +176,7 @@ void cs_batch_set_inputs_at_node(Batch *b)
 /* Network transfer of the batch's requests to gpu's node, then its queue. */
 static void send(Engine *e, Batch *b, int gpu, int worker)
 {
+  e->workers[worker].outstanding++;
   b->gpu = gpu;
   b->worker = worker;
   b->id = ++e->next_batch_id;
@@ -182,19 +192,23 @@ static void send(Engine *e, Batch *b, int gpu, int worker)
 
 void cs_engine_send_replica(Engine *e, Batch *b, int replica)
 {
-  const CsPlacement *pl = e->cfg->placement;
-  const CsReplica *r = pl ? cs_placement_replica(pl, replica) : NULL;
-  if (!pl)
+  const CsReplica *r = replica >= 0 && replica < (int)e->replicas->len
+                         ? &g_array_index(e->replicas, CsReplica, replica)
+                         : NULL;
+  if (!e->cfg->placement)
     cs_engine_misuse(e, "cs_engine_send_replica: the run has no placement (a centralized policy sends "
               "with cs_engine_send_gpu)");
   else if (!r)
-    cs_engine_misuse(e, "cs_engine_send_replica: replica %d out of range (the placement has %d)", replica,
-           cs_placement_n_replicas(pl));
+    cs_engine_misuse(e, "cs_engine_send_replica: replica %d out of range (the run has %u)", replica,
+           e->replicas->len);
   else if (r->model != b->model)
     cs_engine_misuse(e, "cs_engine_send_replica: a batch of %s sent to replica %d, which serves %s",
            e->cfg->clients[b->model].model, replica, e->cfg->clients[r->model].model);
   else if (b->n == 0)
     cs_engine_misuse(e, "cs_engine_send_replica: the batch is empty");
+  else if (!cs_engine_replica_active(e, replica))
+    cs_engine_misuse(e, "cs_engine_send_replica: replica %d is not active (waiting, loading, "
+                     "draining or retired: see cs_engine_replica_active)", replica);
   if (e->misuse) {
     batch_release(e, b);
     return;
@@ -213,6 +227,9 @@ void cs_engine_send_gpu(Engine *e, Batch *b, int gpu)
            e->cfg->n_gpus);
   else if (b->n == 0)
     cs_engine_misuse(e, "cs_engine_send_gpu: the batch is empty");
+  else if (!cs_control_gpu_takes_work(e, gpu))
+    cs_engine_misuse(e, "cs_engine_send_gpu: gpu %d takes no work now (off, provisioning or "
+                     "released: see cs_engine_gpu_ready)", gpu);
   if (e->misuse) {
     batch_release(e, b);
     return;
@@ -243,6 +260,35 @@ int64_t cs_engine_exec_ns(Engine *e, int model, int gpu, int n)
       g_array_index(t, int64_t, s) = cs_model_profile_exec_ns(prof, (int)s);
   }
   return g_array_index(t, int64_t, n);
+}
+
+int cs_engine_n_replicas(const Engine *e)
+{
+  return e->replicas ? (int)e->replicas->len : 0;
+}
+
+const CsReplica *cs_engine_replica(const Engine *e, int i)
+{
+  return i >= 0 && i < cs_engine_n_replicas(e) ? &g_array_index(e->replicas, CsReplica, i) : NULL;
+}
+
+gboolean cs_engine_replica_active(const Engine *e, int i)
+{
+  return i >= 0 && i < cs_engine_n_replicas(e) &&
+         g_array_index(e->replica_life, ReplicaLife, i).life == CS_REPLICA_ACTIVE;
+}
+
+gboolean cs_engine_replica_pending(const Engine *e, int i)
+{
+  if (i < 0 || i >= cs_engine_n_replicas(e))
+    return FALSE;
+  int life = g_array_index(e->replica_life, ReplicaLife, i).life;
+  return life == CS_REPLICA_WAITING || life == CS_REPLICA_LOADING;
+}
+
+gboolean cs_engine_gpu_ready(const Engine *e, int gpu)
+{
+  return gpu >= 0 && gpu < e->cfg->n_gpus && cs_control_gpu_takes_work(e, gpu);
 }
 
 int cs_engine_gpu_in_transfer(const Engine *e, int gpu)
@@ -277,6 +323,12 @@ static void refuse_time(Engine *e, const CsEvent *ev)
                            e->cfg->clients[((const Batch *)ev->ptr)->model].model);
   else if (ev->kind == EV_GPU_DONE)
     what = g_strdup_printf("the end of a batch on GPU %u", ev->arg);
+  else if (ev->kind == EV_CONTROL)
+    what = g_strdup_printf("a timer of controller \"%s\"", e->cfg->controller->name);
+  else if (ev->kind == EV_REPLICA_READY)
+    what = g_strdup_printf("the end of the load of replica %u", ev->arg);
+  else if (ev->kind == EV_GPU_READY)
+    what = g_strdup_printf("the end of the provisioning of GPU %u", ev->arg);
   else
     what = g_strdup_printf("a timer of dispatch policy \"%s\"", e->dispatch->name);
   cs_engine_limit(e, "%s would be at %g s of simulated time, past the limit of %g s (2^62 ns): "
@@ -325,6 +377,7 @@ static void setup(Engine *e)
     for (int s = 0; s < CS_N_STAGES; s++)
       c->batch_stage[s] = g_array_new(FALSE, FALSE, sizeof(CsWeightedSample));
     c->batch_sizes = g_array_new(FALSE, TRUE, sizeof(int64_t));
+    c->series = cs_bins_new();
     double warm = c->cfg->rate_rps * c->cfg->warmup_ns * 1e-9;
     e->expected_requests += warm + (c->cfg->requests > 0
                                       ? (double)c->cfg->requests
@@ -333,7 +386,8 @@ static void setup(Engine *e)
   /* Workers: the placement's replicas, or one per model for centralized dispatch. */
   gboolean by_replica = cfg->placement != NULL;
   e->n_workers = by_replica ? cs_placement_n_replicas(cfg->placement) : cfg->n_clients * cfg->n_gpus;
-  e->workers = g_new0(Worker, MAX(e->n_workers, 1));
+  e->cap_workers = MAX(e->n_workers, 1);
+  e->workers = g_new0(Worker, e->cap_workers);
   for (int w = 0; w < e->n_workers; w++) {
     Worker *wk = &e->workers[w];
     if (by_replica) {
@@ -368,8 +422,10 @@ static void setup(Engine *e)
     gpu->bins = cs_bins_new();
     gpu->sm_bins = cs_bins_new();
   }
+  cs_control_setup(e);
   e->dispatch = cfg->dispatch;
   e->dispatch_state = e->dispatch->create(e, cfg->dispatch_params, cfg->dispatch_user_data);
+  cs_control_start(e);
   /* First arrivals in client order, so equal first-arrival times keep it. */
   for (int i = 0; i < cfg->n_clients; i++)
     cs_engine_schedule_next_arrival(e, i);
@@ -414,6 +470,11 @@ static void run_loop(Engine *e)
     case EV_RESULT:
       cs_engine_on_result(e, ev.ptr);
       break;
+    case EV_CONTROL:
+    case EV_REPLICA_READY:
+    case EV_GPU_READY:
+      cs_control_on_event(e, &ev);
+      break;
     default:
       g_assert_not_reached();
     }
@@ -442,6 +503,7 @@ static void run_loop(Engine *e)
 static void teardown(Engine *e)
 {
   const CsConfig *cfg = e->cfg;
+  cs_control_teardown(e); /* the controller first: it may hold what the policy gave it */
   e->dispatch->destroy(e->dispatch_state);
   for (int i = 0; i < cfg->n_clients; i++) {
     Client *c = &e->clients[i];
@@ -451,6 +513,7 @@ static void teardown(Engine *e)
     for (int s = 0; s < CS_N_STAGES; s++)
       g_array_unref(c->batch_stage[s]);
     g_array_unref(c->batch_sizes);
+    g_clear_pointer(&c->series, g_array_unref);
   }
   g_free(e->clients);
   for (int k = 0; k < cfg->n_clients * e->n_gpu_types; k++)
@@ -521,6 +584,8 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
     res->models[i].expected_goodput_rps =
       cfg->placement ? cs_placement_expected_goodput(cfg->placement, i) : NAN;
     g_array_append_vals(res->batch_sizes[i], c->batch_sizes->data, c->batch_sizes->len);
+    res->model_series[i] = c->series;
+    c->series = NULL;
   }
   int n_replicas = cfg->placement ? cs_placement_n_replicas(cfg->placement) : 0;
   cs_engine_fill_total(res, &e);
@@ -569,6 +634,7 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
   res->dispatch_policy = g_strdup(cfg->dispatch->name);
   res->warnings = cs_warning_list_new();
   cs_warning_list_extend(res->warnings, cfg->warnings);
+  cs_control_fill_results(&e, res);
   for (int i = 0; i < cfg->n_clients; i++)
     if (e.clients[i].resolved < e.clients[i].generated)
       cs_warning_add(res->warnings, "requests_held", cfg->clients[i].model, -1,

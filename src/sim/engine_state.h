@@ -34,6 +34,9 @@ enum {
   EV_BATCH_AT_NODE, /* ptr: batch */
   EV_GPU_DONE,      /* arg: gpu; the GPU's earliest completion */
   EV_RESULT,        /* ptr: batch */
+  EV_CONTROL,       /* arg: the controller's own (control.c) */
+  EV_REPLICA_READY, /* arg: replica, done loading (control.c) */
+  EV_GPU_READY,     /* arg: gpu, done provisioning (control.c) */
 };
 
 typedef struct {
@@ -57,6 +60,12 @@ typedef struct {
   GArray *batch_sizes;    /* int64 count per size */
   int64_t batches, batched_requests;
   int64_t resolved;       /* requests (warm-up included) answered, dropped, failed or unserved */
+  /* What a controller observes (control.h): every request, warm-up included. */
+  int64_t all_good, all_bad;
+  /* Per bin, warm-up included (bins.h): a = results within the SLO arriving
+   * in it, b = requests leaving in it without one (late, dropped, failed,
+   * unserved), x = requests sent in it. */
+  GArray *series;
 } Client;
 
 /* A worker: one model replica on one GPU (router dispatch), or one model on
@@ -69,6 +78,7 @@ typedef struct {
   gboolean busy;
   int gpu;                /* its GPU (replica workers), or -1 */
   GArray *bins;           /* batches that finished per bin (bins.h: a batches, b GPU ns) */
+  int outstanding;        /* batches sent to it and not finished (a draining replica waits for 0) */
 } Worker;
 
 typedef struct {
@@ -90,7 +100,27 @@ typedef struct {
   GArray *sm_bins;        /* SM use per bin (bins.h: x = integral of the SM fraction, ns) */
   int64_t last_change_ns; /* when the running set last changed */
   double sm_use;          /* SM use since then */
+  /* control.c: the GPU's life (CsGpuLife), memory its live replicas hold (%
+   * of the GPU's), and the periods it was provisioned (billed). */
+  int life;
+  double mem_used;
+  int64_t on_since;       /* start of the current provisioned period, -1 when off */
+  GArray *on_spans;       /* int64 pairs [from, to) of past provisioned periods */
+  CsEventHandle ready_ev; /* its pending EV_GPU_READY */
 } Gpu;
+
+/* control.c: a replica's life (control.h), kept for every replica of the run. */
+typedef struct {
+  int life;               /* CsReplicaLife */
+  double mreq;            /* % of its GPU's memory it holds while not retired */
+  int64_t load_ns;        /* how long its load takes (0: weights already there) */
+  uint64_t change;        /* the applied placement that added it (0: the scenario's) */
+  uint64_t retire_after;  /* > 0: active until change retire_after's replicas of its model are */
+  CsEventHandle ready_ev; /* its pending EV_REPLICA_READY */
+  int64_t added_ns, active_ns, drain_ns, retired_ns; /* -1 until it happens */
+} ReplicaLife;
+
+typedef struct CsControl ControlState;
 
 struct CsEngine {
   const CsConfig *cfg;
@@ -122,6 +152,12 @@ struct CsEngine {
   char *misuse;           /* the first misuse of a service by the dispatch policy, or NULL */
   char *limit;            /* the first time or size the run cannot represent, or NULL */
   gboolean cancelled;     /* the progress callback asked to stop */
+  int cap_workers;        /* room in workers */
+  /* control.c: the run's replicas (the placement's, then those added), their
+   * lives, and the controller; NULL / 0 for a centralized run without one. */
+  GArray *replicas;       /* CsReplica */
+  GArray *replica_life;   /* ReplicaLife, parallel to replicas */
+  ControlState *control;  /* NULL without a controller */
 };
 
 /* Returns a batch to the engine's free list (on the hot path: inline). */
@@ -142,6 +178,7 @@ void cs_engine_on_result(Engine *e, Batch *b);
 static inline void on_arrival(Engine *e, int ci)
 {
   Client *c = &e->clients[ci];
+  cs_bins_add_x(c->series, e->now / e->bin_ns, 1.0);
   Req r = { .id = e->next_id++, .send_ns = e->now, .measured = e->now >= c->window_start_ns };
   c->index++;
   c->generated++;
@@ -175,6 +212,22 @@ int64_t cs_engine_transfer_end(Engine *e, const Batch *b, int64_t per_request, c
 /* gpus.c */
 void cs_engine_on_batch_at_node(Engine *e, Batch *b);
 void cs_engine_on_gpu_done(Engine *e, int g);
+
+/* control.c */
+/* Builds the replica table and the GPUs' lives (before the dispatch policy
+ * is created); cs_control_start creates the controller (after it). */
+void cs_control_setup(Engine *e);
+void cs_control_start(Engine *e);
+void cs_control_teardown(Engine *e);
+/* Handles EV_CONTROL, EV_REPLICA_READY and EV_GPU_READY. */
+void cs_control_on_event(Engine *e, const CsEvent *ev);
+/* A batch of worker w finished, failed or was stopped: a draining replica
+ * with nothing left retires, a releasing GPU with nothing left is off. */
+void cs_control_after_batch(Engine *e, int w, int gpu);
+/* Moves what the control layer gathered into the results. */
+void cs_control_fill_results(Engine *e, CsResults *res);
+/* TRUE when gpu takes new work (no controller: always). */
+gboolean cs_control_gpu_takes_work(const Engine *e, int gpu);
 
 /* metrics.c */
 void cs_engine_fill_model_result(CsModelResult *m, Client *c);

@@ -187,7 +187,10 @@ void cs_engine_on_batch_at_node(Engine *e, Batch *b)
     for (int i = 0; i < b->n; i++)
       cs_engine_fail(e, b->model, &b->reqs[i]);
     gpu->queued--;
+    int w = b->worker;
+    e->workers[w].outstanding--;
     batch_release(e, b);
+    cs_control_after_batch(e, w, g);
     return;
   }
   b->state = BATCH_QUEUED;
@@ -220,6 +223,7 @@ void cs_engine_on_gpu_done(Engine *e, int g)
   gpu_changed(e, g);
   Worker *wk = &e->workers[b->worker];
   wk->busy = FALSE;
+  wk->outstanding--;
   b->state = BATCH_RETURNING;
   b->end_ns = e->now;
   /* Inference latency of this worker over time (by completion time). */
@@ -238,6 +242,7 @@ void cs_engine_on_gpu_done(Engine *e, int g)
              EV_RESULT, 0, b);
   gpu_dispatch(e, g);
   gpu_rearm(e, g);
+  cs_control_after_batch(e, b->worker, g);
 }
 
 /* Stops batch b of GPU g (sent, not finished) and hands its requests to out. */
@@ -246,6 +251,7 @@ static void preempt_batch(Engine *e, int g, Batch *b, GArray *out)
   Gpu *gpu = &e->gpus[g];
   g_array_append_vals(out, b->reqs, (guint)b->n);
   gpu->preempted++;
+  e->workers[b->worker].outstanding--;
   switch (b->state) {
   case BATCH_IN_TRANSFER:
     gpu->in_transfer--;
@@ -326,6 +332,7 @@ int cs_engine_preempt_gpu(Engine *e, int gpu, GArray *out)
   if (n > 0) {
     gpu_dispatch(e, gpu);
     gpu_rearm(e, gpu);
+    cs_control_after_batch(e, -1, gpu);
   }
   return n;
 }

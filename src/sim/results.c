@@ -14,6 +14,7 @@ CsResults *cs_results_alloc(int n_models, int n_gpus)
   r->models = g_new0(CsModelResult, MAX(n_models, 1));
   r->model_names = g_new0(char *, MAX(n_models, 1));
   r->batch_sizes = g_new0(GArray *, MAX(n_models, 1));
+  r->model_series = g_new0(GArray *, MAX(n_models, 1));
   for (int i = 0; i < n_models; i++) {
     r->batch_sizes[i] = g_array_new(FALSE, TRUE, sizeof(int64_t));
   }
@@ -29,12 +30,23 @@ void cs_results_free(CsResults *r)
   for (int i = 0; i < r->n_models; i++) {
     g_free(r->model_names[i]);
     g_array_unref(r->batch_sizes[i]);
+    if (r->model_series[i])
+      g_array_unref(r->model_series[i]);
+  }
+  g_free(r->model_series);
+  if (r->control) {
+    g_free(r->control->policy);
+    g_free(r->control->log);
+    g_free(r->control->params_json);
+    g_free(r->control);
   }
   g_free(r->model_names);
   g_free(r->models);
   g_free(r->batch_sizes);
   for (int g = 0; g < r->n_gpus; g++) {
     g_free(r->gpus[g].gpu_type);
+    if (r->gpus[g].on_spans)
+      g_array_unref(r->gpus[g].on_spans);
     if (r->gpu_bins && r->gpu_bins[g])
       g_array_unref(r->gpu_bins[g]);
     if (r->gpu_sm_bins && r->gpu_sm_bins[g])
@@ -60,6 +72,11 @@ void cs_results_free(CsResults *r)
   g_free(r->cost_note);
   cs_warning_list_free(r->warnings);
   g_free(r);
+}
+
+const CsControlSummary *cs_results_control(const CsResults *r)
+{
+  return r->control;
 }
 
 const char *cs_results_effective_scenario(const CsResults *r)

@@ -28,7 +28,11 @@ typedef struct {
   int64_t batches;
   int64_t preempted;    /* batches stopped by the dispatch policy (cs_engine_preempt_gpu) */
   int64_t preempted_ns; /* GPU time they had run, lost */
+  GArray *on_spans;     /* int64 pairs [from, to): when it was provisioned (billed) */
+  int64_t billed_ns;    /* provisioned time within the longest measurement window */
 } CsGpuResult;
+
+typedef CsControlSummary CsControlResult;
 
 struct CsResults {
   int n_models;
@@ -58,6 +62,12 @@ struct CsResults {
   char *effective_scenario;   /* the document that ran, as JSON text */
   CsCost cost;                /* filled by experiment/run.c; cost.note points at cost_note */
   char *cost_note;
+  /* Per model, warm-up included (bins.h): a = results within the SLO that
+   * arrived in the bin, b = requests that left in it without one, x =
+   * requests sent in it. */
+  GArray **model_series;
+  CsControlResult *control;   /* NULL without a controller */
+  double gpu_hours;           /* provisioned GPU time within the charged duration (run.c) */
 };
 
 CsResults *cs_results_alloc(int n_models, int n_gpus);

@@ -34,6 +34,11 @@ double cs_world_rate_rps(const CsWorld *w, int model)
   return model_ok(w, model) ? w->clients[model].rate_rps : 0.0;
 }
 
+double cs_world_planned_rate_rps(const CsWorld *w, int model)
+{
+  return model_ok(w, model) ? w->clients[model].planned_rate_rps : 0.0;
+}
+
 int64_t cs_world_input_bytes(const CsWorld *w, int model)
 {
   return model_ok(w, model) ? w->clients[model].input_bytes : 0;

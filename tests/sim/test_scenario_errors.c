@@ -282,8 +282,8 @@ static void test_set_paths(void **state)
   /* A scenario made in code without a name is called "<scenario>" in messages. */
   assert_false(cs_scenario_validate(sc, &err));
   assert_string_equal(err->message, "<scenario>: unknown field \"m\" (known fields: name, seed, "
-                      "duration_s, profiles, network, cluster, dispatch, placement, clients, "
-                      "trace, outputs, overrides_applied)");
+                      "duration_s, profiles, network, cluster, dispatch, placement, controller, "
+                      "clients, trace, outputs, overrides_applied)");
   g_clear_error(&err);
 
   const char *bad[][2] = {

@@ -386,6 +386,11 @@ static void grant(Central *c, int m, int g)
   set_gpu_timer(c);
 }
 
+/* free_ns of a GPU that takes no work (a controller has it off or released):
+ * later than any time a run reaches, far enough from INT64_MAX for the sums
+ * done_ns makes. */
+#define GPU_OFF_NS (INT64_MAX / 4)
+
 /* The GPU free soonest (lowest id among equals). */
 static int earliest_gpu(const Central *c)
 {
@@ -428,6 +433,8 @@ static void set_gpu_timer(Central *c)
   if (c->n_waiting == 0)
     return;
   int g = earliest_gpu(c);
+  if (c->free_ns[g] == GPU_OFF_NS)
+    return; /* no GPU takes work: on_cluster_change sets the timer when one does */
   int64_t max_delay = 0; /* of the waiting candidates: the first must reach the GPU as it frees */
   for (int m = 0; m < c->n_models; m++)
     if (c->models[m].waiting)
@@ -499,9 +506,26 @@ static void *central_create(CsEngine *e, const void *params, void *user_data)
   }
   c->free_ns = g_new0(int64_t, MAX(c->n_gpus, 1));
   for (int g = 0; g < c->n_gpus; g++)
-    c->free_ns[g] = INT64_MIN / 2; /* free since forever */
+    c->free_ns[g] = cs_engine_gpu_ready(e, g) ? INT64_MIN / 2 /* free since forever */ : GPU_OFF_NS;
   c->timer_gpu = -1;
   return c;
+}
+
+/* A controller provisioned or released GPUs: a GPU that takes no work is
+ * never free; one that became ready is free now. */
+static void central_on_cluster_change(void *state)
+{
+  Central *c = state;
+  int64_t now = cs_engine_now(c->e);
+  for (int g = 0; g < c->n_gpus; g++) {
+    gboolean ready = cs_engine_gpu_ready(c->e, g);
+    if (!ready)
+      c->free_ns[g] = GPU_OFF_NS;
+    else if (c->free_ns[g] == GPU_OFF_NS)
+      c->free_ns[g] = now;
+  }
+  /* Candidates waiting for a GPU may take the new one. */
+  set_gpu_timer(c);
 }
 
 static void central_destroy(void *state)
@@ -571,6 +595,7 @@ static void central_on_timer(void *state, uint32_t arg)
     .on_timer = central_on_timer,                                                             \
     .describe = cs_central_describe,                                                          \
     .write_defaults = cs_central_write_defaults,                                              \
+    .on_cluster_change = central_on_cluster_change,                                           \
   }
 
 CENTRAL_POLICY(cs_dispatch_symphony, "symphony",

@@ -6,7 +6,11 @@
  * request, whichever comes first; then the model moves round-robin to its next
  * replica, so each replica receives load in proportion to its batch size. The
  * requests of a model without replicas are unserved. max_wait_ms = 0 sends every
- * request alone. */
+ * request alone.
+ *
+ * Under a controller (control.h) the replicas change: the router routes over
+ * the active ones, and holds a model's batch while its only replicas are
+ * still loading (the requests wait, as they would for a real load). */
 #include <math.h>
 
 #include "clustersim/dispatch.h"
@@ -18,7 +22,8 @@ typedef struct {
 typedef struct {
   int *batch;             /* per replica of this model: its batch size */
   int *replica;           /* index of the replica in the placement (its worker id) */
-  int n_replicas;
+  int n_replicas;         /* active replicas */
+  int pending;            /* replicas waiting for memory or loading (a controller's) */
   int cur;                /* round-robin position */
   CsBatch *open;
   CsTimer timeout;
@@ -51,30 +56,42 @@ static void router_describe(const void *params, CsParamsWriter *out)
   cs_params_write_double(out, "max_wait_ms", p->max_wait_ns / 1e6);
 }
 
+/* The routes from the run's active replicas, in replica order (that is the
+ * round-robin order); pending counts the replicas still waiting or loading. */
+static void build_routes(Router *r)
+{
+  int n_replicas = cs_engine_n_replicas(r->e);
+  for (int m = 0; m < r->n_models; m++) {
+    ModelRoute *mr = &r->models[m];
+    mr->batch = g_renew(int, mr->batch, MAX(n_replicas, 1));
+    mr->replica = g_renew(int, mr->replica, MAX(n_replicas, 1));
+    mr->n_replicas = 0;
+    mr->pending = 0;
+    mr->cur = 0;
+  }
+  for (int i = 0; i < n_replicas; i++) {
+    const CsReplica *rep = cs_engine_replica(r->e, i);
+    ModelRoute *mr = &r->models[rep->model];
+    if (cs_engine_replica_active(r->e, i)) {
+      mr->batch[mr->n_replicas] = rep->batch;
+      mr->replica[mr->n_replicas] = i;
+      mr->n_replicas++;
+    } else if (cs_engine_replica_pending(r->e, i)) {
+      mr->pending++;
+    }
+  }
+}
+
 static void *router_create(CsEngine *e, const void *params, void *user_data)
 {
   (void)user_data;
   const CsWorld *w = cs_engine_world(e);
-  const CsPlacement *pl = cs_world_placement(w);
   Router *r = g_new0(Router, 1);
   r->e = e;
   r->p = params;
   r->n_models = cs_world_n_models(w);
   r->models = g_new0(ModelRoute, MAX(r->n_models, 1));
-  int n_replicas = cs_placement_n_replicas(pl);
-  for (int m = 0; m < r->n_models; m++) {
-    ModelRoute *mr = &r->models[m];
-    mr->batch = g_new0(int, MAX(n_replicas, 1));
-    mr->replica = g_new0(int, MAX(n_replicas, 1));
-  }
-  /* Replicas in placement order: that is the round-robin order. */
-  for (int i = 0; i < n_replicas; i++) {
-    const CsReplica *rep = cs_placement_replica(pl, i);
-    ModelRoute *mr = &r->models[rep->model];
-    mr->batch[mr->n_replicas] = rep->batch;
-    mr->replica[mr->n_replicas] = i;
-    mr->n_replicas++;
-  }
+  build_routes(r);
   return r;
 }
 
@@ -90,32 +107,52 @@ static void router_destroy(void *state)
   g_free(r);
 }
 
+/* Sends the open batch to the model's current replica. With no active
+ * replica (a controller's change is loading) the batch stays open until one
+ * is: on_cluster_change sends it. */
 static void send_open(Router *r, int m)
 {
   ModelRoute *mr = &r->models[m];
-  CsBatch *b = mr->open;
-  mr->open = NULL;
   cs_engine_cancel(r->e, mr->timeout);
   mr->timeout = CS_TIMER_NONE;
+  if (mr->n_replicas == 0)
+    return;
+  CsBatch *b = mr->open;
+  mr->open = NULL;
   cs_engine_send_replica(r->e, b, mr->replica[mr->cur]);
   mr->cur = (mr->cur + 1) % mr->n_replicas;
+}
+
+/* The model has no replica and none coming: what it holds is unserved. */
+static void unserve_open(Router *r, int m)
+{
+  ModelRoute *mr = &r->models[m];
+  if (!mr->open)
+    return;
+  for (int i = 0; i < cs_batch_size(mr->open); i++)
+    cs_engine_unserved(r->e, m, cs_batch_request(mr->open, i));
+  cs_engine_cancel(r->e, mr->timeout);
+  mr->timeout = CS_TIMER_NONE;
+  cs_engine_batch_discard(r->e, mr->open);
+  mr->open = NULL;
 }
 
 static void router_on_request(void *state, int m, const CsRequest *req)
 {
   Router *r = state;
   ModelRoute *mr = &r->models[m];
-  if (mr->n_replicas == 0) {
+  if (mr->n_replicas == 0 && mr->pending == 0) {
     cs_engine_unserved(r->e, m, req);
     return;
   }
   if (!mr->open) {
-    mr->open = cs_engine_batch_new(r->e, m, mr->batch[mr->cur]);
+    mr->open = cs_engine_batch_new(r->e, m, mr->n_replicas ? mr->batch[mr->cur] : 1);
     if (r->p->max_wait_ns > 0)
       mr->timeout = cs_engine_timer(r->e, cs_engine_now(r->e) + r->p->max_wait_ns, (uint32_t)m);
   }
   cs_batch_add(r->e, mr->open, req);
-  if (cs_batch_size(mr->open) >= mr->batch[mr->cur] || r->p->max_wait_ns == 0)
+  if (mr->n_replicas > 0 &&
+      (cs_batch_size(mr->open) >= mr->batch[mr->cur] || r->p->max_wait_ns == 0))
     send_open(r, m);
 }
 
@@ -124,6 +161,25 @@ static void router_on_timer(void *state, uint32_t m)
   Router *r = state;
   r->models[m].timeout = CS_TIMER_NONE;
   send_open(r, (int)m);
+}
+
+/* The replicas changed: routes start over at each model's first active
+ * replica. An open batch whose timeout passed, or that fills the new
+ * replica's batch, leaves now. */
+static void router_on_cluster_change(void *state)
+{
+  Router *r = state;
+  build_routes(r);
+  for (int m = 0; m < r->n_models; m++) {
+    ModelRoute *mr = &r->models[m];
+    if (!mr->open)
+      continue;
+    if (mr->n_replicas == 0 && mr->pending == 0)
+      unserve_open(r, m);
+    else if (mr->n_replicas > 0 &&
+             (mr->timeout == CS_TIMER_NONE || cs_batch_size(mr->open) >= mr->batch[mr->cur]))
+      send_open(r, m);
+  }
 }
 
 const CsDispatchPolicy cs_dispatch_router = {
@@ -138,4 +194,5 @@ const CsDispatchPolicy cs_dispatch_router = {
   .on_timer = router_on_timer,
   .describe = router_describe,
   .write_defaults = router_describe,
+  .on_cluster_change = router_on_cluster_change,
 };
