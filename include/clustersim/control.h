@@ -148,6 +148,9 @@ typedef struct CsControllerPolicy {
    * (dispatch.h). Required. */
   void *(*parse)(CsParams *params, void *user_data, GError **error);
   void (*free_params)(void *params);
+  /* Optional: called once when the scenario is compiled, to warn about a
+   * setting that disagrees with the world (as a dispatch policy's check). */
+  void (*check)(void *params, const CsWorld *w, CsWarningList *warnings, void *user_data);
   /* Optional: writes the parameters as the summary shows them, and every
    * default for the effective scenario (as dispatch.h). */
   void (*describe)(const void *params, CsParamsWriter *out);

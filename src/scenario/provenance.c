@@ -14,6 +14,7 @@
 
 #include "common/json_input.h"
 #include "clustersim/clustersim.h"
+#include "policies/control/control.h"
 #include "policies/dispatch/dispatch.h"
 #include "sim/config.h"
 #include "scenario.h"
@@ -230,6 +231,15 @@ char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
   cJSON *d = object_member(root, "dispatch");
   add_default(d, "policy", cJSON_CreateString(c->dispatch->name));
   cs_dispatch_fill_defaults(c->dispatch, c->dispatch_params, d);
+  if (c->controller) {
+    /* What a model load costs matters only when something loads. */
+    add_default(cl, "host_to_gpu_gbps", cJSON_CreateNumber(c->host_to_gpu_bytes_per_s / 1e9));
+    add_default(cl, "model_load_ms", cJSON_CreateNumber(c->model_load_overhead_ns / 1e6));
+    cJSON *k = object_member(root, "controller");
+    if (c->controller->scales_gpus)
+      add_default(k, "initial_gpus", cJSON_CreateNumber(c->initial_gpus));
+    cs_controller_fill_defaults(c->controller, c->controller_params, k);
+  }
   cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "clients");
   cJSON *top_duration = cJSON_GetObjectItemCaseSensitive(root, "duration_s");
   for (int i = 0; i < c->n_clients; i++) {

@@ -55,6 +55,8 @@ gboolean cs_scenario_read_controller(const CsScenario *sc, CsConfig *c, GError *
                            c->controller->scales_gpus ? scaling_keys : NULL, sc->name, "controller",
                            &c->controller_params, error))
     return FALSE;
+  if (c->controller->check)
+    c->controller->check(c->controller_params, c, c->warnings, c->controller_user_data);
   if (c->controller->needs_placement && !c->dispatch->uses_placement)
     return cs_json_fail(error, sc->name, "controller.policy",
                         "controller \"%s\" re-runs the placement policy, but dispatch \"%s\" uses "

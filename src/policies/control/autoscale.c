@@ -28,6 +28,7 @@
  * whenever the ready GPUs differ from those of the running placement, the
  * scenario's placement policy runs again on the ready GPUs, for the rates
  * of an exponentially weighted estimator (half_life_s; control.h). */
+#include <limits.h>
 #include <math.h>
 
 #include "control.h"
@@ -103,6 +104,37 @@ static void autoscale_describe(const void *params, CsParamsWriter *out)
 static int64_t ns_of(double s)
 {
   return llround(s * 1e9);
+}
+
+int cs_autoscale_rule(int n_ready, double r, double f, double bad_threshold,
+                      double idle_threshold)
+{
+  if (r > bad_threshold) {
+    if (r >= 1.0)
+      return INT_MAX;
+    /* The tolerance keeps an exact product (8 x 0.25 = 2) from rounding up. */
+    return (int)ceil(n_ready * r / (1.0 - r) - 1e-9);
+  }
+  if (f > idle_threshold)
+    return -(int)floor(n_ready * f + 1e-9);
+  return 0;
+}
+
+/* The pool is the cluster: a bound beyond it is clamped, and said so. */
+static void autoscale_check(void *params, const CsWorld *w, CsWarningList *warnings,
+                            void *user_data)
+{
+  (void)user_data;
+  const AutoscaleParams *p = params;
+  int n = cs_world_n_gpus(w);
+  if (p->max_gpus > n)
+    cs_warning_add(warnings, "setting_clamped", NULL, -1,
+                   "controller.max_gpus is %d but the cluster, the pool it provisions from, has "
+                   "%d GPUs: at most %d are used", p->max_gpus, n, n);
+  if (p->min_gpus > n)
+    cs_warning_add(warnings, "setting_clamped", NULL, -1,
+                   "controller.min_gpus is %d but the cluster has %d GPUs: it keeps them all",
+                   p->min_gpus, n);
 }
 
 static void *autoscale_create(CsControl *c, const void *params, void *user_data)
@@ -199,18 +231,19 @@ static void autoscale_on_timer(void *state, uint32_t arg)
   }
   double f = n_ready > 0 && span > 0 ? MAX(0.0, 1.0 - busy / (n_ready * span)) : 0.0;
   a->last_ns = now;
-  if (r > a->p->bad_rate_threshold && provisioning == 0) {
-    int want = r >= 1.0 ? a->max_gpus : (int)ceil(n_ready * r / (1.0 - r) - 1e-9);
+  int rule = cs_autoscale_rule(n_ready, r, f, a->p->bad_rate_threshold, a->p->idle_threshold);
+  if (rule > 0 && provisioning == 0) {
+    int want = rule;
     int add = MIN(want, a->max_gpus - n_on);
-    cs_control_note(c, "bad rate %.4f over %d GPU(s): add %d (rule %d)", r, n_ready, add, want);
+    cs_control_note(c, "bad rate %.4f over %d GPU(s): add %d (rule %s%d)", r, n_ready, add,
+                    want == INT_MAX ? "the whole pool, " : "", want == INT_MAX ? a->max_gpus : want);
     for (int g = 0; g < a->n_gpus && add > 0; g++)
       if (cs_control_provision_gpu(c, g, ns_of(a->p->provision_delay_s))) {
         a->provisioned_ns[g] = now;
         add--;
       }
-  } else if (r <= a->p->bad_rate_threshold && f > a->p->idle_threshold) {
-    int want = (int)floor(n_ready * f + 1e-9);
-    int remove = MIN(want, n_on - a->p->min_gpus);
+  } else if (rule < 0) {
+    int remove = MIN(-rule, n_on - a->p->min_gpus);
     if (remove > 0)
       cs_control_note(c, "idle fraction %.4f over %d GPU(s), bad rate %.4f: release %d", f,
                       n_ready, r, remove);
@@ -233,6 +266,7 @@ const CsControllerPolicy cs_controller_autoscale = {
   .scales_gpus = TRUE,
   .parse = autoscale_parse,
   .free_params = g_free,
+  .check = autoscale_check,
   .describe = autoscale_describe,
   .write_defaults = autoscale_describe,
   .create = autoscale_create,

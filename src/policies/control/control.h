@@ -32,6 +32,13 @@ char *cs_controller_describe_json(const CsControllerPolicy *policy, const void *
 /* Adds to obj every default policy->write_defaults writes that obj lacks. */
 void cs_controller_fill_defaults(const CsControllerPolicy *policy, const void *params, cJSON *obj);
 
+/* Symphony's autoscaling rule (section 3.5) for n_ready GPUs at bad rate r
+ * and idle fraction f: GPUs to add (> 0), ceil(n r / (1 - r)) when r >
+ * bad_threshold (INT_MAX when r >= 1: all there are); else GPUs to release
+ * (< 0), floor(n f) when f > idle_threshold; else 0. */
+int cs_autoscale_rule(int n_ready, double r, double f, double bad_threshold,
+                      double idle_threshold);
+
 /* ---- the rate estimator of the built-in controllers ------------------------------- */
 
 /* Per model, an exponentially weighted moving average of the arrival rate
