@@ -291,10 +291,12 @@ typedef struct {
   double duration_s;         /* the measured duration charged: the longest measurement window */
   double cost;               /* each GPU's price x its GPU-hours; without autoscaling
                                 price_per_hour x duration_s / 3600 dollars; NAN when unknown */
-  double goodput_per_dollar; /* good requests per dollar: total goodput_rps x duration_s /
-                                cost; NAN when the price is unknown or 0 */
+  double goodput_per_dollar; /* good requests per dollar: total goodput_rps x 3600 /
+                                paid_per_hour; NAN when the price is unknown or 0 */
   const char *note;          /* one line saying why a figure is NAN, else NULL */
   double gpu_hours;          /* physical GPUs x hours provisioned within duration_s */
+  double paid_per_hour;      /* cost / duration_s x 3600: price_per_hour without autoscaling,
+                                what the provisioned GPUs cost per hour on average with it */
 } CsCost;
 
 /* The run's cost (owned by the results). */

@@ -54,12 +54,13 @@ static void fill_cost(CsResults *res, const CsConfig *cfg)
   }
   if (isnan(k->price_per_hour))
     k->cost = NAN;
-  k->goodput_per_dollar = NAN;
   gboolean scaled = cfg->controller && cfg->controller->scales_gpus;
-  if (!scaled && k->price_per_hour > 0)
-    k->goodput_per_dollar = res->total.goodput_rps * 3600.0 / k->price_per_hour;
-  else if (scaled && k->cost > 0)
-    k->goodput_per_dollar = res->total.goodput_rps * k->duration_s / k->cost;
+  k->paid_per_hour = !scaled             ? k->price_per_hour
+                     : k->duration_s > 0 ? k->cost / k->duration_s * 3600.0
+                                         : NAN;
+  k->goodput_per_dollar = NAN;
+  if (k->paid_per_hour > 0)
+    k->goodput_per_dollar = res->total.goodput_rps * 3600.0 / k->paid_per_hour;
   else if (k->price_per_hour == 0)
     res->cost_note = g_strdup("goodput per dollar undefined: the cluster's price is 0");
   k->note = res->cost_note;

@@ -51,10 +51,12 @@ static const struct {
 enum { N_METRICS = G_N_ELEMENTS(metrics) };
 
 /* Cost (cs_results_cost): the cluster's price per hour on every row of the
- * run, and the row's goodput per dollar of that price (per model: the
- * model's good requests per dollar of the whole cluster). Empty when a
- * GPU's price is unknown. */
-static const char *const cost_metrics[] = { "cost_per_hour", "goodput_per_dollar" };
+ * run, the row's goodput per dollar of what the run paid per hour (per
+ * model: the model's good requests per dollar of the whole cluster; under
+ * autoscaling the GPUs provisioned, not the pool), and the run's GPU-hours
+ * and what it paid per hour. Empty when a GPU's price is unknown. */
+static const char *const cost_metrics[] = { "cost_per_hour", "goodput_per_dollar", "gpu_hours",
+                                            "paid_per_hour" };
 enum { N_COST = G_N_ELEMENTS(cost_metrics), N_RUN = N_METRICS + N_COST };
 
 /* The columns a goodput-search sweep adds after the run metrics;
@@ -296,7 +298,9 @@ static char **row_of_model(const CsRunsTable *t, int run_id, const char *variant
   set_field(row, cs_runs_col_metric(t, N_METRICS),
             cs_runs_format_double(cost->price_per_hour));
   set_field(row, cs_runs_col_metric(t, N_METRICS + 1),
-            cs_runs_format_double(per_dollar(m->goodput_rps, cost->price_per_hour)));
+            cs_runs_format_double(per_dollar(m->goodput_rps, cost->paid_per_hour)));
+  set_field(row, cs_runs_col_metric(t, N_METRICS + 2), cs_runs_format_double(cost->gpu_hours));
+  set_field(row, cs_runs_col_metric(t, N_METRICS + 3), cs_runs_format_double(cost->paid_per_hour));
   if (search)
     set_search_fields(t, row, search, m->offered_rps, cost->price_per_hour);
   set_field(row, w, warning_codes(res, total ? NULL : m->model));

@@ -198,7 +198,7 @@ check "a search sweep exits 0" test $? -eq 0
 check "its table says what each run is and shows max_load_rps" \
   grep -qzP "^goodput search: each run is the highest load with every model's p99 latency <= its SLO\nmax_load_rps of total" "$tmp/search.out"
 check "runs.csv: the search columns before warnings" \
-  grep -q "^run_id,variant,gpus,seed,model,.*,drain_s,cost_per_hour,goodput_per_dollar,max_load_rps,search_multiplier,search_probes,max_load_per_dollar,warnings$" "$tmp/search/runs.csv"
+  grep -q "^run_id,variant,gpus,seed,model,.*,drain_s,cost_per_hour,goodput_per_dollar,gpu_hours,paid_per_hour,max_load_rps,search_multiplier,search_probes,max_load_per_dollar,warnings$" "$tmp/search/runs.csv"
 check "each row: max_load_rps is the offered load, below the analytic bound N b / l(b), p99 within SLO" python3 -c "
 import csv, math
 rows = list(csv.DictReader(open('$tmp/search/runs.csv')))
