@@ -146,6 +146,8 @@ char *cs_results_to_json(const CsResults *r)
   add_num(cost, "cost", r->cost.cost);
   add_num(cost, "goodput_per_dollar", r->cost.goodput_per_dollar);
   add_num(cost, "gpu_hours", r->cost.gpu_hours);
+  if (r->control)
+    add_num(cost, "paid_per_hour", r->cost.paid_per_hour);
   if (r->cost.note)
     cJSON_AddStringToObject(cost, "note", r->cost.note);
   if (r->control) {
