@@ -101,6 +101,8 @@ static int add_replica(Engine *e, const CsReplica *rep, double mreq, int64_t loa
   w->share = e->cfg->mps ? rep->mps_share : 0.0;
   w->gpu = rep->gpu;
   w->bins = cs_bins_new();
+  if (e->gpus[rep->gpu].workers) /* MPS: the GPU starts its workers' batches */
+    g_array_append_val(e->gpus[rep->gpu].workers, r);
   w->interference_model = e->cfg->interference
                             ? cs_interference_set_find(e->cfg->interference, model_name(e, rep->model))
                             : -1;

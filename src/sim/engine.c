@@ -418,6 +418,12 @@ static void setup(Engine *e)
     gc.mode = gpu->time_slice ? CS_GPU_TIME_SLICE : CS_GPU_MPS;
     gc.gamma = cfg->mps_gamma;
     gpu->exec = cs_gpu_exec_new(&gc);
+    if (!gpu->time_slice) {
+      gpu->workers = g_array_new(FALSE, FALSE, sizeof(int));
+      for (int w = 0; w < e->n_workers; w++)
+        if (e->workers[w].gpu == g)
+          g_array_append_val(gpu->workers, w);
+    }
     gpu->busy_since = -1;
     gpu->bins = cs_bins_new();
     gpu->sm_bins = cs_bins_new();
@@ -525,6 +531,7 @@ static void teardown(Engine *e)
   for (int g = 0; g < cfg->n_gpus; g++) {
     cs_gpu_exec_free(e->gpus[g].exec);
     g_free(e->gpus[g].running);
+    g_clear_pointer(&e->gpus[g].workers, g_array_unref);
     g_clear_pointer(&e->gpus[g].bins, g_array_unref);
     g_clear_pointer(&e->gpus[g].sm_bins, g_array_unref);
   }

@@ -22,13 +22,14 @@ struct CsBatch {
   int replica;           /* the replica it was sent to, or -1 (centralized) */
   uint64_t id;           /* 1, 2, ... in dispatch order (0 before it is sent) */
   uint64_t job;          /* execution id on the GPU */
+  uint64_t seq;          /* order of arrival in its GPU's queue (MPS: across the workers' queues) */
   int n, cap;            /* requests held / capacity of reqs */
   Req *reqs;
   int64_t not_before_ns; /* the GPU must not start it earlier (0: as soon as it arrives) */
   gboolean inputs_at_node; /* the policy forwarded the inputs earlier: no transfer on send */
   int state;             /* BatchState */
   int64_t dispatch_ns, node_ns, start_ns, end_ns;
-  struct CsBatch *next;  /* free list, or the GPU's FIFO */
+  struct CsBatch *next;  /* free list, the GPU's FIFO, or its worker's (MPS) */
 };
 typedef struct CsBatch Batch;
 

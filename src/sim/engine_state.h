@@ -79,10 +79,16 @@ typedef struct {
   int gpu;                /* its GPU (replica workers), or -1 */
   GArray *bins;           /* batches that finished per bin (bins.h: a batches, b GPU ns) */
   int outstanding;        /* batches sent to it and not finished (a draining replica waits for 0) */
+  Batch *qhead, *qtail;   /* under MPS: its batches waiting at the GPU, in arrival order */
 } Worker;
 
 typedef struct {
-  Batch *head, *tail;     /* FIFO of batches waiting at this GPU, arrival order */
+  /* Batches waiting at this GPU, in arrival order: one FIFO when the GPU
+   * time-slices; under MPS a FIFO per worker (Worker.qhead), so that starting
+   * the next batches costs O(workers), not O(waiting batches), however long
+   * an overloaded replica's queue grows. */
+  Batch *head, *tail;
+  GArray *workers;        /* under MPS: the workers (int) placed on this GPU; NULL otherwise */
   CsGpuExec *exec;        /* the execution model */
   CsEventHandle done;     /* the one pending completion event */
   Batch **running;        /* batches executing now */
@@ -137,6 +143,7 @@ struct CsEngine {
   Worker *workers;
   int n_workers;
   uint64_t next_job;
+  uint64_t next_seq;      /* Batch.seq of the next batch queued at a GPU */
   uint64_t next_batch_id; /* ids of dispatched batches, from 1 */
   Batch *free_batches;
   GPtrArray *batches;     /* every batch allocated (freed at teardown, wherever it is) */

@@ -131,36 +131,60 @@ static void gpu_start(Engine *e, int g, Batch *b)
 }
 
 /* Starts every waiting batch the GPU accepts now, in arrival order: with
- * time-slicing only the head when the GPU is idle; with MPS every batch whose
- * worker is idle (a worker runs one batch at a time, so its batches keep
- * their order). */
+ * time-slicing only the head when the GPU is idle; with MPS the first batch
+ * of every idle worker (a worker runs one batch at a time, so its batches
+ * keep their order), those that arrived first first. */
 static void gpu_dispatch(Engine *e, int g)
 {
   Gpu *gpu = &e->gpus[g];
-  Batch *prev = NULL, *b = gpu->head;
   gboolean started = FALSE;
-  while (b) {
-    Batch *next = b->next;
-    Worker *w = &e->workers[b->worker];
-    if (!w->busy && cs_gpu_exec_accepts(gpu->exec, b->worker)) {
-      if (prev)
-        prev->next = next;
-      else
-        gpu->head = next;
+  if (gpu->time_slice) {
+    Batch *b = gpu->head;
+    if (b && !e->workers[b->worker].busy && cs_gpu_exec_accepts(gpu->exec, b->worker)) {
+      gpu->head = b->next;
       if (gpu->tail == b)
-        gpu->tail = prev;
+        gpu->tail = NULL;
       b->next = NULL;
       gpu_start(e, g, b);
       started = TRUE;
-    } else {
-      if (gpu->time_slice)
-        break;
-      prev = b;
     }
-    b = next;
+  } else {
+    for (;;) {
+      Worker *best = NULL;
+      for (guint i = 0; i < gpu->workers->len; i++) {
+        Worker *w = &e->workers[g_array_index(gpu->workers, int, i)];
+        if (w->qhead && !w->busy && (!best || w->qhead->seq < best->qhead->seq) &&
+            cs_gpu_exec_accepts(gpu->exec, w->qhead->worker))
+          best = w;
+      }
+      if (!best)
+        break;
+      Batch *b = best->qhead;
+      best->qhead = b->next;
+      if (best->qtail == b)
+        best->qtail = NULL;
+      b->next = NULL;
+      gpu_start(e, g, b);
+      started = TRUE;
+    }
   }
   if (started)
     gpu_rearm(e, g);
+}
+
+/* Queues b at its GPU (at the end of its worker's queue under MPS). */
+static void enqueue(Engine *e, Gpu *gpu, Batch *b)
+{
+  b->state = BATCH_QUEUED;
+  b->seq = e->next_seq++;
+  b->next = NULL;
+  Batch **head = gpu->time_slice ? &gpu->head : &e->workers[b->worker].qhead;
+  Batch **tail = gpu->time_slice ? &gpu->tail : &e->workers[b->worker].qtail;
+  if (*tail)
+    (*tail)->next = b;
+  else
+    *head = b;
+  *tail = b;
 }
 
 void cs_engine_on_batch_at_node(Engine *e, Batch *b)
@@ -193,12 +217,7 @@ void cs_engine_on_batch_at_node(Engine *e, Batch *b)
     cs_control_after_batch(e, w, g);
     return;
   }
-  b->state = BATCH_QUEUED;
-  if (gpu->tail)
-    gpu->tail->next = b;
-  else
-    gpu->head = b;
-  gpu->tail = b;
+  enqueue(e, gpu, b);
   gpu_dispatch(e, g);
 }
 
@@ -262,6 +281,7 @@ static void preempt_batch(Engine *e, int g, Batch *b, GArray *out)
     b->state = BATCH_PREEMPTED;
     break;
   case BATCH_QUEUED: {
+    g_assert(gpu->time_slice); /* centralized policies preempt; their GPUs time-slice */
     Batch *prev = NULL;
     for (Batch *x = gpu->head; x != b; x = x->next)
       prev = x;

@@ -239,6 +239,60 @@ static void test_central_memory(void **state)
   test_dir_remove(dir);
 }
 
+typedef struct {
+  int64_t last_start[2];
+  int64_t n[2];
+  gboolean in_order;
+} Order;
+
+static void record_order(const CsRequestRecord *rec, void *user)
+{
+  Order *o = user;
+  if (!rec->served) {
+    o->in_order = FALSE;
+    return;
+  }
+  /* Requests of a worker leave its queue in arrival order: with one request
+   * per batch, a later request never starts before an earlier one. Records
+   * come in the order requests finish, which for one worker is start order. */
+  if (rec->exec_start_ns < o->last_start[rec->client])
+    o->in_order = FALSE;
+  o->last_start[rec->client] = rec->exec_start_ns;
+  o->n[rec->client]++;
+}
+
+/* An overloaded replica under MPS: "c" gets 400 req/s against a capacity of
+ * about 100 (10 ms a batch of 1), so ~360,000 batches wait behind it at the
+ * end; "d" shares the GPU at 10 req/s. Every batch still starts in its
+ * worker's arrival order, and the run ends: starting the next batches once
+ * scanned every waiting batch of the GPU at each completion (quadratic in
+ * the queue: longer than the test's time limit), now each worker's first. */
+static void test_long_mps_queue(void **state)
+{
+  (void)state;
+  char *dir = profile_dir();
+  const char *json =
+    "{\"profiles\": [\"coloc.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps\": true},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": ["
+    "   {\"model\": \"c\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"d\", \"gpu\": 0, \"batch\": 1}]},"
+    " \"clients\": [{\"model\": \"c\", \"rate\": 400, \"arrival\": \"constant\", \"slo_ms\": 100, \"duration_s\": 1200},"
+    "  {\"model\": \"d\", \"rate\": 10, \"arrival\": \"constant\", \"slo_ms\": 100, \"duration_s\": 1200}]}";
+  CsScenario *sc = test_scenario(dir, json);
+  Order o = { { 0, 0 }, { 0, 0 }, TRUE };
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = record_order;
+  opt.user_data = &o;
+  CsResults *r = test_run(sc, &opt);
+  assert_true(o.in_order);
+  assert_int_equal(o.n[0], 480000);
+  assert_int_equal(o.n[1], 12000);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -248,6 +302,7 @@ int main(void)
     cmocka_unit_test(test_memory),
     cmocka_unit_test(test_mig),
     cmocka_unit_test(test_central_memory),
+    cmocka_unit_test(test_long_mps_queue),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
