@@ -389,8 +389,10 @@ static void test_apply_refuses_what_does_not_fit(void **state)
 
 /* Eager on a pool of two GPUs, one on at the start. gpu 1 is provisioned at
  * 1 s with a 0.5 s delay; under a centralized policy every model loads on it
- * (a: 10 % = 1 s), so it takes work from 2.5 s. gpu 0 is released at 3 s.
- * Requests: "a" every 10 ms for 4 s, 5 ms each. */
+ * (a: 10 % = 1 s), so it takes work from 2.5 s. gpu 0 is released at 3 s
+ * while it runs a batch (400 req/s keeps it busy): it takes no new batch
+ * and is off once that one ends, within 10 ms. The window starts after a
+ * 0.5 s warm-up and lasts 4 s. */
 static void test_provision_and_release(void **state)
 {
   (void)state;
@@ -401,8 +403,8 @@ static void test_provision_and_release(void **state)
     " \"price_per_hour\": 3.6},"
     " \"dispatch\": {\"policy\": \"eager\", \"d_ctrl_us\": 0},"
     " \"controller\": {\"policy\": \"script\"},"
-    " \"clients\": [{\"model\": \"a\", \"rate\": 100, \"arrival\": \"constant\", \"slo_ms\": 1000,"
-    " \"duration_s\": 4}]}";
+    " \"clients\": [{\"model\": \"a\", \"rate\": 400, \"arrival\": \"constant\", \"slo_ms\": 1000,"
+    " \"warmup_s\": 0.5, \"duration_s\": 4}]}";
   const Act acts[] = { { .at_s = 1, .kind = ACT_PROVISION, .gpu = 1, .delay_s = 0.5 },
                        { .at_s = 3, .kind = ACT_RELEASE, .gpu = 0 } };
   Script script = { .acts = acts, .n = 2 };
@@ -435,14 +437,14 @@ static void test_provision_and_release(void **state)
       assert_true(q->dispatch_ns < S(3));
     }
   }
-  assert_true(on1 >= 100); /* everything from 3 s on */
-  /* Billed within the 4 s window: gpu 0 from 0 to 3 s (nothing of it runs
-   * past 3 s: its batches are 5 ms and leave at once on an idle GPU, so it is
-   * off at 3 s or within 5 ms), gpu 1 from 1 s to the window's end: 3 s. */
+  assert_true(on1 >= 600); /* everything sent from 3 s to 4.5 s */
+  /* Billed within the window [0.5 s, 4.5 s): gpu 0 from 0.5 s to its end
+   * (3 s and at most 10 ms more), gpu 1 from 1 s to 4.5 s: 2.5 + 3.5 s. */
   const CsCost *k = cs_results_cost(r);
-  assert_true(k->gpu_hours >= 6.0 / 3600 - 1e-12 && k->gpu_hours <= 6.005 / 3600);
+  assert_true(k->gpu_hours >= 6.0 / 3600 - 1e-12 && k->gpu_hours <= 6.01 / 3600);
   assert_float_equal(k->cost, 3.6 * k->gpu_hours, 1e-12);
   assert_float_equal(k->duration_s, 4.0, 1e-9);
+  assert_true(cs_results_gpu_busy_fraction(r, 0) > 0); /* it was busy when released */
   const CsControlSummary *ks = cs_results_control(r);
   assert_int_equal(ks->provisions, 1);
   assert_int_equal(ks->releases, 1);
@@ -469,11 +471,12 @@ static void test_autoscale_rule(void **state)
   assert_int_equal(cs_autoscale_rule(10, 0.0, 0.35, 0.01, 0.4), 0); /* damped */
 }
 
-/* replan's estimator and trigger, by hand: tick 1 s, half-life 1 s (a =
- * 1/2), planned 100 req/s, sending 200 req/s (constant: exactly 200 per
- * tick). Estimates 150, 175, 187.5 at 1, 2, 3 s. With rate_change 0.4 the
- * trigger needs |r - 100| > 0.4 max(r, 100): 50 > 60 no, 75 > 70 yes: the
- * first re-placement is at 2 s, for 175 req/s. */
+/* replan's estimator and trigger, by hand: tick 1 s, half-life 2 s (a =
+ * 1 - 2^-1/2 = 0.2929), planned 100 req/s, sending 200 req/s (constant:
+ * exactly 200 per tick). Estimates r_k = 200 - 100 (2^-1/2)^k: 129.3, 150,
+ * 164.6 at 1, 2, 3 s. With rate_change 0.3 the trigger needs |r - 100| >
+ * 0.3 max(r, 100): 29.3 > 38.8 no, 50 > 45 yes: the first re-placement is at
+ * 2 s, for 150 req/s. */
 static void test_replan_trigger_by_hand(void **state)
 {
   (void)state;
@@ -483,17 +486,17 @@ static void test_replan_trigger_by_hand(void **state)
     " \"cluster\": {\"gpus\": 2, \"gpu_type\": \"gpu\"},"
     " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
     " \"placement\": {\"policy\": \"dedicated\"},"
-    " \"controller\": {\"policy\": \"replan\", \"period_s\": 0, \"tick_s\": 1, \"half_life_s\": 1,"
-    " \"rate_change\": 0.4, \"min_interval_s\": 0},"
+    " \"controller\": {\"policy\": \"replan\", \"period_s\": 0, \"tick_s\": 1, \"half_life_s\": 2,"
+    " \"rate_change\": 0.3, \"min_interval_s\": 0},"
     " \"clients\": [{\"model\": \"a\", \"rate\": 200, \"planned_rate\": 100, \"arrival\": \"constant\","
     " \"slo_ms\": 1000, \"duration_s\": 5}]}";
   CsResults *r = run(dir, json, NULL, NULL);
   const CsControlSummary *k = cs_results_control(r);
   const char *first = strstr(k->log, "replan (");
   assert_non_null(first);
-  assert_true(g_str_has_prefix(first - strlen("2.000000\t"), "2.000000\treplan (rate change) for a 175 req/s"));
-  /* Then the plan is 175: 187.5 is within 0.4 of it; no other re-placement
-   * until the estimate has moved: 193.75, 196.9 stay within. */
+  assert_true(g_str_has_prefix(first - strlen("2.000000\t"), "2.000000\treplan (rate change) for a 150 req/s"));
+  /* Then the plan is 150: 164.6, 175, 182.3, 187.5 at 3..6 s stay within
+   * 0.3 of the larger. */
   assert_null(strstr(first + 1, "replan ("));
   cs_results_free(r);
   test_dir_remove(dir);
