@@ -164,6 +164,22 @@ char *cs_results_to_json(const CsResults *r)
     cJSON_AddNumberToObject(ctl, "replicas_total", k->replicas_total);
     cJSON_AddNumberToObject(ctl, "gpus_provisioned", (double)k->provisions);
     cJSON_AddNumberToObject(ctl, "gpus_released", (double)k->releases);
+    /* Every replica of the run and when it was added, became active, began
+     * to drain and retired (null: it did not). */
+    cJSON *reps = cJSON_AddArrayToObject(ctl, "replicas");
+    for (guint i = 0; r->replica_spans && i < r->replica_spans->len; i++) {
+      const CsReplicaSpan *sp = &g_array_index(r->replica_spans, CsReplicaSpan, i);
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddStringToObject(x, "model", r->models[sp->replica.model].model);
+      cJSON_AddNumberToObject(x, "gpu", sp->replica.gpu);
+      cJSON_AddNumberToObject(x, "batch", sp->replica.batch);
+      cJSON_AddNumberToObject(x, "mps_share", sp->replica.mps_share);
+      add_num(x, "added_s", sp->added_ns >= 0 ? sp->added_ns * 1e-9 : NAN);
+      add_num(x, "active_s", sp->active_ns >= 0 ? sp->active_ns * 1e-9 : NAN);
+      add_num(x, "drain_s", sp->drain_ns >= 0 ? sp->drain_ns * 1e-9 : NAN);
+      add_num(x, "retired_s", sp->retired_ns >= 0 ? sp->retired_ns * 1e-9 : NAN);
+      cJSON_AddItemToArray(reps, x);
+    }
     cJSON_AddStringToObject(ctl, "log", k->log ? k->log : "");
   }
   cJSON *gpus = cJSON_AddArrayToObject(root, "gpus");

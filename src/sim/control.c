@@ -279,8 +279,8 @@ void cs_control_setup(Engine *e)
   for (int r = 0; cfg->placement && r < cs_placement_n_replicas(cfg->placement); r++) {
     g_array_append_val(e->replicas, *cs_placement_replica(cfg->placement, r));
     double mreq = cfg->replica_mreq ? cfg->replica_mreq[r] : 0.0;
-    ReplicaLife l = { .life = CS_REPLICA_ACTIVE, .mreq = mreq, .active_ns = 0, .drain_ns = -1,
-                      .retired_ns = -1 };
+    ReplicaLife l = { .life = CS_REPLICA_ACTIVE, .mreq = mreq, .added_ns = 0, .active_ns = 0,
+                      .drain_ns = -1, .retired_ns = -1 };
     g_array_append_val(e->replica_life, l);
     if (!(cfg->replica_failed && cfg->replica_failed[r]))
       e->gpus[cs_placement_replica(cfg->placement, r)->gpu].mem_used += mreq;
@@ -754,6 +754,14 @@ void cs_control_fill_results(Engine *e, CsResults *res)
   cr->releases = c->releases;
   cr->load_s_total = c->load_ns_total * 1e-9;
   cr->replicas_total = (int)e->replicas->len;
+  res->replica_spans = g_array_new(FALSE, FALSE, sizeof(CsReplicaSpan));
+  for (guint r = 0; r < e->replicas->len; r++) {
+    const ReplicaLife *l = life_of(e, (int)r);
+    CsReplicaSpan sp = { .replica = *replica_of(e, (int)r), .added_ns = l->added_ns,
+                         .active_ns = l->active_ns, .drain_ns = l->drain_ns,
+                         .retired_ns = l->retired_ns };
+    g_array_append_val(res->replica_spans, sp);
+  }
   cr->log = g_string_free(c->log, FALSE);
   c->log = g_string_new(NULL);
   cs_warning_list_extend(res->warnings, c->warnings);

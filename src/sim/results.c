@@ -34,6 +34,8 @@ void cs_results_free(CsResults *r)
       g_array_unref(r->model_series[i]);
   }
   g_free(r->model_series);
+  if (r->replica_spans)
+    g_array_unref(r->replica_spans);
   if (r->control) {
     g_free(r->control->policy);
     g_free(r->control->log);

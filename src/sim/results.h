@@ -34,6 +34,13 @@ typedef struct {
 
 typedef CsControlSummary CsControlResult;
 
+/* A replica of a run with a controller and when its life changed (ns; -1:
+ * never). */
+typedef struct {
+  CsReplica replica;
+  int64_t added_ns, active_ns, drain_ns, retired_ns;
+} CsReplicaSpan;
+
 struct CsResults {
   int n_models;
   CsModelResult *models;      /* model names owned by model_names */
@@ -67,6 +74,7 @@ struct CsResults {
    * requests sent in it. */
   GArray **model_series;
   CsControlResult *control;   /* NULL without a controller */
+  GArray *replica_spans;      /* with a controller: CsReplicaSpan per replica of the run */
   double gpu_hours;           /* provisioned GPU time within the charged duration (run.c) */
 };
 

@@ -222,6 +222,20 @@ static void test_move_makes_before_it_breaks(void **state)
   assert_non_null(strstr(k->log, "1.000000\tload replica 1 (a on gpu 1, batch 1, Mreq 10.00 %): 1.000 s"));
   assert_non_null(strstr(k->log, "2.000000\treplica 1 active"));
   assert_non_null(strstr(k->log, "2.000000\tretire replica 0"));
+  /* The summary lists both replicas with their lives. */
+  char *text = cs_results_to_json(r);
+  cJSON *doc = cJSON_Parse(text);
+  const cJSON *reps = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "control"), "replicas");
+  assert_int_equal(cJSON_GetArraySize(reps), 2);
+  const cJSON *old = cJSON_GetArrayItem(reps, 0), *new = cJSON_GetArrayItem(reps, 1);
+  assert_float_equal(cJSON_GetObjectItem(old, "drain_s")->valuedouble, 2.0, 1e-12);
+  assert_float_equal(cJSON_GetObjectItem(old, "retired_s")->valuedouble, 2.0, 1e-12);
+  assert_float_equal(cJSON_GetObjectItem(new, "added_s")->valuedouble, 1.0, 1e-12);
+  assert_float_equal(cJSON_GetObjectItem(new, "active_s")->valuedouble, 2.0, 1e-12);
+  assert_true(cJSON_IsNull(cJSON_GetObjectItem(new, "drain_s")));
+  assert_int_equal(cJSON_GetObjectItem(new, "gpu")->valueint, 1);
+  cJSON_Delete(doc);
+  g_free(text);
   cs_results_free(r);
   g_array_unref(seen.recs);
   test_dir_remove(dir);
