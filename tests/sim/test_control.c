@@ -401,12 +401,59 @@ static void test_apply_refuses_what_does_not_fit(void **state)
 
 /* ---- GPUs: provisioning, release, GPU-hours ----------------------------------- */
 
-/* Eager on a pool of two GPUs, one on at the start. gpu 1 is provisioned at
- * 1 s with a 0.5 s delay; under a centralized policy every model loads on it
- * (a: 10 % = 1 s), so it takes work from 2.5 s. gpu 0 is released at 3 s
- * while it runs a batch (400 req/s keeps it busy): it takes no new batch
- * and is off once that one ends, within 10 ms. The window starts after a
- * 0.5 s warm-up and lasts 4 s. */
+/* A centralized dispatch policy for the test: every request alone to the
+ * lowest-numbered GPU that takes work, queueing there. */
+static void *lowest_create(CsEngine *e, const void *params, void *user_data)
+{
+  (void)params;
+  (void)user_data;
+  return e;
+}
+
+static void lowest_destroy(void *state)
+{
+  (void)state;
+}
+
+static void lowest_on_request(void *state, int model, const CsRequest *r)
+{
+  CsEngine *e = state;
+  for (int g = 0; g < cs_world_n_gpus(cs_engine_world(e)); g++)
+    if (cs_engine_gpu_ready(e, g)) {
+      CsBatch *b = cs_engine_batch_new(e, model, 1);
+      cs_batch_add(e, b, r);
+      cs_engine_send_gpu(e, b, g);
+      return;
+    }
+  cs_engine_unserved(e, model, r);
+}
+
+static void lowest_on_cluster_change(void *state)
+{
+  (void)state; /* it asks cs_engine_gpu_ready at every request */
+}
+
+static const CsDispatchPolicy lowest_policy = {
+  .name = "lowest-ready",
+  .description = "test: each request alone to the lowest-numbered ready GPU",
+  .uses_placement = FALSE,
+  .create = lowest_create,
+  .destroy = lowest_destroy,
+  .on_request = lowest_on_request,
+  .on_cluster_change = lowest_on_cluster_change,
+};
+
+/* A pool of two GPUs, one on at the start; every request alone (5 ms) to
+ * the lowest-numbered ready GPU, 250 req/s (every 4 ms): gpu 0 falls behind
+ * by 1 ms a request and stays busy from 0 on, request i running [5i, 5i + 5)
+ * ms. gpu 1 is provisioned at 1 s with a 0.5 s delay; under a centralized
+ * policy every model loads on it (a: 10 % = 1 s), so it is ready at 2.5 s
+ * (gpu 0, lower, still takes everything). gpu 0 is released at 3 s with the
+ * 750 requests sent before 3 s queued or done: it takes nothing more,
+ * finishes the last at 750 x 5 ms = 3.75 s and is off (gpu 1, taking
+ * everything from 3 s on, falls behind the same way). The window starts
+ * after a 0.5 s warm-up and lasts 4 s: billed gpu 0 [0.5, 3.75) and gpu 1
+ * [1, 4.5): 3.25 + 3.5 = 6.75 GPU-seconds. */
 static void test_provision_and_release(void **state)
 {
   (void)state;
@@ -415,9 +462,9 @@ static void test_provision_and_release(void **state)
     "{\"profiles\": [\"control.json\"],"
     " \"cluster\": {\"gpus\": 2, \"gpu_type\": \"gpu\", \"host_to_gpu_gbps\": 1,"
     " \"price_per_hour\": 3.6},"
-    " \"dispatch\": {\"policy\": \"eager\", \"d_ctrl_us\": 0},"
+    " \"dispatch\": {\"policy\": \"lowest-ready\"},"
     " \"controller\": {\"policy\": \"script\"},"
-    " \"clients\": [{\"model\": \"a\", \"rate\": 400, \"arrival\": \"constant\", \"slo_ms\": 1000,"
+    " \"clients\": [{\"model\": \"a\", \"rate\": 250, \"arrival\": \"constant\", \"slo_ms\": 10000,"
     " \"warmup_s\": 0.5, \"duration_s\": 4}]}";
   const Act acts[] = { { .at_s = 1, .kind = ACT_PROVISION, .gpu = 1, .delay_s = 0.5 },
                        { .at_s = 3, .kind = ACT_RELEASE, .gpu = 0 } };
@@ -429,6 +476,7 @@ static void test_provision_and_release(void **state)
   CsScenario *sc = test_scenario(dir, json);
   CsRegistry *reg = cs_registry_new();
   assert_true(cs_registry_add_controller(reg, &scaling, &script, NULL));
+  assert_true(cs_registry_add_dispatch(reg, &lowest_policy, NULL, NULL));
   cs_scenario_set_registry(sc, reg);
   cs_registry_unref(reg);
   GError *err = NULL;
@@ -443,27 +491,28 @@ static void test_provision_and_release(void **state)
   for (guint i = 0; i < seen.recs->len; i++) {
     const CsRequestRecord *q = &g_array_index(seen.recs, CsRequestRecord, i);
     assert_true(q->served);
+    assert_int_equal(q->gpu, q->send_ns < S(3) ? 0 : 1);
     if (q->gpu == 1) {
-      assert_true(q->dispatch_ns >= S(2.5));
+      /* gpu 1 falls behind in turn: its j-th request (sent at 3 s + 4j ms)
+       * starts at 3 s + 5j ms (records come in completion order). */
+      assert_int_equal(q->send_ns, S(3) + (int64_t)on1 * MS(4));
+      assert_int_equal(q->exec_start_ns, S(3) + (int64_t)on1 * MS(5));
       on1++;
     } else {
-      assert_int_equal(q->gpu, 0);
-      assert_true(q->dispatch_ns < S(3));
+      assert_int_equal(q->exec_start_ns, (int64_t)q->id * MS(5));
     }
   }
-  assert_true(on1 >= 600); /* everything sent from 3 s to 4.5 s */
-  /* Billed within the window [0.5 s, 4.5 s): gpu 0 from 0.5 s to its end
-   * (3 s and at most 10 ms more), gpu 1 from 1 s to 4.5 s: 2.5 + 3.5 s. */
+  assert_int_equal(on1, 375); /* sent from 3 s to 4.5 s */
   const CsCost *k = cs_results_cost(r);
-  assert_true(k->gpu_hours >= 6.0 / 3600 - 1e-12 && k->gpu_hours <= 6.01 / 3600);
-  assert_float_equal(k->cost, 3.6 * k->gpu_hours, 1e-12);
+  assert_float_equal(k->gpu_hours, 6.75 / 3600, 1e-12);
+  assert_float_equal(k->cost, 3.6 * 6.75 / 3600, 1e-12);
   assert_float_equal(k->duration_s, 4.0, 1e-9);
-  assert_true(cs_results_gpu_busy_fraction(r, 0) > 0); /* it was busy when released */
   const CsControlSummary *ks = cs_results_control(r);
   assert_int_equal(ks->provisions, 1);
   assert_int_equal(ks->releases, 1);
   assert_non_null(strstr(ks->log, "1.000000\tprovision gpu 1: ready at 2.500000 s"));
   assert_non_null(strstr(ks->log, "2.500000\tgpu 1 ready"));
+  assert_non_null(strstr(ks->log, "3.750000\tgpu 0 off"));
   cs_results_free(r);
   cs_scenario_free(sc);
   g_array_unref(seen.recs);
