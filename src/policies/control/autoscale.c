@@ -243,14 +243,15 @@ static void autoscale_on_timer(void *state, uint32_t arg)
         add--;
       }
   } else if (rule < 0) {
-    int remove = MIN(-rule, n_on - a->p->min_gpus);
-    if (remove > 0)
-      cs_control_note(c, "idle fraction %.4f over %d GPU(s), bad rate %.4f: release %d", f,
-                      n_ready, r, remove);
-    for (int g = a->n_gpus - 1; g >= 0 && remove > 0; g--)
+    int want = MIN(-rule, n_on - a->p->min_gpus), released = 0;
+    for (int g = a->n_gpus - 1; g >= 0 && released < want; g--)
       if (cs_control_gpu_life(c, g) == CS_GPU_READY &&
           now - a->provisioned_ns[g] >= ns_of(a->p->hold_s) && cs_control_release_gpu(c, g))
-        remove--;
+        released++;
+    if (want > 0)
+      cs_control_note(c, "idle fraction %.4f over %d GPU(s), bad rate %.4f: released %d of %d "
+                      "(rule %d; the others are within hold_s of their provisioning)",
+                      f, n_ready, r, released, want, -rule);
   }
   for (int g = 0; g < a->n_gpus; g++)
     a->ready_before[g] = cs_control_gpu_life(c, g) == CS_GPU_READY;
