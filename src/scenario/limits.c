@@ -22,7 +22,7 @@ double cs_config_expected_requests(const CsConfig *c, int i, double rate_multipl
     /* The trace's counts over its window (warm-up included), scaled. */
     double n = 0;
     for (int64_t k = 0; k < cc->n_intervals; k++)
-      n += (double)cc->interval_counts[k];
+      n += (double)cc->interval_counts[k] * (cc->interval_scale ? cc->interval_scale[k] : 1.0);
     return n * cc->count_scale;
   }
   double rate = cc->rate_rps * rate_multiplier;

@@ -341,6 +341,7 @@ void cs_config_free(CsConfig *c)
     g_free(c->clients[i].times_ns);
     g_free(c->clients[i].interval_index);
     g_free(c->clients[i].interval_counts);
+    g_free(c->clients[i].interval_scale);
   }
   g_free(c->trace_desc);
   g_free(c->clients);

@@ -34,6 +34,10 @@ typedef struct {
   GHashTable *explicit_seen;
   double start_s, duration_s; /* duration < 0: to the end of the trace */
   double time_scale, rate_scale, interval_s, cv;
+  /* rate_scale as a profile over trace time (an array): n_points points
+   * (seconds from the window's start, factor), NULL for a number. */
+  double *profile_at, *profile_scale;
+  int n_points;
   Arrivals arrivals;
   gboolean allow_unsorted;
   int n;                       /* trace clients */
@@ -263,6 +267,59 @@ static int cmp_i64(gconstpointer a, gconstpointer b)
   return (x > y) - (x < y);
 }
 
+/* "rate_scale": a number, or a profile over trace time: points {"at_s",
+ * "scale"} with at_s from 0 (the window's start) strictly increasing and
+ * scale finite, >= 0, interpolated linearly and held after the last point. */
+static gboolean read_rate_scale(const cJSON *obj, const char *file, Ctx *x, double **own_at,
+                                double **own_scale, GError **error)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "rate_scale");
+  if (!cJSON_IsArray(v))
+    return cs_json_read_double(obj, "rate_scale", FALSE, 1e-6, 1e6, &x->rate_scale, file, "trace",
+                               error);
+  int n = cJSON_GetArraySize(v);
+  if (n == 0)
+    return cs_json_fail(error, file, "trace.rate_scale",
+                        "expected a number or a non-empty array of {\"at_s\": t, \"scale\": f}");
+  static const char *const keys[] = { "at_s", "scale", NULL };
+  /* Owned by the caller's own_at / own_scale, freed on every return. */
+  x->profile_at = *own_at = g_new(double, n);
+  x->profile_scale = *own_scale = g_new(double, n);
+  x->n_points = n;
+  for (int i = 0; i < n; i++) {
+    const cJSON *pt = cJSON_GetArrayItem(v, i);
+    char *pp = g_strdup_printf("trace.rate_scale[%d]", i);
+    gboolean ok = cs_json_expect_object(pt, file, pp, error) &&
+                  cs_json_check_keys(pt, keys, file, pp, error) &&
+                  cs_json_read_double(pt, "at_s", TRUE, 0, 1e9, &x->profile_at[i], file, pp,
+                                      error) &&
+                  cs_json_read_double(pt, "scale", TRUE, 0, 1e6, &x->profile_scale[i], file, pp,
+                                      error);
+    if (ok && i == 0 && x->profile_at[0] != 0)
+      ok = cs_json_fail(error, file, pp, "at_s: the first point must be at 0 (the window's "
+                        "start), got %g", x->profile_at[0]);
+    if (ok && i > 0 && !(x->profile_at[i] > x->profile_at[i - 1]))
+      ok = cs_json_fail(error, file, pp, "at_s: expected a time after the previous point's %g "
+                        "s, got %g", x->profile_at[i - 1], x->profile_at[i]);
+    g_free(pp);
+    if (!ok)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* The profile's factor at t seconds of trace time from the window's start. */
+static double profile_at(const Ctx *x, double t)
+{
+  int i = 0;
+  while (i + 1 < x->n_points && x->profile_at[i + 1] <= t)
+    i++;
+  if (i + 1 == x->n_points)
+    return x->profile_scale[i];
+  double a = x->profile_at[i], b = x->profile_at[i + 1];
+  return x->profile_scale[i] + (x->profile_scale[i + 1] - x->profile_scale[i]) * (t - a) / (b - a);
+}
+
 gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char *path,
                                   const char *written_name, CsClientConfig *clients,
                                   const int *idx, int n, char **desc, GError **error)
@@ -274,12 +331,14 @@ gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char
   const char *format_name = "auto", *arrivals = NULL;
   Ctx x = { .n = n, .start_s = 0, .duration_s = -1, .time_scale = 1, .rate_scale = 1,
             .interval_s = 60, .cv = -1, .overflow_k = -1 };
+  g_autofree double *profile_at_s = NULL;
+  g_autofree double *profile_scale = NULL;
   if (!cs_json_check_keys(obj, keys, file, jp, error) ||
       !cs_json_read_string(obj, "format", FALSE, &format_name, file, jp, error) ||
       !cs_json_read_double(obj, "start_s", FALSE, 0, 1e9, &x.start_s, file, jp, error) ||
       !cs_json_read_double(obj, "duration_s", FALSE, 1e-6, 1e9, &x.duration_s, file, jp, error) ||
       !cs_json_read_double(obj, "time_scale", FALSE, 1e-6, 1e6, &x.time_scale, file, jp, error) ||
-      !cs_json_read_double(obj, "rate_scale", FALSE, 1e-6, 1e6, &x.rate_scale, file, jp, error) ||
+      !read_rate_scale(obj, file, &x, &profile_at_s, &profile_scale, error) ||
       !cs_json_read_double(obj, "interval_s", FALSE, 1e-3, 1e6, &x.interval_s, file, jp, error) ||
       !cs_json_read_double(obj, "cv", FALSE, 1e-3, 1e3, &x.cv, file, jp, error) ||
       !cs_json_read_string(obj, "arrivals", FALSE, &arrivals, file, jp, error) ||
@@ -315,7 +374,7 @@ gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char
   if ((x.arrivals == ARR_GAMMA) != (x.cv > 0))
     return cs_json_fail(error, file, "trace",
                         "\"cv\" is required with \"arrivals\": \"gamma\" and only then");
-  if (x.arrivals == ARR_EXACT && x.rate_scale != 1.0)
+  if (x.arrivals == ARR_EXACT && (x.rate_scale != 1.0 || x.n_points > 0))
     return cs_json_fail(error, file, "trace.rate_scale",
                         "exact replay keeps the trace's timestamps and cannot scale the rate; "
                         "use \"time_scale\" or \"poisson\"/\"gamma\" arrivals");
@@ -468,6 +527,12 @@ gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char
       cc->arrival = CS_ARRIVAL_PIECEWISE;
       cc->interval_ns = llround(x.interval_s * x.time_scale * 1e9);
       cc->count_scale = x.rate_scale;
+      /* A profile: the factor of interval k at its midpoint (k + 1/2) x
+       * interval_s of trace time, so an interval straddling a point gets
+       * the profile's mean over it when the profile is linear there. */
+      double scaled_total = 0.0;
+      if (x.n_points > 0)
+        cc->interval_scale = g_new(double, MAX(c->len, 1));
       cc->piecewise_gamma = x.arrivals == ARR_GAMMA;
       cc->gamma_shape = x.arrivals == ARR_GAMMA ? 1.0 / (x.cv * x.cv) : 0.0;
       cc->n_intervals = c->len;
@@ -476,8 +541,13 @@ gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char
       for (guint i = 0; i < c->len; i++) {
         cc->interval_index[i] = g_array_index(c, IntervalCount, i).k;
         cc->interval_counts[i] = g_array_index(c, IntervalCount, i).n;
+        if (cc->interval_scale) {
+          cc->interval_scale[i] = profile_at(&x, (cc->interval_index[i] + 0.5) * x.interval_s);
+          scaled_total += (double)cc->interval_counts[i] * cc->interval_scale[i];
+        }
       }
-      cc->rate_rps = total * x.rate_scale / (cc->window_ns * 1e-9);
+      cc->rate_rps = (cc->interval_scale ? scaled_total : total * x.rate_scale) /
+                     (cc->window_ns * 1e-9);
     }
     if (!(cc->rate_rps > 0)) {
       char *cp = cs_json_path_index("clients", idx[j]);
@@ -496,7 +566,17 @@ gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char
     cJSON_AddNumberToObject(d, "start_s", x.start_s);
     cJSON_AddNumberToObject(d, "duration_s", x.duration_s);
     cJSON_AddNumberToObject(d, "time_scale", x.time_scale);
-    cJSON_AddNumberToObject(d, "rate_scale", x.rate_scale);
+    if (x.n_points > 0) {
+      cJSON *prof = cJSON_AddArrayToObject(d, "rate_scale");
+      for (int i = 0; i < x.n_points; i++) {
+        cJSON *pt = cJSON_CreateObject();
+        cJSON_AddNumberToObject(pt, "at_s", x.profile_at[i]);
+        cJSON_AddNumberToObject(pt, "scale", x.profile_scale[i]);
+        cJSON_AddItemToArray(prof, pt);
+      }
+    } else {
+      cJSON_AddNumberToObject(d, "rate_scale", x.rate_scale);
+    }
     cJSON_AddStringToObject(d, "arrivals", x.arrivals == ARR_EXACT     ? "exact"
                                            : x.arrivals == ARR_POISSON ? "poisson"
                                                                        : "gamma");

@@ -29,7 +29,8 @@ static int64_t gap_ns(Client *c)
 }
 
 /* Piecewise-constant rate (trace counts per interval): within interval k the
- * rate is counts[k] * count_scale / interval; gaps are exponential or gamma.
+ * rate is counts[k] * count_scale (x interval_scale[k] under a rate profile)
+ * / interval; gaps are exponential or gamma.
  * A gap that crosses into the next interval is discarded and drawing restarts
  * at the boundary with the new rate (exact for Poisson by memorylessness; a
  * renewal restart for gamma). Only the intervals that have requests are
@@ -50,7 +51,12 @@ static int64_t piecewise_next(Client *c, int64_t index)
     int64_t begin = cfg->start_ns + cfg->interval_index[p] * cfg->interval_ns;
     int64_t end = begin + cfg->interval_ns;
     t = MAX(t, begin);
-    double n = cfg->interval_counts[p] * cfg->count_scale;
+    double n = cfg->interval_counts[p] * cfg->count_scale *
+               (cfg->interval_scale ? cfg->interval_scale[p] : 1.0);
+    if (!(n > 0)) { /* a rate profile at 0 here: the interval sends nothing */
+      t = end;
+      continue;
+    }
     double mean_s = cfg->interval_ns * 1e-9 / n;
     double g = cfg->piecewise_gamma
                  ? gsl_ran_gamma(c->rng, cfg->gamma_shape, mean_s / cfg->gamma_shape)

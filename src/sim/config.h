@@ -41,6 +41,8 @@ typedef struct {
   int64_t n_intervals;      /* entries of both arrays */
   int64_t interval_ns;    /* simulated length of an interval */
   double count_scale;     /* rate in interval k = counts[k] * count_scale / interval */
+  double *interval_scale; /* NULL, or per listed interval a further factor (trace.rate_scale as
+                             a profile over time, taken at the interval's midpoint) */
   gboolean piecewise_gamma; /* gamma gaps with gamma_shape instead of exponential */
   int64_t window_ns;      /* trace clients: length of the trace window (0: not a trace) */
   int64_t requests;       /* measured requests to send; 0 when duration bounds the client */

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
+
 #include "test_util.h"
 
 static char *source_path(const char *rel)
@@ -138,6 +140,83 @@ static void test_counts_poisson(void **state)
   assert_float_equal(a->offered_rps, 100.0, 1e-9); /* half the requests in half the time */
   cs_results_free(r);
   g_free(json);
+  g_free(path);
+  test_dir_remove(dir);
+}
+
+typedef struct {
+  int64_t per_minute[8];
+} Minutes;
+
+static void count_minutes(const CsRequestRecord *rec, void *user)
+{
+  Minutes *m = user;
+  int k = (int)(rec->send_ns / 60000000000LL);
+  if (k >= 0 && k < 8)
+    m->per_minute[k]++;
+}
+
+/* trace.rate_scale as a profile over trace time: points (0 s, 1) and
+ * (120 s, 3), linear between, held after. The factor of minute k is taken at
+ * its midpoint: 1.5, 2.5, 3, 3 for minutes 1..4 (30, 90, 150, 210 s), so
+ * counts of 60 each become 90, 150, 180, 180 requests: 600 in 240 s, an
+ * offered 2.5 req/s. With gamma gaps of cv 0.001 the arrivals are all but
+ * regular, so each minute holds its expected count to within one request. */
+static void test_counts_rate_profile(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.1, 1.0);
+  char *path = g_build_filename(dir, "counts.csv", NULL);
+  assert_true(g_file_set_contents(path,
+    "HashOwner,HashApp,HashFunction,Trigger,1,2,3,4\n"
+    "o1,a1,f1,http,60,60,60,60\n", -1, NULL));
+  const char *json =
+    "{\"seed\": 2, \"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"trace\": {\"file\": \"counts.csv\", \"arrivals\": \"gamma\", \"cv\": 0.001,"
+    "   \"rate_scale\": [{\"at_s\": 0, \"scale\": 1}, {\"at_s\": 120, \"scale\": 3}]},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": \"trace\"}]}";
+  CsScenario *sc = test_scenario(dir, json);
+  Minutes m = { { 0 } };
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = count_minutes;
+  opt.user_data = &m;
+  CsResults *r = test_run(sc, &opt);
+  const CsModelResult *a = cs_results_model(r, 0);
+  assert_float_equal(a->offered_rps, 2.5, 1e-12);
+  const int64_t want[4] = { 90, 150, 180, 180 };
+  for (int k = 0; k < 4; k++)
+    assert_true(llabs(m.per_minute[k] - want[k]) <= 1);
+  /* The summary records the profile. */
+  char *text = cs_results_to_json(r);
+  cJSON *doc = cJSON_Parse(text);
+  const cJSON *prof = cJSON_GetObjectItem(
+    cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "setup"), "trace"), "rate_scale");
+  assert_int_equal(cJSON_GetArraySize(prof), 2);
+  assert_float_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(prof, 1), "at_s")->valuedouble, 120, 0);
+  assert_float_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(prof, 1), "scale")->valuedouble, 3, 0);
+  cJSON_Delete(doc);
+  g_free(text);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+
+  /* A one-point profile is the number: the same bytes but for the setup. */
+  const char *one =
+    "{\"seed\": 2, \"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"trace\": {\"file\": \"counts.csv\", \"rate_scale\": %s},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": \"trace\"}]}";
+  char *j1 = g_strdup_printf(one, "2"), *j2 = g_strdup_printf(one, "[{\"at_s\": 0, \"scale\": 2}]");
+  CsScenario *s1 = test_scenario(dir, j1), *s2 = test_scenario(dir, j2);
+  CsResults *r1 = test_run(s1, NULL), *r2 = test_run(s2, NULL);
+  assert_int_equal(cs_results_model(r1, 0)->generated, cs_results_model(r2, 0)->generated);
+  assert_float_equal(cs_results_model(r1, 0)->latency.p99, cs_results_model(r2, 0)->latency.p99, 0);
+  assert_float_equal(cs_results_model(r1, 0)->offered_rps, cs_results_model(r2, 0)->offered_rps, 0);
+  cs_results_free(r1);
+  cs_results_free(r2);
+  cs_scenario_free(s1);
+  cs_scenario_free(s2);
+  g_free(j1);
+  g_free(j2);
   g_free(path);
   test_dir_remove(dir);
 }
@@ -389,6 +468,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_maf2021_exact),
     cmocka_unit_test(test_counts_poisson),
+    cmocka_unit_test(test_counts_rate_profile),
     cmocka_unit_test(test_explicit_mapping_and_window),
     cmocka_unit_test(test_window_maf2021_timestamps),
     cmocka_unit_test(test_window_llm_timestamps),
