@@ -49,6 +49,9 @@ typedef struct {
   const char *interference_name;         /* as the scenario names it, for logs; or NULL */
 } CsPlacementGpuModel;
 
+/* The scenario a problem comes from, to simulate candidates on (opaque). */
+typedef struct CsPlacementSimulator CsPlacementSimulator;
+
 typedef struct {
   const CsPlacementModel *models;       /* n_models entries, scenario order */
   int n_models;
@@ -56,6 +59,11 @@ typedef struct {
   int n_gpus;
   const CsProfileSet *profiles;         /* the scenario's profiles */
   const CsPlacementGpuModel *gpu_model; /* never NULL when the framework calls place */
+  /* The scenario being compiled, for cs_placement_simulate and
+   * cs_placement_problem_place; NULL when the placement is computed outside
+   * a scenario's compilation (a controller's re-placement, a policy run from
+   * code), or inside one of those calls (no recursion). */
+  const CsPlacementSimulator *simulator;
 } CsPlacementProblem;
 
 /* ---- The placement ---------------------------------------------------------------- */
@@ -111,6 +119,35 @@ CS_API double cs_placement_expected_total(const CsPlacement *p);
 CS_API const char *cs_placement_log_text(const CsPlacement *p);
 CS_API int cs_placement_creq_metric(const CsPlacement *p);
 CS_API int cs_placement_gpus_needed(const CsPlacement *p);
+
+/* ---- Simulating candidates (placements searched by simulation) ---------------- */
+
+/* What a simulation of a candidate gave: means over its seeds. */
+typedef struct {
+  double goodput_rps;         /* total goodput of the models, req/s */
+  double bad_rate;            /* measured requests not answered within their SLO, over all */
+  int gpus_used;              /* GPUs holding a replica of the candidate */
+  double *model_goodput_rps;  /* NULL, or n_models entries the call fills per model */
+} CsPlacementScore;
+
+/* Simulates the problem's scenario with candidate as its placement (its
+ * "manual" form; the scenario's controller removed) once per seed in
+ * seeds[0..n_seeds) (common random numbers: every candidate scored on the
+ * same seeds sees the same arrivals), each client's measured phase cut to
+ * duration_s seconds when duration_s > 0 (trace clients: the trace window),
+ * and fills out. Thread safe: candidates may be simulated in parallel.
+ * Returns FALSE with error set when pb has no simulator, the candidate does
+ * not run (a replica out of memory, a GPU out of range) or n_seeds < 1. */
+CS_API gboolean cs_placement_simulate(const CsPlacementProblem *pb, const CsPlacement *candidate,
+                                      const uint64_t *seeds, int n_seeds, double duration_s,
+                                      CsPlacementScore *out, GError **error);
+
+/* Runs another placement policy of the scenario's registry on pb:
+ * params_json is its "placement" object ({"policy": "usher", ...}). The
+ * policy sees no simulator. Returns its placement, or NULL with error set
+ * when pb has no simulator, the policy is unknown or it fails. */
+CS_API CsPlacement *cs_placement_problem_place(const CsPlacementProblem *pb,
+                                               const char *params_json, GError **error);
 
 /* ---- The policy ---------------------------------------------------------------- */
 

@@ -46,4 +46,9 @@ gboolean cs_scenario_read_dispatch(const CsScenario *sc, CsConfig *c, GError **e
 gboolean cs_scenario_read_placement(const CsScenario *sc, CsConfig *c, GError **error);
 gboolean cs_scenario_read_controller(const CsScenario *sc, CsConfig *c, GError **error);
 
+/* placement_sim.c: a snapshot of sc to simulate placement candidates on
+ * (clustersim/placement.h, cs_placement_simulate); free with _free (NULL ok). */
+CsPlacementSimulator *cs_placement_simulator_new(const CsScenario *sc);
+void cs_placement_simulator_free(CsPlacementSimulator *s);
+
 #endif

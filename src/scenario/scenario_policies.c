@@ -317,11 +317,13 @@ gboolean cs_scenario_read_placement(const CsScenario *sc, CsConfig *c, GError **
   CsPlacementGpuModel gpu_model = { .mps = c->mps, .mps_gamma = c->mps_gamma,
                                     .interference = c->interference,
                                     .interference_name = c->interference_desc };
+  CsPlacementSimulator *sim = cs_placement_simulator_new(sc);
   CsPlacementProblem in = { .models = models, .n_models = c->n_clients, .gpus = gpus,
                           .n_gpus = c->initial_gpus, .profiles = c->profiles,
-                          .gpu_model = &gpu_model };
+                          .gpu_model = &gpu_model, .simulator = sim };
   c->placement =
     cs_placement_run(c->placement_policy, user_data, &in, pl, sc->name, "placement", error);
+  cs_placement_simulator_free(sim);
   c->placement_params = pl ? cJSON_Duplicate(pl, TRUE) : NULL;
   c->placement_user_data = user_data;
   c->place_again = place_again;

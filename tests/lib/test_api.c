@@ -94,13 +94,13 @@ static void test_registry_contents(void **state)
   CsRegistry *r = cs_registry_new();
   static const char *const placement[] = { "manual",   "dedicated", "usher",
                                            "wao-usher", "wsm-usher", "milp",
-                                           "ao-milp",  "wsm-milp",  "igniter" };
+                                           "ao-milp",  "wsm-milp",  "igniter", "search" };
   static const char *const dispatch[] = { "router", "symphony", "eager",
                                           "timeout", "shepherd", "clockwork", "nexus" };
-  assert_int_equal(cs_registry_n_placement(r), 9);
-  for (int i = 0; i < 9; i++)
+  assert_int_equal(cs_registry_n_placement(r), 10);
+  for (int i = 0; i < 10; i++)
     assert_string_equal(cs_registry_placement_at(r, i)->name, placement[i]);
-  assert_null(cs_registry_placement_at(r, 9));
+  assert_null(cs_registry_placement_at(r, 10));
   assert_int_equal(cs_registry_n_dispatch(r), 7);
   for (int i = 0; i < 7; i++)
     assert_string_equal(cs_registry_dispatch_at(r, i)->name, dispatch[i]);
@@ -111,7 +111,7 @@ static void test_registry_contents(void **state)
   void *ud = NULL;
   assert_ptr_equal(cs_registry_placement(r, "one-replica", &ud), &one_replica_policy);
   assert_ptr_equal(ud, &st);
-  assert_int_equal(cs_registry_n_placement(r), 10);
+  assert_int_equal(cs_registry_n_placement(r), 11);
 
   CsPlacementPolicy clash = one_replica_policy;
   clash.name = "usher";
@@ -131,6 +131,20 @@ static void test_registry_contents(void **state)
   CsDispatchPolicy d = { .name = "half", .create = NULL };
   assert_false(cs_registry_add_dispatch(r, &d, NULL, &err));
   assert_error(err, CS_ERROR_INVALID, "dispatch policy \"half\": no create callback");
+  g_clear_error(&err);
+  static const char *const controllers[] = { "replan", "autoscale" };
+  assert_int_equal(cs_registry_n_controller(r), 2);
+  for (int i = 0; i < 2; i++)
+    assert_string_equal(cs_registry_controller_at(r, i)->name, controllers[i]);
+  assert_null(cs_registry_controller_at(r, 2));
+  CsControllerPolicy k = { .name = "replan" };
+  assert_false(cs_registry_add_controller(r, &k, NULL, &err));
+  assert_error(err, CS_ERROR_INVALID, "controller policy \"replan\": the registry already has a "
+                                      "policy of that name");
+  g_clear_error(&err);
+  k.name = "k";
+  assert_false(cs_registry_add_controller(r, &k, NULL, &err));
+  assert_error(err, CS_ERROR_INVALID, "controller policy \"k\": no parse callback");
   g_clear_error(&err);
   cs_registry_unref(r);
 }

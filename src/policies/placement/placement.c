@@ -219,6 +219,33 @@ CsPlacement *cs_placement_run(const CsPlacementPolicy *policy, void *user_data,
   return p;
 }
 
+static gboolean no_simulator(const CsPlacementProblem *pb, const char *call, GError **error)
+{
+  if (pb && pb->simulator)
+    return FALSE;
+  g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
+              "%s: the problem has no scenario to simulate (outside a scenario's compilation, "
+              "or inside a policy another one runs)", call);
+  return TRUE;
+}
+
+gboolean cs_placement_simulate(const CsPlacementProblem *pb, const CsPlacement *candidate,
+                               const uint64_t *seeds, int n_seeds, double duration_s,
+                               CsPlacementScore *out, GError **error)
+{
+  if (no_simulator(pb, "cs_placement_simulate", error))
+    return FALSE;
+  return pb->simulator->simulate(pb, candidate, seeds, n_seeds, duration_s, out, error);
+}
+
+CsPlacement *cs_placement_problem_place(const CsPlacementProblem *pb, const char *params_json,
+                                        GError **error)
+{
+  if (no_simulator(pb, "cs_placement_problem_place", error))
+    return NULL;
+  return pb->simulator->place(pb, params_json, error);
+}
+
 void cs_placement_thread_release(void)
 {
   glp_free_env();

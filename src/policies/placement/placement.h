@@ -37,6 +37,18 @@ struct CsPlacement {
   int gpus_needed;          /* GPUs the policy needs to serve everything, or -1 */
 };
 
+/* The scenario a problem comes from (public side: clustersim/placement.h).
+ * The scenario layer fills it; cs_placement_simulate and
+ * cs_placement_problem_place (placement.c) call through it, so that the
+ * policies' library does not depend on the scenario's. */
+struct CsPlacementSimulator {
+  gboolean (*simulate)(const CsPlacementProblem *pb, const CsPlacement *candidate,
+                       const uint64_t *seeds, int n_seeds, double duration_s,
+                       CsPlacementScore *out, GError **error);
+  CsPlacement *(*place)(const CsPlacementProblem *pb, const char *params_json, GError **error);
+  void *state; /* the scenario layer's */
+};
+
 /* Returns an exact copy of p (expected_total included). */
 CsPlacement *cs_placement_copy(const CsPlacement *p);
 

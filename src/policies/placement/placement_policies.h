@@ -5,6 +5,7 @@
 #include "clustersim/placement.h"
 
 extern const CsPlacementPolicy cs_place_manual;    /* replicas written in the scenario */
+extern const CsPlacementPolicy cs_place_search;    /* searched by simulation from the others */
 extern const CsPlacementPolicy cs_place_dedicated; /* each model alone on a GPU, largest batch within SLO */
 extern const CsPlacementPolicy cs_place_usher;     /* Usher as in the thesis, metric param (ao) */
 extern const CsPlacementPolicy cs_place_wao_usher; /* Usher with WAO as Creq */

@@ -14,6 +14,7 @@ static const CsPlacementPolicy *const registry[] = {
   &cs_place_ao_milp,
   &cs_place_wsm_milp,
   &cs_place_igniter,
+  &cs_place_search,
   NULL,
 };
 
