@@ -17,10 +17,14 @@
  * profiled batch within the SLO when it has none). A candidate whose
  * replicas exceed a GPU's memory (sum of Mreq over 100 %) is skipped.
  *
- * Score: the mean total goodput over `seeds` runs with seeds first_seed,
- * first_seed + 1, ... (common random numbers: every candidate sees the same
- * arrivals; the run's own seed is held out); ties (within 1e-9 req/s) go to
- * fewer GPUs used, then fewer replicas, then the earlier candidate.
+ * Score: over `seeds` runs with seeds first_seed, first_seed + 1, ...
+ * (common random numbers: every candidate sees the same arrivals; the run's
+ * own seed is held out), the objective: "goodput", the mean total goodput
+ * (default; it may leave an expensive model unserved when that serves the
+ * others more), or "served_share", the mean over models of each one's
+ * goodput over its rate, capped at 1 (every model weighs the same). Ties
+ * (within 1e-9) go to more total goodput, fewer GPUs used, fewer replicas,
+ * then the earlier candidate.
  * Candidates are scored in rounds of `round` in move order, in parallel on
  * `threads` threads (0: the machine's cores); after a round the best
  * candidate that beats the current placement becomes it and its moves are
@@ -39,6 +43,7 @@
 typedef struct {
   CsPlacement *p;
   CsPlacementScore score;
+  double value;          /* the objective */
   double *model_goodput;
   int replicas;
   gboolean ok;
@@ -50,6 +55,7 @@ typedef struct {
   const uint64_t *seeds;
   int n_seeds;
   double duration_s;
+  gboolean served_share; /* objective: mean served share of the models, not total goodput */
 } Job;
 
 static void cand_clear(Cand *c)
@@ -73,6 +79,16 @@ static void score_one(gpointer data, gpointer user)
     g_error_free(err);
   }
   c->replicas = cs_placement_n_replicas(c->p);
+  c->value = c->score.goodput_rps;
+  if (c->ok && j->served_share) {
+    /* Each model weighs the same: its goodput over its rate, capped at 1. */
+    double sum = 0;
+    for (int m = 0; m < j->pb->n_models; m++) {
+      double rate = j->pb->models[m].rate_rps;
+      sum += rate > 0 ? MIN(1.0, c->model_goodput[m] / rate) : 1.0;
+    }
+    c->value = sum / MAX(j->pb->n_models, 1);
+  }
 }
 
 /* Scores cands[0..n) on `threads` threads; the results do not depend on
@@ -97,6 +113,8 @@ static gboolean better(const Cand *a, const Cand *b)
     return FALSE;
   if (!b->ok)
     return TRUE;
+  if (fabs(a->value - b->value) > 1e-9)
+    return a->value > b->value;
   if (fabs(a->score.goodput_rps - b->score.goodput_rps) > 1e-9)
     return a->score.goodput_rps > b->score.goodput_rps;
   if (a->score.gpus_used != b->score.gpus_used)
@@ -229,13 +247,15 @@ typedef struct {
   int max_evaluations, n_seeds, threads, round;
   int64_t first_seed;
   double duration_s;
+  gboolean served_share;
 } SearchParams;
 
 static gboolean read_params(CsParams *params, SearchParams *sp, GError **error)
 {
   static const char *const keys[] = { "policy", "start", "max_evaluations", "seeds", "first_seed",
-                                      "duration_s", "threads", "round", NULL };
-  int first_seed = 1000;
+                                      "duration_s", "threads", "round", "objective", NULL };
+  static const char *const objectives[] = { "goodput", "served_share", NULL };
+  int first_seed = 1000, objective = 0;
   *sp = (SearchParams){ .max_evaluations = 200, .n_seeds = 2, .threads = 0, .round = 8,
                         .duration_s = 0 };
   if (!cs_params_check_keys(params, keys, error) ||
@@ -244,8 +264,10 @@ static gboolean read_params(CsParams *params, SearchParams *sp, GError **error)
       !cs_params_int(params, "first_seed", FALSE, 0, G_MAXINT, &first_seed, error) ||
       !cs_params_double(params, "duration_s", FALSE, 0, 1e9, &sp->duration_s, error) ||
       !cs_params_int(params, "threads", FALSE, 0, 4096, &sp->threads, error) ||
-      !cs_params_int(params, "round", FALSE, 1, 4096, &sp->round, error))
+      !cs_params_int(params, "round", FALSE, 1, 4096, &sp->round, error) ||
+      !cs_params_choice(params, "objective", FALSE, objectives, &objective, error))
     return FALSE;
+  sp->served_share = objective == 1;
   sp->first_seed = first_seed;
   if (sp->threads == 0)
     sp->threads = (int)g_get_num_processors();
@@ -297,8 +319,14 @@ static GPtrArray *read_starts(CsParams *params, GError **error)
 
 static void log_score(CsPlacement *log, const char *what, const Cand *c)
 {
-  cs_placement_log(log, "%s: goodput %.4f req/s, bad rate %.4f, %d GPU(s), %d replica(s)\n", what,
+  cs_placement_log(log, "%s: goodput %.4f req/s, bad rate %.4f, %d GPU(s), %d replica(s)", what,
                    c->score.goodput_rps, c->score.bad_rate, c->score.gpus_used, c->replicas);
+  int unserved = 0;
+  for (int m = 0; c->model_goodput && m < cs_placement_n_models(c->p); m++)
+    unserved += c->model_goodput[m] <= 0;
+  if (unserved > 0)
+    cs_placement_log(log, ", %d model(s) without goodput", unserved);
+  cs_placement_log(log, "\n");
 }
 
 static CsPlacement *search_place(const CsPlacementProblem *pb, CsParams *params, void *user_data,
@@ -321,7 +349,8 @@ static CsPlacement *search_place(const CsPlacementProblem *pb, CsParams *params,
   uint64_t *seeds = g_new(uint64_t, sp.n_seeds);
   for (int k = 0; k < sp.n_seeds; k++)
     seeds[k] = (uint64_t)sp.first_seed + (uint64_t)k;
-  Job job = { .pb = pb, .seeds = seeds, .n_seeds = sp.n_seeds, .duration_s = sp.duration_s };
+  Job job = { .pb = pb, .seeds = seeds, .n_seeds = sp.n_seeds, .duration_s = sp.duration_s,
+              .served_share = sp.served_share };
   CsPlacement *log = cs_placement_new(pb->n_models); /* collects the log text */
   cs_placement_log(log, "search: scores are mean goodput over seeds %" G_GINT64_FORMAT "..%"
                    G_GINT64_FORMAT, (gint64)sp.first_seed, (gint64)(sp.first_seed + sp.n_seeds - 1));
