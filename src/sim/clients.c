@@ -154,7 +154,7 @@ static void emit_unserved(Engine *e, int model, const Req *r, gboolean dropped,
   Client *c = &e->clients[model];
   c->resolved++;
   c->all_bad++;
-  cs_bins_add_at(c->series, e->now / e->bin_ns, 0, 1);
+  cs_engine_count_in_bin(e, c, 0, 1, 0);
   if (r->measured)
     c->last_out_ns = e->now;
   if (!wants_records(e))
@@ -190,6 +190,16 @@ void cs_engine_unserved(Engine *e, int model, const Req *r)
     return;
   e->clients[model].unserved += r->measured;
   emit_unserved(e, model, r, FALSE, TRUE);
+}
+
+void cs_engine_flush_bin(Client *c)
+{
+  if (c->open_bin >= 0) {
+    cs_bins_add_at(c->series, c->open_bin, c->open_good, c->open_bad);
+    cs_bins_add_x(c->series, c->open_bin, (double)c->open_sent);
+  }
+  c->open_bin = -1;
+  c->open_good = c->open_bad = c->open_sent = 0;
 }
 
 static inline void push64(GArray *a, int64_t v)
@@ -237,7 +247,7 @@ void cs_engine_on_result(Engine *e, Batch *b)
   }
   c->all_good += good;
   c->all_bad += b->n - good;
-  cs_bins_add_at(c->series, e->now / e->bin_ns, good, b->n - good);
+  cs_engine_count_in_bin(e, c, good, b->n - good, 0);
   if (measured_in_batch > 0) {
     c->last_out_ns = e->now;
     const int64_t stage_ns[CS_N_STAGES] = {

@@ -378,6 +378,7 @@ static void setup(Engine *e)
       c->batch_stage[s] = g_array_new(FALSE, FALSE, sizeof(CsWeightedSample));
     c->batch_sizes = g_array_new(FALSE, TRUE, sizeof(int64_t));
     c->series = cs_bins_new();
+    c->open_bin = -1;
     double warm = c->cfg->rate_rps * c->cfg->warmup_ns * 1e-9;
     e->expected_requests += warm + (c->cfg->requests > 0
                                       ? (double)c->cfg->requests
@@ -591,6 +592,7 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOpt
     res->models[i].expected_goodput_rps =
       cfg->placement ? cs_placement_expected_goodput(cfg->placement, i) : NAN;
     g_array_append_vals(res->batch_sizes[i], c->batch_sizes->data, c->batch_sizes->len);
+    cs_engine_flush_bin(c);
     res->model_series[i] = c->series;
     c->series = NULL;
   }

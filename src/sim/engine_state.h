@@ -66,6 +66,10 @@ typedef struct {
    * in it, b = requests leaving in it without one (late, dropped, failed,
    * unserved), x = requests sent in it. */
   GArray *series;
+  /* The bin being filled, added to series when time leaves it (an addition
+   * per request would cost more than the request's other bookkeeping). */
+  int64_t open_bin;       /* -1: none */
+  int64_t open_good, open_bad, open_sent;
 } Client;
 
 /* A worker: one model replica on one GPU (router dispatch), or one model on
@@ -177,6 +181,23 @@ static inline void batch_release(Engine *e, Batch *b)
 
 /* clients.c */
 void cs_engine_schedule_next_arrival(Engine *e, int ci);
+/* Closes client c's open bin into its series. */
+void cs_engine_flush_bin(Client *c);
+
+/* Counts results within the SLO, requests that left without one and
+ * requests sent, now, into client c's per-bin series. */
+static inline void cs_engine_count_in_bin(const Engine *e, Client *c, int64_t good, int64_t bad,
+                                          int64_t sent)
+{
+  int64_t bin = e->now / e->bin_ns;
+  if (bin != c->open_bin) {
+    cs_engine_flush_bin(c);
+    c->open_bin = bin;
+  }
+  c->open_good += good;
+  c->open_bad += bad;
+  c->open_sent += sent;
+}
 void cs_engine_on_result(Engine *e, Batch *b);
 
 /* The arrival of a client's request, the one event every request has: inline
@@ -185,7 +206,7 @@ void cs_engine_on_result(Engine *e, Batch *b);
 static inline void on_arrival(Engine *e, int ci)
 {
   Client *c = &e->clients[ci];
-  cs_bins_add_x(c->series, e->now / e->bin_ns, 1.0);
+  cs_engine_count_in_bin(e, c, 0, 0, 1);
   Req r = { .id = e->next_id++, .send_ns = e->now, .measured = e->now >= c->window_start_ns };
   c->index++;
   c->generated++;

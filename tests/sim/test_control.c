@@ -222,6 +222,22 @@ static void test_move_makes_before_it_breaks(void **state)
   assert_non_null(strstr(k->log, "1.000000\tload replica 1 (a on gpu 1, batch 1, Mreq 10.00 %): 1.000 s"));
   assert_non_null(strstr(k->log, "2.000000\treplica 1 active"));
   assert_non_null(strstr(k->log, "2.000000\tretire replica 0"));
+  /* Per model and 1 s bin: 100 sent, 100 answered within the SLO (5 ms
+   * after), none bad; the cluster had 2 GPUs from 0 until the end. */
+  char *mpath = g_build_filename(dir, "models.csv", NULL);
+  char *cpath = g_build_filename(dir, "cluster.csv", NULL);
+  assert_true(cs_results_write_model_timeseries(r, mpath, cpath, NULL));
+  char *mtext = NULL, *ctext = NULL;
+  assert_true(g_file_get_contents(mpath, &mtext, NULL, NULL));
+  assert_true(g_file_get_contents(cpath, &ctext, NULL, NULL));
+  assert_string_equal(mtext, "time_s,model,sent,good,bad,goodput_rps\n"
+                             "0,a,100,100,0,100\n1,a,100,100,0,100\n"
+                             "2,a,100,100,0,100\n3,a,100,100,0,100\n");
+  assert_true(g_str_has_prefix(ctext, "time_s,gpus_provisioned\n0,2\n"));
+  g_free(mtext);
+  g_free(ctext);
+  g_free(mpath);
+  g_free(cpath);
   /* The summary lists both replicas with their lives. */
   char *text = cs_results_to_json(r);
   cJSON *doc = cJSON_Parse(text);
