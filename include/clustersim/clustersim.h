@@ -192,6 +192,13 @@ struct CsRunOptions {
    * to send more (rate x time, request counts, trace rows), and stops a run
    * that sends twice as many. 0: CS_DEFAULT_MAX_REQUESTS; < 0: no limit. */
   int64_t max_requests;
+  /* If set, the run's decisions are streamed to this file (JSON lines,
+   * format "clustersim-decisions" version 1, docs/scenario.md "Decision
+   * log"): every request as it arrives, every batch as it is sent (its
+   * requests, GPU, worker, replica, share, not-before time) and every
+   * request that leaves without running. Written under a temporary name and
+   * renamed when the run succeeds; removed when it fails. */
+  const char *decisions;
 };
 
 /* The default of CsRunOptions.max_requests (and of the CLI's

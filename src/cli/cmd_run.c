@@ -1,4 +1,5 @@
 /* clustersim run SCENARIO [--seed N] [--output DIR [--force]] [--requests-csv] [--json]
+ *                         [--decisions FILE]
  *                         [--set PATH=VALUE ...] [--unset PATH ...]
  *                         [--trace FILE [--trace-window A:B]]
  *
@@ -156,6 +157,7 @@ int cmd_run(int argc, char **argv)
 {
   const char *prog = "clustersim run";
   char *seed_text = NULL, *output = NULL, *trace = NULL, *trace_window = NULL;
+  char *decisions = NULL;
   char *max_requests_text = NULL;
   CliOverrides overrides = { 0 };
   gboolean requests_csv = FALSE, force = FALSE, json = FALSE;
@@ -168,6 +170,7 @@ int cmd_run(int argc, char **argv)
     { "trace", 0, 0, G_OPTION_ARG_FILENAME, &trace, "Write the run's timeline to FILE as Chrome trace event JSON (open it in ui.perfetto.dev or chrome://tracing)", "FILE" },
     { "trace-window", 0, 0, G_OPTION_ARG_STRING, &trace_window, "Keep only the timeline between A and B seconds of simulated time", "A:B" },
     { "max-requests", 0, 0, G_OPTION_ARG_STRING, &max_requests_text, CLI_MAX_REQUESTS_HELP, "N" },
+    { "decisions", 0, 0, G_OPTION_ARG_FILENAME, &decisions, "Write the run's decisions to FILE (JSON lines: every request, every batch with its requests, GPU, worker and share; docs/scenario.md, \"Decision log\")", "FILE" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = cli_context_new("SCENARIO - simulate a scenario", entries, &overrides);
@@ -205,8 +208,8 @@ int cmd_run(int argc, char **argv)
     status = cli_fail(prog, "--requests-csv needs --output DIR");
     goto out;
   }
-  if (force && !output && !trace) {
-    status = cli_fail(prog, "--force needs --output DIR or --trace FILE");
+  if (force && !output && !trace && !decisions) {
+    status = cli_fail(prog, "--force needs --output DIR, --trace FILE or --decisions FILE");
     goto out;
   }
   double window_from = 0.0, window_to = 0.0;
@@ -240,6 +243,13 @@ int cmd_run(int argc, char **argv)
     g_free(m);
     goto out;
   }
+  if (decisions && g_file_test(decisions, G_FILE_TEST_EXISTS) && !force) {
+    char *m = g_strdup_printf("--decisions %s: exists; use --force to replace it, or another "
+                              "file", decisions);
+    status = cli_fail(prog, m);
+    g_free(m);
+    goto out;
+  }
   if (output) {
     if (g_file_test(output, G_FILE_TEST_EXISTS) && !g_file_test(output, G_FILE_TEST_IS_DIR)) {
       char *m = g_strdup_printf("--output %s: exists and is not a directory", output);
@@ -269,6 +279,7 @@ int cmd_run(int argc, char **argv)
   opt.seed_override = seed;
   opt.max_requests = max_requests;
   opt.trace_json = trace;
+  opt.decisions = decisions;
   opt.trace_from_s = window_from;
   opt.trace_to_s = window_to;
   CliProgress progress;
@@ -318,6 +329,7 @@ out:
   g_free(csv_path);
   g_free(output);
   g_free(trace);
+  g_free(decisions);
   g_free(trace_window);
   g_free(seed_text);
   g_free(max_requests_text);

@@ -66,6 +66,39 @@ static void fill_cost(CsResults *res, const CsConfig *cfg)
   k->note = res->cost_note;
 }
 
+/* The decision log's first line: what its records refer to
+ * (docs/scenario.md, "Decision log"). */
+static void write_decisions_header(FILE *f, const CsConfig *cfg)
+{
+  cJSON *h = cJSON_CreateObject();
+  cJSON_AddStringToObject(h, "format", "clustersim-decisions");
+  cJSON_AddNumberToObject(h, "version", 1);
+  cJSON_AddStringToObject(h, "time_unit", "ns");
+  cJSON_AddNumberToObject(h, "seed", (double)cfg->seed);
+  cJSON *models = cJSON_AddArrayToObject(h, "models");
+  for (int m = 0; m < cfg->n_clients; m++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", cfg->clients[m].model);
+    cJSON_AddNumberToObject(o, "slo_ns", (double)cfg->clients[m].slo_ns);
+    cJSON_AddItemToArray(models, o);
+  }
+  cJSON *gpus = cJSON_AddArrayToObject(h, "gpus");
+  for (int g = 0; g < cfg->n_gpus; g++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "gpu_type", cfg->gpus[g].gpu_type);
+    cJSON_AddNumberToObject(o, "node", cfg->gpus[g].node);
+    cJSON_AddNumberToObject(o, "sm_fraction", cfg->gpus[g].sm_fraction);
+    cJSON_AddItemToArray(gpus, o);
+  }
+  cJSON_AddStringToObject(h, "dispatch", cfg->dispatch->name);
+  cJSON_AddStringToObject(h, "placement", cfg->placement ? cfg->placement_policy->name : "none");
+  cJSON_AddBoolToObject(h, "mps", cfg->mps);
+  char *text = cJSON_PrintUnformatted(h);
+  fprintf(f, "%s\n", text);
+  cJSON_free(text);
+  cJSON_Delete(h);
+}
+
 CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
 {
   CsConfig *cfg = cs_scenario_compile(sc, error);
@@ -122,7 +155,49 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
       return NULL;
     }
   }
-  CsResults *res = cs_engine_run(cfg, csv, trace ? &traced : opt, error);
+  /* The decision log, like the CSV, under a temporary name until the end. */
+  FILE *dec = NULL;
+  char *dec_tmp = NULL;
+  if (opt && opt->decisions) {
+    dec_tmp = g_strconcat(opt->decisions, ".partial", NULL);
+    dec = g_fopen(dec_tmp, "w");
+    if (!dec) {
+      g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO, "%s: cannot write: %s",
+                  opt->decisions, g_strerror(errno));
+      g_free(dec_tmp);
+      dec_tmp = NULL;
+      if (csv) {
+        fclose(csv);
+        g_unlink(tmp);
+        g_free(tmp);
+      }
+      cs_trace_writer_free(trace);
+      cs_config_free(cfg);
+      cJSON_Delete(setup);
+      return NULL;
+    }
+    setvbuf(dec, NULL, _IOFBF, 1 << 20);
+    write_decisions_header(dec, cfg);
+  }
+  CsResults *res = cs_engine_run(cfg, csv, dec, trace ? &traced : opt, error);
+  if (dec) {
+    gboolean ok = !ferror(dec);
+    int saved = errno;
+    if (fclose(dec) != 0) {
+      ok = FALSE;
+      saved = errno;
+    }
+    if (res && !ok) {
+      g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO, "%s: cannot write: %s",
+                  opt->decisions, g_strerror(saved));
+      cs_results_free(res);
+      res = NULL;
+    }
+    if (!res) {
+      g_unlink(dec_tmp);
+      g_clear_pointer(&dec_tmp, g_free);
+    }
+  }
   /* A limit the run reached (a time or size int64 cannot hold) is bad input:
    * name the scenario, as validation does. */
   if (!res && error && *error && g_error_matches(*error, CS_ERROR, CS_ERROR_INVALID))
@@ -138,6 +213,10 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
       fclose(csv);
       g_unlink(tmp);
       g_free(tmp);
+    }
+    if (dec_tmp) {
+      g_unlink(dec_tmp);
+      g_free(dec_tmp);
     }
     cs_config_free(cfg);
     cJSON_Delete(setup);
@@ -161,10 +240,26 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
                   opt->requests_csv, g_strerror(errno));
       g_unlink(tmp);
       g_free(tmp);
+      if (dec_tmp) {
+        g_unlink(dec_tmp);
+        g_free(dec_tmp);
+      }
       cs_results_free(res);
       return NULL;
     }
     g_free(tmp);
+  }
+  if (dec_tmp) {
+    /* Last, so that a run that failed anywhere leaves no decision log. */
+    if (g_rename(dec_tmp, opt->decisions) != 0) {
+      g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO, "%s: cannot write: %s",
+                  opt->decisions, g_strerror(errno));
+      g_unlink(dec_tmp);
+      g_free(dec_tmp);
+      cs_results_free(res);
+      return NULL;
+    }
+    g_free(dec_tmp);
   }
   return res;
 }

@@ -154,6 +154,10 @@ static void emit_unserved(Engine *e, int model, const Req *r, gboolean dropped,
   Client *c = &e->clients[model];
   c->resolved++;
   c->all_bad++;
+  if (G_UNLIKELY(e->decisions))
+    fprintf(e->decisions, "{\"ev\":\"left\",\"id\":%" G_GUINT64_FORMAT ",\"model\":%d,\"at_ns\":%"
+            G_GINT64_FORMAT ",\"why\":\"%s\"}\n", (guint64)r->id, model, (gint64)e->now,
+            dropped ? "dropped" : unserved ? "unserved" : "failed");
   cs_engine_count_in_bin(e, c, 0, 1, 0);
   if (r->measured)
     c->last_out_ns = e->now;

@@ -184,6 +184,18 @@ static void send(Engine *e, Batch *b, int gpu, int worker)
   b->node_ns = -1;
   e->gpus[gpu].in_transfer++;
   b->state = BATCH_IN_TRANSFER;
+  if (G_UNLIKELY(e->decisions)) {
+    const Worker *w = &e->workers[worker];
+    fprintf(e->decisions,
+            "{\"ev\":\"batch\",\"id\":%" G_GUINT64_FORMAT ",\"model\":%d,\"gpu\":%d,\"worker\":%d,"
+            "\"replica\":%d,\"mps_share\":%.17g,\"dispatch_ns\":%" G_GINT64_FORMAT
+            ",\"not_before_ns\":%" G_GINT64_FORMAT ",\"inputs_at_node\":%s,\"requests\":[",
+            (guint64)b->id, b->model, gpu, worker, b->replica, w->share, (gint64)e->now,
+            (gint64)MAX(b->not_before_ns, e->now), b->inputs_at_node ? "true" : "false");
+    for (int i = 0; i < b->n; i++)
+      fprintf(e->decisions, "%s%" G_GUINT64_FORMAT, i ? "," : "", (guint64)b->reqs[i].id);
+    fputs("]}\n", e->decisions);
+  }
   int64_t at = b->inputs_at_node ? e->now
                                  : cs_engine_transfer_end(e, b, e->clients[b->model].cfg->input_bytes,
                                                           "request payload");
@@ -552,10 +564,10 @@ static void teardown(Engine *e)
   g_free(e->limit);
 }
 
-CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOptions *opt,
-                         GError **error)
+CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, FILE *decisions,
+                         const CsRunOptions *opt, GError **error)
 {
-  Engine e = { .cfg = cfg, .opt = opt, .csv = requests_csv };
+  Engine e = { .cfg = cfg, .opt = opt, .csv = requests_csv, .decisions = decisions };
   gint64 t0 = g_get_monotonic_time();
   if (e.csv)
     fputs("id,model,measured,status,send_ns,dispatch_ns,node_ns,exec_start_ns,exec_end_ns,"

@@ -17,11 +17,12 @@
 #include "config.h"
 #include "results.h"
 
-/* Runs the simulation. requests_csv, if not NULL, receives one row per request.
+/* Runs the simulation. requests_csv, if not NULL, receives one row per request;
+ * decisions, if not NULL, the decision log (docs/scenario.md).
  * Returns the results, or NULL with error set when the dispatch policy
  * misused an engine service (CS_ERROR_POLICY) or the progress callback
  * stopped the run (CS_ERROR_CANCELLED). */
-CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, const CsRunOptions *opt,
-                         GError **error);
+CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, FILE *decisions,
+                         const CsRunOptions *opt, GError **error);
 
 #endif

@@ -169,6 +169,7 @@ struct CsEngine {
   GArray *replicas;       /* CsReplica */
   GArray *replica_life;   /* ReplicaLife, parallel to replicas */
   ControlState *control;  /* NULL without a controller */
+  FILE *decisions;        /* the decision log, or NULL */
 };
 
 /* Returns a batch to the engine's free list (on the hot path: inline). */
@@ -215,6 +216,9 @@ static inline void on_arrival(Engine *e, int ci)
   else
     c->warmup++;
   cs_engine_schedule_next_arrival(e, ci);
+  if (G_UNLIKELY(e->decisions))
+    fprintf(e->decisions, "{\"ev\":\"request\",\"id\":%" G_GUINT64_FORMAT ",\"model\":%d,\"send_ns\":%"
+            G_GINT64_FORMAT "}\n", (guint64)r.id, ci, (gint64)r.send_ns);
   e->dispatch->on_request(e->dispatch_state, ci, &r);
 }
 

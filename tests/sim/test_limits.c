@@ -390,7 +390,7 @@ static void test_engine_request_guard(void **state)
   CsRunOptions opt;
   cs_run_options_init(&opt);
   opt.max_requests = 10000;
-  CsResults *r = cs_engine_run(cfg, NULL, &opt, &err);
+  CsResults *r = cs_engine_run(cfg, NULL, NULL, &opt, &err);
   assert_null(r);
   assert_true(g_error_matches(err, CS_ERROR, CS_ERROR_INVALID));
   assert_non_null(strstr(err->message, "the run sent more than 20000 requests, twice the limit"));
