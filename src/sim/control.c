@@ -72,6 +72,26 @@ static int64_t load_time(const Engine *e, int model, int g, double mreq_pct)
   return cs_i64_add_sat(e->cfg->model_load_overhead_ns, cs_i64_round_sat(ceil(ns)));
 }
 
+/* The decision log's record of a replica's or a GPU's new life. */
+static void decide_replica(Engine *e, int r, const char *life)
+{
+  if (G_LIKELY(!e->decisions))
+    return;
+  const CsReplica *rep = replica_of(e, r);
+  fprintf(e->decisions,
+          "{\"ev\":\"replica\",\"id\":%d,\"model\":%d,\"gpu\":%d,\"batch\":%d,"
+          "\"mps_share\":%.17g,\"life\":\"%s\",\"at_ns\":%" G_GINT64_FORMAT "}\n",
+          r, rep->model, rep->gpu, rep->batch, rep->mps_share, life, (gint64)e->now);
+}
+
+static void decide_gpu(Engine *e, int g, const char *life)
+{
+  if (G_LIKELY(!e->decisions))
+    return;
+  fprintf(e->decisions, "{\"ev\":\"gpu\",\"gpu\":%d,\"life\":\"%s\",\"at_ns\":%" G_GINT64_FORMAT
+          "}\n", g, life, (gint64)e->now);
+}
+
 static void notify_dispatch(Engine *e)
 {
   if (e->dispatch->on_cluster_change)
@@ -90,6 +110,7 @@ static int add_replica(Engine *e, const CsReplica *rep, double mreq, int64_t loa
                     .change = change, .added_ns = e->now, .active_ns = -1, .drain_ns = -1,
                     .retired_ns = -1 };
   g_array_append_val(e->replica_life, l);
+  decide_replica(e, r, "waiting");
   if (e->n_workers == e->cap_workers) {
     e->cap_workers = MAX(2 * e->cap_workers, 8);
     e->workers = g_renew(Worker, e->workers, e->cap_workers);
@@ -121,6 +142,7 @@ static void retire(Engine *e, int r)
     cs_eq_cancel(e->q, l->ready_ev);
   l->life = CS_REPLICA_RETIRED;
   l->retired_ns = e->now;
+  decide_replica(e, r, "retired");
   if (held && !e->workers[r].failed)
     e->gpus[rep->gpu].mem_used = MAX(0.0, e->gpus[rep->gpu].mem_used - l->mreq);
   if (e->control)
@@ -137,6 +159,7 @@ static void drain(Engine *e, int r)
     return;
   l->life = CS_REPLICA_DRAINING;
   l->drain_ns = e->now;
+  decide_replica(e, r, "draining");
   l->retire_after = 0;
   if (e->control) {
     e->control->removals++;
@@ -172,6 +195,7 @@ static void become_active(Engine *e, int r)
   ReplicaLife *l = life_of(e, r);
   l->life = CS_REPLICA_ACTIVE;
   l->active_ns = e->now;
+  decide_replica(e, r, "active");
   if (e->control)
     logf_at(e->control, "replica %d active (%s on gpu %d, batch %d)", r,
             model_name(e, replica_of(e, r)->model), replica_of(e, r)->gpu, replica_of(e, r)->batch);
@@ -210,6 +234,7 @@ static void start_waiting(Engine *e, int g)
       continue;
     }
     l->life = CS_REPLICA_LOADING;
+    decide_replica(e, (int)r, "loading");
     l->ready_ev = cs_eq_push(e->q, cs_i64_add_sat(e->now, l->load_ns), EV_REPLICA_READY,
                              (uint32_t)r, NULL);
   }
@@ -240,6 +265,7 @@ static void gpu_off(Engine *e, int g)
   g_array_append_vals(gpu->on_spans, span, 2);
   gpu->on_since = -1;
   gpu->life = CS_GPU_OFF;
+  decide_gpu(e, g, "off");
   if (e->control)
     logf_at(e->control, "gpu %d off", g);
 }
@@ -284,7 +310,10 @@ void cs_control_setup(Engine *e)
     g_array_append_val(e->replica_life, l);
     if (!(cfg->replica_failed && cfg->replica_failed[r]))
       e->gpus[cs_placement_replica(cfg->placement, r)->gpu].mem_used += mreq;
+    decide_replica(e, r, "active");
   }
+  for (int g = 0; cfg->controller && cfg->controller->scales_gpus && g < cfg->n_gpus; g++)
+    decide_gpu(e, g, g < on ? "ready" : "off");
   if (!cfg->controller)
     return;
   ControlState *c = g_new0(ControlState, 1);
@@ -352,6 +381,7 @@ void cs_control_on_event(Engine *e, const CsEvent *ev)
     Gpu *gpu = &e->gpus[ev->arg];
     gpu->life = CS_GPU_READY;
     gpu->ready_ev = CS_EVENT_HANDLE_NONE;
+    decide_gpu(e, (int)ev->arg, "ready");
     logf_at(c, "gpu %u ready", ev->arg);
     start_waiting(e, (int)ev->arg);
     notify_dispatch(e);
@@ -668,6 +698,7 @@ gboolean cs_control_provision_gpu(CsControl *c, int g, int64_t delay_ns)
     return FALSE;
   Gpu *gpu = &e->gpus[g];
   gpu->life = CS_GPU_PROVISIONING;
+  decide_gpu(e, g, "provisioning");
   gpu_on(e, g);
   int64_t at = cs_i64_add_sat(e->now, MAX(delay_ns, 0));
   if (!e->cfg->placement)
@@ -694,6 +725,7 @@ gboolean cs_control_release_gpu(CsControl *c, int g)
   if (gpu->life != CS_GPU_READY)
     return FALSE;
   gpu->life = CS_GPU_RELEASING;
+  decide_gpu(e, g, "releasing");
   c->releases++;
   logf_at(c, "release gpu %d", g);
   for (guint r = 0; r < e->replicas->len; r++) {

@@ -12,11 +12,20 @@ lines = [json.loads(l) for l in open(log)]
 head = lines[0]
 assert head["format"] == "clustersim-decisions" and head["version"] == 1, head
 sent, batches, left = {}, {}, {}
+replica_life, gpu_life = {}, {}
 for r in lines[1:]:
     if r["ev"] == "request":
         assert r["id"] not in sent
         sent[r["id"]] = r
+    elif r["ev"] == "replica":
+        replica_life[r["id"]] = r["life"]
+    elif r["ev"] == "gpu":
+        gpu_life[r["gpu"]] = r["life"]
     elif r["ev"] == "batch":
+        # sent only to an active replica, or a GPU that takes work
+        if r["replica"] >= 0:
+            assert replica_life.get(r["replica"]) == "active", (r, replica_life.get(r["replica"]))
+        assert gpu_life.get(r["gpu"], "ready") == "ready", (r, gpu_life.get(r["gpu"]))
         batches[r["id"]] = r
     elif r["ev"] == "left":
         assert r["id"] not in left
@@ -44,7 +53,7 @@ for row in rows:
         assert int(row["exec_start_ns"]) >= b["not_before_ns"]
     else:
         assert left[i]["why"] == row["status"], (row, left[i])
-print(len(sent), len(batches), len(left))
+print(len(sent), len(batches), len(left), len(replica_life), sorted(set(replica_life.values())))
 PY
 
 run_and_check() {
@@ -59,7 +68,8 @@ cp "$src/tests/cli/bad_inputs/base.json" "$tmp/base.json"
 run_and_check "router" "$tmp/base.json"
 run_and_check "symphony dropping" "$tmp/base.json" --unset placement --set 'dispatch={"policy": "symphony"}' --set 'clients[0].rate=2000' --set 'clients[0].slo_ms=20' --set 'clients[0].requests=400'
 run_and_check "a model left unserved" "$tmp/base.json" --set 'clients[1]={"model": "vgg19", "rate": 50, "slo_ms": 200, "requests": 20}' --set 'cluster.gpus=1'
-run_and_check "under a controller" "$tmp/base.json" --set 'controller={"policy": "replan", "period_s": 0.2, "tick_s": 0.1, "min_interval_s": 0}' --set 'clients[0].planned_rate=10'
+run_and_check "under a controller" "$tmp/base.json" --set 'controller={"policy": "replan", "period_s": 0.2, "tick_s": 0.1, "min_interval_s": 0}' --set 'clients[0].planned_rate=10' --set 'placement={"policy": "milp"}'
+run_and_check "autoscaled" "$tmp/base.json" --unset placement --set 'dispatch={"policy": "eager"}' --set 'controller={"policy": "autoscale", "initial_gpus": 1, "tick_s": 0.1, "provision_delay_s": 0.1}' --set 'clients[0].rate=1500' --set 'clients[0].requests=1500' --set 'clients[0].slo_ms=30'
 
 "$bin" run "$tmp/base.json" --decisions "$tmp/a.jsonl" >/dev/null 2>&1
 "$bin" run "$tmp/base.json" --decisions "$tmp/b.jsonl" >/dev/null 2>&1
