@@ -60,14 +60,13 @@ static double capacity(const Engine *e, int g)
   return 100.0 * e->cfg->gpus[g].memory_fraction;
 }
 
-/* Time to load a replica of model on gpu: its memory (Mreq x the GPU type's
+/* Time to load a replica on gpu: its memory (Mreq x the GPU type's
  * memory) over the host-to-GPU bandwidth, plus the fixed overhead. Mreq
  * counts weights and activation memory: an upper bound of the bytes copied. */
-static int64_t load_time(const Engine *e, int model, int g, double mreq_pct)
+static int64_t load_time(const Engine *e, int g, double mreq_pct)
 {
   const CsGpuType *t = cs_profile_set_gpu_type(e->cfg->profiles, e->cfg->gpus[g].gpu_type);
   double bytes = t && t->memory_bytes > 0 ? mreq_pct / 100.0 * (double)t->memory_bytes : 0.0;
-  (void)model;
   double ns = bytes / e->cfg->host_to_gpu_bytes_per_s * 1e9;
   return cs_i64_add_sat(e->cfg->model_load_overhead_ns, cs_i64_round_sat(ceil(ns)));
 }
@@ -240,15 +239,9 @@ static void start_waiting(Engine *e, int g)
   }
   if (!short_of_memory)
     return;
-  gboolean drained = FALSE;
-  for (guint r = 0; r < e->replicas->len; r++) {
-    ReplicaLife *l = life_of(e, (int)r);
-    if (l->retire_after != 0 && replica_of(e, (int)r)->gpu == g) {
+  for (guint r = 0; r < e->replicas->len; r++)
+    if (life_of(e, (int)r)->retire_after != 0 && replica_of(e, (int)r)->gpu == g)
       drain(e, (int)r);
-      drained = TRUE;
-    }
-  }
-  (void)drained;
 }
 
 /* ---- GPUs ---------------------------------------------------------------------- */
@@ -357,7 +350,7 @@ static int64_t load_every_model(Engine *e, int g)
     const CsModelProfile *p = e->profile[m * e->n_gpu_types + e->gpus[g].type];
     const CsBatchPoint *first = p && p->n_points > 0 ? &p->points[0] : NULL;
     double mreq = cs_model_profile_mreq_pct(p, first ? first->batch : 1);
-    sum = cs_i64_add_sat(sum, load_time(e, m, g, mreq));
+    sum = cs_i64_add_sat(sum, load_time(e, g, mreq));
   }
   return sum;
 }
@@ -659,7 +652,7 @@ int cs_control_apply(CsControl *c, const CsPlacement *p, GError **error)
     double mreq =
       cs_model_profile_mreq_pct(e->profile[rep->model * e->n_gpu_types + e->gpus[rep->gpu].type],
                                 rep->batch);
-    add_replica(e, rep, mreq, weights_there ? 0 : load_time(e, rep->model, rep->gpu, mreq), change);
+    add_replica(e, rep, mreq, weights_there ? 0 : load_time(e, rep->gpu, mreq), change);
     model_grows[rep->model] = TRUE;
   }
   for (guint r = 0; r < n_old; r++) {

@@ -50,7 +50,7 @@ typedef struct {
   gboolean *ready_before; /* per GPU: ready at the previous tick */
   int64_t *busy_before;   /* per GPU: busy ns at the previous tick */
   int64_t *provisioned_ns; /* per GPU: when it was last provisioned (0 for those on at 0) */
-  int64_t last_good, last_bad, last_ns;
+  int64_t last_ns;
   int64_t failures;
 } Autoscale;
 
@@ -206,15 +206,7 @@ static void autoscale_on_timer(void *state, uint32_t arg)
   CsControl *c = a->c;
   int64_t now = cs_control_now(c);
   cs_rate_estimator_tick(&a->est, c);
-  int64_t good = 0, bad = 0;
-  for (int m = 0; m < a->est.n_models; m++) {
-    good += cs_control_good(c, m);
-    bad += cs_control_bad(c, m);
-  }
-  int64_t dg = good - a->last_good, db = bad - a->last_bad;
-  a->last_good = good;
-  a->last_bad = bad;
-  double r = dg + db > 0 ? (double)db / (double)(dg + db) : 0.0;
+  double r = a->est.bad_share;
   /* Idle fraction over the GPUs ready through the whole tick. */
   int n_ready = 0, n_on = 0, provisioning = 0;
   double busy = 0.0, span = (double)(now - a->last_ns);

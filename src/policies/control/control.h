@@ -41,25 +41,30 @@ int cs_autoscale_rule(int n_ready, double r, double f, double bad_threshold,
 
 /* ---- the rate estimator of the built-in controllers ------------------------------- */
 
-/* Per model, an exponentially weighted moving average of the arrival rate
- * observed over ticks of equal length:
+/* What the built-in controllers observe every tick. Per model, an
+ * exponentially weighted moving average of the arrival rate observed over
+ * ticks of equal length:
  *
  *   r_k = (1 - a) r_(k-1) + a x_k,   a = 1 - 2^(-tick / half_life)
  *
  * x_k is the number of arrivals in tick k over the tick's length; r_0 is the
- * scenario's planned rate. An arrival's weight halves every half_life. */
+ * scenario's planned rate. An arrival's weight halves every half_life.
+ * And the tick's bad share: of the requests that left during it, all models,
+ * those not answered within their SLO (0 when none left). */
 typedef struct {
   int n_models;
   double alpha;
   double *rate;         /* current estimates, req/s */
   int64_t *last_count;  /* arrivals counted at the previous tick */
   int64_t last_ns;      /* time of the previous tick */
+  int64_t last_good, last_bad; /* answers within and past the SLO at the previous tick */
+  double bad_share;     /* of the last tick */
 } CsRateEstimator;
 
 /* Starts the estimator at the world's planned rates (cs_world_rate_rps when
  * the scenario plans for the sending rate). */
 void cs_rate_estimator_init(CsRateEstimator *est, CsControl *c, double tick_s, double half_life_s);
-/* Folds in the arrivals since the previous call. */
+/* Folds in the arrivals and answers since the previous call. */
 void cs_rate_estimator_tick(CsRateEstimator *est, CsControl *c);
 void cs_rate_estimator_clear(CsRateEstimator *est);
 

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "common/params_internal.h"
+#include "policies/registry_internal.h"
 #include "control.h"
 
 static const CsControllerPolicy *const builtins[] = {
@@ -29,61 +29,18 @@ gboolean cs_controller_parse(const CsControllerPolicy *policy, void *user_data, 
                              const char *const *known, const char *file, const char *path,
                              void **params, GError **error)
 {
-  *params = NULL;
-  CsParams *view = cs_params_new_root(obj, file, path);
-  cs_params_mark_known(view, "policy");
-  for (int i = 0; known && known[i]; i++)
-    cs_params_mark_known(view, known[i]);
-  GError *perr = NULL;
-  *params = policy->parse(view, user_data, &perr);
-  gboolean ok = perr == NULL && *params != NULL;
-  if (!ok) {
-    if (!perr)
-      g_set_error(&perr, CS_ERROR, CS_ERROR_POLICY,
-                  "controller \"%s\" returned no parameters and no error", policy->name);
-    if (*params && policy->free_params)
-      policy->free_params(*params);
-    *params = NULL;
-    /* Errors from the parameter readers name the file and path already. */
-    if (perr->domain == CS_ERROR && perr->code != CS_ERROR_POLICY)
-      g_propagate_error(error, perr);
-    else {
-      g_set_error(error, CS_ERROR, CS_ERROR_POLICY, "%s: %s: %s", file, path, perr->message);
-      g_error_free(perr);
-    }
-  }
-  if (ok && !cs_params_check_asked(view, error)) {
-    if (policy->free_params)
-      policy->free_params(*params);
-    *params = NULL;
-    ok = FALSE;
-  }
-  cs_params_free(view);
-  return ok;
+  return cs_policy_params_parse("controller", policy->name, policy->parse, policy->free_params,
+                                user_data, obj, known, file, path, params, error);
 }
 
 char *cs_controller_describe_json(const CsControllerPolicy *policy, const void *params)
 {
-  cJSON *out = cJSON_CreateObject();
-  if (policy->describe) {
-    CsParamsWriter *w = cs_params_writer_new(out);
-    policy->describe(params, w);
-    cs_params_writer_free(w);
-  }
-  char *text = cJSON_PrintUnformatted(out);
-  char *copy = g_strdup(text);
-  cJSON_free(text);
-  cJSON_Delete(out);
-  return copy;
+  return cs_policy_params_json(policy->describe, params);
 }
 
 void cs_controller_fill_defaults(const CsControllerPolicy *policy, const void *params, cJSON *obj)
 {
-  if (!policy->write_defaults)
-    return;
-  CsParamsWriter *w = cs_params_writer_new(obj); /* keeps the scenario's own values */
-  policy->write_defaults(params, w);
-  cs_params_writer_free(w);
+  cs_policy_params_fill(policy->write_defaults, params, obj);
 }
 
 /* ---- rate estimator ------------------------------------------------------------ */
@@ -100,10 +57,25 @@ void cs_rate_estimator_init(CsRateEstimator *est, CsControl *c, double tick_s, d
     est->last_count[m] = cs_control_arrivals(c, m);
   }
   est->last_ns = cs_control_now(c);
+  est->last_good = est->last_bad = 0;
+  for (int m = 0; m < est->n_models; m++) {
+    est->last_good += cs_control_good(c, m);
+    est->last_bad += cs_control_bad(c, m);
+  }
+  est->bad_share = 0.0;
 }
 
 void cs_rate_estimator_tick(CsRateEstimator *est, CsControl *c)
 {
+  int64_t good = 0, bad = 0;
+  for (int m = 0; m < est->n_models; m++) {
+    good += cs_control_good(c, m);
+    bad += cs_control_bad(c, m);
+  }
+  int64_t dg = good - est->last_good, db = bad - est->last_bad;
+  est->last_good = good;
+  est->last_bad = bad;
+  est->bad_share = dg + db > 0 ? (double)db / (double)(dg + db) : 0.0;
   int64_t now = cs_control_now(c);
   double span_s = (now - est->last_ns) * 1e-9;
   if (span_s <= 0)

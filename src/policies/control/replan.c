@@ -29,7 +29,6 @@ typedef struct {
   CsRateEstimator est;
   double *planned;        /* the rates the running placement planned for */
   int64_t last_place_ns;  /* when it last re-placed (0 at the start) */
-  int64_t last_good, last_bad;
   int64_t failures;
 } Replan;
 
@@ -169,17 +168,8 @@ static void replan_on_timer(void *state, uint32_t arg)
   Replan *r = state;
   CsControl *c = r->c;
   cs_rate_estimator_tick(&r->est, c);
-  int64_t good = 0, bad = 0;
-  for (int m = 0; m < r->est.n_models; m++) {
-    good += cs_control_good(c, m);
-    bad += cs_control_bad(c, m);
-  }
-  int64_t dg = good - r->last_good, db = bad - r->last_bad;
-  r->last_good = good;
-  r->last_bad = bad;
-  double bad_share = dg + db > 0 ? (double)db / (double)(dg + db) : 0.0;
   int64_t now = cs_control_now(c);
-  const char *why = trigger(r, now, bad_share);
+  const char *why = trigger(r, now, r->est.bad_share);
   if (why)
     replace(r, why);
   cs_control_timer(c, now + ns_of(r->p->tick_s), 0);
