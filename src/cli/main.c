@@ -21,6 +21,8 @@ static const char *const usage_text =
   "                    that serve the scenario's load within the SLO\n"
   "  sweep EXPERIMENT  run a grid of variants x axes x seeds; mean and 95 % CI per point\n"
   "                    (sweep merge: combine --shard outputs; sweep plot DIR: redraw figures)\n"
+  "  replay DECISIONS --backend NAME  play a run's decisions (run --decisions) back in real\n"
+  "                    time on an execution backend (emulated, cpu) and measure them\n"
   "  plot RUNDIR       draw a run's figures (latency CDF, stages, GPUs busy, placement,\n"
   "                    batch sizes); plot --compare RUNDIR... -o OUTDIR: runs side by side\n"
   "  trace inspect FILE  statistics of an Azure trace file (MAF 2019/2021, Azure LLM)\n"
@@ -59,6 +61,8 @@ int main(int argc, char **argv)
     return cmd_provision(argc - 1, argv + 1);
   if (strcmp(cmd, "sweep") == 0)
     return cmd_sweep(argc - 1, argv + 1);
+  if (strcmp(cmd, "replay") == 0)
+    return cmd_replay(argc - 1, argv + 1);
   if (strcmp(cmd, "plot") == 0)
     return cmd_plot(argc - 1, argv + 1);
   if (strcmp(cmd, "trace") == 0)

@@ -229,6 +229,10 @@ char *cs_results_to_json(const CsResults *r)
   add_num(as, "gpus_used_mean", mean_used);
   cJSON_AddNumberToObject(as, "gpus_used_max", (double)max_used);
   add_num(as, "timeseries_bin_s", r->bin_ns * 1e-9);
+  if (r->replay_json) {
+    cJSON *rp = cJSON_Parse(r->replay_json);
+    cJSON_AddItemToObject(root, "replay", rp ? rp : cJSON_CreateObject());
+  }
   cJSON *eng = cJSON_AddObjectToObject(root, "engine");
   cJSON_AddNumberToObject(eng, "events", (double)r->events);
   char *s = cs_json_print_exact(root);

@@ -68,7 +68,7 @@ static void fill_cost(CsResults *res, const CsConfig *cfg)
 
 /* The decision log's first line: what its records refer to
  * (docs/scenario.md, "Decision log"). */
-static void write_decisions_header(FILE *f, const CsConfig *cfg)
+static void write_decisions_header(FILE *f, CsScenario *sc, const CsConfig *cfg)
 {
   cJSON *h = cJSON_CreateObject();
   cJSON_AddStringToObject(h, "format", "clustersim-decisions");
@@ -93,6 +93,13 @@ static void write_decisions_header(FILE *f, const CsConfig *cfg)
   cJSON_AddStringToObject(h, "dispatch", cfg->dispatch->name);
   cJSON_AddStringToObject(h, "placement", cfg->placement ? cfg->placement_policy->name : "none");
   cJSON_AddBoolToObject(h, "mps", cfg->mps);
+  /* The effective scenario (defaults filled, files by absolute path): a
+   * replay reads its clients, profiles and network from it. */
+  char *eff = cs_config_effective_json(sc, cfg);
+  cJSON *scenario = eff ? cJSON_Parse(eff) : NULL;
+  g_free(eff);
+  if (scenario)
+    cJSON_AddItemToObject(h, "scenario", scenario);
   char *text = cJSON_PrintUnformatted(h);
   fprintf(f, "%s\n", text);
   cJSON_free(text);
@@ -177,7 +184,7 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
       return NULL;
     }
     setvbuf(dec, NULL, _IOFBF, 1 << 20);
-    write_decisions_header(dec, cfg);
+    write_decisions_header(dec, sc, cfg);
   }
   CsResults *res = cs_engine_run(cfg, csv, dec, trace ? &traced : opt, error);
   if (dec) {

@@ -595,6 +595,17 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, FILE *decision
     return NULL;
   }
 
+  if (e.decisions) {
+    /* The last record: when the run ended and each client's measurement
+     * window, which a replay needs to count results as the run did. */
+    fprintf(e.decisions, "{\"ev\":\"end\",\"at_ns\":%" G_GINT64_FORMAT ",\"windows\":[",
+            (gint64)e.now);
+    for (int i = 0; i < cfg->n_clients; i++)
+      fprintf(e.decisions, "%s{\"start_ns\":%" G_GINT64_FORMAT ",\"end_ns\":%" G_GINT64_FORMAT "}",
+              i ? "," : "", (gint64)e.clients[i].window_start_ns,
+              (gint64)e.clients[i].window_end_ns);
+    fputs("]}\n", e.decisions);
+  }
   CsResults *res = cs_results_alloc(cfg->n_clients, cfg->n_gpus);
   for (int i = 0; i < cfg->n_clients; i++) {
     Client *c = &e.clients[i];
@@ -609,7 +620,7 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, FILE *decision
     c->series = NULL;
   }
   int n_replicas = cfg->placement ? cs_placement_n_replicas(cfg->placement) : 0;
-  cs_engine_fill_total(res, &e);
+  cs_engine_fill_total(res, e.clients);
   for (int g = 0; g < cfg->n_gpus; g++) {
     res->gpus[g].node = cfg->gpus[g].node;
     res->gpus[g].physical = cfg->gpus[g].physical;

@@ -9,6 +9,8 @@
  *              and busy-time accounting;
  *   metrics.c  a finished run's per-model and total metrics and the warnings
  *              about it.
+ * src/replay counts a replay's results into Clients too, so that a replay
+ * and a run follow the same rules (cs_engine_fill_model_result and after).
  * The functions below were static in one engine.c. Those called across files
  * now carry the cs_engine_ prefix of every libclustersim symbol; the two on
  * the hot path stay static inline here, under their own names. */
@@ -218,7 +220,8 @@ static inline void on_arrival(Engine *e, int ci)
   cs_engine_schedule_next_arrival(e, ci);
   if (G_UNLIKELY(e->decisions))
     fprintf(e->decisions, "{\"ev\":\"request\",\"id\":%" G_GUINT64_FORMAT ",\"model\":%d,\"send_ns\":%"
-            G_GINT64_FORMAT "}\n", (guint64)r.id, ci, (gint64)r.send_ns);
+            G_GINT64_FORMAT ",\"measured\":%s}\n", (guint64)r.id, ci, (gint64)r.send_ns,
+            r.measured ? "true" : "false");
   e->dispatch->on_request(e->dispatch_state, ci, &r);
 }
 
@@ -263,7 +266,8 @@ gboolean cs_control_gpu_takes_work(const Engine *e, int gpu);
 
 /* metrics.c */
 void cs_engine_fill_model_result(CsModelResult *m, Client *c);
-void cs_engine_fill_total(CsResults *res, Engine *e);
+/* Totals over res's models, whose clients are clients (latency pooled). */
+void cs_engine_fill_total(CsResults *res, const Client *clients);
 void cs_engine_warn_about_run(CsResults *res);
 
 #endif

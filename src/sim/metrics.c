@@ -43,7 +43,7 @@ void cs_engine_fill_model_result(CsModelResult *m, Client *c)
   m->mean_batch = c->batches > 0 ? (double)c->batched_requests / c->batches : NAN;
 }
 
-void cs_engine_fill_total(CsResults *res, Engine *e)
+void cs_engine_fill_total(CsResults *res, const Client *clients)
 {
   CsModelResult *t = &res->total;
   t->model = "total";
@@ -71,7 +71,7 @@ void cs_engine_fill_total(CsResults *res, Engine *e)
     t->good_in_window += m->good_in_window;
     t->drain_s = MAX(t->drain_s, m->drain_s);
     t->batches += m->batches;
-    batched += e->clients[i].batched_requests;
+    batched += clients[i].batched_requests;
     t->window_s = MAX(t->window_s, m->window_s);
   }
   t->bad_rate = t->measured > 0 ? 1.0 - (double)t->good / (double)t->measured : 0.0;
@@ -79,7 +79,7 @@ void cs_engine_fill_total(CsResults *res, Engine *e)
   for (int s = -1; s <= CS_STAGE_ROUTER_WAIT; s++) {
     g_array_set_size(pool, 0);
     for (int i = 0; i < res->n_models; i++) {
-      GArray *src = s < 0 ? e->clients[i].e2e : e->clients[i].router_wait;
+      GArray *src = s < 0 ? clients[i].e2e : clients[i].router_wait;
       g_array_append_vals(pool, src->data, src->len);
     }
     cs_latency_stats((int64_t *)pool->data, pool->len, s < 0 ? &t->latency : &t->stage[s]);
@@ -89,8 +89,7 @@ void cs_engine_fill_total(CsResults *res, Engine *e)
   for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++) {
     g_array_set_size(wpool, 0);
     for (int i = 0; i < res->n_models; i++)
-      g_array_append_vals(wpool, e->clients[i].batch_stage[s]->data,
-                          e->clients[i].batch_stage[s]->len);
+      g_array_append_vals(wpool, clients[i].batch_stage[s]->data, clients[i].batch_stage[s]->len);
     cs_weighted_latency_stats((CsWeightedSample *)wpool->data, wpool->len, &t->stage[s]);
   }
   g_array_unref(wpool);

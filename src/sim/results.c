@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cs_config.h"
+#include "clustersim/backend.h"
 #include "results.h"
 
 CsResults *cs_results_alloc(int n_models, int n_gpus)
@@ -72,8 +73,14 @@ void cs_results_free(CsResults *r)
   g_free(r->setup_json);
   g_free(r->effective_scenario);
   g_free(r->cost_note);
+  g_free(r->replay_json);
   cs_warning_list_free(r->warnings);
   g_free(r);
+}
+
+gboolean cs_results_replay_valid(const CsResults *r)
+{
+  return !r->replay_invalid;
 }
 
 const CsControlSummary *cs_results_control(const CsResults *r)

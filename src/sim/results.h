@@ -76,6 +76,8 @@ struct CsResults {
   CsControlResult *control;   /* NULL without a controller */
   GArray *replica_spans;      /* with a controller: CsReplicaSpan per replica of the run */
   double gpu_hours;           /* provisioned GPU time within the charged duration (run.c) */
+  char *replay_json;          /* a replay's own section (replay/replay.c) as JSON text, or NULL */
+  gboolean replay_invalid;    /* a replay whose lateness exceeded its bound */
 };
 
 CsResults *cs_results_alloc(int n_models, int n_gpus);

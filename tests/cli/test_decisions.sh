@@ -11,6 +11,13 @@ log, reqs = sys.argv[1], sys.argv[2]
 lines = [json.loads(l) for l in open(log)]
 head = lines[0]
 assert head["format"] == "clustersim-decisions" and head["version"] == 1, head
+assert head["scenario"]["clients"][0]["model"] == head["models"][0]["name"], head["scenario"]
+# the end record comes last, with a window per model
+end = lines[-1]
+assert end["ev"] == "end" and len(end["windows"]) == len(head["models"]), end
+for w in end["windows"]:
+    assert 0 <= w["start_ns"] and (w["end_ns"] == 0 or w["start_ns"] < w["end_ns"] <= end["at_ns"]), w
+lines = lines[:-1]
 sent, batches, left = {}, {}, {}
 replica_life, gpu_life = {}, {}
 for r in lines[1:]:
@@ -42,6 +49,7 @@ assert len(rows) == len(sent), (len(rows), len(sent))
 for row in rows:
     i = int(row["id"])
     assert int(row["send_ns"]) == sent[i]["send_ns"]
+    assert bool(int(row["measured"])) == sent[i]["measured"], (row, sent[i])
     assert int(row["model"] != "") and sent[i]["model"] == [m["name"] for m in head["models"]].index(row["model"])
     if row["status"] == "ok":
         b = batches[int(row["batch_id"])]

@@ -1,0 +1,258 @@
+/* "cpu": each GPU of the scenario is a set of CPU cores, each model a chain
+ * of single-precision matrix products through OpenBLAS.
+ *
+ * A model of L layers of width d runs a batch of b requests as L products
+ * (b x d) . (d x d): b x d^2 multiply-adds per layer over d^2 weights. At
+ * small b the weights' traffic dominates (as at small batches on a GPU), at
+ * large b the arithmetic: latency grows with the batch, less than in
+ * proportion. Every worker has weights of its own, so co-located workers
+ * compete for the cores of their GPU, for the caches and for memory
+ * bandwidth; they are not isolated as MIG instances would be.
+ *
+ * Options (--backend-option KEY=VALUE):
+ *   width=D          matrix width (default 1024: 4 MiB of weights a layer)
+ *   layers_per_ms=K  a model gets round(K x its batch-1 profiled latency in ms)
+ *                    layers, at least 1 (default 2)
+ *   cores=A-B        the cores GPUs run on (default: every core this process
+ *                    may run on; the replay's clock thread, asleep almost
+ *                    always, preempts them when it can run at real-time
+ *                    priority)
+ * GPUs take consecutive equal groups of those cores; with more GPUs than
+ * cores, GPUs share cores (describe says so). OpenBLAS runs one thread per
+ * call: the worker's own. */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends.h"
+
+/* OpenBLAS's Fortran interface: GSL brings a CBLAS of its own (gslcblas)
+ * whose cblas_ symbols could shadow OpenBLAS's; sgemm_ exists only here. */
+void sgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+            const float *alpha, const float *a, const int *lda, const float *b, const int *ldb,
+            const float *beta, float *c, const int *ldc);
+void openblas_set_num_threads(int num_threads);
+char *openblas_get_config(void);
+
+typedef struct {
+  const CsBackendSetup *setup;
+  int width;
+  double layers_per_ms;
+  int *cores;            /* the cores GPUs run on */
+  int n_cores;
+  int *layers;           /* per model */
+} Cpu;
+
+typedef struct {
+  int layers;
+  float *weights;        /* layers x width x width */
+  float *act[2];         /* max_batch x width each */
+} CpuWorker;
+
+static gboolean parse_cores(const char *text, GArray *out)
+{
+  char **parts = g_strsplit(text, ",", -1);
+  gboolean ok = parts[0] != NULL;
+  for (int i = 0; ok && parts[i]; i++) {
+    char *end = NULL;
+    gint64 a = g_ascii_strtoll(parts[i], &end, 10), b = a;
+    if (end != parts[i] && *end == '-') {
+      const char *second = end + 1;
+      b = g_ascii_strtoll(second, &end, 10);
+      ok = end != second;
+    }
+    ok = ok && end != parts[i] && *end == '\0' && a >= 0 && b >= a && b < CPU_SETSIZE;
+    for (gint64 c = a; ok && c <= b; c++) {
+      int v = (int)c;
+      g_array_append_val(out, v);
+    }
+  }
+  g_strfreev(parts);
+  return ok;
+}
+
+static void *cpu_open(const CsBackendSetup *setup, void *user_data, GError **error)
+{
+  (void)user_data;
+  static const char *const known[] = { "width", "layers_per_ms", "cores", NULL };
+  if (!cs_backend_check_options(setup, "cpu", known, error))
+    return NULL;
+  Cpu *c = g_new0(Cpu, 1);
+  c->setup = setup;
+  double width = 1024, per_ms = 2;
+  GArray *cores = g_array_new(FALSE, FALSE, sizeof(int));
+  const char *cores_text = cs_backend_option(setup, "cores");
+  gboolean ok = cs_backend_option_double(setup, "cpu", "width", 16, 16384, &width, error) &&
+                cs_backend_option_double(setup, "cpu", "layers_per_ms", 1e-3, 1e3, &per_ms, error);
+  if (ok && cores_text && !parse_cores(cores_text, cores)) {
+    g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                "--backend-option cores=%s: expected core numbers and ranges, e.g. 1 or 0-3 or "
+                "1,3", cores_text);
+    ok = FALSE;
+  }
+  cpu_set_t allowed;
+  if (ok && sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+    g_set_error(error, CS_ERROR, CS_ERROR_IO, "backend \"cpu\": cannot read the allowed cores");
+    ok = FALSE;
+  }
+  if (ok && !cores_text) {
+    for (int i = 0; i < CPU_SETSIZE; i++)
+      if (CPU_ISSET(i, &allowed))
+        g_array_append_val(cores, i);
+  }
+  for (guint i = 0; ok && i < cores->len; i++)
+    if (!CPU_ISSET(g_array_index(cores, int, i), &allowed)) {
+      g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                  "--backend-option cores: core %d is not one this process may run on",
+                  g_array_index(cores, int, i));
+      ok = FALSE;
+    }
+  c->width = (int)width;
+  c->layers_per_ms = per_ms;
+  c->n_cores = (int)cores->len;
+  c->cores = (int *)g_array_free(cores, FALSE);
+  c->layers = g_new0(int, MAX(setup->n_models, 1));
+  if (!ok) {
+    g_free(c->cores);
+    g_free(c->layers);
+    g_free(c);
+    return NULL;
+  }
+  /* A model's depth follows its batch-1 latency on the first GPU type that
+   * profiles it, so that models keep their order of cost. */
+  for (int m = 0; m < setup->n_models; m++) {
+    const CsModelProfile *p = NULL;
+    for (int g = 0; g < setup->n_gpus && !p; g++)
+      p = cs_profile_set_lookup(setup->profiles, setup->gpu_types[g], setup->models[m]);
+    double ms = p ? cs_model_profile_latency_ns(p, 1) * 1e-6 : 1.0;
+    c->layers[m] = MAX(1, (int)lround(per_ms * ms));
+  }
+  openblas_set_num_threads(1);
+  return c;
+}
+
+/* The cores of GPU g: an equal consecutive group, or a shared one. */
+static void gpu_cores(const Cpu *c, int g, cpu_set_t *set)
+{
+  CPU_ZERO(set);
+  int n_gpus = c->setup->n_gpus;
+  if (n_gpus <= c->n_cores) {
+    int per = c->n_cores / n_gpus;
+    for (int i = g * per; i < (g + 1) * per; i++)
+      CPU_SET(c->cores[i], set);
+  } else {
+    CPU_SET(c->cores[g % c->n_cores], set);
+  }
+}
+
+static gboolean cpu_prepare(void *state, CsBackendWorker *w, GError **error)
+{
+  Cpu *c = state;
+  cpu_set_t set;
+  gpu_cores(c, w->gpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) {
+    g_set_error(error, CS_ERROR, CS_ERROR_IO, "backend \"cpu\": cannot pin the worker of GPU %d",
+                w->gpu);
+    return FALSE;
+  }
+  CpuWorker *x = g_new0(CpuWorker, 1);
+  x->layers = c->layers[w->model];
+  size_t d = (size_t)c->width;
+  /* Allocated and first touched by the worker's own thread, on its cores:
+   * the memory is near them. Weights 1/d and inputs 1 keep every value 1:
+   * no overflow, no denormals that would slow some batches. */
+  x->weights = g_new(float, (size_t)x->layers * d * d);
+  for (size_t i = 0; i < (size_t)x->layers * d * d; i++)
+    x->weights[i] = 1.0f / (float)d;
+  for (int k = 0; k < 2; k++) {
+    x->act[k] = g_new(float, (size_t)MAX(w->max_batch, 1) * d);
+    for (size_t i = 0; i < (size_t)MAX(w->max_batch, 1) * d; i++)
+      x->act[k][i] = 1.0f;
+  }
+  w->data = x;
+  return TRUE;
+}
+
+static gboolean cpu_execute(void *state, CsBackendWorker *w, int batch, GError **error)
+{
+  Cpu *c = state;
+  CpuWorker *x = w->data;
+  if (batch > w->max_batch) {
+    g_set_error(error, CS_ERROR, CS_ERROR_POLICY, "backend \"cpu\": a batch of %d, more than the "
+                "%d prepared for", batch, w->max_batch);
+    return FALSE;
+  }
+  const int d = c->width, n = batch;
+  const float one = 1.0f, zero = 0.0f;
+  /* Column-major: activations (d x n) = weights (d x d) . activations (d x n). */
+  for (int l = 0; l < x->layers; l++)
+    sgemm_("N", "N", &d, &n, &d, &one, x->weights + (size_t)l * d * d, &d, x->act[l & 1], &d,
+           &zero, x->act[(l + 1) & 1], &d);
+  return TRUE;
+}
+
+static void cpu_release(void *state, CsBackendWorker *w)
+{
+  (void)state;
+  CpuWorker *x = w->data;
+  if (!x)
+    return;
+  g_free(x->weights);
+  g_free(x->act[0]);
+  g_free(x->act[1]);
+  g_free(x);
+  w->data = NULL;
+}
+
+static char *cpu_describe(void *state)
+{
+  Cpu *c = state;
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "blas", openblas_get_config());
+  cJSON_AddNumberToObject(o, "width", c->width);
+  cJSON_AddNumberToObject(o, "layers_per_ms", c->layers_per_ms);
+  cJSON *cores = cJSON_AddArrayToObject(o, "cores");
+  for (int i = 0; i < c->n_cores; i++)
+    cJSON_AddItemToArray(cores, cJSON_CreateNumber(c->cores[i]));
+  cJSON *gpus = cJSON_AddArrayToObject(o, "gpu_cores");
+  for (int g = 0; g < c->setup->n_gpus; g++) {
+    cpu_set_t set;
+    gpu_cores(c, g, &set);
+    cJSON *list = cJSON_CreateArray();
+    for (int i = 0; i < CPU_SETSIZE; i++)
+      if (CPU_ISSET(i, &set))
+        cJSON_AddItemToArray(list, cJSON_CreateNumber(i));
+    cJSON_AddItemToArray(gpus, list);
+  }
+  cJSON_AddBoolToObject(o, "gpus_share_cores", c->setup->n_gpus > c->n_cores);
+  cJSON *layers = cJSON_AddObjectToObject(o, "layers");
+  for (int m = 0; m < c->setup->n_models; m++)
+    cJSON_AddNumberToObject(layers, c->setup->models[m], c->layers[m]);
+  char *text = cJSON_PrintUnformatted(o);
+  char *copy = g_strdup(text);
+  cJSON_free(text);
+  cJSON_Delete(o);
+  return copy;
+}
+
+static void cpu_close(void *state)
+{
+  Cpu *c = state;
+  g_free(c->cores);
+  g_free(c->layers);
+  g_free(c);
+}
+
+const CsBackend cs_backend_cpu = {
+  .name = "cpu",
+  .description = "GPUs as pinned CPU cores, models as OpenBLAS matrix-product chains",
+  .open = cpu_open,
+  .prepare = cpu_prepare,
+  .execute = cpu_execute,
+  .release = cpu_release,
+  .describe = cpu_describe,
+  .close = cpu_close,
+};
