@@ -3,9 +3,10 @@
 # is missing. Needs root (or sudo) only when something must be installed.
 set -euo pipefail
 # gnuplot-nox and a font render the figures (svg, pngcairo); parallel runs
-# sweep shards (docs/experiments.md).
+# sweep shards (docs/experiments.md); OpenBLAS is the cpu replay backend's
+# arithmetic (docs/replay.md).
 pkgs=(build-essential meson ninja-build pkg-config libglib2.0-dev libgsl-dev libcjson-dev
-      libglpk-dev libcmocka-dev python3 gnuplot-nox fonts-dejavu-core parallel)
+      libglpk-dev libcmocka-dev python3 gnuplot-nox fonts-dejavu-core parallel libopenblas-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

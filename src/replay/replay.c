@@ -261,10 +261,7 @@ static void free_executors(Replay *rp)
   g_free(rp->executor_of);
 }
 
-/* The scenario the log recorded, compiled with the replicas active at 0 as
- * a manual placement (so that no placement policy runs again) and without
- * its controller (whose actions the log holds). */
-static CsConfig *compile_scenario(const DecisionLog *log, GError **error)
+CsConfig *cs_replay_compile_scenario(const DecisionLog *log, GError **error)
 {
   cJSON *sc_json = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(log->header, "scenario"), TRUE);
   cJSON_DeleteItemFromObjectCaseSensitive(sc_json, "controller");
@@ -351,7 +348,7 @@ CsResults *cs_replay(const CsReplayOptions *opt, GError **error)
   DecisionLog *log = cs_decision_log_read(opt->decisions, error);
   if (!log)
     return NULL;
-  CsConfig *cfg = compile_scenario(log, error);
+  CsConfig *cfg = cs_replay_compile_scenario(log, error);
   if (!cfg) {
     cs_decision_log_free(log);
     return NULL;

@@ -44,6 +44,12 @@ typedef struct {
   GError *error;            /* the first failure */
 } Replay;
 
+/* The scenario log recorded, compiled with the replicas active at 0 as a
+ * manual placement (so that no placement policy runs again) and without its
+ * controller (whose actions the log holds). NULL with error set when it no
+ * longer compiles (a profile file moved) or disagrees with the header. */
+CsConfig *cs_replay_compile_scenario(const DecisionLog *log, GError **error);
+
 /* The results of a finished replay, counted as the simulator counts a run
  * (sim/clients.c, sim/metrics.c), with a "replay" section: the backend
  * (described: JSON text, or NULL), lateness and validity. Writes requests_csv
