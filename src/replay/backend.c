@@ -50,9 +50,10 @@ gboolean cs_backend_check_options(const CsBackendSetup *setup, const char *backe
       ok = strlen(known[k]) == (size_t)(eq - opt) && strncmp(known[k], opt, eq - opt) == 0;
     if (!ok) {
       char *list = g_strjoinv(", ", (char **)known);
-      g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
-                  "--backend-option %s: %s; backend \"%s\" knows %s", opt,
-                  eq ? "unknown key" : "expected KEY=VALUE", backend, list);
+      char *knows = known[0] ? g_strdup_printf("knows %s", list) : g_strdup("takes no options");
+      g_set_error(error, CS_ERROR, CS_ERROR_INVALID, "--backend-option %s: %s; backend \"%s\" %s",
+                  opt, eq ? "unknown key" : "expected KEY=VALUE", backend, knows);
+      g_free(knows);
       g_free(list);
       return FALSE;
     }

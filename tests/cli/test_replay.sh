@@ -1,0 +1,45 @@
+#!/bin/bash
+# clustersim replay: a run's decisions played back on the emulated backend
+# give outputs in the run's formats, which the same tools read (plot
+# --compare), with the replay's own section; outputs are not overwritten
+# without --force; a backend option it does not know is refused. Accuracy
+# figures come from bench/replay_accuracy.sh, not from here.
+. "$(dirname "$0")/harness.sh"
+
+cp "$src/tests/cli/bad_inputs/base.json" "$tmp/base.json"
+"$bin" run "$tmp/base.json" --set 'clients[0].requests=150' --set 'clients[0].rate=300' \
+  --decisions "$tmp/d.jsonl" -o "$tmp/sim" --requests-csv >/dev/null 2>&1
+check "the run writes its decisions" test -s "$tmp/d.jsonl"
+"$bin" replay "$tmp/d.jsonl" --backend emulated --max-lateness-ms 50 -o "$tmp/rep" --requests-csv \
+  >"$tmp/table.txt" 2>"$tmp/err.txt"
+check "replay exits 0" test $? -eq 0
+check "no progress line when stderr is not a terminal" test ! -s "$tmp/err.txt"
+check "the table names the models" grep -q '^resnet50' "$tmp/table.txt"
+py 'd["replay"]["backend"] == "emulated" and d["replay"]["valid"] is True' "$tmp/rep/summary.json"
+py 'd["replay"]["lateness_ms"]["batch_sent"]["p99"] <= 50' "$tmp/rep/summary.json"
+cat > "$tmp/same.py" <<'PY'
+import csv, json, sys
+sim, rep = (json.load(open(f"{d}/summary.json")) for d in sys.argv[1:3])
+# every section and per-model field of a run is in the replay's summary
+assert set(sim) - {"replay"} <= set(rep), set(sim) - set(rep)
+for a, b in zip(sim["models"], rep["models"]):
+    assert set(a) <= set(b), set(a) - set(b)
+    assert a["requests"]["generated"] == b["requests"]["generated"]
+    assert a["requests"]["completed"] == b["requests"]["completed"]
+    assert a["batches"]["count"] == b["batches"]["count"]
+s = list(csv.DictReader(open(f"{sys.argv[1]}/requests.csv")))
+r = list(csv.DictReader(open(f"{sys.argv[2]}/requests.csv")))
+assert s[0].keys() == r[0].keys()
+assert sorted((x["id"], x["batch_id"], x["gpu"]) for x in s) == sorted((x["id"], x["batch_id"], x["gpu"]) for x in r)
+PY
+check "same formats, same requests in the same batches" python3 "$tmp/same.py" "$tmp/sim" "$tmp/rep"
+check "plot --compare reads a run and its replay" \
+  "$bin" plot --compare "$tmp/sim" "$tmp/rep" -o "$tmp/cmp" --no-render
+check "... and draws their latency CDFs" test -s "$tmp/cmp/figures/latency_cdf_compare_resnet50.dat"
+bad "an earlier replay's outputs are kept" "holds the outputs of an earlier run" \
+  replay "$tmp/d.jsonl" --backend emulated -o "$tmp/rep"
+bad "an unknown backend option is refused" \
+  'backend "emulated": --backend-option speed=2: unknown key; backend "emulated" takes no options' \
+  replay "$tmp/d.jsonl" --backend emulated --backend-option speed=2 -o "$tmp/none"
+check "a refused replay leaves no output directory" test ! -e "$tmp/none"
+finish
