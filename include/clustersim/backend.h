@@ -71,6 +71,11 @@ typedef struct {
   /* What ran, as JSON text (library, machine, sizes), g_free'd by the
    * caller; may be NULL. */
   char *(*describe)(void *state);
+  /* The fraction of gpu's compute one worker can use when alone (a
+   * single-threaded worker on a GPU of k cores: 1/k), or NAN when unknown.
+   * `clustersim profile measure` writes it as the profile's Creq. May be
+   * NULL (unknown). */
+  double (*worker_share)(void *state, int gpu);
   void (*close)(void *state);
 } CsBackend;
 

@@ -13,6 +13,10 @@
  *   width=D          matrix width (default 1024: 4 MiB of weights a layer)
  *   layers_per_ms=K  a model gets round(K x its batch-1 profiled latency in ms)
  *                    layers, at least 1 (default 2)
+ *   layers=M:N,...   model M gets N layers, whatever its profile says (a
+ *                    measured profile and the replay that checks it must run
+ *                    the same models: clustersim validate passes the layers
+ *                    it measured)
  *   cores=A-B        the cores GPUs run on (default: every core this process
  *                    may run on; the replay's clock thread, asleep almost
  *                    always, preempts them when it can run at real-time
@@ -24,7 +28,9 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "backends.h"
@@ -74,10 +80,45 @@ static gboolean parse_cores(const char *text, GArray *out)
   return ok;
 }
 
+static void cpu_close(void *state);
+
+/* "M:N,M:N": layers per model, by name. */
+static gboolean parse_layers(Cpu *c, const char *text, GError **error)
+{
+  char **parts = g_strsplit(text, ",", -1);
+  gboolean ok = parts[0] != NULL;
+  for (int i = 0; ok && parts[i]; i++) {
+    const char *colon = strrchr(parts[i], ':');
+    char *end = NULL;
+    gint64 n = colon ? g_ascii_strtoll(colon + 1, &end, 10) : 0;
+    ok = colon && end != colon + 1 && *end == '\0' && n >= 1 && n <= 100000;
+    int m = 0;
+    while (ok && m < c->setup->n_models &&
+           !(strlen(c->setup->models[m]) == (size_t)(colon - parts[i]) &&
+             strncmp(c->setup->models[m], parts[i], colon - parts[i]) == 0))
+      m++;
+    if (ok && m == c->setup->n_models) {
+      g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                  "--backend-option layers: \"%.*s\" is not a model of this run",
+                  (int)(colon - parts[i]), parts[i]);
+      g_strfreev(parts);
+      return FALSE;
+    }
+    if (ok)
+      c->layers[m] = (int)n;
+  }
+  g_strfreev(parts);
+  if (!ok)
+    g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                "--backend-option layers=%s: expected MODEL:LAYERS,... with LAYERS in [1, 100000]",
+                text);
+  return ok;
+}
+
 static void *cpu_open(const CsBackendSetup *setup, void *user_data, GError **error)
 {
   (void)user_data;
-  static const char *const known[] = { "width", "layers_per_ms", "cores", NULL };
+  static const char *const known[] = { "width", "layers_per_ms", "layers", "cores", NULL };
   if (!cs_backend_check_options(setup, "cpu", known, error))
     return NULL;
   Cpu *c = g_new0(Cpu, 1);
@@ -130,6 +171,11 @@ static void *cpu_open(const CsBackendSetup *setup, void *user_data, GError **err
     double ms = p ? cs_model_profile_latency_ns(p, 1) * 1e-6 : 1.0;
     c->layers[m] = MAX(1, (int)lround(per_ms * ms));
   }
+  const char *given = cs_backend_option(setup, "layers");
+  if (given && !parse_layers(c, given, error)) {
+    cpu_close(c);
+    return NULL;
+  }
   openblas_set_num_threads(1);
   return c;
 }
@@ -148,6 +194,23 @@ static void gpu_cores(const Cpu *c, int g, cpu_set_t *set)
   }
 }
 
+/* Memory for n floats in 2 MiB huge pages where the kernel gives them
+ * (transparent huge pages on madvise): with 4 KiB pages a worker's speed
+ * varied by up to two times with where its pages happened to land (TLB
+ * misses over megabytes of weights); huge pages make it repeatable. */
+#define HUGE_PAGE ((size_t)2 << 20)
+static float *alloc_floats(size_t n)
+{
+  size_t bytes = (n * sizeof(float) + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  void *p = NULL;
+  if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+    g_error("backend \"cpu\": out of memory (%zu bytes)", bytes);
+#ifdef MADV_HUGEPAGE
+  madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
 static gboolean cpu_prepare(void *state, CsBackendWorker *w, GError **error)
 {
   Cpu *c = state;
@@ -164,11 +227,11 @@ static gboolean cpu_prepare(void *state, CsBackendWorker *w, GError **error)
   /* Allocated and first touched by the worker's own thread, on its cores:
    * the memory is near them. Weights 1/d and inputs 1 keep every value 1:
    * no overflow, no denormals that would slow some batches. */
-  x->weights = g_new(float, (size_t)x->layers * d * d);
+  x->weights = alloc_floats((size_t)x->layers * d * d);
   for (size_t i = 0; i < (size_t)x->layers * d * d; i++)
     x->weights[i] = 1.0f / (float)d;
   for (int k = 0; k < 2; k++) {
-    x->act[k] = g_new(float, (size_t)MAX(w->max_batch, 1) * d);
+    x->act[k] = alloc_floats((size_t)MAX(w->max_batch, 1) * d);
     for (size_t i = 0; i < (size_t)MAX(w->max_batch, 1) * d; i++)
       x->act[k][i] = 1.0f;
   }
@@ -200,9 +263,9 @@ static void cpu_release(void *state, CsBackendWorker *w)
   CpuWorker *x = w->data;
   if (!x)
     return;
-  g_free(x->weights);
-  g_free(x->act[0]);
-  g_free(x->act[1]);
+  free(x->weights);
+  free(x->act[0]);
+  free(x->act[1]);
   g_free(x);
   w->data = NULL;
 }
@@ -238,6 +301,14 @@ static char *cpu_describe(void *state)
   return copy;
 }
 
+static double cpu_worker_share(void *state, int gpu)
+{
+  Cpu *c = state;
+  cpu_set_t set;
+  gpu_cores(c, gpu, &set);
+  return 1.0 / CPU_COUNT(&set);
+}
+
 static void cpu_close(void *state)
 {
   Cpu *c = state;
@@ -254,5 +325,6 @@ const CsBackend cs_backend_cpu = {
   .execute = cpu_execute,
   .release = cpu_release,
   .describe = cpu_describe,
+  .worker_share = cpu_worker_share,
   .close = cpu_close,
 };

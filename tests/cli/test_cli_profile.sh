@@ -155,7 +155,7 @@ bad "show: unknown model" 'no profile file, model or GPU type called "alexnt" (d
 bad "show: unknown GPU type, case" 'called "V100" (did you mean "v100"?)' profile show V100
 bad "show: unknown file name" '(did you mean "v100_thesis"?)' profile show v100_thesys --json
 bad "show: no NAME" "expected exactly one NAME" profile show
-bad "profile: no subcommand" "expected a subcommand: list or show" profile
+bad "profile: no subcommand" "expected a subcommand: list, show or measure" profile
 bad "list: missing --profile file" "--profile nope.json: file not found" profile list --profile nope.json
 printf '{"format": "clustersim-profile", "version": 1, "source": "x", "models": [{"gpu": "v100", "model": "m", "linear": {"alpha_ms": 1, "beta_ms": -1}}]}' >"$tmp/badprof.json"
 bad "list: invalid --profile file" "badprof.json: models[0]" profile list --profile "$tmp/badprof.json"

@@ -1,0 +1,298 @@
+/* Profiling a backend: every measurement runs on threads of its own, since
+ * a backend's prepare may pin the calling thread (the cpu backend does). */
+#include "measure.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "backends.h"
+#include "cs_config.h"
+
+#define UNTIMED 3
+
+typedef struct {
+  const CsMeasureOptions *o;
+  void *state;
+  int model;              /* index into o->models */
+  int max_batch;
+  /* isolated: every batch size; victim: pair_batch only */
+  const int *batches;
+  int n_batches;
+  double *median_ms, *p10_ms, *p90_ms; /* per batch */
+  gint *stop;             /* aggressor: run until set */
+  gint *started;          /* aggressor: set once it runs */
+  GError *error;
+} Job;
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double quantile(const double *sorted, int n, double q)
+{
+  double pos = q * (n - 1);
+  int i = (int)floor(pos);
+  return i + 1 < n ? sorted[i] + (pos - i) * (sorted[i + 1] - sorted[i]) : sorted[n - 1];
+}
+
+static gpointer timed_job(gpointer data)
+{
+  Job *j = data;
+  const CsBackend *be = j->o->backend;
+  CsBackendWorker w = { .gpu = 0, .worker = j->model, .model = j->model, .max_batch = j->max_batch };
+  if (be->prepare && !be->prepare(j->state, &w, &j->error))
+    return NULL;
+  /* Warm-up: 100 ms of the largest batch, so that the first point is not
+   * measured on cold caches and a low clock. */
+  int64_t warm_until = cs_monotonic_ns() + 100000000;
+  while (!j->error && cs_monotonic_ns() < warm_until)
+    be->execute(j->state, &w, j->batches[j->n_batches - 1], &j->error);
+  double *t = g_new(double, j->o->repeat);
+  for (int k = 0; k < j->n_batches && !j->error; k++) {
+    int b = j->batches[k];
+    for (int r = 0; r < UNTIMED + j->o->repeat && !j->error; r++) {
+      int64_t t0 = cs_monotonic_ns();
+      if (!be->execute(j->state, &w, b, &j->error))
+        break;
+      if (r >= UNTIMED)
+        t[r - UNTIMED] = (cs_monotonic_ns() - t0) * 1e-6;
+    }
+    if (j->error)
+      break;
+    qsort(t, j->o->repeat, sizeof *t, cmp_double);
+    j->median_ms[k] = quantile(t, j->o->repeat, 0.5);
+    j->p10_ms[k] = quantile(t, j->o->repeat, 0.1);
+    j->p90_ms[k] = quantile(t, j->o->repeat, 0.9);
+  }
+  g_free(t);
+  if (be->release)
+    be->release(j->state, &w);
+  return NULL;
+}
+
+/* The aggressor: batches back to back until told to stop. */
+static gpointer busy_job(gpointer data)
+{
+  Job *j = data;
+  const CsBackend *be = j->o->backend;
+  CsBackendWorker w = { .gpu = 0, .worker = 1000 + j->model, .model = j->model,
+                        .max_batch = j->max_batch };
+  if (be->prepare && !be->prepare(j->state, &w, &j->error)) {
+    g_atomic_int_set(j->started, 1);
+    return NULL;
+  }
+  gboolean first = TRUE;
+  while (!g_atomic_int_get(j->stop) && !j->error) {
+    be->execute(j->state, &w, j->batches[0], &j->error);
+    if (first)
+      g_atomic_int_set(j->started, 1);
+    first = FALSE;
+  }
+  g_atomic_int_set(j->started, 1);
+  if (be->release)
+    be->release(j->state, &w);
+  return NULL;
+}
+
+static char *machine_text(void)
+{
+  char *cpu = NULL, *text = NULL;
+  if (g_file_get_contents("/proc/cpuinfo", &text, NULL, NULL)) {
+    char *p = strstr(text, "model name");
+    char *colon = p ? strchr(p, ':') : NULL;
+    if (colon) {
+      char *end = strchr(colon, '\n');
+      cpu = g_strstrip(g_strndup(colon + 1, end ? (gsize)(end - colon - 1) : strlen(colon + 1)));
+    }
+  }
+  g_free(text);
+  struct utsname u;
+  gboolean have_uname = uname(&u) == 0;
+  char *out = g_strdup_printf("%s, %u cores online, %s %s", cpu ? cpu : "unknown CPU",
+                              g_get_num_processors(), have_uname ? u.sysname : "unknown OS",
+                              have_uname ? u.release : "");
+  g_free(cpu);
+  return out;
+}
+
+static char *print(cJSON *o)
+{
+  char *text = cJSON_Print(o);
+  char *copy = g_strconcat(text, "\n", NULL);
+  cJSON_free(text);
+  cJSON_Delete(o);
+  return copy;
+}
+
+gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **interference,
+                            char **described, GError **error)
+{
+  *profile = *interference = *described = NULL;
+  int n_models = (int)g_strv_length((char **)o->models);
+  const CsModelProfile **like = g_new0(const CsModelProfile *, MAX(n_models, 1));
+  for (int m = 0; m < n_models; m++) {
+    like[m] = cs_profile_set_lookup(o->like, o->like_type, o->models[m]);
+    if (!like[m]) {
+      g_set_error(error, CS_ERROR, CS_ERROR_INVALID, "model %s has no profile on GPU type %s",
+                  o->models[m], o->like_type);
+      g_free(like);
+      return FALSE;
+    }
+  }
+  const char *types[] = { o->like_type };
+  CsBackendSetup setup = { .n_gpus = 1, .gpu_types = types, .mps = TRUE, .n_models = n_models,
+                           .models = o->models, .profiles = o->like,
+                           .options = o->backend_options };
+  void *state = o->backend->open(&setup, NULL, error);
+  if (!state) {
+    g_prefix_error(error, "backend \"%s\": ", o->backend->name);
+    g_free(like);
+    return FALSE;
+  }
+  int max_batch = o->batches[o->n_batches - 1];
+  int nb = o->n_batches;
+  double *iso = g_new0(double, (size_t)n_models * nb), *p10 = g_new0(double, (size_t)n_models * nb),
+         *p90 = g_new0(double, (size_t)n_models * nb);
+  GError *err = NULL;
+  for (int m = 0; m < n_models && !err; m++) {
+    Job j = { .o = o, .state = state, .model = m, .max_batch = max_batch, .batches = o->batches,
+              .n_batches = nb, .median_ms = iso + m * nb, .p10_ms = p10 + m * nb,
+              .p90_ms = p90 + m * nb };
+    g_thread_join(g_thread_new("cs-measure", timed_job, &j));
+    err = j.error;
+  }
+  /* Pairs: the victim timed while the aggressor runs back to back. */
+  int pk = 0;
+  while (pk < nb && o->batches[pk] != o->pair_batch)
+    pk++;
+  GArray *pairs = g_array_new(FALSE, FALSE, sizeof(double) * 3); /* victim, aggressor, slowdown */
+  for (int v = 0; o->pair_batch > 0 && pk < nb && v < n_models && !err; v++)
+    for (int a = 0; a < n_models && !err; a++) {
+      if (a == v)
+        continue;
+      gint stop = 0, started = 0;
+      int pb[] = { o->pair_batch };
+      double med = 0, lo = 0, hi = 0;
+      Job agg = { .o = o, .state = state, .model = a, .max_batch = o->pair_batch, .batches = pb,
+                  .n_batches = 1, .stop = &stop, .started = &started };
+      Job vic = { .o = o, .state = state, .model = v, .max_batch = o->pair_batch, .batches = pb,
+                  .n_batches = 1, .median_ms = &med, .p10_ms = &lo, .p90_ms = &hi };
+      GThread *ta = g_thread_new("cs-aggressor", busy_job, &agg);
+      while (!g_atomic_int_get(&started))
+        g_usleep(100);
+      g_thread_join(g_thread_new("cs-victim", timed_job, &vic));
+      g_atomic_int_set(&stop, 1);
+      g_thread_join(ta);
+      err = vic.error ? vic.error : agg.error;
+      if (vic.error && agg.error)
+        g_error_free(agg.error);
+      double row[3] = { v, a, med / iso[v * nb + pk] };
+      g_array_append_vals(pairs, row, 1);
+    }
+  char *desc = o->backend->describe ? o->backend->describe(state) : g_strdup("{}");
+  double share = o->backend->worker_share ? o->backend->worker_share(state, 0) : NAN;
+  o->backend->close(state);
+  if (err) {
+    g_propagate_prefixed_error(error, err, "backend \"%s\": ", o->backend->name);
+    g_free(desc);
+    g_free(iso);
+    g_free(p10);
+    g_free(p90);
+    g_free(like);
+    g_array_unref(pairs);
+    return FALSE;
+  }
+
+  GDateTime *now = g_date_time_new_now_utc();
+  char *date = g_date_time_format(now, "%Y-%m-%d %H:%M UTC");
+  g_date_time_unref(now);
+  char *machine = machine_text();
+  char *source = g_strdup_printf(
+    "Measured by clustersim %s, `clustersim profile measure --backend %s`, on %s, %s: one GPU "
+    "of the backend, each batch size's latency the median of %d timed executions after %d "
+    "untimed ones (and 100 ms of the largest batch before a model's first); models sized like %s on %s. Backend: %s",
+    CS_VERSION, o->backend->name, machine, date, o->repeat, UNTIMED, o->models[0], o->like_type,
+    desc);
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddStringToObject(p, "format", "clustersim-profile");
+  cJSON_AddNumberToObject(p, "version", 1);
+  cJSON_AddStringToObject(p, "source", source);
+  cJSON *gt = cJSON_CreateObject();
+  cJSON_AddStringToObject(gt, "name", o->gpu_type);
+  char *gdesc = g_strdup_printf("backend %s on %s", o->backend->name, machine);
+  cJSON_AddStringToObject(gt, "description", gdesc);
+  g_free(gdesc);
+  cJSON_AddItemToArray(cJSON_AddArrayToObject(p, "gpu_types"), gt);
+  cJSON *models = cJSON_AddArrayToObject(p, "models");
+  for (int m = 0; m < n_models; m++) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "gpu", o->gpu_type);
+    cJSON_AddStringToObject(x, "model", o->models[m]);
+    if (cs_model_profile_input_bytes(like[m]) >= 0)
+      cJSON_AddNumberToObject(x, "input_bytes", (double)cs_model_profile_input_bytes(like[m]));
+    if (cs_model_profile_output_bytes(like[m]) >= 0)
+      cJSON_AddNumberToObject(x, "output_bytes", (double)cs_model_profile_output_bytes(like[m]));
+    if (isfinite(cs_model_profile_slo_ms(like[m])))
+      cJSON_AddNumberToObject(x, "slo_ms", cs_model_profile_slo_ms(like[m]));
+    cJSON *bs = cJSON_AddArrayToObject(x, "batches");
+    for (int k = 0; k < nb; k++) {
+      cJSON *pt = cJSON_CreateObject();
+      cJSON_AddNumberToObject(pt, "batch", o->batches[k]);
+      cJSON_AddNumberToObject(pt, "latency_ms", MAX(iso[m * nb + k], 1e-6));
+      /* A worker alone can use this much of its GPU (one core of k). */
+      if (isfinite(share))
+        cJSON_AddNumberToObject(cJSON_AddObjectToObject(pt, "creq_pct"), "wsm", 100.0 * share);
+      char *note = g_strdup_printf("p10 %.4f ms, p90 %.4f ms", p10[m * nb + k], p90[m * nb + k]);
+      cJSON_AddStringToObject(pt, "note", note);
+      g_free(note);
+      cJSON_AddItemToArray(bs, pt);
+    }
+    cJSON_AddItemToArray(models, x);
+  }
+  *profile = print(p);
+  if (pairs->len > 0) {
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddStringToObject(f, "format", "clustersim-interference");
+    cJSON_AddNumberToObject(f, "version", 1);
+    char *isrc = g_strdup_printf(
+      "%s Pairs: the victim's batch %d timed (median of %d) while the aggressor runs batches of "
+      "%d back to back on the same GPU, over the victim's isolated median; fallback.constant: "
+      "the mean of (slowdown - 1) over the pairs.", source, o->pair_batch, o->repeat,
+      o->pair_batch);
+    cJSON_AddStringToObject(f, "source", isrc);
+    g_free(isrc);
+    cJSON_AddStringToObject(f, "description", machine);
+    cJSON *pa = cJSON_AddArrayToObject(f, "pairs");
+    double sum = 0;
+    for (guint i = 0; i < pairs->len; i++) {
+      const double *row = (const double *)pairs->data + 3 * i;
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddStringToObject(x, "victim", o->models[(int)row[0]]);
+      cJSON_AddStringToObject(x, "aggressor", o->models[(int)row[1]]);
+      cJSON_AddNumberToObject(x, "slowdown", row[2]);
+      cJSON_AddNumberToObject(x, "samples", o->repeat);
+      cJSON_AddItemToArray(pa, x);
+      sum += row[2] - 1.0;
+    }
+    cJSON *fb = cJSON_AddObjectToObject(f, "fallback");
+    cJSON_AddNumberToObject(fb, "constant", MAX(0.0, sum / pairs->len));
+    cJSON_AddNumberToObject(fb, "victim", 0);
+    cJSON_AddNumberToObject(fb, "aggressor", 0);
+    *interference = print(f);
+  }
+  *described = desc;
+  g_free(source);
+  g_free(machine);
+  g_free(date);
+  g_free(iso);
+  g_free(p10);
+  g_free(p90);
+  g_free(like);
+  g_array_unref(pairs);
+  return TRUE;
+}

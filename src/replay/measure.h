@@ -1,0 +1,32 @@
+/* Profiling a backend (`clustersim profile measure`): isolated latency per
+ * batch size of each model, and the slowdown of each model next to each
+ * other one on the same GPU, written in the project's own formats
+ * (clustersim-profile, clustersim-interference) with the machine and the
+ * date in their source. */
+#ifndef CS_MEASURE_H
+#define CS_MEASURE_H
+
+#include "clustersim/backend.h"
+
+typedef struct {
+  const CsBackend *backend;
+  const char *const *backend_options; /* NULL-terminated, or NULL */
+  const CsProfileSet *like;   /* the profiles the backend sizes its models from */
+  const char *like_type;      /* their GPU type */
+  const char *const *models;  /* NULL-terminated, each profiled on like_type */
+  const int *batches;         /* batch sizes to measure, ascending */
+  int n_batches;
+  int repeat;                 /* timed executions per point (after 3 untimed) */
+  int pair_batch;             /* batch size of both models in pair measurements; 0: no pairs */
+  const char *gpu_type;       /* name of the measured GPU type in the files written */
+} CsMeasureOptions;
+
+/* Measures on o->backend (one GPU, workers concurrent as under MPS) and
+ * returns the profile and interference files as JSON text (g_free), and the
+ * backend's description (JSON text; g_free). *interference is NULL without
+ * pairs. FALSE with error set when the backend fails or a model has no
+ * profile on like_type. */
+gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **interference,
+                            char **described, GError **error);
+
+#endif
