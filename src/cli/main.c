@@ -23,6 +23,8 @@ static const char *const usage_text =
   "                    (sweep merge: combine --shard outputs; sweep plot DIR: redraw figures)\n"
   "  replay DECISIONS --backend NAME  play a run's decisions (run --decisions) back in real\n"
   "                    time on an execution backend (emulated, cpu) and measure them\n"
+  "  validate SCENARIO --backend NAME  profile the backend, simulate, replay, report\n"
+  "                    real against simulated (per batch, per model, figures)\n"
   "  plot RUNDIR       draw a run's figures (latency CDF, stages, GPUs busy, placement,\n"
   "                    batch sizes); plot --compare RUNDIR... -o OUTDIR: runs side by side\n"
   "  trace inspect FILE  statistics of an Azure trace file (MAF 2019/2021, Azure LLM)\n"
@@ -63,6 +65,8 @@ int main(int argc, char **argv)
     return cmd_sweep(argc - 1, argv + 1);
   if (strcmp(cmd, "replay") == 0)
     return cmd_replay(argc - 1, argv + 1);
+  if (strcmp(cmd, "validate") == 0)
+    return cmd_validate(argc - 1, argv + 1);
   if (strcmp(cmd, "plot") == 0)
     return cmd_plot(argc - 1, argv + 1);
   if (strcmp(cmd, "trace") == 0)

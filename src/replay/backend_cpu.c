@@ -9,10 +9,19 @@
  * compete for the cores of their GPU, for the caches and for memory
  * bandwidth; they are not isolated as MIG instances would be.
  *
+ * Sizes: the model with the smallest batch-1 latency on its profile gets
+ * min_model_mb of weights, every other one weights in proportion to its
+ * batch-1 latency (so that models keep their order and ratios of cost). A
+ * model far larger than the last-level cache streams its weights from memory
+ * at every batch, as a GPU streams them from its HBM: a batch then takes as
+ * long whatever ran before it. With models that fit in the cache, a model
+ * run after another was found up to 50 % slower than back to back (its
+ * weights evicted), which no per-batch latency profile can describe.
+ *
  * Options (--backend-option KEY=VALUE):
  *   width=D          matrix width (default 1024: 4 MiB of weights a layer)
- *   layers_per_ms=K  a model gets round(K x its batch-1 profiled latency in ms)
- *                    layers, at least 1 (default 2)
+ *   min_model_mb=M   weights of the cheapest model, MiB (default 64: beyond
+ *                    the caches of the machines this ran on)
  *   layers=M:N,...   model M gets N layers, whatever its profile says (a
  *                    measured profile and the replay that checks it must run
  *                    the same models: clustersim validate passes the layers
@@ -46,7 +55,7 @@ char *openblas_get_config(void);
 typedef struct {
   const CsBackendSetup *setup;
   int width;
-  double layers_per_ms;
+  double min_model_mb;
   int *cores;            /* the cores GPUs run on */
   int n_cores;
   int *layers;           /* per model */
@@ -118,16 +127,16 @@ static gboolean parse_layers(Cpu *c, const char *text, GError **error)
 static void *cpu_open(const CsBackendSetup *setup, void *user_data, GError **error)
 {
   (void)user_data;
-  static const char *const known[] = { "width", "layers_per_ms", "layers", "cores", NULL };
+  static const char *const known[] = { "width", "min_model_mb", "layers", "cores", NULL };
   if (!cs_backend_check_options(setup, "cpu", known, error))
     return NULL;
   Cpu *c = g_new0(Cpu, 1);
   c->setup = setup;
-  double width = 1024, per_ms = 2;
+  double width = 1024, min_mb = 64;
   GArray *cores = g_array_new(FALSE, FALSE, sizeof(int));
   const char *cores_text = cs_backend_option(setup, "cores");
   gboolean ok = cs_backend_option_double(setup, "cpu", "width", 16, 16384, &width, error) &&
-                cs_backend_option_double(setup, "cpu", "layers_per_ms", 1e-3, 1e3, &per_ms, error);
+                cs_backend_option_double(setup, "cpu", "min_model_mb", 0.001, 65536, &min_mb, error);
   if (ok && cores_text && !parse_cores(cores_text, cores)) {
     g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
                 "--backend-option cores=%s: expected core numbers and ranges, e.g. 1 or 0-3 or "
@@ -152,7 +161,7 @@ static void *cpu_open(const CsBackendSetup *setup, void *user_data, GError **err
       ok = FALSE;
     }
   c->width = (int)width;
-  c->layers_per_ms = per_ms;
+  c->min_model_mb = min_mb;
   c->n_cores = (int)cores->len;
   c->cores = (int *)g_array_free(cores, FALSE);
   c->layers = g_new0(int, MAX(setup->n_models, 1));
@@ -163,14 +172,23 @@ static void *cpu_open(const CsBackendSetup *setup, void *user_data, GError **err
     return NULL;
   }
   /* A model's depth follows its batch-1 latency on the first GPU type that
-   * profiles it, so that models keep their order of cost. */
+   * profiles it (models without a profile count as the cheapest). */
+  double *ms = g_new(double, MAX(setup->n_models, 1));
+  double least = INFINITY;
   for (int m = 0; m < setup->n_models; m++) {
     const CsModelProfile *p = NULL;
     for (int g = 0; g < setup->n_gpus && !p; g++)
       p = cs_profile_set_lookup(setup->profiles, setup->gpu_types[g], setup->models[m]);
-    double ms = p ? cs_model_profile_latency_ns(p, 1) * 1e-6 : 1.0;
-    c->layers[m] = MAX(1, (int)lround(per_ms * ms));
+    ms[m] = p ? cs_model_profile_latency_ns(p, 1) * 1e-6 : NAN;
+    if (ms[m] < least)
+      least = ms[m];
   }
+  double layer_mb = (double)c->width * c->width * sizeof(float) / (1 << 20);
+  for (int m = 0; m < setup->n_models; m++) {
+    double mb = min_mb * (isfinite(ms[m]) && isfinite(least) ? ms[m] / least : 1.0);
+    c->layers[m] = (int)MIN(100000.0, MAX(1.0, round(mb / layer_mb)));
+  }
+  g_free(ms);
   const char *given = cs_backend_option(setup, "layers");
   if (given && !parse_layers(c, given, error)) {
     cpu_close(c);
@@ -276,7 +294,7 @@ static char *cpu_describe(void *state)
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "blas", openblas_get_config());
   cJSON_AddNumberToObject(o, "width", c->width);
-  cJSON_AddNumberToObject(o, "layers_per_ms", c->layers_per_ms);
+  cJSON_AddNumberToObject(o, "min_model_mb", c->min_model_mb);
   cJSON *cores = cJSON_AddArrayToObject(o, "cores");
   for (int i = 0; i < c->n_cores; i++)
     cJSON_AddItemToArray(cores, cJSON_CreateNumber(c->cores[i]));

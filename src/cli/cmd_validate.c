@@ -1,0 +1,544 @@
+/* clustersim validate SCENARIO --backend NAME [--backend-option KEY=VALUE]...
+ *                    [--repeat N] [--max-lateness-ms X] -o DIR [--force]
+ *
+ * The simulator against a backend, in one command (docs/replay.md):
+ *   1. place: run SCENARIO as given, for its placement and batch sizes;
+ *   2. profile: measure the backend (profile measure) for the scenario's
+ *      models, every batch size from 1 to the largest placed, and the pairs
+ *      when the scenario co-locates under MPS -> DIR/profile/;
+ *   3. simulate: the scenario on the measured profile and interference,
+ *      with the same placement (manual), writing its decisions
+ *      -> DIR/simulated/, DIR/decisions.jsonl;
+ *   4. replay those decisions on the backend -> DIR/replayed/;
+ *   5. report: per-batch execution time, real against simulated (median and
+ *      p90 of the relative error), per model p50/p99 latency and goodput,
+ *      and figures of both latency distributions -> DIR/report.json,
+ *      DIR/report.md, DIR/figures/.
+ * Exit status 2 on bad input or a failing step; 0 otherwise, also when the
+ * replay was not valid (the report says so, first). */
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "clustersim/backend.h"
+#include "figures/figures.h"
+#include "replay/measure.h"
+
+typedef struct {
+  const char *prog;
+  char *dir;
+  GError *err;
+} Ctx;
+
+static gboolean write_text(const char *path, const char *text, GError **error)
+{
+  char *tmp = g_strconcat(path, ".partial", NULL);
+  gboolean ok = g_file_set_contents(tmp, text, -1, error) && g_rename(tmp, path) == 0;
+  if (!ok) {
+    if (error && !*error)
+      g_set_error(error, CS_ERROR, CS_ERROR_IO, "%s: cannot write: %s", path, g_strerror(errno));
+    g_unlink(tmp);
+  }
+  g_free(tmp);
+  return ok;
+}
+
+/* Per batch id: its execution time (exec_end - exec_start), from a
+ * requests.csv of a run or a replay. */
+static GHashTable *exec_times(const char *csv, GError **error)
+{
+  char *text = NULL;
+  if (!g_file_get_contents(csv, &text, NULL, error))
+    return NULL;
+  GHashTable *t = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  char **lines = g_strsplit(text, "\n", -1);
+  g_free(text);
+  for (int i = 1; lines[i] && *lines[i]; i++) {
+    char **f = g_strsplit(lines[i], ",", -1);
+    if (g_strv_length(f) >= 17 && strcmp(f[3], "ok") == 0) {
+      gint64 *id = g_new(gint64, 1);
+      *id = g_ascii_strtoll(f[16], NULL, 10);
+      if (!g_hash_table_contains(t, id)) {
+        gint64 *ns = g_new(gint64, 1);
+        *ns = g_ascii_strtoll(f[8], NULL, 10) - g_ascii_strtoll(f[7], NULL, 10);
+        g_hash_table_insert(t, id, ns);
+      } else {
+        g_free(id);
+      }
+    }
+    g_strfreev(f);
+  }
+  g_strfreev(lines);
+  return t;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double quantile(GArray *v, double q)
+{
+  if (v->len == 0)
+    return NAN;
+  g_array_sort(v, cmp_double);
+  double pos = q * (v->len - 1);
+  guint i = (guint)floor(pos);
+  double *d = (double *)v->data;
+  return i + 1 < v->len ? d[i] + (pos - i) * (d[i + 1] - d[i]) : d[v->len - 1];
+}
+
+static double pct(double real, double sim)
+{
+  return sim != 0 && isfinite(sim) && isfinite(real) ? 100.0 * (real - sim) / sim : NAN;
+}
+
+static void add_num(cJSON *o, const char *k, double v)
+{
+  if (isfinite(v))
+    cJSON_AddNumberToObject(o, k, v);
+  else
+    cJSON_AddNullToObject(o, k);
+}
+
+static char *fmt(double v, const char *f)
+{
+  return isfinite(v) ? g_strdup_printf(f, v) : g_strdup("-");
+}
+
+/* The report: per-batch error over every batch, per model the latency
+ * percentiles and goodput of both. */
+static gboolean report(const char *dir, const CsResults *sim, const CsResults *rep,
+                       const char *sim_csv, const char *rep_csv, const char *scenario,
+                       const char *backend, GString *md, GError **error)
+{
+  GHashTable *a = exec_times(sim_csv, error);
+  if (!a)
+    return FALSE;
+  GHashTable *b = exec_times(rep_csv, error);
+  if (!b) {
+    g_hash_table_destroy(a);
+    return FALSE;
+  }
+  GArray *abs_err = g_array_new(FALSE, FALSE, sizeof(double));
+  GArray *signed_err = g_array_new(FALSE, FALSE, sizeof(double));
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, a);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    gint64 *real = g_hash_table_lookup(b, key);
+    gint64 simulated = *(gint64 *)value;
+    if (!real || simulated <= 0)
+      continue;
+    double e = (double)(*real - simulated) / (double)simulated;
+    double ae = fabs(e);
+    g_array_append_val(signed_err, e);
+    g_array_append_val(abs_err, ae);
+  }
+  g_hash_table_destroy(a);
+  g_hash_table_destroy(b);
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "scenario", scenario);
+  cJSON_AddStringToObject(root, "backend", backend);
+  gboolean valid = cs_results_replay_valid(rep);
+  cJSON_AddBoolToObject(root, "replay_valid", valid);
+  cJSON *pb = cJSON_AddObjectToObject(root, "batch_execution_error_pct");
+  cJSON_AddNumberToObject(pb, "batches", abs_err->len);
+  double med = quantile(abs_err, 0.5) * 100, p90 = quantile(abs_err, 0.9) * 100;
+  double bias = quantile(signed_err, 0.5) * 100;
+  add_num(pb, "median_abs", med);
+  add_num(pb, "p90_abs", p90);
+  add_num(pb, "median_signed", bias);
+  g_string_append_printf(md, "# Validation: %s on backend %s\n\n", scenario, backend);
+  if (!valid)
+    g_string_append(md, "**The replay was not valid**: its own scheduling was later than its "
+                        "bound (replayed/summary.json, \"replay\"); the real figures below "
+                        "include that overhead.\n\n");
+  char *m1 = fmt(med, "%.2f"), *m2 = fmt(p90, "%.2f"), *m3 = fmt(bias, "%+.2f");
+  g_string_append_printf(md, "Batch execution time, real vs simulated, over %u batches: median "
+                         "error %s %%, p90 %s %% (median signed %s %%: positive = real slower).\n\n",
+                         abs_err->len, m1, m2, m3);
+  g_free(m1);
+  g_free(m2);
+  g_free(m3);
+  g_string_append(md, "| model | p50 sim ms | p50 real ms | diff % | p99 sim ms | p99 real ms | "
+                      "diff % | goodput sim | goodput real | diff % |\n"
+                      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  cJSON *models = cJSON_AddArrayToObject(root, "models");
+  for (int m = 0; m <= cs_results_n_models(sim); m++) {
+    const CsModelResult *s = m < cs_results_n_models(sim) ? cs_results_model(sim, m)
+                                                          : cs_results_total(sim);
+    const CsModelResult *r = m < cs_results_n_models(rep) ? cs_results_model(rep, m)
+                                                          : cs_results_total(rep);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "model", s->model);
+    const double v[] = { s->latency.p50, r->latency.p50, pct(r->latency.p50, s->latency.p50),
+                         s->latency.p99, r->latency.p99, pct(r->latency.p99, s->latency.p99),
+                         s->goodput_rps, r->goodput_rps, pct(r->goodput_rps, s->goodput_rps) };
+    static const char *const keys[] = { "p50_sim_ms", "p50_real_ms", "p50_diff_pct",
+                                        "p99_sim_ms", "p99_real_ms", "p99_diff_pct",
+                                        "goodput_sim_rps", "goodput_real_rps", "goodput_diff_pct" };
+    g_string_append_printf(md, "| %s |", s->model);
+    for (int k = 0; k < 9; k++) {
+      add_num(o, keys[k], v[k]);
+      char *x = fmt(v[k], k % 3 == 2 ? "%+.2f" : "%.2f");
+      g_string_append_printf(md, " %s |", x);
+      g_free(x);
+    }
+    g_string_append(md, "\n");
+    cJSON_AddItemToArray(models, o);
+  }
+  g_string_append(md, "\nFigures: figures/latency_cdf_compare_MODEL (simulated vs replayed).\n");
+  char *text = cJSON_Print(root);
+  char *path = g_build_filename(dir, "report.json", NULL);
+  char *full = g_strconcat(text, "\n", NULL);
+  gboolean ok = write_text(path, full, error);
+  g_free(full);
+  g_free(path);
+  cJSON_free(text);
+  cJSON_Delete(root);
+  g_array_unref(abs_err);
+  g_array_unref(signed_err);
+  if (ok) {
+    path = g_build_filename(dir, "report.md", NULL);
+    ok = write_text(path, md->str, error);
+    g_free(path);
+  }
+  return ok;
+}
+
+/* The scenario to validate with: its effective form on the measured
+ * profile (and interference, under MPS), with the placement that ran. */
+static char *validation_scenario(CsScenario *sc, const CsResults *first, const char *profile,
+                                 const char *interference, const char *gpu_type, GError **error)
+{
+  char *eff = cs_scenario_effective_json(sc, NULL, error);
+  if (!eff)
+    return NULL;
+  cJSON *doc = cJSON_Parse(eff);
+  g_free(eff);
+  cJSON *cluster = cJSON_GetObjectItemCaseSensitive(doc, "cluster");
+  if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(cluster, "gpu_type"))) {
+    g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                "validate runs scenarios of one GPU type given as cluster.gpu_type (not "
+                "cluster.nodes)");
+    cJSON_Delete(doc);
+    return NULL;
+  }
+  cJSON *profiles = cJSON_CreateArray();
+  cJSON_AddItemToArray(profiles, cJSON_CreateString(profile));
+  cJSON_ReplaceItemInObjectCaseSensitive(doc, "profiles", profiles);
+  cJSON_ReplaceItemInObjectCaseSensitive(cluster, "gpu_type", cJSON_CreateString(gpu_type));
+  cJSON_DeleteItemFromObjectCaseSensitive(cluster, "price_per_hour");
+  cJSON_DeleteItemFromObjectCaseSensitive(cluster, "price_source");
+  cJSON_DeleteItemFromObjectCaseSensitive(cluster, "interference");
+  if (interference)
+    cJSON_AddStringToObject(cluster, "interference", interference);
+  cJSON_DeleteItemFromObjectCaseSensitive(doc, "overrides_applied");
+  const CsPlacement *pl = cs_results_placement(first);
+  if (pl) {
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "policy", "manual");
+    cJSON *reps = cJSON_AddArrayToObject(p, "replicas");
+    for (int i = 0; i < cs_placement_n_replicas(pl); i++) {
+      const CsReplica *r = cs_placement_replica(pl, i);
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddStringToObject(x, "model", cs_results_model(first, r->model)->model);
+      cJSON_AddNumberToObject(x, "gpu", r->gpu);
+      cJSON_AddNumberToObject(x, "batch", r->batch);
+      if (r->mps_share > 0)
+        cJSON_AddNumberToObject(x, "mps_share", r->mps_share);
+      cJSON_AddItemToArray(reps, x);
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(doc, "placement", p);
+  }
+  char *text = cJSON_Print(doc);
+  char *out = g_strdup(text);
+  cJSON_free(text);
+  cJSON_Delete(doc);
+  return out;
+}
+
+/* The layers the backend measured with (cpu): passed to the replay, so it
+ * runs the models the profile describes. */
+static char *layers_option(const char *described)
+{
+  cJSON *d = described ? cJSON_Parse(described) : NULL;
+  cJSON *layers = cJSON_GetObjectItemCaseSensitive(d, "layers");
+  char *out = NULL;
+  if (cJSON_IsObject(layers)) {
+    GString *s = g_string_new("layers=");
+    cJSON *x;
+    int i = 0;
+    cJSON_ArrayForEach(x, layers)
+      g_string_append_printf(s, "%s%s:%d", i++ ? "," : "", x->string, x->valueint);
+    out = g_string_free(s, FALSE);
+  }
+  cJSON_Delete(d);
+  return out;
+}
+
+int cmd_validate(int argc, char **argv)
+{
+  const char *prog = "clustersim validate";
+  char *backend_name = NULL, *output = NULL;
+  char **backend_options = NULL;
+  int repeat = 15;
+  double max_late = 1.0;
+  gboolean force = FALSE;
+  CliOverrides overrides = { 0 };
+  GOptionEntry entries[] = {
+    { "backend", 'b', 0, G_OPTION_ARG_STRING, &backend_name, "Execution backend (required): emulated or cpu", "NAME" },
+    { "backend-option", 0, 0, G_OPTION_ARG_STRING_ARRAY, &backend_options, "A backend setting (repeatable)", "KEY=VALUE" },
+    { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, "Timed executions per profiled point (default 15)", "N" },
+    { "max-lateness-ms", 0, 0, G_OPTION_ARG_DOUBLE, &max_late, "The replay's validity bound (default 1)", "MS" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Directory for everything (required)", "DIR" },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace an earlier validation in DIR", NULL },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  GOptionContext *ctx = cli_context_new("SCENARIO", entries, &overrides);
+  g_option_context_set_summary(ctx,
+    "Profiles the backend for the scenario's models, simulates the scenario on that profile,\n"
+    "replays the simulator's decisions on the backend in real time and reports real against\n"
+    "simulated: per-batch execution time, per-model latency and goodput, figures. It takes\n"
+    "the profiling time plus twice the scenario's duration (docs/replay.md).");
+  GError *err = NULL;
+  int status = 0;
+  CsScenario *sc = NULL, *vsc = NULL;
+  CsResults *first = NULL, *sim = NULL, *rep = NULL;
+  CsProfileSet *like = NULL;
+  char **models = NULL, **rep_options = NULL;
+  char *profile = NULL, *interference = NULL, *described = NULL, *vtext = NULL;
+  char *prof_dir = NULL, *ppath = NULL, *ipath = NULL, *sim_dir = NULL, *rep_dir = NULL;
+  char *dec = NULL, *sim_csv = NULL, *rep_csv = NULL, *gpu_type = NULL, *layers = NULL;
+  char *like_type = NULL;
+  GArray *batches = g_array_new(FALSE, FALSE, sizeof(int));
+  GString *md = g_string_new(NULL);
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
+  if (argc != 2) {
+    status = cli_fail(prog, "expected a SCENARIO file (see --help)");
+    goto out;
+  }
+  const CsBackend *backend = cs_backend_builtin(backend_name);
+  if (!backend) {
+    char *names = cs_backend_builtin_names();
+    char *m = backend_name ? g_strdup_printf("--backend %s: unknown backend; this build has %s",
+                                             backend_name, names)
+                           : g_strdup_printf("expected --backend NAME (this build has %s)", names);
+    status = cli_fail(prog, m);
+    g_free(m);
+    g_free(names);
+    goto out;
+  }
+  if (!output) {
+    status = cli_fail(prog, "expected --output DIR");
+    goto out;
+  }
+  if (repeat < 3 || repeat > 100000 || !(max_late > 0)) {
+    status = cli_fail(prog, "--repeat: expected an integer in [3, 100000]; --max-lateness-ms > 0");
+    goto out;
+  }
+  char *report_path = g_build_filename(output, "report.json", NULL);
+  gboolean earlier = g_file_test(report_path, G_FILE_TEST_EXISTS);
+  g_free(report_path);
+  if (earlier && !force) {
+    char *m = g_strdup_printf("--output %s: holds an earlier validation; use --force to replace "
+                              "it", output);
+    status = cli_fail(prog, m);
+    g_free(m);
+    goto out;
+  }
+  if (!(sc = cli_load_scenario(prog, argv[1], &overrides))) {
+    status = EXIT_BAD_INPUT;
+    goto out;
+  }
+  /* 1. The placement and batch sizes, on the scenario's own profile. */
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  if (!(first = cs_run(sc, &opt, &err))) {
+    status = cli_fail("clustersim", err->message);
+    goto out;
+  }
+  int max_batch = 1;
+  const CsPlacement *pl = cs_results_placement(first);
+  for (int i = 0; pl && i < cs_placement_n_replicas(pl); i++)
+    max_batch = MAX(max_batch, cs_placement_replica(pl, i)->batch);
+  if (!pl)
+    max_batch = 32; /* a centralized policy picks its batches as it goes */
+  for (int b = 1; b <= max_batch; b++)
+    g_array_append_val(batches, b);
+  char *eff = cs_scenario_effective_json(sc, NULL, &err);
+  cJSON *doc = eff ? cJSON_Parse(eff) : NULL;
+  g_free(eff);
+  cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "profiles");
+  like = cs_profile_set_new();
+  cJSON *f;
+  cJSON_ArrayForEach(f, files)
+    if (cJSON_IsString(f) && !cs_profile_set_load_file(like, f->valuestring, &err))
+      break;
+  cJSON *cl = cJSON_GetObjectItemCaseSensitive(doc, "cluster");
+  gboolean mps = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cl, "mps"));
+  like_type = g_strdup(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cl, "gpu_type")));
+  cJSON_Delete(doc);
+  if (!err && !like_type)
+    g_set_error(&err, CS_ERROR, CS_ERROR_INVALID,
+                "%s: validate runs scenarios of one GPU type given as cluster.gpu_type (not "
+                "cluster.nodes)", argv[1]);
+  if (err) {
+    status = cli_fail("clustersim", err->message);
+    goto out;
+  }
+  models = g_new0(char *, cs_results_n_models(first) + 1);
+  for (int m = 0; m < cs_results_n_models(first); m++)
+    models[m] = g_strdup(cs_results_model(first, m)->model);
+  /* 2. Profile the backend. */
+  gpu_type = g_strdup_printf("%s_measured", backend->name);
+  fprintf(stderr, "validate: profiling backend %s (%d models, batch 1..%d%s)\n", backend->name,
+          cs_results_n_models(first), max_batch, mps ? ", pairs" : "");
+  CsMeasureOptions mo = { .backend = backend, .backend_options = (const char *const *)backend_options,
+                          .like = like, .like_type = like_type,
+                          .models = (const char *const *)models,
+                          .batches = (const int *)batches->data, .n_batches = (int)batches->len,
+                          .repeat = repeat,
+                          .pair_batch = mps && g_strv_length(models) > 1 ? MIN(8, max_batch) : 0,
+                          .gpu_type = gpu_type };
+  if (!cs_measure_backend(&mo, &profile, &interference, &described, &err)) {
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
+  prof_dir = g_build_filename(output, "profile", NULL);
+  ppath = g_build_filename(prof_dir, "profile.json", NULL);
+  ipath = g_build_filename(prof_dir, "interference.json", NULL);
+  sim_dir = g_build_filename(output, "simulated", NULL);
+  rep_dir = g_build_filename(output, "replayed", NULL);
+  dec = g_build_filename(output, "decisions.jsonl", NULL);
+  sim_csv = g_build_filename(sim_dir, "requests.csv", NULL);
+  rep_csv = g_build_filename(rep_dir, "requests.csv", NULL);
+  if (g_mkdir_with_parents(prof_dir, 0755) != 0 || g_mkdir_with_parents(sim_dir, 0755) != 0 ||
+      g_mkdir_with_parents(rep_dir, 0755) != 0) {
+    char *m = g_strdup_printf("%s: cannot create: %s", output, g_strerror(errno));
+    status = cli_fail(prog, m);
+    g_free(m);
+    goto out;
+  }
+  if (!write_text(ppath, profile, &err) || (interference && !write_text(ipath, interference, &err))) {
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
+  /* 3. Simulate on the measured profile, same placement. */
+  char *abs_p = g_canonicalize_filename(ppath, NULL), *abs_i = g_canonicalize_filename(ipath, NULL);
+  vtext = validation_scenario(sc, first, abs_p, interference ? abs_i : NULL, gpu_type, &err);
+  g_free(abs_p);
+  g_free(abs_i);
+  char *vpath = g_build_filename(output, "scenario.json", NULL);
+  gboolean wrote = vtext && write_text(vpath, vtext, &err);
+  g_free(vpath);
+  if (!wrote || !(vsc = cs_scenario_new_from_json(vtext, "validation scenario", output, &err))) {
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
+  cs_run_options_init(&opt);
+  opt.decisions = dec;
+  opt.requests_csv = sim_csv;
+  g_unlink(dec); /* --force */
+  if (!(sim = cs_run(vsc, &opt, &err))) {
+    status = cli_fail("clustersim", err->message);
+    goto out;
+  }
+  char *summary = cs_results_to_json(sim);
+  char *spath = g_build_filename(sim_dir, "summary.json", NULL);
+  wrote = write_text(spath, summary, &err);
+  g_free(spath);
+  g_free(summary);
+  if (!wrote) {
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
+  /* 4. Replay on the backend, with the models it measured. */
+  layers = layers_option(described);
+  int n_opts = backend_options ? (int)g_strv_length(backend_options) : 0;
+  rep_options = g_new0(char *, n_opts + 2);
+  for (int i = 0; i < n_opts; i++)
+    rep_options[i] = g_strdup(backend_options[i]);
+  if (layers)
+    rep_options[n_opts] = g_strdup(layers);
+  fprintf(stderr, "validate: replaying %.1f s of decisions on backend %s\n",
+          cs_results_sim_time_ns(sim) * 1e-9, backend->name);
+  CsReplayOptions ro;
+  cs_replay_options_init(&ro);
+  ro.decisions = dec;
+  ro.backend = backend;
+  ro.backend_options = (const char *const *)rep_options;
+  ro.max_lateness_ms = max_late;
+  ro.requests_csv = rep_csv;
+  if (!(rep = cs_replay(&ro, &err))) {
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
+  summary = cs_results_to_json(rep);
+  spath = g_build_filename(rep_dir, "summary.json", NULL);
+  wrote = write_text(spath, summary, &err);
+  g_free(spath);
+  g_free(summary);
+  if (!wrote) {
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
+  /* 5. Report and figures. */
+  if (!report(output, sim, rep, sim_csv, rep_csv, argv[1], backend->name, md, &err)) {
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
+  const char *dirs[] = { sim_dir, rep_dir };
+  CsFigureSet *set = cs_figures_compare(dirs, 2, &err);
+  if (!set || !cli_save_figures(prog, set, output, TRUE, FALSE)) {
+    if (err)
+      cli_fail(prog, err->message);
+    status = 1;
+  }
+  cs_figure_set_free(set);
+  fputs(md->str, stdout);
+  cli_print_warnings(rep);
+out:
+  g_clear_error(&err);
+  cs_results_free(first);
+  cs_results_free(sim);
+  cs_results_free(rep);
+  cs_scenario_free(sc);
+  cs_scenario_free(vsc);
+  cs_profile_set_free(like);
+  g_strfreev(models);
+  g_strfreev(rep_options);
+  g_strfreev(backend_options);
+  g_array_unref(batches);
+  g_string_free(md, TRUE);
+  g_free(profile);
+  g_free(interference);
+  g_free(described);
+  g_free(vtext);
+  g_free(prof_dir);
+  g_free(ppath);
+  g_free(ipath);
+  g_free(sim_dir);
+  g_free(rep_dir);
+  g_free(dec);
+  g_free(sim_csv);
+  g_free(rep_csv);
+  g_free(gpu_type);
+  g_free(like_type);
+  g_free(layers);
+  g_free(backend_name);
+  g_free(output);
+  cli_overrides_clear(&overrides);
+  g_option_context_free(ctx);
+  return status;
+}
