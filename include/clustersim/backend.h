@@ -103,8 +103,19 @@ typedef struct {
    * lateness (a batch sent, or started, after the time it was due) is at
    * most this many ms; <= 0: the default, 1 ms. */
   double max_lateness_ms;
+  /* A state of backend the caller opened (and closes), or NULL for
+   * cs_replay to open its own with backend_options. Its setup must have the
+   * log's GPUs and models, in the log's order. Reusing the state a profile
+   * was measured with lets a backend run the replay on the very resources
+   * it measured (the cpu backend: the same memory). */
+  void *backend_state;
   const char *requests_csv;   /* write one row per request here (as a run does), or NULL */
   gboolean progress;          /* a progress line on stderr (the CLI sets it on a TTY) */
+  /* Executors spin until their next batch instead of sleeping: a core that
+   * sleeps between batches (a virtual CPU halted by its host) ran the next
+   * batch up to 20 % slower on the machines this was developed on. Costs a
+   * core per executor. */
+  gboolean spin_idle;
 } CsReplayOptions;
 
 /* Fills opt with the defaults: no log, no backend, a 1 ms lateness bound,

@@ -265,25 +265,6 @@ static char *validation_scenario(CsScenario *sc, const CsResults *first, const c
   return out;
 }
 
-/* The layers the backend measured with (cpu): passed to the replay, so it
- * runs the models the profile describes. */
-static char *layers_option(const char *described)
-{
-  cJSON *d = described ? cJSON_Parse(described) : NULL;
-  cJSON *layers = cJSON_GetObjectItemCaseSensitive(d, "layers");
-  char *out = NULL;
-  if (cJSON_IsObject(layers)) {
-    GString *s = g_string_new("layers=");
-    cJSON *x;
-    int i = 0;
-    cJSON_ArrayForEach(x, layers)
-      g_string_append_printf(s, "%s%s:%d", i++ ? "," : "", x->string, x->valueint);
-    out = g_string_free(s, FALSE);
-  }
-  cJSON_Delete(d);
-  return out;
-}
-
 int cmd_validate(int argc, char **argv)
 {
   const char *prog = "clustersim validate";
@@ -291,7 +272,7 @@ int cmd_validate(int argc, char **argv)
   char **backend_options = NULL;
   int repeat = 15;
   double max_late = 1.0;
-  gboolean force = FALSE;
+  gboolean force = FALSE, sleep_idle = FALSE;
   CliOverrides overrides = { 0 };
   GOptionEntry entries[] = {
     { "backend", 'b', 0, G_OPTION_ARG_STRING, &backend_name, "Execution backend (required): emulated or cpu", "NAME" },
@@ -300,6 +281,7 @@ int cmd_validate(int argc, char **argv)
     { "max-lateness-ms", 0, 0, G_OPTION_ARG_DOUBLE, &max_late, "The replay's validity bound (default 1)", "MS" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Directory for everything (required)", "DIR" },
     { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace an earlier validation in DIR", NULL },
+    { "sleep-idle", 0, 0, G_OPTION_ARG_NONE, &sleep_idle, "Replay executors sleep between batches (default: they spin, as the profile's measurements run back to back)", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = cli_context_new("SCENARIO", entries, &overrides);
@@ -313,10 +295,13 @@ int cmd_validate(int argc, char **argv)
   CsScenario *sc = NULL, *vsc = NULL;
   CsResults *first = NULL, *sim = NULL, *rep = NULL;
   CsProfileSet *like = NULL;
-  char **models = NULL, **rep_options = NULL;
+  char **models = NULL;
+  void *state = NULL;
+  const char **types = NULL;
+  const CsBackend *backend = NULL;
   char *profile = NULL, *interference = NULL, *described = NULL, *vtext = NULL;
   char *prof_dir = NULL, *ppath = NULL, *ipath = NULL, *sim_dir = NULL, *rep_dir = NULL;
-  char *dec = NULL, *sim_csv = NULL, *rep_csv = NULL, *gpu_type = NULL, *layers = NULL;
+  char *dec = NULL, *sim_csv = NULL, *rep_csv = NULL, *gpu_type = NULL;
   char *like_type = NULL;
   GArray *batches = g_array_new(FALSE, FALSE, sizeof(int));
   GString *md = g_string_new(NULL);
@@ -328,7 +313,7 @@ int cmd_validate(int argc, char **argv)
     status = cli_fail(prog, "expected a SCENARIO file (see --help)");
     goto out;
   }
-  const CsBackend *backend = cs_backend_builtin(backend_name);
+  backend = cs_backend_builtin(backend_name);
   if (!backend) {
     char *names = cs_backend_builtin_names();
     char *m = backend_name ? g_strdup_printf("--backend %s: unknown backend; this build has %s",
@@ -404,7 +389,23 @@ int cmd_validate(int argc, char **argv)
   gpu_type = g_strdup_printf("%s_measured", backend->name);
   fprintf(stderr, "validate: profiling backend %s (%d models, batch 1..%d%s)\n", backend->name,
           cs_results_n_models(first), max_batch, mps ? ", pairs" : "");
-  CsMeasureOptions mo = { .backend = backend, .backend_options = (const char *const *)backend_options,
+  /* One open backend for the profile and the replay: the replay then runs
+   * on what was measured (the cpu backend: the same memory). */
+  int n_gpus = cs_results_n_gpus(first);
+  types = g_new(const char *, MAX(n_gpus, 1));
+  for (int g = 0; g < n_gpus; g++)
+    types[g] = like_type;
+  CsBackendSetup setup = { .n_gpus = n_gpus, .gpu_types = types, .mps = mps,
+                           .n_models = (int)g_strv_length(models),
+                           .models = (const char *const *)models, .profiles = like,
+                           .options = (const char *const *)backend_options };
+  state = backend->open(&setup, NULL, &err);
+  if (!state) {
+    g_prefix_error(&err, "backend \"%s\": ", backend->name);
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
+  CsMeasureOptions mo = { .backend_state = state, .backend = backend, .backend_options = (const char *const *)backend_options,
                           .like = like, .like_type = like_type,
                           .models = (const char *const *)models,
                           .batches = (const int *)batches->data, .n_batches = (int)batches->len,
@@ -463,21 +464,15 @@ int cmd_validate(int argc, char **argv)
     status = cli_fail(prog, err->message);
     goto out;
   }
-  /* 4. Replay on the backend, with the models it measured. */
-  layers = layers_option(described);
-  int n_opts = backend_options ? (int)g_strv_length(backend_options) : 0;
-  rep_options = g_new0(char *, n_opts + 2);
-  for (int i = 0; i < n_opts; i++)
-    rep_options[i] = g_strdup(backend_options[i]);
-  if (layers)
-    rep_options[n_opts] = g_strdup(layers);
+  /* 4. Replay on the backend it measured. */
   fprintf(stderr, "validate: replaying %.1f s of decisions on backend %s\n",
           cs_results_sim_time_ns(sim) * 1e-9, backend->name);
   CsReplayOptions ro;
   cs_replay_options_init(&ro);
   ro.decisions = dec;
   ro.backend = backend;
-  ro.backend_options = (const char *const *)rep_options;
+  ro.backend_state = state;
+  ro.spin_idle = !sleep_idle;
   ro.max_lateness_ms = max_late;
   ro.requests_csv = rep_csv;
   if (!(rep = cs_replay(&ro, &err))) {
@@ -517,7 +512,9 @@ out:
   cs_scenario_free(vsc);
   cs_profile_set_free(like);
   g_strfreev(models);
-  g_strfreev(rep_options);
+  if (state)
+    backend->close(state);
+  g_free(types);
   g_strfreev(backend_options);
   g_array_unref(batches);
   g_string_free(md, TRUE);
@@ -535,7 +532,6 @@ out:
   g_free(rep_csv);
   g_free(gpu_type);
   g_free(like_type);
-  g_free(layers);
   g_free(backend_name);
   g_free(output);
   cli_overrides_clear(&overrides);

@@ -59,11 +59,21 @@ typedef struct {
   int *cores;            /* the cores GPUs run on */
   int n_cores;
   int *layers;           /* per model */
+  /* Weights, per model a list of copies: a worker takes the first copy no
+   * other worker holds and gives it back on release; they are freed at
+   * close. One open backend that measures a profile and then replays runs
+   * the replay's first worker of a model on the very memory it measured:
+   * on a virtual machine, two allocations of the same size were found to
+   * run steadily 35 % apart (where the host placed their pages). */
+  GMutex pool_lock;
+  GPtrArray **copies;    /* per model: float * weights */
+  GArray **taken;        /* per model: gboolean per copy */
 } Cpu;
 
 typedef struct {
   int layers;
-  float *weights;        /* layers x width x width */
+  int copy;              /* which copy of its model's weights it holds */
+  float *weights;        /* layers x width x width, from the pool */
   float *act[2];         /* max_batch x width each */
 } CpuWorker;
 
@@ -165,11 +175,16 @@ static void *cpu_open(const CsBackendSetup *setup, void *user_data, GError **err
   c->n_cores = (int)cores->len;
   c->cores = (int *)g_array_free(cores, FALSE);
   c->layers = g_new0(int, MAX(setup->n_models, 1));
+  g_mutex_init(&c->pool_lock);
   if (!ok) {
-    g_free(c->cores);
-    g_free(c->layers);
-    g_free(c);
+    cpu_close(c);
     return NULL;
+  }
+  c->copies = g_new0(GPtrArray *, MAX(setup->n_models, 1));
+  c->taken = g_new0(GArray *, MAX(setup->n_models, 1));
+  for (int m = 0; m < setup->n_models; m++) {
+    c->copies[m] = g_ptr_array_new();
+    c->taken[m] = g_array_new(FALSE, FALSE, sizeof(gboolean));
   }
   /* A model's depth follows its batch-1 latency on the first GPU type that
    * profiles it (models without a profile count as the cheapest). */
@@ -242,12 +257,26 @@ static gboolean cpu_prepare(void *state, CsBackendWorker *w, GError **error)
   CpuWorker *x = g_new0(CpuWorker, 1);
   x->layers = c->layers[w->model];
   size_t d = (size_t)c->width;
-  /* Allocated and first touched by the worker's own thread, on its cores:
-   * the memory is near them. Weights 1/d and inputs 1 keep every value 1:
-   * no overflow, no denormals that would slow some batches. */
-  x->weights = alloc_floats((size_t)x->layers * d * d);
-  for (size_t i = 0; i < (size_t)x->layers * d * d; i++)
-    x->weights[i] = 1.0f / (float)d;
+  g_mutex_lock(&c->pool_lock);
+  GArray *taken = c->taken[w->model];
+  guint k = 0;
+  while (k < taken->len && g_array_index(taken, gboolean, k))
+    k++;
+  if (k == taken->len) {
+    /* A new copy, first touched by the worker's own thread, on its cores.
+     * Weights 1/d and inputs 1 keep every value 1: no overflow, no
+     * denormals that would slow some batches. */
+    float *weights = alloc_floats((size_t)x->layers * d * d);
+    for (size_t i = 0; i < (size_t)x->layers * d * d; i++)
+      weights[i] = 1.0f / (float)d;
+    g_ptr_array_add(c->copies[w->model], weights);
+    gboolean no = FALSE;
+    g_array_append_val(taken, no);
+  }
+  g_array_index(taken, gboolean, k) = TRUE;
+  x->copy = (int)k;
+  x->weights = g_ptr_array_index(c->copies[w->model], k);
+  g_mutex_unlock(&c->pool_lock);
   for (int k = 0; k < 2; k++) {
     x->act[k] = alloc_floats((size_t)MAX(w->max_batch, 1) * d);
     for (size_t i = 0; i < (size_t)MAX(w->max_batch, 1) * d; i++)
@@ -277,11 +306,13 @@ static gboolean cpu_execute(void *state, CsBackendWorker *w, int batch, GError *
 
 static void cpu_release(void *state, CsBackendWorker *w)
 {
-  (void)state;
+  Cpu *c = state;
   CpuWorker *x = w->data;
   if (!x)
     return;
-  free(x->weights);
+  g_mutex_lock(&c->pool_lock);
+  g_array_index(c->taken[w->model], gboolean, x->copy) = FALSE;
+  g_mutex_unlock(&c->pool_lock);
   free(x->act[0]);
   free(x->act[1]);
   g_free(x);
@@ -330,6 +361,15 @@ static double cpu_worker_share(void *state, int gpu)
 static void cpu_close(void *state)
 {
   Cpu *c = state;
+  for (int m = 0; c->copies && m < c->setup->n_models; m++) {
+    for (guint k = 0; k < c->copies[m]->len; k++)
+      free(g_ptr_array_index(c->copies[m], k));
+    g_ptr_array_unref(c->copies[m]);
+    g_array_unref(c->taken[m]);
+  }
+  g_free(c->copies);
+  g_free(c->taken);
+  g_mutex_clear(&c->pool_lock);
   g_free(c->cores);
   g_free(c->layers);
   g_free(c);

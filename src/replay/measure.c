@@ -75,6 +75,62 @@ static gpointer timed_job(gpointer data)
   return NULL;
 }
 
+/* Isolated latencies, every model and batch size in turn, round after
+ * round: a change of the machine's speed over the measurement (another
+ * tenant, a clock) spreads over every point instead of biasing the points
+ * measured while it lasted, and each execution follows a different model,
+ * as in a run where models take turns. */
+typedef struct {
+  const CsMeasureOptions *o;
+  void *state;
+  int n_models, max_batch;
+  double *median_ms, *p10_ms, *p90_ms; /* model x batch */
+  GError *error;
+} Isolated;
+
+static gpointer isolated_job(gpointer data)
+{
+  Isolated *j = data;
+  const CsMeasureOptions *o = j->o;
+  const CsBackend *be = o->backend;
+  int nb = o->n_batches, R = o->repeat;
+  CsBackendWorker *w = g_new0(CsBackendWorker, j->n_models);
+  int prepared = 0;
+  for (; prepared < j->n_models && !j->error; prepared++) {
+    w[prepared] = (CsBackendWorker){ .gpu = 0, .worker = prepared, .model = prepared,
+                                     .max_batch = j->max_batch };
+    if (be->prepare && !be->prepare(j->state, &w[prepared], &j->error))
+      break;
+  }
+  /* Warm-up: 100 ms of each model's largest batch. */
+  for (int m = 0; m < j->n_models && !j->error; m++) {
+    int64_t until = cs_monotonic_ns() + 100000000;
+    while (!j->error && cs_monotonic_ns() < until)
+      be->execute(j->state, &w[m], o->batches[nb - 1], &j->error);
+  }
+  double *t = g_new(double, (size_t)j->n_models * nb * (UNTIMED + R));
+  for (int r = 0; r < UNTIMED + R && !j->error; r++)
+    for (int m = 0; m < j->n_models && !j->error; m++)
+      for (int k = 0; k < nb && !j->error; k++) {
+        int64_t t0 = cs_monotonic_ns();
+        if (be->execute(j->state, &w[m], o->batches[k], &j->error))
+          t[((size_t)m * nb + k) * (UNTIMED + R) + r] = (cs_monotonic_ns() - t0) * 1e-6;
+      }
+  for (int i = 0; i < j->n_models * nb && !j->error; i++) {
+    double *x = t + (size_t)i * (UNTIMED + R) + UNTIMED;
+    qsort(x, R, sizeof *x, cmp_double);
+    j->median_ms[i] = quantile(x, R, 0.5);
+    j->p10_ms[i] = quantile(x, R, 0.1);
+    j->p90_ms[i] = quantile(x, R, 0.9);
+  }
+  g_free(t);
+  for (int m = 0; m < prepared; m++)
+    if (be->release)
+      be->release(j->state, &w[m]);
+  g_free(w);
+  return NULL;
+}
+
 /* The aggressor: batches back to back until told to stop. */
 static gpointer busy_job(gpointer data)
 {
@@ -148,7 +204,7 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
   CsBackendSetup setup = { .n_gpus = 1, .gpu_types = types, .mps = TRUE, .n_models = n_models,
                            .models = o->models, .profiles = o->like,
                            .options = o->backend_options };
-  void *state = o->backend->open(&setup, NULL, error);
+  void *state = o->backend_state ? o->backend_state : o->backend->open(&setup, NULL, error);
   if (!state) {
     g_prefix_error(error, "backend \"%s\": ", o->backend->name);
     g_free(like);
@@ -159,11 +215,10 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
   double *iso = g_new0(double, (size_t)n_models * nb), *p10 = g_new0(double, (size_t)n_models * nb),
          *p90 = g_new0(double, (size_t)n_models * nb);
   GError *err = NULL;
-  for (int m = 0; m < n_models && !err; m++) {
-    Job j = { .o = o, .state = state, .model = m, .max_batch = max_batch, .batches = o->batches,
-              .n_batches = nb, .median_ms = iso + m * nb, .p10_ms = p10 + m * nb,
-              .p90_ms = p90 + m * nb };
-    g_thread_join(g_thread_new("cs-measure", timed_job, &j));
+  {
+    Isolated j = { .o = o, .state = state, .n_models = n_models, .max_batch = max_batch,
+                   .median_ms = iso, .p10_ms = p10, .p90_ms = p90 };
+    g_thread_join(g_thread_new("cs-measure", isolated_job, &j));
     err = j.error;
   }
   /* Pairs: the victim timed while the aggressor runs back to back. */
@@ -196,7 +251,8 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
     }
   char *desc = o->backend->describe ? o->backend->describe(state) : g_strdup("{}");
   double share = o->backend->worker_share ? o->backend->worker_share(state, 0) : NAN;
-  o->backend->close(state);
+  if (!o->backend_state)
+    o->backend->close(state);
   if (err) {
     g_propagate_prefixed_error(error, err, "backend \"%s\": ", o->backend->name);
     g_free(desc);
@@ -215,7 +271,8 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
   char *source = g_strdup_printf(
     "Measured by clustersim %s, `clustersim profile measure --backend %s`, on %s, %s: one GPU "
     "of the backend, each batch size's latency the median of %d timed executions after %d "
-    "untimed ones (and 100 ms of the largest batch before a model's first); models sized like %s on %s. Backend: %s",
+    "untimed ones, every model and batch size in turn round after round (after 100 ms of "
+    "each model's largest batch); models sized like %s on %s. Backend: %s",
     CS_VERSION, o->backend->name, machine, date, o->repeat, UNTIMED, o->models[0], o->like_type,
     desc);
   cJSON *p = cJSON_CreateObject();

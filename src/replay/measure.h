@@ -19,6 +19,9 @@ typedef struct {
   int repeat;                 /* timed executions per point (after 3 untimed) */
   int pair_batch;             /* batch size of both models in pair measurements; 0: no pairs */
   const char *gpu_type;       /* name of the measured GPU type in the files written */
+  /* A state of backend the caller opened (and closes) with models in the
+   * order of models, whose GPU 0 is measured; NULL: one GPU, opened here. */
+  void *backend_state;
 } CsMeasureOptions;
 
 /* Measures on o->backend (one GPU, workers concurrent as under MPS) and

@@ -121,7 +121,7 @@ static gpointer executor_main(gpointer data)
     ReplayBatch *t = &g_array_index(rp->times, ReplayBatch, bi);
     /* Awake a little before it is due, then spinning for its hand-over. */
     int64_t due = rp->epoch_ns + planned_node_ns(rp, b, b->dispatch_ns);
-    if (due - cs_monotonic_ns() > CS_SPIN_NS)
+    if (!rp->spin_idle && due - cs_monotonic_ns() > CS_SPIN_NS)
       cs_sleep_until_ns(due - CS_SPIN_NS);
     /* Sent yet? Usually by the time it is due: the clock thread sends it
      * then. Spin a little before sleeping on the condition. */
@@ -360,6 +360,7 @@ CsResults *cs_replay(const CsReplayOptions *opt, GError **error)
     return NULL;
   }
   Replay rp = { .log = log, .cfg = cfg, .backend = opt->backend, .mps = log->mps,
+                .spin_idle = opt->spin_idle,
                 .max_lateness_ms = opt->max_lateness_ms > 0 ? opt->max_lateness_ms : 1.0 };
   g_mutex_init(&rp.lock);
   g_cond_init(&rp.cond);
@@ -375,7 +376,8 @@ CsResults *cs_replay(const CsReplayOptions *opt, GError **error)
                                .models = (const char *const *)log->models,
                                .profiles = cfg->profiles, .options = opt->backend_options };
   CsResults *res = NULL;
-  rp.state = opt->backend->open(&rp.setup, opt->backend_user_data, error);
+  rp.state = opt->backend_state ? opt->backend_state
+                                : opt->backend->open(&rp.setup, opt->backend_user_data, error);
   if (!rp.state) {
     if (error && *error)
       g_prefix_error(error, "backend \"%s\": ", opt->backend->name);
@@ -426,7 +428,8 @@ CsResults *cs_replay(const CsReplayOptions *opt, GError **error)
     if (res)
       res->wall_s = (g_get_monotonic_time() - wall0) * 1e-6;
   }
-  opt->backend->close(rp.state);
+  if (!opt->backend_state)
+    opt->backend->close(rp.state);
   free_executors(&rp);
 out:
   g_free(rp.send_ns);

@@ -28,6 +28,7 @@ typedef struct {
   CsBackendSetup setup;
   gboolean mps;
   double max_lateness_ms;
+  gboolean spin_idle;       /* executors spin, never sleep, until their next batch */
   gboolean realtime;        /* the clock thread ran at real-time priority */
   int64_t epoch_ns;         /* CLOCK_MONOTONIC at the run's time 0 */
   int64_t *send_ns;         /* per request: when it was sent */

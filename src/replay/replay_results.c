@@ -310,6 +310,7 @@ CsResults *cs_replay_results(const Replay *rp, const char *described, const char
   cJSON_AddItemToObject(rj, "backend_details", bd ? bd : cJSON_CreateObject());
   cJSON_AddNumberToObject(rj, "max_lateness_ms", rp->max_lateness_ms);
   cJSON_AddBoolToObject(rj, "clock_thread_realtime", rp->realtime);
+  cJSON_AddBoolToObject(rj, "executors_spin", rp->spin_idle);
   cJSON *lat = cJSON_AddObjectToObject(rj, "lateness_ms");
   cJSON_AddItemToObject(lat, "batch_sent", lateness_json(dispatch_late, &ls_dispatch));
   cJSON_AddItemToObject(lat, "batch_started", lateness_json(start_late, &ls_start));
