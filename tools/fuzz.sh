@@ -22,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ALL=(fuzz_scenario fuzz_set fuzz_simulate fuzz_profile fuzz_network fuzz_interference
-     fuzz_maf2019 fuzz_maf2021 fuzz_azure_llm)
+     fuzz_maf2019 fuzz_maf2021 fuzz_azure_llm fuzz_decisions)
 seconds=60 jobs=1 replay=0 harnesses=() ninja_jobs=()
 usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 2; }
 while [ $# -gt 0 ]; do

@@ -328,6 +328,12 @@ def main():
         c("fuzz_set", name, text)
 
     c("fuzz_profile", "symphony_table2.json", read("data/profiles/symphony_table2.json"))
+    # Decision logs of two small runs (router; Symphony dropping), written by
+    # `clustersim run --decisions` with the recorded scenario's files named
+    # bare: tests/fuzz/decision_logs.
+    for path in sorted(glob.glob(os.path.join(FUZZ, "decision_logs", "*.jsonl"))):
+        with open(path, newline="") as f:
+            c("fuzz_decisions", os.path.basename(path), f.read())
     c("fuzz_profile", "symphony_beta_1.json", read("data/profiles/symphony_fig6a/beta_1.json"))
     c("fuzz_profile", "v100_thesis_3.json", profile_subset("data/profiles/v100_thesis.json", 3))
     c("fuzz_profile", "igniter_v100_profile_2.json",

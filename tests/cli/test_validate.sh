@@ -1,0 +1,62 @@
+#!/bin/bash
+# clustersim profile measure and clustersim validate on the emulated backend,
+# whose batches take exactly their profiled latency: the measured profile
+# must give back the profile it emulates, the pairs no slowdown, and a
+# validation an error within the replay's own overhead. Timing checks have
+# generous bounds (a shared machine); accuracy figures come from
+# bench/replay_accuracy.sh.
+. "$(dirname "$0")/harness.sh"
+
+"$bin" profile measure --backend emulated --like v100_thesis --models resnet50,alexnet \
+  --gpu-type emu --batches 4,8,16 --repeat 5 --pair-batch 8 -o "$tmp/m" >/dev/null 2>&1
+check "profile measure exits 0" test $? -eq 0
+check "the measured profile loads" "$bin" profile show "$tmp/m/profile.json" --json
+cat > "$tmp/back.py" <<'PY'
+import json, sys
+src, got = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ref = {(m["model"], b["batch"]): b["latency_ms"] for m in src["models"] if m["gpu"] == "v100"
+       for b in m.get("batches", [])}
+n = 0
+for m in got["models"]:
+    assert m["gpu"] == "emu"
+    for b in m["batches"]:
+        want = ref[(m["model"], b["batch"])]
+        # a sleep of the profiled latency, timed: never shorter, a little longer
+        assert want <= b["latency_ms"] <= want * 1.05 + 0.2, (m["model"], b, want)
+        n += 1
+assert n == 6, n
+assert "profile measure --backend emulated" in got["source"] and "UTC" in got["source"]
+PY
+check "the emulated backend's profile is the profile it emulates" \
+  python3 "$tmp/back.py" "$src/data/profiles/v100_thesis.json" "$tmp/m/profile.json"
+py 'len(d["pairs"]) == 2 and all(0.95 <= p["slowdown"] <= 1.1 for p in d["pairs"])' "$tmp/m/interference.json"
+bad "measure: a model without a profile" "model nosuch has no profile on GPU type v100" \
+  profile measure --backend emulated --like v100_thesis --models nosuch --gpu-type e -o "$tmp/x"
+bad "measure: batches not ascending" "--batches: expected ascending batch sizes" \
+  profile measure --backend emulated --like v100_thesis --models alexnet --gpu-type e --batches 4,2 -o "$tmp/x"
+bad "measure: pair batch not measured" "--pair-batch: expected 0 or one of --batches" \
+  profile measure --backend emulated --like v100_thesis --models alexnet --gpu-type e --batches 1,2 -o "$tmp/x"
+check "a refused measurement writes nothing" test ! -e "$tmp/x"
+
+cp "$src/examples/validate/colocated.json" "$tmp/col.json"
+sed -i 's|\.\./\.\./data/profiles/v100_thesis.json|v100_thesis|' "$tmp/col.json"
+"$bin" validate "$tmp/col.json" --backend emulated --repeat 5 --set 'clients[0].duration_s=2' \
+  --set 'clients[1].duration_s=2' --set 'clients[0].rate=150' --set 'clients[1].rate=300' \
+  --max-lateness-ms 20 -o "$tmp/v" >"$tmp/v.txt" 2>"$tmp/v.err"
+check "validate exits 0" test $? -eq 0
+check "validate prints its report" grep -q "Batch execution time, real vs simulated" "$tmp/v.txt"
+for f in report.json report.md scenario.json decisions.jsonl profile/profile.json \
+         profile/interference.json simulated/summary.json replayed/summary.json \
+         simulated/requests.csv replayed/requests.csv figures/latency_cdf_compare_resnet50.dat; do
+  check "validate writes $f" test -s "$tmp/v/$f"
+done
+# Emulated batches last their profiled latency, which the simulation used:
+# the error is the replay's overhead and the timer's.
+py 'd["replay_valid"] and d["batch_execution_error_pct"]["batches"] > 50 and d["batch_execution_error_pct"]["median_abs"] < 5' "$tmp/v/report.json"
+py 'all(abs(m["p50_diff_pct"]) < 10 and abs(m["goodput_diff_pct"]) < 5 for m in d["models"])' "$tmp/v/report.json"
+py 'd["placement"]["policy"] == "manual" and d["cluster"]["gpu_type"] == "emulated_measured" and d["cluster"]["interference"].endswith("interference.json")' "$tmp/v/scenario.json"
+bad "validate: an earlier validation is kept" "holds an earlier validation" \
+  validate "$tmp/col.json" --backend emulated -o "$tmp/v"
+bad "validate: no backend" "expected --backend NAME" validate "$tmp/col.json" -o "$tmp/w"
+bad "validate: no output" "expected --output DIR" validate "$tmp/col.json" --backend emulated
+finish
