@@ -116,7 +116,7 @@ static char *fmt(double v, const char *f)
  * percentiles and goodput of both. */
 static gboolean report(const char *dir, const CsResults *sim, const CsResults *rep,
                        const char *sim_csv, const char *rep_csv, const char *scenario,
-                       const char *backend, GString *md, GError **error)
+                       const char *backend, double drift, GString *md, GError **error)
 {
   GHashTable *a = exec_times(sim_csv, error);
   if (!a)
@@ -155,7 +155,17 @@ static gboolean report(const char *dir, const CsResults *sim, const CsResults *r
   add_num(pb, "median_abs", med);
   add_num(pb, "p90_abs", p90);
   add_num(pb, "median_signed", bias);
+  add_num(root, "machine_drift_pct", drift);
   g_string_append_printf(md, "# Validation: %s on backend %s\n\n", scenario, backend);
+  if (fabs(drift) > 5.0)
+    g_string_append_printf(md, "**The machine's speed changed during the validation**: isolated "
+                           "latencies measured again after the replay are %+.1f %% off those "
+                           "the simulation used (median over every model and batch size); "
+                           "errors of that size are the machine's, not the simulator's.\n\n",
+                           drift);
+  else if (isfinite(drift))
+    g_string_append_printf(md, "Isolated latencies measured again after the replay: %+.1f %% "
+                           "(median) from those the simulation used.\n\n", drift);
   if (!valid)
     g_string_append(md, "**The replay was not valid**: its own scheduling was later than its "
                         "bound (replayed/summary.json, \"replay\"); the real figures below "
@@ -211,6 +221,34 @@ static gboolean report(const char *dir, const CsResults *sim, const CsResults *r
     g_free(path);
   }
   return ok;
+}
+
+/* Median over every (model, batch) point of after / before - 1, in %:
+ * how much the machine's speed moved between two measured profiles. */
+static double profile_drift_pct(const char *before, const char *after)
+{
+  cJSON *a = cJSON_Parse(before), *b = cJSON_Parse(after);
+  GArray *r = g_array_new(FALSE, FALSE, sizeof(double));
+  cJSON *ma = cJSON_GetObjectItemCaseSensitive(a, "models");
+  cJSON *mb = cJSON_GetObjectItemCaseSensitive(b, "models");
+  for (int m = 0; m < cJSON_GetArraySize(ma) && m < cJSON_GetArraySize(mb); m++) {
+    cJSON *ba = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ma, m), "batches");
+    cJSON *bb = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(mb, m), "batches");
+    for (int k = 0; k < cJSON_GetArraySize(ba) && k < cJSON_GetArraySize(bb); k++) {
+      double x = cJSON_GetNumberValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ba, k), "latency_ms"));
+      double y = cJSON_GetNumberValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(bb, k), "latency_ms"));
+      double q = 100.0 * (y / x - 1.0);
+      if (x > 0 && isfinite(q))
+        g_array_append_val(r, q);
+    }
+  }
+  double med = quantile(r, 0.5);
+  g_array_unref(r);
+  cJSON_Delete(a);
+  cJSON_Delete(b);
+  return med;
 }
 
 /* The scenario to validate with: its effective form on the measured
@@ -488,8 +526,23 @@ int cmd_validate(int argc, char **argv)
     status = cli_fail(prog, err->message);
     goto out;
   }
+  /* The machine's speed may change under a validation (other tenants of a
+   * virtual machine): the isolated latencies measured again after the
+   * replay say by how much, so that a large error is not blamed on the
+   * simulator when the machine moved. */
+  CsMeasureOptions again = mo;
+  again.repeat = MAX(5, repeat / 3);
+  again.pair_batch = 0;
+  char *after = NULL, *after_i = NULL, *after_d = NULL;
+  double drift = NAN;
+  if (cs_measure_backend(&again, &after, &after_i, &after_d, &err))
+    drift = profile_drift_pct(profile, after);
+  g_clear_error(&err);
+  g_free(after);
+  g_free(after_i);
+  g_free(after_d);
   /* 5. Report and figures. */
-  if (!report(output, sim, rep, sim_csv, rep_csv, argv[1], backend->name, md, &err)) {
+  if (!report(output, sim, rep, sim_csv, rep_csv, argv[1], backend->name, drift, md, &err)) {
     status = cli_fail(prog, err->message);
     goto out;
   }

@@ -53,6 +53,14 @@ static char *emulated_describe(void *state)
                   "no MPS cap, no MIG fraction)\"}");
 }
 
+/* Sleeping workers take nothing from one another. */
+static double emulated_worker_share(void *state, int gpu)
+{
+  (void)state;
+  (void)gpu;
+  return 0.0;
+}
+
 static void emulated_close(void *state)
 {
   g_free(state);
@@ -65,5 +73,6 @@ const CsBackend cs_backend_emulated = {
   .prepare = emulated_prepare,
   .execute = emulated_execute,
   .describe = emulated_describe,
+  .worker_share = emulated_worker_share,
   .close = emulated_close,
 };
