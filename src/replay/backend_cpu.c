@@ -101,39 +101,6 @@ static gboolean parse_cores(const char *text, GArray *out)
 
 static void cpu_close(void *state);
 
-/* "M:N,M:N": layers per model, by name. */
-static gboolean parse_layers(Cpu *c, const char *text, GError **error)
-{
-  char **parts = g_strsplit(text, ",", -1);
-  gboolean ok = parts[0] != NULL;
-  for (int i = 0; ok && parts[i]; i++) {
-    const char *colon = strrchr(parts[i], ':');
-    char *end = NULL;
-    gint64 n = colon ? g_ascii_strtoll(colon + 1, &end, 10) : 0;
-    ok = colon && end != colon + 1 && *end == '\0' && n >= 1 && n <= 100000;
-    int m = 0;
-    while (ok && m < c->setup->n_models &&
-           !(strlen(c->setup->models[m]) == (size_t)(colon - parts[i]) &&
-             strncmp(c->setup->models[m], parts[i], colon - parts[i]) == 0))
-      m++;
-    if (ok && m == c->setup->n_models) {
-      g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
-                  "--backend-option layers: \"%.*s\" is not a model of this run",
-                  (int)(colon - parts[i]), parts[i]);
-      g_strfreev(parts);
-      return FALSE;
-    }
-    if (ok)
-      c->layers[m] = (int)n;
-  }
-  g_strfreev(parts);
-  if (!ok)
-    g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
-                "--backend-option layers=%s: expected MODEL:LAYERS,... with LAYERS in [1, 100000]",
-                text);
-  return ok;
-}
-
 static void *cpu_open(const CsBackendSetup *setup, void *user_data, GError **error)
 {
   (void)user_data;
@@ -186,26 +153,7 @@ static void *cpu_open(const CsBackendSetup *setup, void *user_data, GError **err
     c->copies[m] = g_ptr_array_new();
     c->taken[m] = g_array_new(FALSE, FALSE, sizeof(gboolean));
   }
-  /* A model's depth follows its batch-1 latency on the first GPU type that
-   * profiles it (models without a profile count as the cheapest). */
-  double *ms = g_new(double, MAX(setup->n_models, 1));
-  double least = INFINITY;
-  for (int m = 0; m < setup->n_models; m++) {
-    const CsModelProfile *p = NULL;
-    for (int g = 0; g < setup->n_gpus && !p; g++)
-      p = cs_profile_set_lookup(setup->profiles, setup->gpu_types[g], setup->models[m]);
-    ms[m] = p ? cs_model_profile_latency_ns(p, 1) * 1e-6 : NAN;
-    if (ms[m] < least)
-      least = ms[m];
-  }
-  double layer_mb = (double)c->width * c->width * sizeof(float) / (1 << 20);
-  for (int m = 0; m < setup->n_models; m++) {
-    double mb = min_mb * (isfinite(ms[m]) && isfinite(least) ? ms[m] / least : 1.0);
-    c->layers[m] = (int)MIN(100000.0, MAX(1.0, round(mb / layer_mb)));
-  }
-  g_free(ms);
-  const char *given = cs_backend_option(setup, "layers");
-  if (given && !parse_layers(c, given, error)) {
+  if (!cs_backend_size_models(setup, "cpu", c->width, min_mb, c->layers, error)) {
     cpu_close(c);
     return NULL;
   }

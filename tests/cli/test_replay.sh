@@ -42,4 +42,22 @@ bad "an unknown backend option is refused" \
   'backend "emulated": --backend-option speed=2: unknown key; backend "emulated" takes no options' \
   replay "$tmp/d.jsonl" --backend emulated --backend-option speed=2 -o "$tmp/none"
 check "a refused replay leaves no output directory" test ! -e "$tmp/none"
+
+# The cuda backend, when this build has it: on a machine without a GPU its
+# workers fail at set-up and the replay says so (exit 2, nothing written);
+# with one, the replay runs.
+if "$bin" replay "$tmp/d.jsonl" --backend nosuch 2>&1 | grep -q 'cuda'; then
+  worker=$(dirname "$bin")/../replay/clustersim-cuda-worker
+  "$worker" --device 0 >"$tmp/w.txt" 2>/dev/null
+  check "cuda worker: bad arguments are an error line and status 1"     test $? -eq 1 -a "$(head -c 12 "$tmp/w.txt")" = "error: usage"
+  "$bin" replay "$tmp/d.jsonl" --backend cuda --max-lateness-ms 50 -o "$tmp/cu" >/dev/null 2>"$tmp/cu.err"
+  status=$?
+  if [ $status -eq 0 ]; then
+    py 'd["replay"]["backend"] == "cuda"' "$tmp/cu/summary.json"
+  else
+    check "cuda without a usable GPU: exit 2" test $status -eq 2
+    check "... naming the worker that did not start" grep -q 'backend "cuda": the worker of resnet50 on GPU [0-9]* (CUDA device [0-9]*) did not start' "$tmp/cu.err"
+    check "... and writing nothing" test ! -e "$tmp/cu"
+  fi
+fi
 finish
