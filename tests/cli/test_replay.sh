@@ -36,6 +36,13 @@ check "same formats, same requests in the same batches" python3 "$tmp/same.py" "
 check "plot --compare reads a run and its replay" \
   "$bin" plot --compare "$tmp/sim" "$tmp/rep" -o "$tmp/cmp" --no-render
 check "... and draws their latency CDFs" test -s "$tmp/cmp/figures/latency_cdf_compare_resnet50.dat"
+# A bound no real replay meets: the replay runs and writes, and says it is
+# not valid (summary, warning).
+"$bin" replay "$tmp/d.jsonl" --backend emulated --max-lateness-ms 0.000001 -o "$tmp/late" \
+  >/dev/null 2>"$tmp/late.err"
+check "a replay later than its bound still exits 0" test $? -eq 0
+py 'd["replay"]["valid"] is False and any(w["code"] == "replay_late" for w in d["warnings"])' "$tmp/late/summary.json"
+check "... and warns on stderr" grep -q "replay_late" "$tmp/late.err"
 bad "an earlier replay's outputs are kept" "holds the outputs of an earlier run" \
   replay "$tmp/d.jsonl" --backend emulated -o "$tmp/rep"
 bad "an unknown backend option is refused" \

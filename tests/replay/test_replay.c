@@ -221,7 +221,22 @@ static void counting_reproduces(const char *fmt, gboolean drops)
   g_strfreev(a);
   g_strfreev(b);
   g_free(rep_csv);
+  assert_true(cs_results_replay_valid(res));
   cs_results_free(res);
+  /* Validity: both latenesses within the bound (1 ms here), not either. */
+  for (int late_kind = 0; late_kind < 2; late_kind++) {
+    for (guint i = 0; i < rp.times->len; i++) {
+      ReplayBatch *t = &g_array_index(rp.times, ReplayBatch, i);
+      t->dispatch_late_ns = late_kind == 0 ? 2000000 : 0;
+      t->start_late_ns = late_kind == 1 ? 2000000 : 0;
+    }
+    res = cs_replay_results(&rp, NULL, NULL, &err);
+    assert_non_null(res);
+    assert_false(cs_results_replay_valid(res));
+    assert_true(cs_results_n_warnings(res) >= 1);
+    assert_string_equal(cs_results_warning(res, 0)->code, "replay_late");
+    cs_results_free(res);
+  }
   g_hash_table_destroy(by_id);
   g_free(rp.send_ns);
   g_array_unref(rp.times);
