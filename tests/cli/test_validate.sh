@@ -4,7 +4,8 @@
 # must give back the profile it emulates, the pairs no slowdown, and a
 # validation an error within the replay's own overhead. Timing checks have
 # generous bounds (a shared machine); accuracy figures come from
-# bench/replay_accuracy.sh.
+# bench/replay_accuracy.sh. Executors sleep between batches (--sleep-idle):
+# spinning would take both cores from the tests running beside this one.
 . "$(dirname "$0")/harness.sh"
 
 "$bin" profile measure --backend emulated --like v100_thesis --models resnet50,alexnet \
@@ -40,7 +41,7 @@ check "a refused measurement writes nothing" test ! -e "$tmp/x"
 
 cp "$src/examples/validate/colocated.json" "$tmp/col.json"
 sed -i 's|\.\./\.\./data/profiles/v100_thesis.json|v100_thesis|' "$tmp/col.json"
-"$bin" validate "$tmp/col.json" --backend emulated --repeat 5 --set 'clients[0].duration_s=2' \
+"$bin" validate "$tmp/col.json" --backend emulated --sleep-idle --repeat 5 --set 'clients[0].duration_s=2' \
   --set 'clients[1].duration_s=2' --set 'clients[0].rate=150' --set 'clients[1].rate=300' \
   --max-lateness-ms 20 -o "$tmp/v" >"$tmp/v.txt" 2>"$tmp/v.err"
 check "validate exits 0" test $? -eq 0
