@@ -15,7 +15,9 @@
  *               a chain of single-precision matrix multiplications (OpenBLAS,
  *               one thread per worker) whose cost grows with the batch size;
  *               co-located workers contend for cores, caches and memory
- *               bandwidth. Built when OpenBLAS is found.
+ *               bandwidth. OpenBLAS is loaded when it is first opened.
+ *   "cuda"      a process per worker running cuBLAS chains on its device
+ *               (built where the CUDA toolkit is; never run on a GPU).
  * A researcher adds their own by filling a CsBackend and passing it in
  * CsReplayOptions. Nothing here is global.
  */
@@ -79,8 +81,9 @@ typedef struct {
   void (*close)(void *state);
 } CsBackend;
 
-/* The built-in backend called name ("emulated", "cpu"), or NULL when there
- * is none of that name or it was not built (see cs_backend_builtin_names). */
+/* The built-in backend called name ("emulated", "cpu", "cuda"), or NULL
+ * when there is none of that name or it was not built (see
+ * cs_backend_builtin_names). */
 CS_API const CsBackend *cs_backend_builtin(const char *name);
 
 /* The built-in backends of this build, comma separated (g_free it). */

@@ -9,9 +9,7 @@
 
 static const CsBackend *const builtins[] = {
   &cs_backend_emulated,
-#ifdef CS_HAVE_OPENBLAS
   &cs_backend_cpu,
-#endif
 #ifdef CS_HAVE_CUDA
   &cs_backend_cuda,
 #endif

@@ -32,9 +32,10 @@
  *                    priority)
  * GPUs take consecutive equal groups of those cores; with more GPUs than
  * cores, GPUs share cores (describe says so). OpenBLAS runs one thread per
- * call: the worker's own. */
+ * call: the worker's own. OpenBLAS is loaded at run time (load_openblas). */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -44,13 +45,47 @@
 
 #include "backends.h"
 
-/* OpenBLAS's Fortran interface: GSL brings a CBLAS of its own (gslcblas)
- * whose cblas_ symbols could shadow OpenBLAS's; sgemm_ exists only here. */
-void sgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
-            const float *alpha, const float *a, const int *lda, const float *b, const int *ldb,
-            const float *beta, float *c, const int *ldc);
-void openblas_set_num_threads(int num_threads);
-char *openblas_get_config(void);
+/* OpenBLAS is loaded when the backend is first opened, not linked: linked,
+ * it started a thread of its own in every clustersim process at load time,
+ * and a SIGTERM delivered to that thread killed commands halfway through
+ * what they write with the signal blocked in their main thread (the test of
+ * `clustersim plot` caught it). Its Fortran interface (sgemm_): GSL's own
+ * CBLAS (gslcblas) could shadow OpenBLAS's cblas_ symbols. The library, once
+ * loaded, stays loaded: the pointers below are the process's, set once. */
+typedef void (*SgemmFn)(const char *transa, const char *transb, const int *m, const int *n,
+                        const int *k, const float *alpha, const float *a, const int *lda,
+                        const float *b, const int *ldb, const float *beta, float *c,
+                        const int *ldc);
+static SgemmFn sgemm_;
+static char *(*openblas_get_config)(void);
+
+static gboolean load_openblas(GError **error)
+{
+  static GMutex lock;
+  static void *handle;
+  static char *failure;
+  g_mutex_lock(&lock);
+  if (!handle && !failure) {
+    handle = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    void (*set_threads)(int) = handle ? (void (*)(int))dlsym(handle, "openblas_set_num_threads") : NULL;
+    sgemm_ = handle ? (SgemmFn)dlsym(handle, "sgemm_") : NULL;
+    openblas_get_config = handle ? (char *(*)(void))dlsym(handle, "openblas_get_config") : NULL;
+    if (!sgemm_ || !set_threads || !openblas_get_config) {
+      const char *why = dlerror();
+      failure = g_strdup_printf("backend \"cpu\" needs OpenBLAS (libopenblas.so.0; Debian: "
+                                "apt-get install libopenblas0, which tools/install-deps.sh "
+                                "installs): %s", why ? why : "symbols missing");
+      handle = NULL;
+    } else {
+      set_threads(1); /* one thread per call: the worker's own */
+    }
+  }
+  gboolean ok = failure == NULL;
+  if (!ok)
+    g_set_error_literal(error, CS_ERROR, CS_ERROR_IO, failure);
+  g_mutex_unlock(&lock);
+  return ok;
+}
 
 typedef struct {
   const CsBackendSetup *setup;
@@ -105,7 +140,7 @@ static void *cpu_open(const CsBackendSetup *setup, void *user_data, GError **err
 {
   (void)user_data;
   static const char *const known[] = { "width", "min_model_mb", "layers", "cores", NULL };
-  if (!cs_backend_check_options(setup, "cpu", known, error))
+  if (!cs_backend_check_options(setup, "cpu", known, error) || !load_openblas(error))
     return NULL;
   Cpu *c = g_new0(Cpu, 1);
   c->setup = setup;
@@ -157,7 +192,6 @@ static void *cpu_open(const CsBackendSetup *setup, void *user_data, GError **err
     cpu_close(c);
     return NULL;
   }
-  openblas_set_num_threads(1);
   return c;
 }
 

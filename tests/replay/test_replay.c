@@ -442,9 +442,26 @@ static void test_bad_logs(void **state)
   sim_run_free(&r);
 }
 
+/* Loading libclustersim starts no thread: a command that blocks SIGTERM in
+ * its main thread while it writes (clustersim plot, run) relies on it. When
+ * the library linked OpenBLAS, OpenBLAS's thread took a SIGTERM meant to
+ * wait, and a plot was killed halfway. Runs first, before any replay. */
+static void test_library_starts_no_thread(void **state)
+{
+  (void)state;
+  char *status = NULL;
+  if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL))
+    skip();
+  const char *line = strstr(status, "\nThreads:");
+  assert_non_null(line);
+  assert_int_equal(atoi(line + strlen("\nThreads:")), 1);
+  g_free(status);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_library_starts_no_thread),
     cmocka_unit_test(test_counting_router),
     cmocka_unit_test(test_counting_with_drops),
     cmocka_unit_test(test_emulated_replay),
