@@ -271,8 +271,10 @@ static char *validation_scenario(CsScenario *sc, const CsResults *first, const c
   }
   cJSON *profiles = cJSON_CreateArray();
   cJSON_AddItemToArray(profiles, cJSON_CreateString(profile));
-  cJSON_ReplaceItemInObjectCaseSensitive(doc, "profiles", profiles);
-  cJSON_ReplaceItemInObjectCaseSensitive(cluster, "gpu_type", cJSON_CreateString(gpu_type));
+  cJSON_DeleteItemFromObjectCaseSensitive(doc, "profiles");
+  cJSON_AddItemToObject(doc, "profiles", profiles);
+  cJSON_DeleteItemFromObjectCaseSensitive(cluster, "gpu_type");
+  cJSON_AddStringToObject(cluster, "gpu_type", gpu_type);
   cJSON_DeleteItemFromObjectCaseSensitive(cluster, "price_per_hour");
   cJSON_DeleteItemFromObjectCaseSensitive(cluster, "price_source");
   cJSON_DeleteItemFromObjectCaseSensitive(cluster, "interference");
@@ -294,7 +296,8 @@ static char *validation_scenario(CsScenario *sc, const CsResults *first, const c
         cJSON_AddNumberToObject(x, "mps_share", r->mps_share);
       cJSON_AddItemToArray(reps, x);
     }
-    cJSON_ReplaceItemInObjectCaseSensitive(doc, "placement", p);
+    cJSON_DeleteItemFromObjectCaseSensitive(doc, "placement");
+    cJSON_AddItemToObject(doc, "placement", p);
   }
   char *text = cJSON_Print(doc);
   char *out = g_strdup(text);

@@ -270,7 +270,9 @@ CsConfig *cs_replay_compile_scenario(const DecisionLog *log, GError **error)
     cJSON *pl = cJSON_CreateObject();
     cJSON_AddStringToObject(pl, "policy", "manual");
     cJSON_AddItemToObject(pl, "replicas", cJSON_Duplicate(log->initial_replicas, TRUE));
-    cJSON_ReplaceItemInObjectCaseSensitive(sc_json, "placement", pl);
+    /* Replace, or add when the scenario had none (a log edited by hand). */
+    cJSON_DeleteItemFromObjectCaseSensitive(sc_json, "placement");
+    cJSON_AddItemToObject(sc_json, "placement", pl);
   }
   char *text = cJSON_PrintUnformatted(sc_json);
   cJSON_Delete(sc_json);

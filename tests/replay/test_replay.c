@@ -18,6 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
 #include <glib/gstdio.h>
 
 #include "replay/backends.h"
@@ -437,6 +438,35 @@ static void test_bad_logs(void **state)
   }
   expect_log_error(r.dir, twice->str, "earlier batch");
   g_string_free(twice, TRUE);
+  /* A log whose recorded scenario lost its "placement" (edited by hand):
+   * the replicas at 0 become the placement all the same. The fuzzer found
+   * the manual placement leaked when there was no field to replace; the
+   * sanitizer run of this test reports that leak. */
+  cJSON *head = cJSON_Parse(lines[0]);
+  cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(head, "scenario"),
+                                          "placement");
+  char *head_text = cJSON_PrintUnformatted(head);
+  cJSON_Delete(head);
+  GString *edited = g_string_new(head_text);
+  g_string_append_c(edited, '\n');
+  cJSON_free(head_text);
+  for (guint i = 1; i + 1 < n; i++)
+    g_string_append_printf(edited, "%s\n", lines[i]);
+  char *epath = g_build_filename(r.dir, "edited.jsonl", NULL);
+  assert_true(g_file_set_contents(epath, edited->str, -1, NULL));
+  g_string_free(edited, TRUE);
+  GError *err = NULL;
+  DecisionLog *elog = cs_decision_log_read(epath, &err);
+  assert_non_null(elog);
+  CsConfig *ecfg = cs_replay_compile_scenario(elog, &err);
+  if (!ecfg)
+    fail_msg("%s", err->message);
+  assert_non_null(ecfg->placement);
+  assert_int_equal(cs_placement_n_replicas(ecfg->placement), 2);
+  cs_config_free(ecfg);
+  cs_decision_log_free(elog);
+  g_unlink(epath);
+  g_free(epath);
   g_strfreev(lines);
   g_free(text);
   sim_run_free(&r);
