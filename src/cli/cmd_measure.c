@@ -58,7 +58,7 @@ int cmd_profile_measure(int argc, char **argv)
   int repeat = 20, pair_batch = 8;
   gboolean force = FALSE;
   GOptionEntry entries[] = {
-    { "backend", 'b', 0, G_OPTION_ARG_STRING, &backend_name, "Execution backend (required): emulated or cpu", "NAME" },
+    { "backend", 'b', 0, G_OPTION_ARG_STRING, &backend_name, "Execution backend (required): emulated, cpu or cuda", "NAME" },
     { "backend-option", 0, 0, G_OPTION_ARG_STRING_ARRAY, &backend_options, "A backend setting, e.g. width=512 (repeatable)", "KEY=VALUE" },
     { "like", 0, 0, G_OPTION_ARG_FILENAME, &like, "Profile file (path or shipped name) the backend sizes its models from (required)", "PROFILE" },
     { "like-gpu", 0, 0, G_OPTION_ARG_STRING, &like_type, "Its GPU type (default: its first)", "TYPE" },

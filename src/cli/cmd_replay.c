@@ -36,7 +36,7 @@ int cmd_replay(int argc, char **argv)
   double max_late = 1.0;
   gboolean requests_csv = FALSE, force = FALSE, json = FALSE, spin = FALSE;
   GOptionEntry entries[] = {
-    { "backend", 'b', 0, G_OPTION_ARG_STRING, &backend_name, "Execution backend (required): emulated or cpu (docs/replay.md)", "NAME" },
+    { "backend", 'b', 0, G_OPTION_ARG_STRING, &backend_name, "Execution backend (required): emulated, cpu or cuda (docs/replay.md)", "NAME" },
     { "backend-option", 0, 0, G_OPTION_ARG_STRING_ARRAY, &backend_options, "A backend setting, e.g. cores=1 (repeatable)", "KEY=VALUE" },
     { "max-lateness-ms", 0, 0, G_OPTION_ARG_DOUBLE, &max_late, "The replay is valid when the 99th percentile of its own lateness (batches sent, and started, after they were due) is at most this (default 1)", "MS" },
     { "spin", 0, 0, G_OPTION_ARG_NONE, &spin, "Executors spin between batches instead of sleeping (a core each; steadier timing on virtual machines)", NULL },

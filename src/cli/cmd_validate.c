@@ -316,7 +316,7 @@ int cmd_validate(int argc, char **argv)
   gboolean force = FALSE, sleep_idle = FALSE;
   CliOverrides overrides = { 0 };
   GOptionEntry entries[] = {
-    { "backend", 'b', 0, G_OPTION_ARG_STRING, &backend_name, "Execution backend (required): emulated or cpu", "NAME" },
+    { "backend", 'b', 0, G_OPTION_ARG_STRING, &backend_name, "Execution backend (required): emulated, cpu or cuda", "NAME" },
     { "backend-option", 0, 0, G_OPTION_ARG_STRING_ARRAY, &backend_options, "A backend setting (repeatable)", "KEY=VALUE" },
     { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, "Timed executions per profiled point (default 15)", "N" },
     { "max-lateness-ms", 0, 0, G_OPTION_ARG_DOUBLE, &max_late, "The replay's validity bound (default 1)", "MS" },

@@ -22,7 +22,7 @@ static const char *const usage_text =
   "  sweep EXPERIMENT  run a grid of variants x axes x seeds; mean and 95 % CI per point\n"
   "                    (sweep merge: combine --shard outputs; sweep plot DIR: redraw figures)\n"
   "  replay DECISIONS --backend NAME  play a run's decisions (run --decisions) back in real\n"
-  "                    time on an execution backend (emulated, cpu) and measure them\n"
+  "                    time on an execution backend (emulated, cpu, cuda) and measure them\n"
   "  validate SCENARIO --backend NAME  profile the backend, simulate, replay, report\n"
   "                    real against simulated (per batch, per model, figures)\n"
   "  plot RUNDIR       draw a run's figures (latency CDF, stages, GPUs busy, placement,\n"
