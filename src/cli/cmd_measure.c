@@ -36,19 +36,6 @@ static gboolean parse_batches(const char *text, GArray *out)
   return ok;
 }
 
-static gboolean write_file(const char *path, const char *text, GError **error)
-{
-  char *tmp = g_strconcat(path, ".partial", NULL);
-  gboolean ok = g_file_set_contents(tmp, text, -1, error) && g_rename(tmp, path) == 0;
-  if (!ok) {
-    if (error && !*error)
-      g_set_error(error, CS_ERROR, CS_ERROR_IO, "%s: cannot write: %s", path, g_strerror(errno));
-    g_unlink(tmp);
-  }
-  g_free(tmp);
-  return ok;
-}
-
 int cmd_profile_measure(int argc, char **argv)
 {
   const char *prog = "clustersim profile measure";
@@ -166,7 +153,9 @@ int cmd_profile_measure(int argc, char **argv)
     g_free(m);
     goto out;
   }
-  if (!write_file(ppath, profile, &err) || (interference && !write_file(ipath, interference, &err))) {
+  /* g_file_set_contents writes a temporary file and renames it: no partial file. */
+  if (!g_file_set_contents(ppath, profile, -1, &err) ||
+      (interference && !g_file_set_contents(ipath, interference, -1, &err))) {
     g_unlink(ppath);
     status = cli_fail(prog, err->message);
     goto out;

@@ -16,18 +16,6 @@
 #include "cli.h"
 #include "clustersim/backend.h"
 
-static gboolean write_file(const char *path, const char *text, GError **error)
-{
-  char *tmp = g_strconcat(path, ".partial", NULL);
-  gboolean ok = g_file_set_contents(tmp, text, -1, error) && g_rename(tmp, path) == 0;
-  if (!ok && error && !*error)
-    g_set_error(error, CS_ERROR, CS_ERROR_IO, "%s: cannot write: %s", path, g_strerror(errno));
-  if (!ok)
-    g_unlink(tmp);
-  g_free(tmp);
-  return ok;
-}
-
 int cmd_replay(int argc, char **argv)
 {
   const char *prog = "clustersim replay";
@@ -132,7 +120,7 @@ int cmd_replay(int argc, char **argv)
     g_unlink(csv_path); /* --force: an earlier requests.csv is not this replay's */
   res = cs_replay(&opt, &err);
   char *summary = res ? cs_results_to_json(res) : NULL;
-  if (res && output && !write_file(summary_path, summary, &err)) {
+  if (res && output && !g_file_set_contents(summary_path, summary, -1, &err)) {
     cs_results_free(res);
     res = NULL;
     if (opt.requests_csv)

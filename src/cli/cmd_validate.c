@@ -23,30 +23,13 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 
 #include "cli.h"
 #include "clustersim/backend.h"
 #include "figures/figures.h"
 #include "replay/measure.h"
-
-typedef struct {
-  const char *prog;
-  char *dir;
-  GError *err;
-} Ctx;
-
-static gboolean write_text(const char *path, const char *text, GError **error)
-{
-  char *tmp = g_strconcat(path, ".partial", NULL);
-  gboolean ok = g_file_set_contents(tmp, text, -1, error) && g_rename(tmp, path) == 0;
-  if (!ok) {
-    if (error && !*error)
-      g_set_error(error, CS_ERROR, CS_ERROR_IO, "%s: cannot write: %s", path, g_strerror(errno));
-    g_unlink(tmp);
-  }
-  g_free(tmp);
-  return ok;
-}
 
 /* Per batch id: its execution time (exec_end - exec_start), from a
  * requests.csv of a run or a replay. */
@@ -77,21 +60,14 @@ static GHashTable *exec_times(const char *csv, GError **error)
   return t;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
+/* The q-quantile of v (sorted in place), linear between order statistics;
+ * NAN when v is empty. */
 static double quantile(GArray *v, double q)
 {
   if (v->len == 0)
     return NAN;
-  g_array_sort(v, cmp_double);
-  double pos = q * (v->len - 1);
-  guint i = (guint)floor(pos);
-  double *d = (double *)v->data;
-  return i + 1 < v->len ? d[i] + (pos - i) * (d[i + 1] - d[i]) : d[v->len - 1];
+  gsl_sort((double *)v->data, 1, v->len);
+  return gsl_stats_quantile_from_sorted_data((double *)v->data, 1, v->len, q);
 }
 
 static double pct(double real, double sim)
@@ -208,7 +184,7 @@ static gboolean report(const char *dir, const CsResults *sim, const CsResults *r
   char *text = cJSON_Print(root);
   char *path = g_build_filename(dir, "report.json", NULL);
   char *full = g_strconcat(text, "\n", NULL);
-  gboolean ok = write_text(path, full, error);
+  gboolean ok = g_file_set_contents(path, full, -1, error);
   g_free(full);
   g_free(path);
   cJSON_free(text);
@@ -217,7 +193,7 @@ static gboolean report(const char *dir, const CsResults *sim, const CsResults *r
   g_array_unref(signed_err);
   if (ok) {
     path = g_build_filename(dir, "report.md", NULL);
-    ok = write_text(path, md->str, error);
+    ok = g_file_set_contents(path, md->str, -1, error);
     g_free(path);
   }
   return ok;
@@ -472,7 +448,9 @@ int cmd_validate(int argc, char **argv)
     g_free(m);
     goto out;
   }
-  if (!write_text(ppath, profile, &err) || (interference && !write_text(ipath, interference, &err))) {
+  /* g_file_set_contents writes a temporary file and renames it: no partial file. */
+  if (!g_file_set_contents(ppath, profile, -1, &err) ||
+      (interference && !g_file_set_contents(ipath, interference, -1, &err))) {
     status = cli_fail(prog, err->message);
     goto out;
   }
@@ -482,7 +460,7 @@ int cmd_validate(int argc, char **argv)
   g_free(abs_p);
   g_free(abs_i);
   char *vpath = g_build_filename(output, "scenario.json", NULL);
-  gboolean wrote = vtext && write_text(vpath, vtext, &err);
+  gboolean wrote = vtext && g_file_set_contents(vpath, vtext, -1, &err);
   g_free(vpath);
   if (!wrote || !(vsc = cs_scenario_new_from_json(vtext, "validation scenario", output, &err))) {
     status = cli_fail(prog, err->message);
@@ -498,7 +476,7 @@ int cmd_validate(int argc, char **argv)
   }
   char *summary = cs_results_to_json(sim);
   char *spath = g_build_filename(sim_dir, "summary.json", NULL);
-  wrote = write_text(spath, summary, &err);
+  wrote = g_file_set_contents(spath, summary, -1, &err);
   g_free(spath);
   g_free(summary);
   if (!wrote) {
@@ -522,7 +500,7 @@ int cmd_validate(int argc, char **argv)
   }
   summary = cs_results_to_json(rep);
   spath = g_build_filename(rep_dir, "summary.json", NULL);
-  wrote = write_text(spath, summary, &err);
+  wrote = g_file_set_contents(spath, summary, -1, &err);
   g_free(spath);
   g_free(summary);
   if (!wrote) {

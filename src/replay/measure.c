@@ -3,6 +3,8 @@
 #include "measure.h"
 
 #include <cjson/cJSON.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,17 +29,10 @@ typedef struct {
   GError *error;
 } Job;
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
+/* The q-quantile of n sorted values, linear between order statistics. */
 static double quantile(const double *sorted, int n, double q)
 {
-  double pos = q * (n - 1);
-  int i = (int)floor(pos);
-  return i + 1 < n ? sorted[i] + (pos - i) * (sorted[i + 1] - sorted[i]) : sorted[n - 1];
+  return gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)n, q);
 }
 
 static gpointer timed_job(gpointer data)
@@ -64,7 +59,7 @@ static gpointer timed_job(gpointer data)
     }
     if (j->error)
       break;
-    qsort(t, j->o->repeat, sizeof *t, cmp_double);
+    gsl_sort(t, 1, (size_t)j->o->repeat);
     j->median_ms[k] = quantile(t, j->o->repeat, 0.5);
     j->p10_ms[k] = quantile(t, j->o->repeat, 0.1);
     j->p90_ms[k] = quantile(t, j->o->repeat, 0.9);
@@ -118,7 +113,7 @@ static gpointer isolated_job(gpointer data)
       }
   for (int i = 0; i < j->n_models * nb && !j->error; i++) {
     double *x = t + (size_t)i * (UNTIMED + R) + UNTIMED;
-    qsort(x, R, sizeof *x, cmp_double);
+    gsl_sort(x, 1, (size_t)R);
     j->median_ms[i] = quantile(x, R, 0.5);
     j->p10_ms[i] = quantile(x, R, 0.1);
     j->p90_ms[i] = quantile(x, R, 0.9);

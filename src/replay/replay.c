@@ -33,8 +33,6 @@
 #include "scenario/scenario.h"
 #include "sim/results.h"
 
-typedef struct Executor Executor;
-
 struct Executor {
   Replay *rp;
   int gpu;
@@ -59,14 +57,12 @@ static void fail_replay(Replay *rp, GError *err)
   g_atomic_int_set(&rp->failed, 1);
 }
 
-static CsBackendWorker *find_worker(Executor *x, int worker, guint *pos)
+static CsBackendWorker *find_worker(Executor *x, int worker)
 {
   for (guint i = 0; i < x->workers->len; i++) {
     CsBackendWorker *w = &g_array_index(x->workers, CsBackendWorker, i);
-    if (w->worker == worker) {
-      *pos = i;
+    if (w->worker == worker)
       return w;
-    }
   }
   return NULL;
 }
@@ -138,8 +134,7 @@ static gpointer executor_main(gpointer data)
         break;
     }
     cs_wait_until_ns(rp->epoch_ns + t->node_ns);
-    guint pos = 0;
-    CsBackendWorker *w = find_worker(x, b->worker, &pos);
+    CsBackendWorker *w = find_worker(x, b->worker);
     int64_t start = cs_monotonic_ns() - rp->epoch_ns;
     gboolean ok = rp->backend->execute(rp->state, w, b->n, &err);
     int64_t end = cs_monotonic_ns() - rp->epoch_ns;
@@ -222,8 +217,7 @@ static void make_executors(Replay *rp)
     rp->executor_of[i] = GPOINTER_TO_INT(g_hash_table_lookup(index, key)) - 1;
     Planned pl = { planned_node_ns(rp, b, b->dispatch_ns), i };
     g_array_append_val(x->order, pl);
-    guint pos = 0;
-    CsBackendWorker *w = find_worker(x, b->worker, &pos);
+    CsBackendWorker *w = find_worker(x, b->worker);
     if (!w) {
       CsBackendWorker nw = { .gpu = b->gpu, .worker = b->worker, .model = b->model,
                              .mps_share = b->mps_share, .max_batch = b->n };
