@@ -25,6 +25,7 @@
 #define CLUSTERSIM_BACKEND_H
 
 #include "clustersim.h"
+#include "placement.h"
 #include "profiles.h"
 
 G_BEGIN_DECLS
@@ -41,6 +42,10 @@ typedef struct {
   /* "KEY=VALUE" settings given to the backend (--backend-option), NULL-
    * terminated; NULL for none. A backend refuses a key it does not know. */
   const char *const *options;
+  /* The scenario's interference data (cluster.interference), or NULL: a
+   * backend that emulates execution may take latency-vs-share tables from
+   * it (the emulated backend does). */
+  const CsInterferenceSet *interference;
 } CsBackendSetup;
 
 /* One worker as the backend sees it: a replica (or, for a centralized
@@ -79,6 +84,11 @@ typedef struct {
    * NULL (unknown). */
   double (*worker_share)(void *state, int gpu);
   void (*close)(void *state);
+  /* TRUE when a worker prepared with mps_share in (0, 1) runs on that share
+   * of its GPU (as MPS's active thread percentage caps a process), so that
+   * `clustersim profile measure --shares` can measure latency-vs-share
+   * tables on it. */
+  gboolean runs_shares;
 } CsBackend;
 
 /* The built-in backend called name ("emulated", "cpu", "cuda"), or NULL

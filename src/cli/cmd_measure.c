@@ -1,10 +1,12 @@
 /* clustersim profile measure --backend NAME --like PROFILE --gpu-type TYPE --models A,B
  *                           [--batches 1,2,4,8] [--repeat N] [--pair-batch B]
+ *                           [--shares 20,50,100] [--like-interference FILE]
  *                           [--backend-option KEY=VALUE]... -o DIR [--force]
  *
  * Profiles an execution backend (clustersim/backend.h): the isolated latency
  * of each model at each batch size, and the slowdown of each model next to
- * each other one on the same GPU; writes DIR/profile.json (format
+ * each other one on the same GPU, and with --shares each model's latency on
+ * those MPS shares of the GPU (a backend that runs shares); writes DIR/profile.json (format
  * clustersim-profile, GPU type --name) and DIR/interference.json
  * (clustersim-interference), the machine and date in their source. The
  * models are sized like their profiles on --like's GPU type (the cpu
@@ -17,9 +19,11 @@
 
 #include "cli.h"
 #include "common/data_files.h"
+#include "profiles/interference.h"
 #include "replay/measure.h"
 
-static gboolean parse_batches(const char *text, GArray *out)
+/* Ascending integers in [lo, hi], comma separated, into out. */
+static gboolean parse_ascending(const char *text, int lo, int hi, GArray *out)
 {
   char **parts = g_strsplit(text, ",", -1);
   gboolean ok = parts[0] != NULL;
@@ -27,7 +31,7 @@ static gboolean parse_batches(const char *text, GArray *out)
     char *end = NULL;
     gint64 b = g_ascii_strtoll(parts[i], &end, 10);
     int v = (int)b;
-    ok = end != parts[i] && *end == '\0' && b >= 1 && b <= 4096 &&
+    ok = end != parts[i] && *end == '\0' && b >= lo && b <= hi &&
          (out->len == 0 || v > g_array_index(out, int, out->len - 1));
     if (ok)
       g_array_append_val(out, v);
@@ -40,7 +44,8 @@ int cmd_profile_measure(int argc, char **argv)
 {
   const char *prog = "clustersim profile measure";
   char *backend_name = NULL, *like = NULL, *like_type = NULL, *models_text = NULL,
-       *batches_text = NULL, *output = NULL, *gpu_type = NULL;
+       *batches_text = NULL, *output = NULL, *gpu_type = NULL, *shares_text = NULL,
+       *like_interference = NULL;
   char **backend_options = NULL;
   int repeat = 20, pair_batch = 8;
   gboolean force = FALSE;
@@ -53,6 +58,8 @@ int cmd_profile_measure(int argc, char **argv)
     { "batches", 0, 0, G_OPTION_ARG_STRING, &batches_text, "Batch sizes, ascending (default 1,2,4,8,16,32)", "LIST" },
     { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, "Timed executions per point (default 20)", "N" },
     { "pair-batch", 0, 0, G_OPTION_ARG_INT, &pair_batch, "Batch size of pair measurements, one of --batches; 0: no pairs (default 8)", "B" },
+    { "shares", 0, 0, G_OPTION_ARG_STRING, &shares_text, "MPS shares in %, ascending, to measure each model's latency-vs-share table at (a backend that runs shares: emulated, cuda)", "LIST" },
+    { "like-interference", 0, 0, G_OPTION_ARG_FILENAME, &like_interference, "Interference file whose share tables the emulated backend executes", "FILE" },
     { "gpu-type", 0, 0, G_OPTION_ARG_STRING, &gpu_type, "Name of the measured GPU type in the files (required)", "NAME" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Directory for profile.json and interference.json (required)", "DIR" },
     { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace those files", NULL },
@@ -62,7 +69,8 @@ int cmd_profile_measure(int argc, char **argv)
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_summary(ctx,
     "Measures an execution backend: each model's isolated latency per batch size and each\n"
-    "ordered pair's slowdown on one GPU, written as DIR/profile.json and\n"
+    "ordered pair's slowdown on one GPU (and with --shares each model's latency on those\n"
+    "MPS shares), written as DIR/profile.json and\n"
     "DIR/interference.json in the project's formats (docs/replay.md).");
   GError *err = NULL;
   int status = 0;
@@ -71,6 +79,8 @@ int cmd_profile_measure(int argc, char **argv)
   char *profile = NULL, *interference = NULL, *described = NULL, *like_path = NULL;
   char *ppath = NULL, *ipath = NULL;
   GArray *batches = g_array_new(FALSE, FALSE, sizeof(int));
+  GArray *shares = g_array_new(FALSE, FALSE, sizeof(int));
+  CsInterferenceSet *tables = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     status = cli_fail(prog, err->message);
     goto out;
@@ -94,12 +104,23 @@ int cmd_profile_measure(int argc, char **argv)
     status = cli_fail(prog, "--like, --models, --gpu-type and --output are required");
     goto out;
   }
-  if (!parse_batches(batches_text ? batches_text : "1,2,4,8,16,32", batches)) {
+  if (!parse_ascending(batches_text ? batches_text : "1,2,4,8,16,32", 1, 4096, batches)) {
     status = cli_fail(prog, "--batches: expected ascending batch sizes in [1, 4096], e.g. 1,2,4,8");
     goto out;
   }
   if (repeat < 3 || repeat > 100000) {
     status = cli_fail(prog, "--repeat: expected an integer in [3, 100000]");
+    goto out;
+  }
+  if (shares_text && !parse_ascending(shares_text, 1, 100, shares)) {
+    status = cli_fail(prog, "--shares: expected ascending percentages in [1, 100], e.g. 20,50,100");
+    goto out;
+  }
+  if (shares->len > 0 && !backend->runs_shares) {
+    char *m = g_strdup_printf("--shares: backend %s does not run workers on a share of a GPU",
+                              backend->name);
+    status = cli_fail(prog, m);
+    g_free(m);
     goto out;
   }
   gboolean in_list = pair_batch == 0;
@@ -133,6 +154,16 @@ int cmd_profile_measure(int argc, char **argv)
     status = cli_fail(prog, "--like-gpu: the profile has no such GPU type");
     goto out;
   }
+  if (like_interference) {
+    char *path = g_file_test(like_interference, G_FILE_TEST_EXISTS)
+                   ? g_strdup(like_interference) : cs_data_file_find("profiles", like_interference);
+    tables = cs_interference_set_load_file(path ? path : like_interference, &err);
+    g_free(path);
+    if (!tables) {
+      status = cli_fail(prog, err->message);
+      goto out;
+    }
+  }
   models = g_strsplit(models_text, ",", -1);
   if (!models[0]) {
     status = cli_fail(prog, "--models: expected at least one model");
@@ -142,7 +173,8 @@ int cmd_profile_measure(int argc, char **argv)
                          .like = set, .like_type = like_type, .models = (const char *const *)models,
                          .batches = (const int *)batches->data, .n_batches = (int)batches->len,
                          .repeat = repeat, .pair_batch = g_strv_length(models) > 1 ? pair_batch : 0,
-                         .gpu_type = gpu_type };
+                         .gpu_type = gpu_type, .shares = (const int *)shares->data,
+                         .n_shares = (int)shares->len, .like_interference = tables };
   if (!cs_measure_backend(&o, &profile, &interference, &described, &err)) {
     status = cli_fail(prog, err->message);
     goto out;
@@ -162,10 +194,13 @@ int cmd_profile_measure(int argc, char **argv)
   }
   if (!interference)
     g_unlink(ipath);
-  printf("%s\n%s%s\n", ppath, interference ? ipath : "", interference ? "" : "(no pairs measured)");
+  printf("%s\n%s%s\n", ppath, interference ? ipath : "",
+         interference ? "" : "(no pairs or shares measured)");
 out:
   g_clear_error(&err);
   g_array_unref(batches);
+  g_array_unref(shares);
+  cs_interference_set_free(tables);
   cs_profile_set_free(set);
   g_strfreev(models);
   g_strfreev(backend_options);
@@ -180,6 +215,8 @@ out:
   g_free(like_type);
   g_free(models_text);
   g_free(batches_text);
+  g_free(shares_text);
+  g_free(like_interference);
   g_free(output);
   g_free(gpu_type);
   g_option_context_free(ctx);

@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "clustersim/backend.h"
 #include "figures/figures.h"
+#include "profiles/interference.h"
 #include "replay/measure.h"
 
 /* Per batch id: its execution time (exec_end - exec_start), from a
@@ -68,6 +69,11 @@ static double quantile(GArray *v, double q)
     return NAN;
   gsl_sort((double *)v->data, 1, v->len);
   return gsl_stats_quantile_from_sorted_data((double *)v->data, 1, v->len, q);
+}
+
+static gint compare_int(gconstpointer a, gconstpointer b)
+{
+  return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
 static double pct(double real, double sim)
@@ -321,6 +327,8 @@ int cmd_validate(int argc, char **argv)
   char *dec = NULL, *sim_csv = NULL, *rep_csv = NULL, *gpu_type = NULL;
   char *like_type = NULL;
   GArray *batches = g_array_new(FALSE, FALSE, sizeof(int));
+  GArray *shares = g_array_new(FALSE, FALSE, sizeof(int));
+  CsInterferenceSet *tables = NULL;
   GString *md = g_string_new(NULL);
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     status = cli_fail(prog, err->message);
@@ -378,6 +386,23 @@ int cmd_validate(int argc, char **argv)
     max_batch = 32; /* a centralized policy picks its batches as it goes */
   for (int b = 1; b <= max_batch; b++)
     g_array_append_val(batches, b);
+  /* The placement's MPS shares, to measure latency-vs-share tables at. */
+  for (int i = 0; pl && i < cs_placement_n_replicas(pl); i++) {
+    double r = cs_placement_replica(pl, i)->mps_share;
+    int pct = (int)lround(100.0 * r);
+    if (r > 0 && r < 1 && pct >= 1 && pct < 100)
+      g_array_append_val(shares, pct);
+  }
+  g_array_sort(shares, compare_int);
+  for (guint i = 1; i < shares->len;)
+    if (g_array_index(shares, int, i) == g_array_index(shares, int, i - 1))
+      g_array_remove_index(shares, i);
+    else
+      i++;
+  if (shares->len > 0) {
+    int whole = 100;
+    g_array_append_val(shares, whole);
+  }
   char *eff = cs_scenario_effective_json(sc, NULL, &err);
   cJSON *doc = eff ? cJSON_Parse(eff) : NULL;
   g_free(eff);
@@ -389,6 +414,10 @@ int cmd_validate(int argc, char **argv)
       break;
   cJSON *cl = cJSON_GetObjectItemCaseSensitive(doc, "cluster");
   gboolean mps = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cl, "mps"));
+  /* The emulated backend runs a share by the scenario's share tables. */
+  const char *tables_path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cl, "interference"));
+  if (!err && tables_path && !(tables = cs_interference_set_load_file(tables_path, &err)))
+    g_prefix_error(&err, "cluster.interference: ");
   like_type = g_strdup(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cl, "gpu_type")));
   cJSON_Delete(doc);
   if (!err && !like_type)
@@ -404,8 +433,15 @@ int cmd_validate(int argc, char **argv)
     models[m] = g_strdup(cs_results_model(first, m)->model);
   /* 2. Profile the backend. */
   gpu_type = g_strdup_printf("%s_measured", backend->name);
-  fprintf(stderr, "validate: profiling backend %s (%d models, batch 1..%d%s)\n", backend->name,
-          cs_results_n_models(first), max_batch, mps ? ", pairs" : "");
+  if (shares->len > 0 && !backend->runs_shares) {
+    fprintf(stderr, "clustersim validate: warning: the placement gives workers MPS shares, but "
+            "backend %s does not run shares: the real workers use the whole GPU, the simulation "
+            "caps them by its share model (docs/replay.md)\n", backend->name);
+    g_array_set_size(shares, 0);
+  }
+  fprintf(stderr, "validate: profiling backend %s (%d models, batch 1..%d%s%s)\n", backend->name,
+          cs_results_n_models(first), max_batch, mps ? ", pairs" : "",
+          shares->len > 0 ? ", shares" : "");
   /* One open backend for the profile and the replay: the replay then runs
    * on what was measured (the cpu backend: the same memory). */
   int n_gpus = cs_results_n_gpus(first);
@@ -415,7 +451,8 @@ int cmd_validate(int argc, char **argv)
   CsBackendSetup setup = { .n_gpus = n_gpus, .gpu_types = types, .mps = mps,
                            .n_models = (int)g_strv_length(models),
                            .models = (const char *const *)models, .profiles = like,
-                           .options = (const char *const *)backend_options };
+                           .options = (const char *const *)backend_options,
+                           .interference = tables };
   state = backend->open(&setup, NULL, &err);
   if (!state) {
     g_prefix_error(&err, "backend \"%s\": ", backend->name);
@@ -428,7 +465,8 @@ int cmd_validate(int argc, char **argv)
                           .batches = (const int *)batches->data, .n_batches = (int)batches->len,
                           .repeat = repeat,
                           .pair_batch = mps && g_strv_length(models) > 1 ? MIN(8, max_batch) : 0,
-                          .gpu_type = gpu_type };
+                          .gpu_type = gpu_type, .shares = (const int *)shares->data,
+                          .n_shares = (int)shares->len, .like_interference = tables };
   if (!cs_measure_backend(&mo, &profile, &interference, &described, &err)) {
     status = cli_fail(prog, err->message);
     goto out;
@@ -514,10 +552,18 @@ int cmd_validate(int argc, char **argv)
   CsMeasureOptions again = mo;
   again.repeat = MAX(5, repeat / 3);
   again.pair_batch = 0;
+  again.n_shares = 0;
   char *after = NULL, *after_i = NULL, *after_d = NULL;
   double drift = NAN;
   if (cs_measure_backend(&again, &after, &after_i, &after_d, &err))
     drift = profile_drift_pct(profile, after);
+  else
+    fprintf(stderr, "%s: warning: measuring the backend again after the replay failed (%s): "
+            "the machine's drift is unknown\n", prog, err->message);
+  if (fabs(drift) > 5.0)
+    fprintf(stderr, "%s: warning: the machine's speed changed during the validation: isolated "
+            "latencies measured again after the replay are %+.1f %% off those the simulation "
+            "used; errors of that size are the machine's (report.md)\n", prog, drift);
   g_clear_error(&err);
   g_free(after);
   g_free(after_i);
@@ -548,9 +594,11 @@ out:
   g_strfreev(models);
   if (state)
     backend->close(state);
+  cs_interference_set_free(tables);
   g_free(types);
   g_strfreev(backend_options);
   g_array_unref(batches);
+  g_array_unref(shares);
   g_string_free(md, TRUE);
   g_free(profile);
   g_free(interference);

@@ -273,4 +273,5 @@ const CsBackend cs_backend_cuda = {
   .release = cuda_release,
   .describe = cuda_describe,
   .close = cuda_close,
+  .runs_shares = TRUE,
 };

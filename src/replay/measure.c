@@ -70,16 +70,19 @@ static gpointer timed_job(gpointer data)
   return NULL;
 }
 
-/* Isolated latencies, every model and batch size in turn, round after
- * round: a change of the machine's speed over the measurement (another
- * tenant, a clock) spreads over every point instead of biasing the points
- * measured while it lasted, and each execution follows a different model,
- * as in a run where models take turns. */
+/* Isolated latencies, every model, share and batch size in turn, round
+ * after round: a change of the machine's speed over the measurement
+ * (another tenant, a clock) spreads over every point instead of biasing the
+ * points measured while it lasted, and each execution follows a different
+ * model, as in a run where models take turns. Share 0 is the worker without
+ * a share; the others make latency-vs-share tables. */
 typedef struct {
   const CsMeasureOptions *o;
   void *state;
   int n_models, max_batch;
-  double *median_ms, *p10_ms, *p90_ms; /* model x batch */
+  const double *shares;                /* fractions; 0 = none */
+  int n_shares;
+  double *median_ms, *p10_ms, *p90_ms; /* (model x share) x batch */
   GError *error;
 } Isolated;
 
@@ -88,30 +91,32 @@ static gpointer isolated_job(gpointer data)
   Isolated *j = data;
   const CsMeasureOptions *o = j->o;
   const CsBackend *be = o->backend;
-  int nb = o->n_batches, R = o->repeat;
-  CsBackendWorker *w = g_new0(CsBackendWorker, j->n_models);
+  int nb = o->n_batches, R = o->repeat, nw = j->n_models * j->n_shares;
+  CsBackendWorker *w = g_new0(CsBackendWorker, nw);
   int prepared = 0;
-  for (; prepared < j->n_models && !j->error; prepared++) {
-    w[prepared] = (CsBackendWorker){ .gpu = 0, .worker = prepared, .model = prepared,
+  for (; prepared < nw && !j->error; prepared++) {
+    w[prepared] = (CsBackendWorker){ .gpu = 0, .worker = prepared,
+                                     .model = prepared / j->n_shares,
+                                     .mps_share = j->shares[prepared % j->n_shares],
                                      .max_batch = j->max_batch };
     if (be->prepare && !be->prepare(j->state, &w[prepared], &j->error))
       break;
   }
-  /* Warm-up: 100 ms of each model's largest batch. */
-  for (int m = 0; m < j->n_models && !j->error; m++) {
+  /* Warm-up: 100 ms of each worker's largest batch. */
+  for (int i = 0; i < nw && !j->error; i++) {
     int64_t until = cs_monotonic_ns() + 100000000;
     while (!j->error && cs_monotonic_ns() < until)
-      be->execute(j->state, &w[m], o->batches[nb - 1], &j->error);
+      be->execute(j->state, &w[i], o->batches[nb - 1], &j->error);
   }
-  double *t = g_new(double, (size_t)j->n_models * nb * (UNTIMED + R));
+  double *t = g_new(double, (size_t)nw * nb * (UNTIMED + R));
   for (int r = 0; r < UNTIMED + R && !j->error; r++)
-    for (int m = 0; m < j->n_models && !j->error; m++)
+    for (int i = 0; i < nw && !j->error; i++)
       for (int k = 0; k < nb && !j->error; k++) {
         int64_t t0 = cs_monotonic_ns();
-        if (be->execute(j->state, &w[m], o->batches[k], &j->error))
-          t[((size_t)m * nb + k) * (UNTIMED + R) + r] = (cs_monotonic_ns() - t0) * 1e-6;
+        if (be->execute(j->state, &w[i], o->batches[k], &j->error))
+          t[((size_t)i * nb + k) * (UNTIMED + R) + r] = (cs_monotonic_ns() - t0) * 1e-6;
       }
-  for (int i = 0; i < j->n_models * nb && !j->error; i++) {
+  for (int i = 0; i < nw * nb && !j->error; i++) {
     double *x = t + (size_t)i * (UNTIMED + R) + UNTIMED;
     gsl_sort(x, 1, (size_t)R);
     j->median_ms[i] = quantile(x, R, 0.5);
@@ -119,9 +124,9 @@ static gpointer isolated_job(gpointer data)
     j->p90_ms[i] = quantile(x, R, 0.9);
   }
   g_free(t);
-  for (int m = 0; m < prepared; m++)
+  for (int i = 0; i < prepared; i++)
     if (be->release)
-      be->release(j->state, &w[m]);
+      be->release(j->state, &w[i]);
   g_free(w);
   return NULL;
 }
@@ -195,10 +200,17 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
       return FALSE;
     }
   }
+  if (o->n_shares > 0 && !o->backend->runs_shares) {
+    g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                "backend \"%s\" does not run workers on a share of a GPU: it cannot measure "
+                "latency-vs-share tables", o->backend->name);
+    g_free(like);
+    return FALSE;
+  }
   const char *types[] = { o->like_type };
   CsBackendSetup setup = { .n_gpus = 1, .gpu_types = types, .mps = TRUE, .n_models = n_models,
                            .models = o->models, .profiles = o->like,
-                           .options = o->backend_options };
+                           .options = o->backend_options, .interference = o->like_interference };
   void *state = o->backend_state ? o->backend_state : o->backend->open(&setup, NULL, error);
   if (!state) {
     g_prefix_error(error, "backend \"%s\": ", o->backend->name);
@@ -207,15 +219,32 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
   }
   int max_batch = o->batches[o->n_batches - 1];
   int nb = o->n_batches;
-  double *iso = g_new0(double, (size_t)n_models * nb), *p10 = g_new0(double, (size_t)n_models * nb),
-         *p90 = g_new0(double, (size_t)n_models * nb);
+  /* Share 0 (none) first, then the requested ones. */
+  int ns = 1 + o->n_shares;
+  double *shares = g_new0(double, ns);
+  for (int s = 1; s < ns; s++)
+    shares[s] = o->shares[s - 1] / 100.0;
+  size_t n_points = (size_t)n_models * ns * nb;
+  double *all = g_new0(double, n_points), *all10 = g_new0(double, n_points),
+         *all90 = g_new0(double, n_points);
   GError *err = NULL;
   {
     Isolated j = { .o = o, .state = state, .n_models = n_models, .max_batch = max_batch,
-                   .median_ms = iso, .p10_ms = p10, .p90_ms = p90 };
+                   .shares = shares, .n_shares = ns,
+                   .median_ms = all, .p10_ms = all10, .p90_ms = all90 };
     g_thread_join(g_thread_new("cs-measure", isolated_job, &j));
     err = j.error;
   }
+  /* The isolated points (share 0) of model m: [m * nb, m * nb + nb). */
+  double *iso = g_new0(double, (size_t)n_models * nb), *p10 = g_new0(double, (size_t)n_models * nb),
+         *p90 = g_new0(double, (size_t)n_models * nb);
+  for (int m = 0; m < n_models; m++)
+    for (int k = 0; k < nb; k++) {
+      size_t from = ((size_t)m * ns) * nb + k;
+      iso[m * nb + k] = all[from];
+      p10[m * nb + k] = all10[from];
+      p90[m * nb + k] = all90[from];
+    }
   /* Pairs: the victim timed while the aggressor runs back to back. */
   int pk = 0;
   while (pk < nb && o->batches[pk] != o->pair_batch)
@@ -254,6 +283,10 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
     g_free(iso);
     g_free(p10);
     g_free(p90);
+    g_free(all);
+    g_free(all10);
+    g_free(all90);
+    g_free(shares);
     g_free(like);
     g_array_unref(pairs);
     return FALSE;
@@ -267,9 +300,9 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
     "Measured by clustersim %s, `clustersim profile measure --backend %s`, on %s, %s: one GPU "
     "of the backend, each batch size's latency the median of %d timed executions after %d "
     "untimed ones, every model and batch size in turn round after round (after 100 ms of "
-    "each model's largest batch); models sized like %s on %s. Backend: %s",
-    CS_VERSION, o->backend->name, machine, date, o->repeat, UNTIMED, o->models[0], o->like_type,
-    desc);
+    "each model's largest batch); each model sized like its profile on GPU type %s. "
+    "Backend: %s",
+    CS_VERSION, o->backend->name, machine, date, o->repeat, UNTIMED, o->like_type, desc);
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "format", "clustersim-profile");
   cJSON_AddNumberToObject(p, "version", 1);
@@ -307,34 +340,56 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
     cJSON_AddItemToArray(models, x);
   }
   *profile = print(p);
-  if (pairs->len > 0) {
+  if (pairs->len > 0 || ns > 1) {
     cJSON *f = cJSON_CreateObject();
     cJSON_AddStringToObject(f, "format", "clustersim-interference");
     cJSON_AddNumberToObject(f, "version", 1);
     char *isrc = g_strdup_printf(
-      "%s Pairs: the victim's batch %d timed (median of %d) while the aggressor runs batches of "
-      "%d back to back on the same GPU, over the victim's isolated median; fallback.constant: "
-      "the mean of (slowdown - 1) over the pairs.", source, o->pair_batch, o->repeat,
-      o->pair_batch);
+      "%s%s%s", source,
+      ns > 1 ? " share_latency: each batch size alone on a worker given that share of the GPU "
+               "(the backend's MPS share), median of the timed executions, measured in the same "
+               "rounds as the isolated latencies." : "",
+      pairs->len > 0 ? " Pairs: the victim timed (median) while the aggressor runs batches of "
+                       "the same size back to back on the same GPU, over the victim's isolated "
+                       "median; fallback.constant: the mean of (slowdown - 1) over the pairs."
+                     : " Pairs not measured: the built-in fallback applies to co-located "
+                       "workers.");
     cJSON_AddStringToObject(f, "source", isrc);
     g_free(isrc);
     cJSON_AddStringToObject(f, "description", machine);
-    cJSON *pa = cJSON_AddArrayToObject(f, "pairs");
-    double sum = 0;
-    for (guint i = 0; i < pairs->len; i++) {
-      const double *row = (const double *)pairs->data + 3 * i;
-      cJSON *x = cJSON_CreateObject();
-      cJSON_AddStringToObject(x, "victim", o->models[(int)row[0]]);
-      cJSON_AddStringToObject(x, "aggressor", o->models[(int)row[1]]);
-      cJSON_AddNumberToObject(x, "slowdown", row[2]);
-      cJSON_AddNumberToObject(x, "samples", o->repeat);
-      cJSON_AddItemToArray(pa, x);
-      sum += row[2] - 1.0;
+    if (ns > 1) {
+      cJSON *ms = cJSON_AddArrayToObject(f, "models");
+      for (int m = 0; m < n_models; m++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "model", o->models[m]);
+        cJSON *tab = cJSON_AddArrayToObject(x, "share_latency");
+        for (int s = 1; s < ns; s++)
+          for (int k = 0; k < nb; k++) {
+            double row[3] = { o->batches[k], o->shares[s - 1],
+                              MAX(all[((size_t)m * ns + s) * nb + k], 1e-6) };
+            cJSON_AddItemToArray(tab, cJSON_CreateDoubleArray(row, 3));
+          }
+        cJSON_AddItemToArray(ms, x);
+      }
     }
-    cJSON *fb = cJSON_AddObjectToObject(f, "fallback");
-    cJSON_AddNumberToObject(fb, "constant", MAX(0.0, sum / pairs->len));
-    cJSON_AddNumberToObject(fb, "victim", 0);
-    cJSON_AddNumberToObject(fb, "aggressor", 0);
+    if (pairs->len > 0) {
+      cJSON *pa = cJSON_AddArrayToObject(f, "pairs");
+      double sum = 0;
+      for (guint i = 0; i < pairs->len; i++) {
+        const double *row = (const double *)pairs->data + 3 * i;
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "victim", o->models[(int)row[0]]);
+        cJSON_AddStringToObject(x, "aggressor", o->models[(int)row[1]]);
+        cJSON_AddNumberToObject(x, "slowdown", row[2]);
+        cJSON_AddNumberToObject(x, "samples", o->repeat);
+        cJSON_AddItemToArray(pa, x);
+        sum += row[2] - 1.0;
+      }
+      cJSON *fb = cJSON_AddObjectToObject(f, "fallback");
+      cJSON_AddNumberToObject(fb, "constant", MAX(0.0, sum / pairs->len));
+      cJSON_AddNumberToObject(fb, "victim", 0);
+      cJSON_AddNumberToObject(fb, "aggressor", 0);
+    }
     *interference = print(f);
   }
   *described = desc;
@@ -344,6 +399,10 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
   g_free(iso);
   g_free(p10);
   g_free(p90);
+  g_free(all);
+  g_free(all10);
+  g_free(all90);
+  g_free(shares);
   g_free(like);
   g_array_unref(pairs);
   return TRUE;

@@ -18,6 +18,14 @@ typedef struct {
   int n_batches;
   int repeat;                 /* timed executions per point (after 3 untimed) */
   int pair_batch;             /* batch size of both models in pair measurements; 0: no pairs */
+  /* MPS shares (percent, in (0, 100], ascending) to measure each model's
+   * latency-vs-share table at, every batch size; n_shares 0: none. Needs
+   * a backend that runs_shares. */
+  const int *shares;
+  int n_shares;
+  /* Interference data the backend is opened with (an emulating backend's
+   * share tables), or NULL. */
+  const CsInterferenceSet *like_interference;
   const char *gpu_type;       /* name of the measured GPU type in the files written */
   /* A state of backend the caller opened (and closes) with models in the
    * order of models, whose GPU 0 is measured; NULL: one GPU, opened here. */
@@ -27,8 +35,8 @@ typedef struct {
 /* Measures on o->backend (one GPU, workers concurrent as under MPS) and
  * returns the profile and interference files as JSON text (g_free), and the
  * backend's description (JSON text; g_free). *interference is NULL without
- * pairs. FALSE with error set when the backend fails or a model has no
- * profile on like_type. */
+ * pairs and shares. FALSE with error set when the backend fails, cannot run
+ * shares that were asked for, or a model has no profile on like_type. */
 gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **interference,
                             char **described, GError **error);
 

@@ -370,7 +370,8 @@ CsResults *cs_replay(const CsReplayOptions *opt, GError **error)
   rp.setup = (CsBackendSetup){ .n_gpus = log->n_gpus, .gpu_types = (const char *const *)log->gpu_types,
                                .mps = log->mps, .n_models = log->n_models,
                                .models = (const char *const *)log->models,
-                               .profiles = cfg->profiles, .options = opt->backend_options };
+                               .profiles = cfg->profiles, .options = opt->backend_options,
+                               .interference = cfg->interference };
   CsResults *res = NULL;
   rp.state = opt->backend_state ? opt->backend_state
                                 : opt->backend->open(&rp.setup, opt->backend_user_data, error);

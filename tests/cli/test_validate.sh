@@ -39,6 +39,43 @@ bad "measure: pair batch not measured" "--pair-batch: expected 0 or one of --bat
   profile measure --backend emulated --like v100_thesis --models alexnet --gpu-type e --batches 1,2 -o "$tmp/x"
 check "a refused measurement writes nothing" test ! -e "$tmp/x"
 
+# Shares: the emulated backend runs a batch on an MPS share for its
+# isolated latency times the share table's slowdown (latency at the share
+# over latency at 100 %), so measuring it gives back, at the points the
+# iGniter table measured at both shares, profile latency x that ratio.
+"$bin" profile measure --backend emulated --like igniter_v100_profile --like-interference igniter_v100 \
+  --models alexnet,resnet50 --gpu-type emu --batches 1,16 --shares 20,50,100 --repeat 5 \
+  --pair-batch 0 -o "$tmp/s" >/dev/null 2>&1
+check "profile measure --shares exits 0" test $? -eq 0
+cat > "$tmp/shares.py" <<'PY'
+import json, sys
+prof, tab, got = (json.load(open(p)) for p in sys.argv[1:4])
+iso = {(m["model"], b["batch"]): b["latency_ms"] for m in prof["models"] for b in m["batches"]}
+table = {m["model"]: {(b, s): l for b, s, l in m["share_latency"]} for m in tab["models"]}
+n = 0
+for m in got["models"]:
+    rows = {(b, s): l for b, s, l in m["share_latency"]}
+    assert sorted(rows) == [(b, s) for b in (1, 16) for s in (20, 50, 100)], sorted(rows)
+    for (b, s), l in rows.items():
+        t = table[m["model"]]
+        want = iso[(m["model"], b)] * t[(b, s)] / t[(b, 100)]
+        assert want <= l <= want * 1.05 + 0.2, (m["model"], b, s, l, want)
+        n += 1
+assert n == 12, n
+assert "share_latency: each batch size alone" in got["source"]
+assert "pairs" not in got and "Pairs not measured" in got["source"]
+PY
+check "measured share tables are the emulated ones" python3 "$tmp/shares.py" \
+  "$src/data/profiles/igniter_v100_profile.json" "$src/data/profiles/igniter_v100.json" "$tmp/s/interference.json"
+check "the measured share tables load" "$bin" run "$src/examples/quickstart.json" \
+  --set "cluster.interference=\"$tmp/s/interference.json\"" --json >/dev/null
+bad "measure: shares on a backend without shares" "--shares: backend cpu does not run workers on a share" \
+  profile measure --backend cpu --like v100_thesis --models alexnet --gpu-type e --shares 50 -o "$tmp/x"
+bad "measure: shares not ascending" "--shares: expected ascending percentages in [1, 100]" \
+  profile measure --backend emulated --like v100_thesis --models alexnet --gpu-type e --shares 50,20 -o "$tmp/x"
+bad "measure: a share above 100 %" "--shares: expected ascending percentages in [1, 100]" \
+  profile measure --backend emulated --like v100_thesis --models alexnet --gpu-type e --shares 101 -o "$tmp/x"
+
 cp "$src/examples/validate/colocated.json" "$tmp/col.json"
 sed -i 's|\.\./\.\./data/profiles/v100_thesis.json|v100_thesis|' "$tmp/col.json"
 "$bin" validate "$tmp/col.json" --backend emulated --sleep-idle --repeat 5 --set 'clients[0].duration_s=2' \
@@ -56,6 +93,25 @@ done
 py 'd["replay_valid"] and d["batch_execution_error_pct"]["batches"] > 50 and d["batch_execution_error_pct"]["median_abs"] < 5' "$tmp/v/report.json"
 py 'all(abs(m["p50_diff_pct"]) < 10 and abs(m["goodput_diff_pct"]) < 5 for m in d["models"])' "$tmp/v/report.json"
 py 'd["placement"]["policy"] == "manual" and d["cluster"]["gpu_type"] == "emulated_measured" and d["cluster"]["interference"].endswith("interference.json")' "$tmp/v/scenario.json"
+# A placement with MPS shares: validate measures the backend at those shares
+# (and 100 %) and simulates on the measured tables; the emulated backend
+# runs them by the scenario's tables, so the error stays the overhead's.
+cat > "$tmp/shares.json" <<'JSON'
+{"name": "shares", "seed": 1, "profiles": ["igniter_v100_profile"], "network": "zero",
+ "cluster": {"gpus": 1, "gpu_type": "v100_igniter", "mps": true, "interference": "igniter_v100"},
+ "dispatch": {"policy": "router", "max_wait_ms": 5},
+ "placement": {"policy": "manual", "replicas": [
+   {"model": "resnet50", "gpu": 0, "batch": 4, "mps_share": 0.6},
+   {"model": "alexnet", "gpu": 0, "batch": 4, "mps_share": 0.4}]},
+ "clients": [
+   {"model": "resnet50", "rate": 200, "slo_ms": 60, "arrival": "poisson", "duration_s": 1.5, "warmup_s": 0.2},
+   {"model": "alexnet", "rate": 300, "slo_ms": 40, "arrival": "poisson", "duration_s": 1.5, "warmup_s": 0.2}]}
+JSON
+"$bin" validate "$tmp/shares.json" --backend emulated --sleep-idle --repeat 3 --max-lateness-ms 20 \
+  -o "$tmp/vs" >/dev/null 2>&1
+check "validate with shares exits 0" test $? -eq 0
+py 'sorted({s for m in d["models"] for b, s, l in m["share_latency"]}) == [40, 60, 100]' "$tmp/vs/profile/interference.json"
+py 'd["batch_execution_error_pct"]["median_abs"] < 5 and all(abs(m["goodput_diff_pct"]) < 5 for m in d["models"])' "$tmp/vs/report.json"
 bad "validate: an earlier validation is kept" "holds an earlier validation" \
   validate "$tmp/col.json" --backend emulated -o "$tmp/v"
 bad "validate: no backend" "expected --backend NAME" validate "$tmp/col.json" -o "$tmp/w"
