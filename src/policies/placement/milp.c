@@ -18,20 +18,15 @@
 #include <math.h>
 #include <string.h>
 
+#include "milp_internal.h"
 #include "placement_policies.h"
+
+/* Problems with at most this many binaries are solved as before warm
+ * starts existed (solve()). */
+#define PCH_MAX_BINARIES 2000
 
 /* How far the tie-break solve may lower the total goodput, req/s. */
 #define TIE_SLACK 1e-7
-
-/* The problem and how its columns map back to replicas. */
-typedef struct {
-  glp_prob *lp;
-  int n_models, n_batches, n_gpus;
-  int *y_col;                  /* [m * n_batches + k]: column of y, 0 if none */
-  int *x_col;                  /* [(m * n_batches + k) * n_gpus + g]: column of x, 0 if none */
-  const CsBatchOption **x_opt; /* same index: the option behind x */
-  int n_cols;
-} Problem;
 
 /* Sparse matrix entries in GLPK's 1-based triplet form; index 0 unused. */
 typedef struct {
@@ -52,20 +47,15 @@ static int add_row(glp_prob *lp, int type, double lb, double ub)
   return r;
 }
 
-static int add_binary(Problem *pb)
+static int add_binary(MilpProblem *pb)
 {
   int c = glp_add_cols(pb->lp, 1);
   glp_set_col_kind(pb->lp, c, GLP_BV);
   return c;
 }
 
-static size_t xi(const Problem *pb, int m, int k, int g)
-{
-  return ((size_t)m * (size_t)pb->n_batches + (size_t)k) * (size_t)pb->n_gpus + (size_t)g;
-}
-
 /* Builds the MILP of milp.h from the candidates of every (model, GPU). */
-static void build(Problem *pb, const CsPlacementProblem *in, const CsMilpOptions *opt,
+static void build(MilpProblem *pb, const CsPlacementProblem *in, const CsMilpOptions *opt,
                   CsModelOptions *const *cand_of_gpu)
 {
   int nm = in->n_models, nb = opt->n_batches, ng = in->n_gpus;
@@ -75,8 +65,8 @@ static void build(Problem *pb, const CsPlacementProblem *in, const CsMilpOptions
   pb->lp = glp_create_prob();
   glp_set_obj_dir(pb->lp, GLP_MAX);
   pb->y_col = g_new0(int, MAX(nm * nb, 1));
-  pb->x_col = g_new0(int, MAX(xi(pb, nm, 0, 0), 1));
-  pb->x_opt = g_new0(const CsBatchOption *, MAX(xi(pb, nm, 0, 0), 1));
+  pb->x_col = g_new0(int, MAX(milp_xi(pb, nm, 0, 0), 1));
+  pb->x_opt = g_new0(const CsBatchOption *, MAX(milp_xi(pb, nm, 0, 0), 1));
   glp_add_cols(pb->lp, nm);
   for (int m = 0; m < nm; m++) {
     glp_set_col_bnds(pb->lp, m + 1, GLP_DB, 0.0, MAX(in->models[m].rate_rps, 0.0));
@@ -91,8 +81,8 @@ static void build(Problem *pb, const CsPlacementProblem *in, const CsMilpOptions
             continue;
           if (!pb->y_col[m * nb + k])
             pb->y_col[m * nb + k] = add_binary(pb);
-          pb->x_col[xi(pb, m, k, g)] = add_binary(pb);
-          pb->x_opt[xi(pb, m, k, g)] = &c->opts[i];
+          pb->x_col[milp_xi(pb, m, k, g)] = add_binary(pb);
+          pb->x_opt[milp_xi(pb, m, k, g)] = &c->opts[i];
         }
       }
     }
@@ -114,14 +104,14 @@ static void build(Problem *pb, const CsPlacementProblem *in, const CsMilpOptions
         continue;
       triplet(&t, batch_row, y, 1.0);
       for (int g = 0; g < ng; g++) {
-        int x = pb->x_col[xi(pb, m, k, g)];
+        int x = pb->x_col[milp_xi(pb, m, k, g)];
         if (!x)
           continue;
         /* min(goodput, rate) instead of goodput: the same integer solutions
          * (w_m <= rate_m anyway, and one replica reaching the rate already
          * allows w_m = rate_m) but a much tighter LP relaxation. */
         triplet(&t, goodput_row, x,
-                -MIN(pb->x_opt[xi(pb, m, k, g)]->goodput, MAX(in->models[m].rate_rps, 0.0)));
+                -MIN(pb->x_opt[milp_xi(pb, m, k, g)]->goodput, MAX(in->models[m].rate_rps, 0.0)));
         triplet(&t, rep_row, x, 1.0);
         int link = add_row(pb->lp, GLP_UP, 0.0, 0.0); /* x - y <= 0 */
         triplet(&t, link, x, 1.0);
@@ -135,10 +125,10 @@ static void build(Problem *pb, const CsPlacementProblem *in, const CsMilpOptions
     for (int m = 0; m < nm; m++) {
       int once_row = 0; /* sum_b x[m,b,g] <= 1: one replica of m per GPU */
       for (int k = 0; k < nb; k++) {
-        int x = pb->x_col[xi(pb, m, k, g)];
+        int x = pb->x_col[milp_xi(pb, m, k, g)];
         if (!x)
           continue;
-        const CsBatchOption *o = pb->x_opt[xi(pb, m, k, g)];
+        const CsBatchOption *o = pb->x_opt[milp_xi(pb, m, k, g)];
         triplet(&t, creq_row, x, o->creq);
         triplet(&t, mreq_row, x, o->mreq);
         if (!once_row)
@@ -162,10 +152,10 @@ static void build(Problem *pb, const CsPlacementProblem *in, const CsMilpOptions
     for (int m = 0; m < nm; m++)
       for (int k = 0; k < nb; k++) {
         double key = (double)(m * nb + k + 1);
-        if (pb->x_col[xi(pb, m, k, g)])
-          triplet(&t, order_row, pb->x_col[xi(pb, m, k, g)], key);
-        if (pb->x_col[xi(pb, m, k, h)])
-          triplet(&t, order_row, pb->x_col[xi(pb, m, k, h)], -key);
+        if (pb->x_col[milp_xi(pb, m, k, g)])
+          triplet(&t, order_row, pb->x_col[milp_xi(pb, m, k, g)], key);
+        if (pb->x_col[milp_xi(pb, m, k, h)])
+          triplet(&t, order_row, pb->x_col[milp_xi(pb, m, k, h)], -key);
       }
   }
   glp_load_matrix(pb->lp, (int)t.ia->len - 1, (const int *)(void *)t.ia->data,
@@ -175,7 +165,7 @@ static void build(Problem *pb, const CsPlacementProblem *in, const CsMilpOptions
   g_array_unref(t.ar);
 }
 
-static void problem_clear(Problem *pb)
+static void problem_clear(MilpProblem *pb)
 {
   if (pb->lp)
     glp_delete_prob(pb->lp);
@@ -188,20 +178,35 @@ static void problem_clear(Problem *pb)
 typedef struct {
   double last_gap;         /* the last relative gap GLPK reported */
   const CsMilpOptions *opt;
-  gboolean timed_out;      /* opt->time_up said the time is up */
+  gboolean timed_out;      /* opt->time_up or the deadline said the time is up */
+  gint64 deadline_us;      /* g_get_monotonic_time() at which the call's limit ends */
+  const double *start;     /* an integer feasible solution to start from (1-based), or NULL */
+  gboolean start_given;    /* start was handed to GLPK */
 } SolveState;
 
-/* Branch-and-bound callback: remembers the last relative gap GLPK reports
- * (glp_ios_mip_gap gives DBL_MAX before the first integer solution) and asks
- * the injected time_up, if any (milp.h). */
+/* Branch-and-bound callback: hands GLPK the start solution at its first
+ * request for a heuristic one (glp_ios_heur_sol: with it GLPK has an
+ * incumbent from the first node, so a cut solve always has a solution),
+ * remembers the last relative gap GLPK reports (glp_ios_mip_gap gives
+ * DBL_MAX before the first integer solution), and ends the search at the
+ * deadline or when the injected time_up says so (milp.h). GLPK's own tm_lim
+ * counts only glp_intopt's time and overshot it by seconds on large
+ * instances. */
 static void bnb_callback(glp_tree *tree, void *info)
 {
   SolveState *st = info;
   int r = glp_ios_reason(tree);
-  if (r == GLP_IBINGO || r == GLP_ISELECT || r == GLP_IBRANCH)
+  if (r == GLP_IHEUR && st->start && !st->start_given) {
+    st->start_given = TRUE;
+    glp_ios_heur_sol(tree, st->start);
+  }
+  if (r == GLP_IBINGO || r == GLP_ISELECT || r == GLP_IBRANCH || r == GLP_IHEUR)
     st->last_gap = glp_ios_mip_gap(tree);
-  if (st->opt->time_up && !st->timed_out &&
-      st->opt->time_up(glp_ios_mip_gap(tree) != DBL_MAX, st->opt->time_up_data)) {
+  if (st->timed_out)
+    return;
+  if ((st->opt->time_up &&
+       st->opt->time_up(glp_ios_mip_gap(tree) != DBL_MAX, st->opt->time_up_data)) ||
+      (!st->opt->time_up && g_get_monotonic_time() >= st->deadline_us)) {
     st->timed_out = TRUE;
     glp_ios_terminate(tree);
   }
@@ -223,23 +228,56 @@ static const char *intopt_message(int ret)
   }
 }
 
-/* One glp_intopt run. Returns its code (GLP_ETMLIM also when opt->time_up
- * ended it); *gap gets the final relative gap (0 when optimal, NAN when
- * unknown). */
-static int solve(glp_prob *lp, const CsMilpOptions *opt, double time_limit_s, double *gap)
+/* Milliseconds from now to deadline_us, at least 1 (GLPK's limits). */
+static int ms_left(gint64 deadline_us)
 {
+  double ms = ceil((double)(deadline_us - g_get_monotonic_time()) / 1000.0);
+  return (int)CLAMP(ms, 1.0, (double)G_MAXINT);
+}
+
+/* One solve, cut at deadline_us (or by opt->time_up). Returns glp_intopt's
+ * code (GLP_ETMLIM also when the deadline or opt->time_up ended it, or the
+ * LP relaxation did not finish in time); *gap gets the final relative gap
+ * (0 when optimal, NAN when unknown).
+ *
+ * Problems of at most PCH_MAX_BINARIES binaries (the thesis' have under
+ * 1000) are solved as they always were, so their placements stay exactly
+ * the same: GLPK's MIP presolver, hybrid pseudocost branching (2-10x faster
+ * on them than the default), no start. Larger ones: the LP relaxation by
+ * the primal simplex without presolver (with it, 64 models x 64 GPUs took
+ * three times as long, past tm_lim), then branch and bound without the MIP
+ * presolver (which would hide the original columns from start) from start,
+ * an integer feasible solution (1-based column values, or NULL), branching
+ * by Driebeck and Tomlin's heuristic: pseudocost branching first solves an
+ * LP per fractional variable without returning to the callback, which kept
+ * 16 models x 64 GPUs (6000 binaries) 7 s past its deadline. GLPK's cover
+ * and clique cuts would help but print to stdout whatever msg_lev says
+ * (only the process-wide glp_term_out silences them), so they stay off. */
+static int solve(glp_prob *lp, const CsMilpOptions *opt, gint64 deadline_us, const double *start,
+                 double *gap)
+{
+  *gap = NAN;
+  gboolean large = glp_get_num_int(lp) > PCH_MAX_BINARIES;
+  if (large) {
+    glp_smcp sp;
+    glp_init_smcp(&sp);
+    sp.msg_lev = GLP_MSG_OFF;
+    if (!opt->time_up)
+      sp.tm_lim = ms_left(deadline_us);
+    int ret = glp_simplex(lp, &sp);
+    if (ret == GLP_ETMLIM)
+      return GLP_ETMLIM;
+    if (ret != 0 || glp_get_status(lp) != GLP_OPT)
+      return ret != 0 ? GLP_EROOT : GLP_ENOPFS;
+  }
   glp_iocp parm;
   glp_init_iocp(&parm);
   parm.msg_lev = GLP_MSG_OFF;
-  parm.presolve = GLP_ON; /* solves the LP relaxation itself: no glp_simplex first */
-  /* Hybrid pseudocost branching proves the thesis-sized problems optimal
-   * 2-10x faster than the default. GLPK's cover and clique cuts would help
-   * too but print to stdout whatever msg_lev says (only the process-wide
-   * glp_term_out silences them), so they stay off. */
-  parm.br_tech = GLP_BR_PCH;
-  parm.tm_lim = (int)MIN(ceil(time_limit_s * 1000.0), (double)G_MAXINT);
-  parm.tm_lim = MAX(parm.tm_lim, 1);
-  SolveState st = { .last_gap = NAN, .opt = opt };
+  parm.presolve = large ? GLP_OFF : GLP_ON; /* small: the relaxation is solved within */
+  parm.br_tech = large ? GLP_BR_DTH : GLP_BR_PCH;
+  parm.tm_lim = opt->time_up ? G_MAXINT : ms_left(deadline_us);
+  SolveState st = { .last_gap = NAN, .opt = opt, .deadline_us = deadline_us,
+                    .start = large ? start : NULL };
   parm.cb_func = bnb_callback;
   parm.cb_info = &st;
   int ret = glp_intopt(lp, &parm);
@@ -261,9 +299,14 @@ static gboolean has_solution(glp_prob *lp)
 
 /* Second, lexicographic solve for prefer_small_batch (milp.h). x_first holds
  * the first solution and is replaced when this one succeeds. */
-static gboolean tie_break(Problem *pb, const CsMilpOptions *opt, double goodput,
-                          double time_left_s, double *x_first, GString *log)
+static gboolean tie_break(MilpProblem *pb, const CsMilpOptions *opt, double goodput,
+                          gint64 deadline_us, double *x_first, GString *log)
 {
+  if (!opt->time_up && g_get_monotonic_time() >= deadline_us) {
+    g_string_append(log, "prefer_small_batch: no time left for the tie-break solve; keeping "
+                         "the first solution\n");
+    return FALSE;
+  }
   glp_prob *lp = pb->lp;
   int row = add_row(lp, GLP_LO, goodput - TIE_SLACK, 0.0);
   int *ind = g_new(int, pb->n_models + 1);
@@ -286,16 +329,17 @@ static gboolean tie_break(Problem *pb, const CsMilpOptions *opt, double goodput,
         continue;
       const CsBatchOption *o = NULL;
       for (int g = 0; g < pb->n_gpus && !o; g++)
-        o = pb->x_opt[xi(pb, m, k, g)];
+        o = pb->x_opt[milp_xi(pb, m, k, g)];
       glp_set_obj_coef(lp, y, K * o->batch);
       for (int g = 0; g < pb->n_gpus; g++)
-        if (pb->x_col[xi(pb, m, k, g)])
-          glp_set_obj_coef(lp, pb->x_col[xi(pb, m, k, g)], 1.0);
+        if (pb->x_col[milp_xi(pb, m, k, g)])
+          glp_set_obj_coef(lp, pb->x_col[milp_xi(pb, m, k, g)], 1.0);
     }
   }
   glp_set_obj_dir(lp, GLP_MIN);
   double gap = NAN;
-  int ret = solve(lp, opt, MAX(time_left_s, 1.0), &gap);
+  /* The first solution is feasible here too: it starts the search. */
+  int ret = solve(lp, opt, deadline_us, x_first, &gap);
   double total = 0.0;
   for (int m = 0; m < pb->n_models; m++)
     total += glp_mip_col_val(lp, m + 1);
@@ -317,6 +361,8 @@ static gboolean tie_break(Problem *pb, const CsMilpOptions *opt, double goodput,
 CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *opt,
                            CsMilpInfo *info, GError **error)
 {
+  /* The limit bounds the whole call: candidates, construction, both solves. */
+  gint64 deadline_us = g_get_monotonic_time() + (gint64)MIN(opt->time_limit_s * 1e6, 1e15);
   CsMilpInfo local = { 0 };
   if (!info)
     info = &local;
@@ -342,7 +388,7 @@ CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *op
   }
 
   CsPlacement *p = NULL;
-  Problem pb = { 0 };
+  MilpProblem pb = { 0 };
   if (ok) {
     p = cs_placement_new(in->n_models);
     cs_placement_set_creq_metric(p, opt->metric);
@@ -359,16 +405,19 @@ CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *op
     g_string_append(log, "no model has a batch size meeting its SLO on any GPU: nothing "
                             "placed\n");
   } else if (ok) {
-    gint64 t0 = g_get_monotonic_time();
     double gap = NAN;
-    int ret = solve(pb.lp, opt, opt->time_limit_s, &gap);
-    if (!has_solution(pb.lp)) {
-      g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
-                  "placement \"milp\": GLPK found no solution: %s (glp_intopt %d, status %d)%s",
-                  intopt_message(ret), ret, glp_mip_status(pb.lp),
-                  ret == GLP_ETMLIM ? "; raise time_limit_s" : "");
-      ok = FALSE;
-    } else {
+    double *start = g_new(double, pb.n_cols + 1);
+    double start_goodput = cs_milp_greedy_start(&pb, in, opt, start);
+    gboolean start_ok = cs_milp_satisfies(pb.lp, start, 1e-6);
+    /* Logged where GLPK takes it (small problems keep their former log). */
+    if (start_ok && glp_get_num_int(pb.lp) > PCH_MAX_BINARIES)
+      g_string_append_printf(log, "greedy start: objective %.2f req/s\n", start_goodput);
+    else if (!start_ok)
+      g_string_append(log, "greedy start: violates a constraint (a bug, please report it): "
+                           "not used\n");
+    int ret = solve(pb.lp, opt, deadline_us, start_ok ? start : NULL, &gap);
+    double *x = g_new(double, pb.n_cols + 1);
+    if (has_solution(pb.lp)) {
       info->status = glp_mip_status(pb.lp) == GLP_OPT ? CS_MILP_OPTIMAL : CS_MILP_FEASIBLE;
       info->gap = gap;
       info->objective = glp_mip_obj_val(pb.lp);
@@ -381,26 +430,41 @@ CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *op
                                "objective %.2f req/s (not proven optimal; depends on machine "
                                "speed)\n",
                                intopt_message(ret), gap * 100.0, info->objective);
-      double *x = g_new(double, pb.n_cols + 1);
       for (int c = 1; c <= pb.n_cols; c++)
         x[c] = glp_mip_col_val(pb.lp, c);
-      if (opt->prefer_small_batch) {
-        double spent = (double)(g_get_monotonic_time() - t0) * 1e-6;
-        info->tie_break_solved =
-          tie_break(&pb, opt, info->objective, opt->time_limit_s - spent, x, log);
-      }
+    } else if (start_ok && ret == GLP_ETMLIM) {
+      /* Cut before branch and bound took the start (the LP relaxation did
+       * not finish in time): the start is still a feasible placement. */
+      info->status = CS_MILP_HEURISTIC;
+      info->objective = start_goodput;
+      g_string_append_printf(log,
+                             "GLPK status: time limit reached before its first solution, the "
+                             "greedy start kept, objective %.2f req/s (not proven optimal, gap "
+                             "unknown; depends on machine speed)\n", start_goodput);
+      memcpy(x, start, sizeof(double) * (size_t)(pb.n_cols + 1));
+    } else {
+      g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
+                  "placement \"milp\": GLPK found no solution: %s (glp_intopt %d, status %d)%s",
+                  intopt_message(ret), ret, glp_mip_status(pb.lp),
+                  ret == GLP_ETMLIM ? "; raise time_limit_s" : "");
+      ok = FALSE;
+    }
+    g_free(start);
+    if (ok) {
+      if (opt->prefer_small_batch && info->status != CS_MILP_HEURISTIC)
+        info->tie_break_solved = tie_break(&pb, opt, info->objective, deadline_us, x, log);
       for (int m = 0; m < in->n_models; m++)
         for (int g = 0; g < in->n_gpus; g++)
           for (int k = 0; k < opt->n_batches; k++) {
-            int c = pb.x_col[xi(&pb, m, k, g)];
+            int c = pb.x_col[milp_xi(&pb, m, k, g)];
             if (c && x[c] > 0.5) {
-              const CsBatchOption *o = pb.x_opt[xi(&pb, m, k, g)];
+              const CsBatchOption *o = pb.x_opt[milp_xi(&pb, m, k, g)];
               double share = opt->mps_shares ? CLAMP(o->creq / 100.0, 0.0, 1.0) : 0.0;
               cs_placement_add(p, m, g, o->batch, share);
             }
           }
-      g_free(x);
     }
+    g_free(x);
   }
   if (ok) {
     cs_place_compute_expected(p, in);

@@ -38,7 +38,7 @@ typedef gboolean (*CsMilpTimeUp)(gboolean has_solution, void *data);
 
 typedef struct {
   CsCreqMetric metric;
-  double time_limit_s;          /* per solve; the second solve gets what is left */
+  double time_limit_s;          /* the whole call: construction and both solves */
   gboolean prefer_small_batch;  /* lexicographic second solve (see above) */
   const int *max_replicas;      /* n_models entries, or NULL for "number of GPUs" */
   const int *batches;           /* candidate batch sizes, ascending (borrowed) */
@@ -53,6 +53,7 @@ typedef enum {
   CS_MILP_EMPTY,     /* nothing to decide (no GPU or no candidate): no solve */
   CS_MILP_OPTIMAL,   /* proven optimal */
   CS_MILP_FEASIBLE,  /* time limit hit: best solution found, see gap */
+  CS_MILP_HEURISTIC, /* time limit hit before GLPK's first solution: the greedy start */
 } CsMilpStatus;
 
 typedef struct {
@@ -67,8 +68,10 @@ typedef struct {
 /* Solves the MILP. info may be NULL. Returns the placement (replicas in model,
  * then GPU order) or NULL with error set: CS_PLACEMENT_ERROR_PROFILE when a
  * model has no profile on a GPU type of the cluster, CS_PLACEMENT_ERROR_SOLVER
- * when GLPK fails or finds no solution within the time limit. A time-limited
- * solution is returned with a note in the log. */
+ * when GLPK fails. The search starts from a greedy feasible placement, so a
+ * time limit never leaves it without one: a time-limited solution (GLPK's
+ * best, or the greedy start when GLPK had none of its own) is returned with
+ * its status in info and a note in the log. */
 CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *opt,
                            CsMilpInfo *info, GError **error);
 
