@@ -64,8 +64,8 @@ static void count_result(const Replay *rp, Client *c, const DlBatch *b, const Re
       c->good += lat <= slo;
       c->late += late;
       int64_t wait = t->dispatch_ns - send;
-      g_array_append_val(c->e2e, lat);
-      g_array_append_val(c->router_wait, wait);
+      cs_samples_add(c->e2e, lat);
+      cs_samples_add(c->router_wait, wait);
     }
     if (csv)
       fprintf(csv, "%u,%s,%d,ok,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
@@ -84,10 +84,8 @@ static void count_result(const Replay *rp, Client *c, const DlBatch *b, const Re
       [CS_STAGE_GPU] = t->end_ns - t->start_ns,
       [CS_STAGE_RESULT_RETURN] = now - t->end_ns,
     };
-    for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++) {
-      CsWeightedSample ws = { .value = stage_ns[s], .weight = measured_in_batch };
-      g_array_append_val(c->batch_stage[s], ws);
-    }
+    for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++)
+      cs_samples_add_weighted(c->batch_stage[s], stage_ns[s], measured_in_batch);
     c->batches++;
     c->batched_requests += b->n;
     if ((guint)b->n >= c->batch_sizes->len)
@@ -211,10 +209,10 @@ CsResults *cs_replay_results(const Replay *rp, const char *described, const char
     c->cfg = &cfg->clients[m];
     c->window_start_ns = log->window_start_ns[m];
     c->window_end_ns = log->window_end_ns[m];
-    c->e2e = g_array_new(FALSE, FALSE, sizeof(int64_t));
-    c->router_wait = g_array_new(FALSE, FALSE, sizeof(int64_t));
-    for (int s = 0; s < CS_N_STAGES; s++)
-      c->batch_stage[s] = g_array_new(FALSE, FALSE, sizeof(CsWeightedSample));
+    c->e2e = cs_samples_new(FALSE);
+    c->router_wait = cs_samples_new(FALSE);
+    for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++)
+      c->batch_stage[s] = cs_samples_new(TRUE);
     c->batch_sizes = g_array_new(FALSE, TRUE, sizeof(int64_t));
   }
   GArray *send_late = g_array_sized_new(FALSE, FALSE, sizeof(int64_t), log->requests->len);
@@ -358,10 +356,10 @@ CsResults *cs_replay_results(const Replay *rp, const char *described, const char
 
   for (int m = 0; m < cfg->n_clients; m++) {
     Client *c = &clients[m];
-    g_array_unref(c->e2e);
-    g_array_unref(c->router_wait);
+    cs_samples_free(c->e2e);
+    cs_samples_free(c->router_wait);
     for (int s = 0; s < CS_N_STAGES; s++)
-      g_array_unref(c->batch_stage[s]);
+      cs_samples_free(c->batch_stage[s]);
     g_array_unref(c->batch_sizes);
   }
   g_free(clients);

@@ -206,11 +206,6 @@ void cs_engine_flush_bin(Client *c)
   c->open_good = c->open_bad = c->open_sent = 0;
 }
 
-static inline void push64(GArray *a, int64_t v)
-{
-  g_array_append_val(a, v);
-}
-
 void cs_engine_on_result(Engine *e, Batch *b)
 {
   Client *c = &e->clients[b->model];
@@ -235,8 +230,8 @@ void cs_engine_on_result(Engine *e, Batch *b)
       c->completed++;
       c->good += lat <= slo;
       c->late += late;
-      push64(c->e2e, lat);
-      push64(c->router_wait, b->dispatch_ns - r->send_ns);
+      cs_samples_add(c->e2e, lat);
+      cs_samples_add(c->router_wait, b->dispatch_ns - r->send_ns);
     }
     if (wants_records(e)) {
       CsRequestRecord rec = {
@@ -260,10 +255,8 @@ void cs_engine_on_result(Engine *e, Batch *b)
       [CS_STAGE_GPU] = b->end_ns - b->start_ns,
       [CS_STAGE_RESULT_RETURN] = e->now - b->end_ns,
     };
-    for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++) {
-      CsWeightedSample ws = { .value = stage_ns[s], .weight = measured_in_batch };
-      g_array_append_val(c->batch_stage[s], ws);
-    }
+    for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++)
+      cs_samples_add_weighted(c->batch_stage[s], stage_ns[s], measured_in_batch);
     c->batches++;
     c->batched_requests += b->n;
     if ((guint)b->n >= c->batch_sizes->len)

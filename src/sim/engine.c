@@ -384,10 +384,10 @@ static void setup(Engine *e)
     g_free(stream);
     c->window_start_ns = c->cfg->start_ns + c->cfg->warmup_ns;
     c->window_end_ns = c->cfg->duration_ns > 0 ? c->window_start_ns + c->cfg->duration_ns : 0;
-    c->e2e = g_array_new(FALSE, FALSE, sizeof(int64_t));
-    c->router_wait = g_array_new(FALSE, FALSE, sizeof(int64_t));
-    for (int s = 0; s < CS_N_STAGES; s++)
-      c->batch_stage[s] = g_array_new(FALSE, FALSE, sizeof(CsWeightedSample));
+    c->e2e = cs_samples_new(FALSE);
+    c->router_wait = cs_samples_new(FALSE);
+    for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++)
+      c->batch_stage[s] = cs_samples_new(TRUE);
     c->batch_sizes = g_array_new(FALSE, TRUE, sizeof(int64_t));
     c->series = cs_bins_new();
     c->open_bin = -1;
@@ -527,10 +527,10 @@ static void teardown(Engine *e)
   for (int i = 0; i < cfg->n_clients; i++) {
     Client *c = &e->clients[i];
     gsl_rng_free(c->rng);
-    g_array_unref(c->e2e);
-    g_array_unref(c->router_wait);
+    cs_samples_free(c->e2e);
+    cs_samples_free(c->router_wait);
     for (int s = 0; s < CS_N_STAGES; s++)
-      g_array_unref(c->batch_stage[s]);
+      cs_samples_free(c->batch_stage[s]);
     g_array_unref(c->batch_sizes);
     g_clear_pointer(&c->series, g_array_unref);
   }

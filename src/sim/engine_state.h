@@ -29,6 +29,7 @@
 #include "gpu_exec.h"
 #include "bins.h"
 #include "results.h"
+#include "samples.h"
 
 enum {
   EV_ARRIVAL,       /* arg: client */
@@ -54,11 +55,11 @@ typedef struct {
   int64_t late;           /* measured requests whose result arrived after the window */
   int64_t in_window, good_in_window; /* results (any request) arriving inside the window */
   int64_t last_out_ns;    /* when the last measured request completed, failed or was dropped */
-  GArray *e2e;            /* int64 ns per completed measured request */
-  GArray *router_wait;    /* int64 ns per completed measured request */
+  CsSamples *e2e;         /* ns per completed measured request */
+  CsSamples *router_wait; /* ns per completed measured request */
   /* Every other stage is shared by the requests of a batch: one weighted
    * sample per batch keeps memory per request small and the result exact. */
-  GArray *batch_stage[CS_N_STAGES]; /* CsWeightedSample; [CS_STAGE_ROUTER_WAIT] unused */
+  CsSamples *batch_stage[CS_N_STAGES]; /* weighted; [CS_STAGE_ROUTER_WAIT] NULL */
   GArray *batch_sizes;    /* int64 count per size */
   int64_t batches, batched_requests;
   int64_t resolved;       /* requests (warm-up included) answered, dropped, failed or unserved */

@@ -5,7 +5,7 @@
 #include <math.h>
 
 #include "engine_state.h"
-#include "stats.h"
+#include "samples.h"
 
 void cs_engine_fill_model_result(CsModelResult *m, Client *c)
 {
@@ -33,12 +33,10 @@ void cs_engine_fill_model_result(CsModelResult *m, Client *c)
   m->throughput_rps = m->window_s > 0 ? c->in_window / m->window_s : 0.0;
   m->goodput_rps = m->window_s > 0 ? c->good_in_window / m->window_s : 0.0;
   m->bad_rate = c->measured > 0 ? 1.0 - (double)c->good / (double)c->measured : 0.0;
-  cs_latency_stats((int64_t *)c->e2e->data, c->e2e->len, &m->latency);
-  cs_latency_stats((int64_t *)c->router_wait->data, c->router_wait->len,
-                   &m->stage[CS_STAGE_ROUTER_WAIT]);
+  cs_samples_stats(&c->e2e, 1, &m->latency);
+  cs_samples_stats(&c->router_wait, 1, &m->stage[CS_STAGE_ROUTER_WAIT]);
   for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++)
-    cs_weighted_latency_stats((CsWeightedSample *)c->batch_stage[s]->data,
-                              c->batch_stage[s]->len, &m->stage[s]);
+    cs_samples_stats(&c->batch_stage[s], 1, &m->stage[s]);
   m->batches = c->batches;
   m->mean_batch = c->batches > 0 ? (double)c->batched_requests / c->batches : NAN;
 }
@@ -48,7 +46,6 @@ void cs_engine_fill_total(CsResults *res, const Client *clients)
   CsModelResult *t = &res->total;
   t->model = "total";
   t->slo_ms = NAN;
-  GArray *pool = g_array_new(FALSE, FALSE, sizeof(int64_t));
   int64_t batched = 0;
   for (int i = 0; i < res->n_models; i++) {
     const CsModelResult *m = &res->models[i];
@@ -76,23 +73,14 @@ void cs_engine_fill_total(CsResults *res, const Client *clients)
   }
   t->bad_rate = t->measured > 0 ? 1.0 - (double)t->good / (double)t->measured : 0.0;
   t->mean_batch = t->batches > 0 ? (double)batched / t->batches : NAN;
-  for (int s = -1; s <= CS_STAGE_ROUTER_WAIT; s++) {
-    g_array_set_size(pool, 0);
-    for (int i = 0; i < res->n_models; i++) {
-      GArray *src = s < 0 ? clients[i].e2e : clients[i].router_wait;
-      g_array_append_vals(pool, src->data, src->len);
-    }
-    cs_latency_stats((int64_t *)pool->data, pool->len, s < 0 ? &t->latency : &t->stage[s]);
-  }
-  g_array_unref(pool);
-  GArray *wpool = g_array_new(FALSE, FALSE, sizeof(CsWeightedSample));
-  for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++) {
-    g_array_set_size(wpool, 0);
+  CsSamples **sets = g_new(CsSamples *, MAX(res->n_models, 1));
+  for (int s = -1; s < CS_N_STAGES; s++) {
     for (int i = 0; i < res->n_models; i++)
-      g_array_append_vals(wpool, clients[i].batch_stage[s]->data, clients[i].batch_stage[s]->len);
-    cs_weighted_latency_stats((CsWeightedSample *)wpool->data, wpool->len, &t->stage[s]);
+      sets[i] = s < 0 ? clients[i].e2e : s == CS_STAGE_ROUTER_WAIT ? clients[i].router_wait
+                                                                   : clients[i].batch_stage[s];
+    cs_samples_stats(sets, res->n_models, s < 0 ? &t->latency : &t->stage[s]);
   }
-  g_array_unref(wpool);
+  g_free(sets);
 }
 
 /* A model is unstable when its measured requests keep finishing long after

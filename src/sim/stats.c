@@ -7,7 +7,6 @@
 #include "stats.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 static inline void swap64(int64_t *a, int64_t *b)
 {
@@ -84,41 +83,4 @@ void cs_latency_stats(int64_t *v, size_t n, CsLatencyStats *out)
   }
   out->max = mx / 1e6;
   out->mean = (double)sum / (double)n / 1e6;
-}
-
-static int cmp_weighted(const void *a, const void *b)
-{
-  int64_t x = ((const CsWeightedSample *)a)->value, y = ((const CsWeightedSample *)b)->value;
-  return (x > y) - (x < y);
-}
-
-void cs_weighted_latency_stats(CsWeightedSample *v, size_t n, CsLatencyStats *out)
-{
-  __int128 total = 0, sum = 0;
-  for (size_t i = 0; i < n; i++) {
-    total += v[i].weight;
-    sum += (__int128)v[i].value * v[i].weight;
-  }
-  if (total == 0) {
-    out->p50 = out->p90 = out->p95 = out->p99 = out->max = out->mean = NAN;
-    return;
-  }
-  /* Batches are fewer than requests by the batch size, so sorting is cheap. */
-  qsort(v, n, sizeof *v, cmp_weighted);
-  static const double pct[4] = { 50.0, 90.0, 95.0, 99.0 };
-  double *dst[4] = { &out->p50, &out->p90, &out->p95, &out->p99 };
-  size_t i = 0;
-  __int128 cum = v[0].weight;
-  for (int p = 0; p < 4; p++) {
-    __int128 rank = (__int128)ceil(pct[p] / 100.0 * (double)total);
-    if (rank < 1)
-      rank = 1;
-    while (cum < rank) {
-      i++;
-      cum += v[i].weight;
-    }
-    *dst[p] = v[i].value / 1e6;
-  }
-  out->max = v[n - 1].value / 1e6;
-  out->mean = (double)sum / (double)total / 1e6;
 }

@@ -14,18 +14,6 @@
  * NAN. */
 void cs_latency_stats(int64_t *v, size_t n, CsLatencyStats *out);
 
-/* A value observed weight times (e.g. a stage time shared by every request of
- * a batch). */
-typedef struct {
-  int64_t value;  /* ns */
-  int64_t weight; /* >= 1 */
-} CsWeightedSample;
-
-/* Same statistics as cs_latency_stats over the multiset in which each sample
- * appears weight times, so the result equals that of the expanded array.
- * Sorts v by value. With no samples every field is NAN. */
-void cs_weighted_latency_stats(CsWeightedSample *v, size_t n, CsLatencyStats *out);
-
 /* Returns the sample of 0-based rank k (0 <= k < n) in ascending order,
  * reordering v[lo..n) so that smaller samples come first. Exposed for tests. */
 int64_t cs_select_rank(int64_t *v, size_t n, size_t k);

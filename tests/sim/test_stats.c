@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "sim/rng.h"
+#include "sim/samples.h"
 #include "sim/stats.h"
 
 static int cmp64(const void *a, const void *b)
@@ -64,23 +65,25 @@ static void test_select_matches_sort(void **state)
   g_rand_free(rand);
 }
 
-/* Weighted samples give exactly the statistics of the expanded samples. */
+/* Weighted samples (samples.h) give exactly the statistics of the expanded
+ * samples by selection. */
 static void test_weighted_matches_expanded(void **state)
 {
   (void)state;
   GRand *rand = g_rand_new_with_seed(13);
   for (int round = 0; round < 50; round++) {
     size_t n = 1 + (size_t)g_rand_int_range(rand, 0, 300);
-    CsWeightedSample *w = g_new(CsWeightedSample, n);
+    CsSamples *w = cs_samples_new(TRUE);
     GArray *expanded = g_array_new(FALSE, FALSE, sizeof(int64_t));
     for (size_t i = 0; i < n; i++) {
-      w[i].value = g_rand_int_range(rand, 0, round % 2 ? 20 : 5000000);
-      w[i].weight = g_rand_int_range(rand, 1, 17);
-      for (int64_t k = 0; k < w[i].weight; k++)
-        g_array_append_val(expanded, w[i].value);
+      int64_t value = g_rand_int_range(rand, 0, round % 2 ? 20 : 5000000);
+      int64_t weight = g_rand_int_range(rand, 1, 17);
+      cs_samples_add_weighted(w, value, weight);
+      for (int64_t k = 0; k < weight; k++)
+        g_array_append_val(expanded, value);
     }
     CsLatencyStats a, b;
-    cs_weighted_latency_stats(w, n, &a);
+    cs_samples_stats(&w, 1, &a);
     cs_latency_stats((int64_t *)expanded->data, expanded->len, &b);
     assert_float_equal(a.p50, b.p50, 0.0);
     assert_float_equal(a.p90, b.p90, 0.0);
@@ -88,7 +91,7 @@ static void test_weighted_matches_expanded(void **state)
     assert_float_equal(a.p99, b.p99, 0.0);
     assert_float_equal(a.max, b.max, 0.0);
     assert_float_equal(a.mean, b.mean, 1e-9);
-    g_free(w);
+    cs_samples_free(w);
     g_array_unref(expanded);
   }
   g_rand_free(rand);

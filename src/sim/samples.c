@@ -1,0 +1,249 @@
+/* Sorted, delta-encoded blocks of samples; see samples.h.
+ *
+ * Block encoding, one entry per distinct value in ascending order:
+ *   varint((value - previous) << 1 | (weight != 1)), then varint(weight) if
+ *   the flag is set; "previous" is 0 for the first entry.
+ * Every INDEX_STEP-th entry is indexed (its value, the weight up to it, the
+ * byte offset after it), so that counting the samples <= v decodes at most
+ * INDEX_STEP entries after a binary search. */
+#include "samples.h"
+
+#include <math.h>
+#include <string.h>
+
+#define INDEX_STEP 64
+#define MAX_VALUE ((int64_t)1 << 62)
+
+typedef struct {
+  int64_t value;      /* the entry's value */
+  int64_t through;    /* weight of the entries up to and including it */
+  uint32_t offset;    /* byte offset of the entry after it */
+} IndexPoint;
+
+struct CsSamplesBlock {
+  guint8 *data;
+  size_t len;
+  int64_t min, max, total;
+  IndexPoint *index;
+  int n_index;
+};
+
+CsSamples *cs_samples_new(gboolean weighted)
+{
+  CsSamples *s = g_new0(CsSamples, 1);
+  s->weighted = weighted;
+  s->blocks = g_ptr_array_new();
+  s->max = INT64_MIN;
+  return s;
+}
+
+static void block_free(CsSamplesBlock *b)
+{
+  g_free(b->data);
+  g_free(b->index);
+  g_free(b);
+}
+
+void cs_samples_free(CsSamples *s)
+{
+  if (!s)
+    return;
+  for (guint i = 0; i < s->blocks->len; i++)
+    block_free(g_ptr_array_index(s->blocks, i));
+  g_ptr_array_unref(s->blocks);
+  g_free(s->values);
+  g_free(s->weights);
+  g_free(s);
+}
+
+void cs_samples_add_weighted(CsSamples *s, int64_t value, int64_t weight)
+{
+  g_return_if_fail(s->weighted && weight >= 1);
+  cs_samples_add(s, value);
+  s->weights[s->n - 1] = weight;
+  s->sum += (__int128)value * (weight - 1);
+  s->total += weight - 1;
+}
+
+/* LSD radix sort of v (and w alongside, when not NULL) by value, 11 bits a
+ * pass, as many passes as the largest value needs: a block of latencies
+ * below 2^44 ns (4.9 hours) takes four. */
+static void radix_sort(int64_t *v, int64_t *w, int n, int64_t max)
+{
+  int64_t *tv = g_new(int64_t, n), *tw = w ? g_new(int64_t, n) : NULL;
+  int passes = 0;
+  while (passes < 6 && (max >> (11 * passes)) > 0)
+    passes++;
+  for (int p = 0; p < passes; p++) {
+    int shift = 11 * p;
+    int count[2048 + 1] = { 0 };
+    for (int i = 0; i < n; i++)
+      count[((v[i] >> shift) & 2047) + 1]++;
+    for (int d = 0; d < 2048; d++)
+      count[d + 1] += count[d];
+    for (int i = 0; i < n; i++) {
+      int at = count[(v[i] >> shift) & 2047]++;
+      tv[at] = v[i];
+      if (w)
+        tw[at] = w[i];
+    }
+    memcpy(v, tv, sizeof(int64_t) * (size_t)n);
+    if (w)
+      memcpy(w, tw, sizeof(int64_t) * (size_t)n);
+  }
+  g_free(tv);
+  g_free(tw);
+}
+
+static inline guint8 *put_varint(guint8 *p, uint64_t x)
+{
+  while (x >= 0x80) {
+    *p++ = (guint8)(x | 0x80);
+    x >>= 7;
+  }
+  *p++ = (guint8)x;
+  return p;
+}
+
+static inline const guint8 *get_varint(const guint8 *p, uint64_t *x)
+{
+  uint64_t r = 0;
+  int shift = 0;
+  while (*p & 0x80) {
+    r |= (uint64_t)(*p++ & 0x7f) << shift;
+    shift += 7;
+  }
+  *x = r | ((uint64_t)*p++ << shift);
+  return p;
+}
+
+void cs_samples_flush(CsSamples *s)
+{
+  int n = s->n;
+  if (n == 0)
+    return;
+  int64_t max = 0;
+  for (int i = 0; i < n; i++) {
+    /* Durations are never negative nor centuries long; clamping keeps the
+     * encoding sound should one ever be. */
+    if (G_UNLIKELY(s->values[i] < 0 || s->values[i] >= MAX_VALUE)) {
+      g_critical("cs_samples: value %" G_GINT64_FORMAT " outside [0, 2^62)", s->values[i]);
+      s->values[i] = CLAMP(s->values[i], 0, MAX_VALUE - 1);
+    }
+    max = MAX(max, s->values[i]);
+  }
+  radix_sort(s->values, s->weights, n, max);
+  /* Worst case: 10 bytes of delta and 10 of weight per entry. */
+  guint8 *buf = g_malloc((size_t)n * 20), *p = buf;
+  IndexPoint *index = g_new(IndexPoint, n / INDEX_STEP + 1);
+  int n_index = 0, entries = 0;
+  int64_t prev = 0, before = 0;
+  CsSamplesBlock *b = g_new0(CsSamplesBlock, 1);
+  b->min = s->values[0];
+  b->max = s->values[n - 1];
+  for (int i = 0; i < n;) {
+    int64_t v = s->values[i], w = 0;
+    do
+      w += s->weights ? s->weights[i] : 1;
+    while (++i < n && s->values[i] == v);
+    p = put_varint(p, (uint64_t)(v - prev) << 1 | (w != 1));
+    if (w != 1)
+      p = put_varint(p, (uint64_t)w);
+    before += w;
+    if (entries % INDEX_STEP == 0)
+      index[n_index++] = (IndexPoint){ .value = v, .through = before,
+                                       .offset = (uint32_t)(p - buf) };
+    entries++;
+    prev = v;
+  }
+  b->total = before;
+  b->len = (size_t)(p - buf);
+  b->data = g_memdup2(buf, b->len);
+  g_free(buf);
+  b->index = g_renew(IndexPoint, index, MAX(n_index, 1));
+  b->n_index = n_index;
+  g_ptr_array_add(s->blocks, b);
+  s->block_bytes += sizeof *b + b->len + sizeof(IndexPoint) * (size_t)n_index;
+  s->n = 0;
+}
+
+size_t cs_samples_bytes(const CsSamples *s)
+{
+  size_t buffer = (size_t)s->cap * sizeof(int64_t) * (s->weighted ? 2 : 1);
+  return sizeof *s + s->block_bytes + buffer + s->blocks->len * sizeof(gpointer);
+}
+
+/* The weight of b's samples <= v. */
+static int64_t count_le(const CsSamplesBlock *b, int64_t v)
+{
+  if (v < b->min)
+    return 0;
+  if (v >= b->max)
+    return b->total;
+  /* The last index point with value <= v (the first has b->min <= v). */
+  int lo = 0, hi = b->n_index - 1;
+  while (lo < hi) {
+    int mid = lo + (hi - lo + 1) / 2;
+    if (b->index[mid].value <= v)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  const IndexPoint *ip = &b->index[lo];
+  const guint8 *p = b->data + ip->offset, *end = b->data + b->len;
+  int64_t count = ip->through, value = ip->value;
+  while (p < end) {
+    uint64_t d, w = 1;
+    p = get_varint(p, &d);
+    if (d & 1)
+      p = get_varint(p, &w);
+    value += (int64_t)(d >> 1);
+    if (value > v)
+      break;
+    count += (int64_t)w;
+  }
+  return count;
+}
+
+void cs_samples_stats(CsSamples *const *sets, int n, CsLatencyStats *out)
+{
+  __int128 sum = 0;
+  int64_t total = 0, lo = INT64_MAX, hi = INT64_MIN;
+  for (int i = 0; i < n; i++) {
+    CsSamples *s = sets[i];
+    if (!s || s->total == 0)
+      continue;
+    cs_samples_flush(s);
+    sum += s->sum;
+    total += s->total;
+    hi = MAX(hi, s->max);
+    for (guint k = 0; k < s->blocks->len; k++)
+      lo = MIN(lo, ((const CsSamplesBlock *)g_ptr_array_index(s->blocks, k))->min);
+  }
+  if (total == 0) {
+    out->p50 = out->p90 = out->p95 = out->p99 = out->max = out->mean = NAN;
+    return;
+  }
+  static const double pct[4] = { 50.0, 90.0, 95.0, 99.0 };
+  double *dst[4] = { &out->p50, &out->p90, &out->p95, &out->p99 };
+  for (int q = 0; q < 4; q++) {
+    int64_t rank = (int64_t)ceil(pct[q] / 100.0 * (double)total);
+    rank = MAX(rank, 1);
+    /* The smallest v with rank samples <= v: the rank-th in ascending order. */
+    int64_t a = lo, z = hi;
+    while (a < z) {
+      int64_t mid = a + (z - a) / 2, count = 0;
+      for (int i = 0; i < n; i++)
+        for (guint k = 0; sets[i] && k < sets[i]->blocks->len; k++)
+          count += count_le(g_ptr_array_index(sets[i]->blocks, k), mid);
+      if (count >= rank)
+        z = mid;
+      else
+        a = mid + 1;
+    }
+    *dst[q] = a / 1e6;
+    lo = a; /* ranks ascend */
+  }
+  out->max = hi / 1e6;
+  out->mean = (double)sum / (double)total / 1e6;
+}

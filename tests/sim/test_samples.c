@@ -1,0 +1,180 @@
+/* Compressed sample sets (samples.h): the same statistics as a full sort of
+ * the expanded samples, on every shape that exercises the encoding (several
+ * blocks, runs of equal values, weights, values near the 2^62 limit, unions
+ * of sets), and a few bytes per sample on a realistic latency distribution. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "sim/samples.h"
+
+typedef struct {
+  int64_t value, weight;
+} Pair;
+
+static int cmp_pair(const void *a, const void *b)
+{
+  int64_t x = ((const Pair *)a)->value, y = ((const Pair *)b)->value;
+  return (x > y) - (x < y);
+}
+
+/* Nearest-rank statistics of the expanded multiset by a full sort: the
+ * definition, written out without any of the code under test. */
+static void reference(Pair *v, size_t n, CsLatencyStats *out)
+{
+  qsort(v, n, sizeof *v, cmp_pair);
+  int64_t total = 0;
+  long double sum = 0;
+  for (size_t i = 0; i < n; i++) {
+    total += v[i].weight;
+    sum += (long double)v[i].value * v[i].weight;
+  }
+  const double pct[4] = { 50, 90, 95, 99 };
+  double *dst[4] = { &out->p50, &out->p90, &out->p95, &out->p99 };
+  for (int q = 0; q < 4; q++) {
+    int64_t rank = (int64_t)ceil(pct[q] / 100.0 * (double)total), cum = 0;
+    if (rank < 1)
+      rank = 1;
+    size_t i = 0;
+    while ((cum += v[i].weight) < rank)
+      i++;
+    *dst[q] = v[i].value / 1e6;
+  }
+  out->max = v[n - 1].value / 1e6;
+  out->mean = (double)(sum / total) / 1e6;
+}
+
+static void assert_same(const CsLatencyStats *a, const CsLatencyStats *b)
+{
+  assert_true(a->p50 == b->p50);
+  assert_true(a->p90 == b->p90);
+  assert_true(a->p95 == b->p95);
+  assert_true(a->p99 == b->p99);
+  assert_true(a->max == b->max);
+  /* The mean from an exact integer sum; the reference's long double agrees
+   * to its last bits. */
+  assert_float_equal(a->mean, b->mean, fabs(b->mean) * 1e-15);
+}
+
+/* n samples of draw(), weight 1 or from wdraw, into sets round robin. */
+static void check_case(int n, int n_sets, gboolean weighted, int64_t (*draw)(gsl_rng *),
+                       int64_t (*wdraw)(gsl_rng *))
+{
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 42 + (unsigned long)n);
+  CsSamples **sets = g_new0(CsSamples *, n_sets);
+  for (int i = 0; i < n_sets; i++)
+    sets[i] = cs_samples_new(weighted);
+  Pair *all = g_new(Pair, MAX(n, 1));
+  for (int i = 0; i < n; i++) {
+    all[i].value = draw(r);
+    all[i].weight = wdraw ? wdraw(r) : 1;
+    if (weighted)
+      cs_samples_add_weighted(sets[i % n_sets], all[i].value, all[i].weight);
+    else
+      cs_samples_add(sets[i % n_sets], all[i].value);
+  }
+  CsLatencyStats got, want;
+  cs_samples_stats(sets, n_sets, &got);
+  if (n == 0) {
+    assert_true(isnan(got.p50) && isnan(got.max) && isnan(got.mean));
+  } else {
+    reference(all, (size_t)n, &want);
+    assert_same(&got, &want);
+  }
+  /* Adding after a query goes on from where it was. */
+  if (n > 0 && !weighted) {
+    cs_samples_add(sets[0], all[0].value);
+    all = g_renew(Pair, all, n + 1);
+    all[n] = all[0];
+    cs_samples_stats(sets, n_sets, &got);
+    reference(all, (size_t)n + 1, &want);
+    assert_same(&got, &want);
+  }
+  for (int i = 0; i < n_sets; i++)
+    cs_samples_free(sets[i]);
+  g_free(sets);
+  g_free(all);
+  gsl_rng_free(r);
+}
+
+static int64_t exp_latency(gsl_rng *r)
+{
+  return (int64_t)(gsl_ran_exponential(r, 50e6)) + 2000000;
+}
+
+static int64_t few_values(gsl_rng *r)
+{
+  return 1000000 * (int64_t)gsl_rng_uniform_int(r, 5);
+}
+
+static int64_t huge_values(gsl_rng *r)
+{
+  return ((int64_t)1 << 62) - 1 - (int64_t)gsl_rng_uniform_int(r, 1000) * ((int64_t)1 << 50);
+}
+
+static int64_t tiny_values(gsl_rng *r)
+{
+  return (int64_t)gsl_rng_uniform_int(r, 3);
+}
+
+static int64_t batch_weight(gsl_rng *r)
+{
+  return 1 + (int64_t)gsl_rng_uniform_int(r, 32);
+}
+
+static int64_t huge_weight(gsl_rng *r)
+{
+  return 1 + (int64_t)gsl_rng_uniform_int(r, 1000000000);
+}
+
+static void test_matches_full_sort(void **state)
+{
+  (void)state;
+  check_case(0, 1, FALSE, exp_latency, NULL);
+  check_case(1, 1, FALSE, exp_latency, NULL);
+  check_case(7, 3, FALSE, exp_latency, NULL);          /* a set stays empty */
+  check_case(1000, 1, FALSE, exp_latency, NULL);       /* buffer only */
+  check_case(100000, 1, FALSE, exp_latency, NULL);     /* several blocks */
+  check_case(100000, 5, FALSE, exp_latency, NULL);     /* a union */
+  check_case(50000, 1, FALSE, few_values, NULL);       /* long runs of equal values */
+  check_case(50000, 2, FALSE, tiny_values, NULL);      /* 0 included */
+  check_case(40000, 1, FALSE, huge_values, NULL);      /* near 2^62 */
+  check_case(60000, 3, TRUE, exp_latency, batch_weight);
+  check_case(30000, 1, TRUE, few_values, batch_weight); /* equal values merged, weights added */
+  check_case(20000, 2, TRUE, exp_latency, huge_weight);
+}
+
+/* The figure the encoding is for: Poisson-like latencies (an exponential of
+ * 50 ms mean above 2 ms), one million, take under 4 bytes each, where an
+ * int64 array takes 8 (16 after doubling). */
+static void test_compact(void **state)
+{
+  (void)state;
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  CsSamples *s = cs_samples_new(FALSE);
+  for (int i = 0; i < 1000000; i++)
+    cs_samples_add(s, exp_latency(r));
+  cs_samples_flush(s);
+  double per = (double)cs_samples_bytes(s) / 1e6;
+  print_message("%.2f bytes per sample\n", per);
+  assert_true(per < 4.0);
+  cs_samples_free(s);
+  gsl_rng_free(r);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_matches_full_sort),
+    cmocka_unit_test(test_compact),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
