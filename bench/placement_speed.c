@@ -142,6 +142,10 @@ static void make_instance(Instance *x, gboolean igniter, const cJSON *src, int n
 /* A short solver status from the policy's log. */
 static char *status_of(const CsPlacement *p, const char *policy)
 {
+  if (strstr(p->log->str, "greedy start serves every rate: optimal"))
+    return g_strdup("optimal (greedy start)");
+  if (strstr(p->log->str, "the greedy start kept"))
+    return g_strdup("time limit, greedy start kept");
   const char *s = strstr(p->log->str, "GLPK status: ");
   if (s) {
     if (g_str_has_prefix(s, "GLPK status: optimal"))

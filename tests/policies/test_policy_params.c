@@ -430,7 +430,8 @@ static void test_milp_time_limit_no_solution(void **state)
   cs_placement_free(p);
 }
 
-/* A problem past PCH_MAX_BINARIES (16 models on 64 GPUs, 6000 binaries):
+/* A problem past PCH_MAX_BINARIES (16 models on 64 GPUs, 6000 binaries,
+ * more load than they hold):
  * GLPK starts from the greedy solution, so the first callback already has
  * one; cut there, that solution is kept (status feasible, not an error).
  * Before warm starts, GLPK had no integer solution after 10 s on this
@@ -442,7 +443,7 @@ static void test_milp_large_starts_from_greedy(void **state)
   CsPlacementModel models[16];
   CsPlacementGpu gpus[64];
   for (int m = 0; m < 16; m++)
-    models[m] = (CsPlacementModel){ .name = names[m % 8], .rate_rps = 400 + 50 * m,
+    models[m] = (CsPlacementModel){ .name = names[m % 8], .rate_rps = 30000 + 1000 * m,
                                     .slo_ms = 400 };
   for (int g = 0; g < 64; g++)
     gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
@@ -548,6 +549,34 @@ static void test_milp_time_limit_tie_break_feasible(void **state)
   cs_placement_free(p);
 }
 
+/* A large problem whose greedy start already serves every rate has reached
+ * the objective's upper bound (sum of w_m <= sum of rates): optimal without a
+ * solve. Four models at 400 req/s on 512 V100s. */
+static void test_milp_large_start_serves_everything(void **state)
+{
+  static const char *const names[] = { "alexnet", "resnet50", "densenet121", "vgg19" };
+  CsPlacementModel models[4];
+  CsPlacementGpu gpus[512];
+  for (int m = 0; m < 4; m++)
+    models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = 400, .slo_ms = 400 };
+  for (int g = 0; g < 512; g++)
+    gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
+  CsPlacementProblem in = { .models = models, .n_models = 4, .gpus = gpus, .n_gpus = 512,
+                            .profiles = *state };
+  CsMilpOptions opt = big_options(FALSE, up_at_once, &(Clock){ 0 });
+  CsMilpInfo info;
+  GError *err = NULL;
+  CsPlacement *p = cs_milp_place(&in, &opt, &info, &err);
+  assert_non_null(p);
+  assert_true(info.n_binaries > 2000);
+  assert_int_equal(info.status, CS_MILP_OPTIMAL);
+  assert_true(info.gap == 0.0);
+  assert_float_equal(info.objective, 1600.0, 1e-9);
+  assert_float_equal(p->expected_total, 1600.0, 1e-9);
+  assert_non_null(strstr(p->log->str, "greedy start serves every rate: optimal"));
+  cs_placement_free(p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -558,6 +587,7 @@ int main(void)
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_milp_time_limit_no_solution),
     cmocka_unit_test(test_milp_large_starts_from_greedy),
+    cmocka_unit_test(test_milp_large_start_serves_everything),
     cmocka_unit_test(test_milp_time_limit_feasible),
     cmocka_unit_test(test_milp_time_limit_tie_break_fails),
     cmocka_unit_test(test_milp_time_limit_tie_break_feasible),
