@@ -1,4 +1,11 @@
-/* 4-ary indexed min-heap keyed by (time, seq); see event_queue.h. */
+/* 4-ary indexed min-heap keyed by (time, seq); see event_queue.h.
+ *
+ * Popping leaves a hole at the root instead of removing it at once: the core
+ * loop pushes the next event of the popped one's owner (the next arrival,
+ * the next stage of a batch) more often than not, and that push fills the
+ * hole with one sift-down instead of a removal's sift-down and an
+ * insertion's sift-up. Any other operation removes the hole first. (time,
+ * seq) is a total order, so the pop order does not depend on the layout. */
 #include "event_queue.h"
 
 #define ARITY 4
@@ -25,6 +32,7 @@ struct CsEventQueue {
   uint32_t n_slots, slots_cap;
   uint32_t free_head; /* UINT32_MAX when no free slot */
   uint64_t next_seq;
+  gboolean hole;      /* heap[0] was popped; size still counts it */
 };
 
 CsEventQueue *cs_eq_new(void)
@@ -121,11 +129,17 @@ CsEventHandle cs_eq_push(CsEventQueue *q, int64_t time, uint32_t kind, uint32_t 
   sl->kind = kind;
   sl->arg = arg;
   sl->ptr = ptr;
+  HeapEntry e = { .time = time, .seq = q->next_seq++, .slot = s };
+  if (q->hole) {
+    q->hole = FALSE;
+    place(q, 0, e);
+    sift_down(q, 0);
+    return (CsEventHandle){ .slot = s, .gen = sl->gen };
+  }
   if (q->size == q->cap) {
     q->cap = q->cap ? q->cap * 2 : 64;
     q->heap = g_renew(HeapEntry, q->heap, q->cap);
   }
-  HeapEntry e = { .time = time, .seq = q->next_seq++, .slot = s };
   q->heap[q->size++] = e;
   sift_up(q, q->size - 1);
   return (CsEventHandle){ .slot = s, .gen = sl->gen };
@@ -145,8 +159,18 @@ static void remove_at(CsEventQueue *q, size_t pos)
     sift_down(q, pos);
 }
 
+/* Removes the popped root, if any. */
+static inline void fill_hole(CsEventQueue *q)
+{
+  if (q->hole) {
+    q->hole = FALSE;
+    remove_at(q, 0);
+  }
+}
+
 gboolean cs_eq_pop(CsEventQueue *q, CsEvent *out)
 {
+  fill_hole(q);
   if (q->size == 0)
     return FALSE;
   HeapEntry top = q->heap[0];
@@ -155,8 +179,8 @@ gboolean cs_eq_pop(CsEventQueue *q, CsEvent *out)
   out->kind = sl->kind;
   out->arg = sl->arg;
   out->ptr = sl->ptr;
-  remove_at(q, 0);
   release_slot(q, top.slot);
+  q->hole = TRUE;
   return TRUE;
 }
 
@@ -170,6 +194,7 @@ gboolean cs_eq_cancel(CsEventQueue *q, CsEventHandle h)
 {
   if (!cs_eq_pending(q, h))
     return FALSE;
+  fill_hole(q);
   remove_at(q, q->slots[h.slot].heap_pos);
   release_slot(q, h.slot);
   return TRUE;
@@ -177,10 +202,11 @@ gboolean cs_eq_cancel(CsEventQueue *q, CsEventHandle h)
 
 size_t cs_eq_size(const CsEventQueue *q)
 {
-  return q->size;
+  return q->size - (q->hole ? 1 : 0);
 }
 
-int64_t cs_eq_peek_time(const CsEventQueue *q)
+int64_t cs_eq_peek_time(CsEventQueue *q)
 {
+  fill_hole(q);
   return q->size ? q->heap[0].time : INT64_MAX;
 }

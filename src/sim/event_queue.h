@@ -57,7 +57,7 @@ gboolean cs_eq_pending(const CsEventQueue *q, CsEventHandle h);
 size_t cs_eq_size(const CsEventQueue *q);
 
 /* Time of the earliest pending event; INT64_MAX when empty. */
-int64_t cs_eq_peek_time(const CsEventQueue *q);
+int64_t cs_eq_peek_time(CsEventQueue *q);
 
 static const CsEventHandle CS_EVENT_HANDLE_NONE = { 0, 0 };
 

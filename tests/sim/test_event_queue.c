@@ -112,6 +112,72 @@ static void test_random_against_reference(void **state)
   cs_eq_free(q);
 }
 
+/* A simulation's pattern: pop, then push (often right after, into the hole
+ * the pop left at the root: event_queue.c), cancel, peek and count, all
+ * interleaved, against a linear scan for the earliest (time, push order). */
+static void test_interleaved_against_linear_scan(void **state)
+{
+  (void)state;
+  typedef struct {
+    int64_t time;
+    int id;
+    CsEventHandle h;
+  } Pending;
+  GArray *pend = g_array_new(FALSE, FALSE, sizeof(Pending));
+  CsEventQueue *q = cs_eq_new();
+  GRand *rand = g_rand_new_with_seed(11);
+  int next_id = 0;
+  int64_t now = 0;
+  for (int i = 0; i < 50; i++) {
+    Pending p = { g_rand_int_range(rand, 0, 100), next_id++, { 0, 0 } };
+    p.h = cs_eq_push(q, p.time, 0, (uint32_t)p.id, NULL);
+    g_array_append_val(pend, p);
+  }
+  for (int step = 0; step < 200000 && pend->len > 0; step++) {
+    /* The reference: earliest time, then lowest id (ids follow push order). */
+    guint best = 0;
+    for (guint k = 1; k < pend->len; k++) {
+      const Pending *a = &g_array_index(pend, Pending, k), *b = &g_array_index(pend, Pending, best);
+      if (a->time < b->time || (a->time == b->time && a->id < b->id))
+        best = k;
+    }
+    Pending want = g_array_index(pend, Pending, best);
+    g_array_remove_index_fast(pend, best);
+    CsEvent ev;
+    assert_true(cs_eq_pop(q, &ev));
+    assert_int_equal(ev.arg, want.id);
+    assert_int_equal(ev.time, want.time);
+    assert_false(cs_eq_pending(q, want.h));
+    now = ev.time;
+    int r = g_rand_int_range(rand, 0, 10);
+    if (r == 0 && pend->len > 0) { /* cancel, with the hole open */
+      guint k = (guint)g_rand_int_range(rand, 0, (gint32)pend->len);
+      assert_true(cs_eq_cancel(q, g_array_index(pend, Pending, k).h));
+      g_array_remove_index_fast(pend, k);
+    } else if (r == 1) { /* count and peek, with the hole open */
+      assert_int_equal(cs_eq_size(q), pend->len);
+      int64_t first = INT64_MAX;
+      for (guint k = 0; k < pend->len; k++)
+        first = MIN(first, g_array_index(pend, Pending, k).time);
+      assert_int_equal(cs_eq_peek_time(q), first);
+    }
+    /* Push 0, 1 or 2 events from now on, some at now itself (ties); the
+     * queue holds 20 to 200 events, then drains. */
+    int n_push = step >= 150000 ? 0 : pend->len < 20 ? 2 : pend->len > 200 ? 0
+                                                      : g_rand_int_range(rand, 0, 3);
+    for (int k = 0; k < n_push; k++) {
+      Pending p = { now + g_rand_int_range(rand, 0, 3) * g_rand_int_range(rand, 0, 50),
+                    next_id++, { 0, 0 } };
+      p.h = cs_eq_push(q, p.time, 0, (uint32_t)p.id, NULL);
+      g_array_append_val(pend, p);
+    }
+  }
+  assert_int_equal(cs_eq_size(q), pend->len);
+  g_rand_free(rand);
+  g_array_unref(pend);
+  cs_eq_free(q);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -119,6 +185,7 @@ int main(void)
     cmocka_unit_test(test_tie_break_both_ways),
     cmocka_unit_test(test_cancel),
     cmocka_unit_test(test_random_against_reference),
+    cmocka_unit_test(test_interleaved_against_linear_scan),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

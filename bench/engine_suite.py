@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Engine speed and memory on five workloads, for one or more builds side by
+side (docs/performance.md):
+
+  a  one model (resnet50), batch 8, router, zero network, 4 V100s, 3 M requests
+  b  bench/engine_1h.json: 5 models, batch 16, GCP network, one hour, 18 M requests
+  c  bench/maf2019_8h.json: the MAF 2019 excerpt, 8 hours, 16 V100s, 3 M requests
+  d  MPS co-location: 4 models co-located on each of 8 V100s (processor sharing
+     with interference), 4 M requests
+  e  Symphony's deferred batch scheduling on 64 A100s (ResNet50, 150,000 req/s,
+     10 s), 1.5 M requests
+
+Each is run REPEAT times per build, alternating builds, and the best run is
+printed: events per second, simulated requests per second (both of the
+engine's own wall time, as its "engine:" line reports them), the whole
+command's wall time and its peak resident memory (getrusage of the child).
+Compare ratios of builds run here side by side, not absolute figures from
+another machine.
+
+Usage: bench/engine_suite.py [--build DIR]... [--only a,b,...] [--repeat N]
+       (default: build-release, configured with --buildtype=release if missing)
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PROFILES = os.path.join(ROOT, "data", "profiles")
+
+
+def scenario_a():
+    return {
+        "name": "bench a: one model, batch 8, router, zero network",
+        "seed": 1, "profiles": [os.path.join(PROFILES, "v100_thesis.json")], "network": "zero",
+        "cluster": {"gpus": 4, "gpu_type": "v100"},
+        "dispatch": {"policy": "router", "max_wait_ms": 20},
+        "placement": {"policy": "manual", "replicas": [
+            {"model": "resnet50", "gpu": g, "batch": 8} for g in range(4)]},
+        "clients": [{"model": "resnet50", "rate": 3000, "slo_ms": 200, "duration_s": 1000}],
+    }
+
+
+def scenario_d():
+    models = ["resnet50", "densenet121", "mobilenet_v2", "inception_v3"]
+    return {
+        "name": "bench d: MPS co-location, 4 models on each of 8 GPUs",
+        "seed": 1, "profiles": [os.path.join(PROFILES, "v100_thesis.json")], "network": "zero",
+        "cluster": {"gpus": 8, "gpu_type": "v100", "mps": True,
+                    "interference": os.path.join(PROFILES, "igniter_v100.json")},
+        "placement": {"policy": "manual", "replicas": [
+            {"model": m, "gpu": g, "batch": 8} for m in models for g in range(8)]},
+        "clients": [{"model": m, "rate": 1000, "slo_ms": 500, "duration_s": 1000} for m in models],
+    }
+
+
+def scenario_e():
+    with open(os.path.join(ROOT, "examples", "symphony", "fig10.json")) as f:
+        s = json.load(f)
+    base = os.path.join(ROOT, "examples", "symphony")
+    # Paths relative to the example; bare names are shipped profiles.
+    s["profiles"] = [os.path.normpath(os.path.join(base, p)) if "/" in p else p
+                     for p in s["profiles"]]
+    s["name"] = "bench e: Symphony on 64 A100s"
+    s["cluster"]["gpus"] = 64
+    for c in s["clients"]:
+        c["rate"] = c["rate"] * 10
+    return s
+
+
+WORKLOADS = {
+    "a": ("one model, batch 8, router", scenario_a),
+    "b": ("engine_1h.json", os.path.join(HERE, "engine_1h.json")),
+    "c": ("MAF 2019 excerpt, 8 h", os.path.join(HERE, "maf2019_8h.json")),
+    "d": ("MPS co-location", scenario_d),
+    "e": ("Symphony, 64 GPUs", scenario_e),
+}
+
+ENGINE = re.compile(r"^engine: (\d+) events, ([\d.]+) s simulated, ([\d.]+) s wall, "
+                    r"(\d+) events/s, (\d+) simulated requests/s", re.M)
+
+
+def run(binary, path):
+    """One run: (events/s, requests/s, command wall s, peak RSS MB)."""
+    start = time.monotonic()
+    child = subprocess.Popen([binary, "run", path], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+    out = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.monotonic() - start
+    m = ENGINE.search(out)
+    if status != 0 or not m:
+        sys.exit(f"engine_suite: {binary} run {path} failed (status {status})")
+    return int(m.group(4)), int(m.group(5)), wall, usage.ru_maxrss / 1024.0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", action="append", help="build directory (repeatable)")
+    ap.add_argument("--only", default="a,b,c,d,e", help="workloads, comma separated")
+    ap.add_argument("--repeat", type=int, default=int(os.environ.get("REPEAT", "3")))
+    args = ap.parse_args()
+    builds = args.build or [os.path.join(ROOT, "build-release")]
+    for b in builds:
+        if not os.path.isdir(b):
+            subprocess.run(["meson", "setup", b, ROOT, "--buildtype=release"], check=True,
+                           stdout=subprocess.DEVNULL)
+        subprocess.run(["ninja", "-C", b, "src/cli/clustersim"], check=True,
+                       stdout=subprocess.DEVNULL)
+    tmp = tempfile.mkdtemp(prefix="cs-bench-")
+    print("| workload | build | events/s | simulated requests/s | command wall s | peak RSS MB |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    for key in args.only.split(","):
+        label, what = WORKLOADS[key]
+        if callable(what):
+            path = os.path.join(tmp, f"{key}.json")
+            with open(path, "w") as f:
+                json.dump(what(), f)
+        else:
+            path = what
+        best = {b: None for b in builds}
+        for i in range(args.repeat):
+            for b in builds:
+                if sys.stderr.isatty():
+                    print(f"\r{key}: run {i + 1}/{args.repeat} of {b}   ", end="", file=sys.stderr)
+                r = run(os.path.join(b, "src", "cli", "clustersim"), path)
+                if best[b] is None or r[1] > best[b][1]:
+                    best[b] = r
+        if sys.stderr.isatty():
+            print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+        for b in builds:
+            ev, rq, wall, rss = best[b]
+            print(f"| {key}: {label} | {os.path.basename(os.path.normpath(b))} | {ev:,} | {rq:,} "
+                  f"| {wall:.2f} | {rss:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
