@@ -577,6 +577,46 @@ static void test_milp_large_start_serves_everything(void **state)
   cs_placement_free(p);
 }
 
+/* Usher on more than CS_MATCHING_MAX_NODES models: the first grouping
+ * round matches greedily (the exact matching would need 2^24 subsets), later
+ * ones exactly; every group stays within max_group_size and every model is
+ * placed in one. Before, Usher refused: "24 models to group". */
+static void test_usher_more_than_20_models(void **state)
+{
+  static const char *const names[] = { "alexnet", "resnet50", "densenet121", "vgg19",
+                                       "mobilenet_v2", "inception_v3" };
+  CsPlacementModel models[24];
+  CsPlacementGpu gpus[64];
+  for (int m = 0; m < 24; m++)
+    models[m] = (CsPlacementModel){ .name = names[m % 6], .rate_rps = 100 + 10 * m,
+                                    .slo_ms = 300 };
+  for (int g = 0; g < 64; g++)
+    gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
+  CsPlacementProblem in = { .models = models, .n_models = 24, .gpus = gpus, .n_gpus = 64,
+                            .profiles = *state };
+  static const int batches[] = { 8, 32 }; /* few configurations: a quick test */
+  CsUsherOptions opt = { .metric = CS_CREQ_AO, .mode = CS_USHER_FIXED, .max_group_size = 4,
+                         .batches = batches, .n_batches = 2, .mps_shares = TRUE };
+  CsUsherInfo info = { 0 };
+  GError *err = NULL;
+  CsPlacement *p = cs_usher_place(&in, &opt, &info, &err);
+  assert_null(err);
+  assert_non_null(p);
+  assert_non_null(strstr(p->log->str, "24 models to group: rounds with more than 20 groups use "
+                                      "a greedy matching"));
+  int size[24] = { 0 };
+  for (int m = 0; m < 24; m++) {
+    assert_true(info.group_of_model[m] >= 0 && info.group_of_model[m] < info.n_groups);
+    size[info.group_of_model[m]]++;
+  }
+  for (int g = 0; g < info.n_groups; g++)
+    assert_true(size[g] >= 1 && size[g] <= 4);
+  assert_true(info.n_groups >= 6 && info.n_groups < 24); /* merged, at most 4 each */
+  assert_true(p->expected_total > 0.0);
+  cs_usher_info_clear(&info);
+  cs_placement_free(p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -585,6 +625,7 @@ int main(void)
     cmocka_unit_test(test_milp_param_errors),
     cmocka_unit_test(test_parameters_take_effect),
     cmocka_unit_test(test_bad_inputs),
+    cmocka_unit_test(test_usher_more_than_20_models),
     cmocka_unit_test(test_milp_time_limit_no_solution),
     cmocka_unit_test(test_milp_large_starts_from_greedy),
     cmocka_unit_test(test_milp_large_start_serves_everything),

@@ -16,6 +16,7 @@
 #include "usher.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "matching.h"
@@ -160,6 +161,49 @@ static int forced_groups(const CsUsherModel *um, int n_models, const int *forced
   return kept;
 }
 
+typedef struct {
+  double weight;
+  int i, j;
+} Edge;
+
+static int by_weight(const void *a, const void *b)
+{
+  const Edge *x = a, *y = b;
+  if (x->weight != y->weight)
+    return x->weight < y->weight ? -1 : 1;
+  if (x->i != y->i)
+    return x->i < y->i ? -1 : 1;
+  return (x->j > y->j) - (x->j < y->j);
+}
+
+/* Usher's grouping beyond the exact matching's size: edges in ascending
+ * weight (ties: lower node numbers first) are taken while both ends are
+ * free. The result is a maximal matching, not always of maximum
+ * cardinality or minimum weight (networkx's blossom algorithm in the thesis
+ * is exact at any size). Fills mate as cs_min_weight_matching does and
+ * returns the number of pairs. */
+static int greedy_matching(int n, const double *weight, int *mate)
+{
+  Edge *edges = g_new(Edge, MAX((size_t)n * (n - 1) / 2, 1));
+  size_t n_edges = 0;
+  for (int i = 0; i < n; i++) {
+    mate[i] = -1;
+    for (int j = i + 1; j < n; j++)
+      if (isfinite(weight[i * n + j]))
+        edges[n_edges++] = (Edge){ weight[i * n + j], i, j };
+  }
+  qsort(edges, n_edges, sizeof *edges, by_weight);
+  int pairs = 0;
+  for (size_t e = 0; e < n_edges; e++)
+    if (mate[edges[e].i] < 0 && mate[edges[e].j] < 0) {
+      mate[edges[e].i] = edges[e].j;
+      mate[edges[e].j] = edges[e].i;
+      pairs++;
+    }
+  g_free(edges);
+  return pairs;
+}
+
 /* Usher step 2 (thesis 5.2.2): every model with candidates starts as a group,
  * in scenario order; each round merges the pairs of a minimum-weight
  * maximum-cardinality matching on D = |sum Creq - sum Mreq| over both groups'
@@ -169,9 +213,11 @@ static int forced_groups(const CsUsherModel *um, int n_models, const int *forced
  * ones: the order the thesis' implementation produced in both of its examples
  * with groups of different ages (5.4.1 and 6.2.1), and the order groups are
  * placed in. This order is also the next round's node order, which decides
- * the matching's ties (matching.h). Returns the number of groups (in
- * groups[]), or -1 with error set when there are too many models for the
- * exact matching. */
+ * the matching's ties (matching.h). A round of more than
+ * CS_MATCHING_MAX_NODES groups, where the exact matching would take 2^n
+ * memory, matches greedily instead (greedy_matching); a round halves the
+ * groups, so the exact matching takes over within a few rounds. Returns the
+ * number of groups (in groups[]); never fails. */
 static int form_groups(const CsUsherModel *um, int n_models, int max_group_size, Group *groups,
                        GString *log, GError **error)
 {
@@ -182,13 +228,10 @@ static int form_groups(const CsUsherModel *um, int n_models, int max_group_size,
     memset(&groups[n], 0, sizeof groups[n]);
     group_add(&groups[n++], &um[m]);
   }
-  if (n > CS_MATCHING_MAX_NODES) {
-    g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
-                "placement \"usher\": %d models to group, the exact grouping supports at most "
-                "%d",
-                n, CS_MATCHING_MAX_NODES);
-    return -1;
-  }
+  if (n > CS_MATCHING_MAX_NODES)
+    g_string_append_printf(log, "%d models to group: rounds with more than %d groups use a "
+                                "greedy matching (docs/policies.md)\n",
+                           n, CS_MATCHING_MAX_NODES);
   double *weight = g_new(double, MAX(n * n, 1));
   int *mate = g_new(int, MAX(n, 1));
   Group *next = g_new(Group, MAX(n, 1));
@@ -202,7 +245,8 @@ static int form_groups(const CsUsherModel *um, int n_models, int max_group_size,
              : INFINITY;
       }
     }
-    int pairs = cs_min_weight_matching(n, weight, mate, NULL, error);
+    int pairs = n <= CS_MATCHING_MAX_NODES ? cs_min_weight_matching(n, weight, mate, NULL, error)
+                                           : greedy_matching(n, weight, mate);
     g_assert(pairs >= 0); /* n is in range */
     if (pairs == 0)
       break;
