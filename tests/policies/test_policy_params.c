@@ -376,6 +376,17 @@ static gboolean up_once_solved(gboolean has_solution, void *data)
   return has_solution;
 }
 
+/* Up once a solution is known, or after 200 callbacks without one (so that
+ * a solve that should have started from a solution fails fast). */
+static gboolean up_solved_or_late(gboolean has_solution, void *data)
+{
+  Clock *c = data;
+  c->asked++;
+  gboolean up = has_solution || c->asked > 200;
+  c->said_up += up;
+  return up;
+}
+
 /* Up once the first solve has a solution; from then on (the tie-break) at once. */
 static gboolean up_solved_then_at_once(gboolean has_solution, void *data)
 {
@@ -450,7 +461,7 @@ static void test_milp_large_starts_from_greedy(void **state)
   CsPlacementProblem in = { .models = models, .n_models = 16, .gpus = gpus, .n_gpus = 64,
                             .profiles = *state };
   Clock clock = { 0 };
-  CsMilpOptions opt = big_options(FALSE, up_once_solved, &clock);
+  CsMilpOptions opt = big_options(FALSE, up_solved_or_late, &clock);
   CsMilpInfo info;
   GError *err = NULL;
   CsPlacement *p = cs_milp_place(&in, &opt, &info, &err);
@@ -458,6 +469,7 @@ static void test_milp_large_starts_from_greedy(void **state)
   assert_true(info.n_binaries > 2000);
   assert_int_equal(info.status, CS_MILP_FEASIBLE);
   assert_int_equal(clock.said_up, 1);
+  assert_true(clock.asked <= 200); /* it had a solution from the start */
   const char *line = strstr(p->log->str, "greedy start: objective ");
   assert_non_null(line);
   double start = g_ascii_strtod(line + strlen("greedy start: objective "), NULL);
@@ -617,6 +629,40 @@ static void test_usher_more_than_20_models(void **state)
   cs_placement_free(p);
 }
 
+#define RATE_SHORT 800.0
+
+/* A start that serves almost every rate (here 90-100 %) is not proof of
+ * optimality: only one that serves all of them is. With the search cut at
+ * once, the status must say "not proven". One replica per model at most
+ * keeps vgg19 below its rate. */
+static void test_milp_large_start_short_of_every_rate(void **state)
+{
+  static const char *const names[] = { "alexnet", "resnet50", "densenet121", "vgg19" };
+  static const int one[] = { 1, 1, 1, 1 };
+  CsPlacementModel models[4];
+  CsPlacementGpu gpus[512];
+  for (int m = 0; m < 4; m++)
+    models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = RATE_SHORT, .slo_ms = 400 };
+  for (int g = 0; g < 512; g++)
+    gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
+  CsPlacementProblem in = { .models = models, .n_models = 4, .gpus = gpus, .n_gpus = 512,
+                            .profiles = *state };
+  CsMilpOptions opt = big_options(FALSE, up_at_once, &(Clock){ 0 });
+  opt.max_replicas = one;
+  CsMilpInfo info;
+  GError *err = NULL;
+  CsPlacement *p = cs_milp_place(&in, &opt, &info, &err);
+  assert_non_null(p);
+  const char *line = strstr(p->log->str, "greedy start: objective ");
+  assert_non_null(line);
+  double start = g_ascii_strtod(line + strlen("greedy start: objective "), NULL);
+  print_message("start %.2f of %.2f\n", start, 4 * RATE_SHORT);
+  assert_true(start >= 0.9 * 4 * RATE_SHORT && start < 4 * RATE_SHORT);
+  assert_true(info.status != CS_MILP_OPTIMAL);
+  assert_null(strstr(p->log->str, "serves every rate"));
+  cs_placement_free(p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -629,6 +675,7 @@ int main(void)
     cmocka_unit_test(test_milp_time_limit_no_solution),
     cmocka_unit_test(test_milp_large_starts_from_greedy),
     cmocka_unit_test(test_milp_large_start_serves_everything),
+    cmocka_unit_test(test_milp_large_start_short_of_every_rate),
     cmocka_unit_test(test_milp_time_limit_feasible),
     cmocka_unit_test(test_milp_time_limit_tie_break_fails),
     cmocka_unit_test(test_milp_time_limit_tie_break_feasible),
