@@ -229,6 +229,12 @@ char *cs_results_to_json(const CsResults *r)
   add_num(as, "gpus_used_mean", mean_used);
   cJSON_AddNumberToObject(as, "gpus_used_max", (double)max_used);
   add_num(as, "timeseries_bin_s", r->bin_ns * 1e-9);
+  if (r->percentile_sketch > 0) {
+    /* Only then: exact runs' summaries stay as they were. */
+    cJSON *pc = cJSON_AddObjectToObject(root, "percentiles");
+    cJSON_AddStringToObject(pc, "mode", "sketch");
+    add_num(pc, "relative_error", r->percentile_sketch);
+  }
   if (r->replay_json) {
     cJSON *rp = cJSON_Parse(r->replay_json);
     cJSON_AddItemToObject(root, "replay", rp ? rp : cJSON_CreateObject());
@@ -301,6 +307,10 @@ void cs_results_print_table(const CsResults *r, FILE *out)
           "(dropped, unserved, failed or too slow);\nlate = measured requests answered after "
           "the window; dispatch %s; expected = goodput placement %s predicts\n",
           r->dispatch_policy, r->placement_policy);
+  if (r->percentile_sketch > 0)
+    fprintf(out, "percentiles (p50, p99 and the stages) from a quantile sketch: each within "
+                 "%.4g %% of the exact value (outputs.percentile_sketch); max and mean exact\n",
+            100.0 * r->percentile_sketch);
   if (isfinite(r->cost.cost))
     fprintf(out, "cost: $%.4g per hour, $%.4g for the %.6g s measured", r->cost.price_per_hour,
             r->cost.cost, r->cost.duration_s);

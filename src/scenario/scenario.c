@@ -480,16 +480,20 @@ CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error)
   c->seed = (uint64_t)seed;
   if (ok) {
     const cJSON *out = cJSON_GetObjectItemCaseSensitive(sc->root, "outputs");
-    static const char *const out_keys[] = { "requests_csv", "timeseries_bin_s", NULL };
+    static const char *const out_keys[] = { "requests_csv", "timeseries_bin_s",
+                                            "percentile_sketch", NULL };
     gboolean csv = FALSE;
-    double bin_s = 1.0;
+    double bin_s = 1.0, sketch = 0.0;
     if (out)
       ok = cs_json_expect_object(out, sc->name, "outputs", error) &&
            cs_json_check_keys(out, out_keys, sc->name, "outputs", error) &&
            cs_json_read_bool(out, "requests_csv", FALSE, &csv, sc->name, "outputs", error) &&
            cs_json_read_double(out, "timeseries_bin_s", FALSE, 1e-3, 1e6, &bin_s, sc->name,
+                               "outputs", error) &&
+           cs_json_read_double(out, "percentile_sketch", FALSE, 1e-4, 0.1, &sketch, sc->name,
                                "outputs", error);
     c->timeseries_bin_ns = llround(bin_s * 1e9);
+    c->percentile_sketch = sketch;
   }
   ok = ok && read_overrides(sc, c, error) && cs_scenario_read_profiles(sc, c, error) &&
        cs_scenario_read_network(sc, c, error) && cs_scenario_read_cluster(sc, c, error) &&

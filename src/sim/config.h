@@ -102,6 +102,8 @@ struct CsWorld {
   char *network_desc;     /* what curve is used, for the summary */
   gboolean network_is_zero; /* payload sizes are not needed */
   int64_t timeseries_bin_ns; /* bin width of time series outputs */
+  double percentile_sketch; /* outputs.percentile_sketch: relative error of sketched
+                               percentiles; 0: exact (samples.h) */
   char *trace_desc;       /* JSON text describing the trace used (file, sha256, ...), or NULL */
   char **profile_files;   /* profile entries as written, NULL-terminated */
   char **profile_paths;   /* the same, resolved to absolute paths */

@@ -384,10 +384,12 @@ static void setup(Engine *e)
     g_free(stream);
     c->window_start_ns = c->cfg->start_ns + c->cfg->warmup_ns;
     c->window_end_ns = c->cfg->duration_ns > 0 ? c->window_start_ns + c->cfg->duration_ns : 0;
-    c->e2e = cs_samples_new(FALSE);
-    c->router_wait = cs_samples_new(FALSE);
+    /* Exact percentiles, or a sketch of constant memory (samples.h). */
+    double a = cfg->percentile_sketch;
+    c->e2e = a > 0 ? cs_samples_new_sketch(FALSE, a) : cs_samples_new(FALSE);
+    c->router_wait = a > 0 ? cs_samples_new_sketch(FALSE, a) : cs_samples_new(FALSE);
     for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++)
-      c->batch_stage[s] = cs_samples_new(TRUE);
+      c->batch_stage[s] = a > 0 ? cs_samples_new_sketch(TRUE, a) : cs_samples_new(TRUE);
     c->batch_sizes = g_array_new(FALSE, TRUE, sizeof(int64_t));
     c->series = cs_bins_new();
     c->open_bin = -1;
@@ -659,6 +661,7 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, FILE *decision
       res->gpus[cs_placement_replica(cfg->placement, r)->gpu].memory_pct +=
         cfg->replica_mreq ? cfg->replica_mreq[r] : 0;
   res->bin_ns = e.bin_ns;
+  res->percentile_sketch = cfg->percentile_sketch;
   res->seed = cfg->seed;
   res->sim_time_ns = e.now;
   res->events = e.events;

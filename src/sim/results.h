@@ -57,6 +57,7 @@ struct CsResults {
   CsPlacement *placement;     /* the placement that ran (a copy, experiment/run.c), or NULL */
   /* Time series (bins.h: runs of equal bins; absent bins hold zeros). */
   int64_t bin_ns;             /* width of a time-series bin */
+  double percentile_sketch;   /* relative error of sketched percentiles; 0: exact */
   GArray **gpu_bins;          /* per GPU: a = ns with a batch running */
   GArray **gpu_sm_bins;       /* per GPU: x = integral of its SM use, ns */
   CsWorkerResult *workers;

@@ -11,6 +11,12 @@
  * cs_latency_stats (stats.h) gives on the samples expanded by their
  * weights, by bisection on the value with exact counts per block.
  *
+ * A sketch set (cs_samples_new_sketch) keeps instead counts in buckets
+ * (gamma^(i-1), gamma^i] with gamma = (1 + a) / (1 - a), DDSketch's
+ * logarithmic buckets: constant memory (a few thousand counters), and each
+ * percentile within relative error a of the exact one; max and mean stay
+ * exact.
+ *
  * Not thread-safe; nothing global.
  */
 #ifndef CS_SAMPLES_H
@@ -27,6 +33,12 @@ typedef struct CsSamplesBlock CsSamplesBlock;
 
 typedef struct {
   gboolean weighted;
+  /* Sketch mode (relative error > 0): counts per logarithmic bucket. */
+  double sketch_error;     /* a; 0: exact */
+  double log_gamma;        /* log((1 + a) / (1 - a)) */
+  int64_t *bucket;         /* counts of buckets first_bucket .. + n_buckets - 1 */
+  int first_bucket, n_buckets;
+  int64_t zeros;           /* values of 0 ns */
   int64_t *values;         /* the buffer of values not yet in a block */
   int64_t *weights;        /* weighted: theirs; else NULL */
   int n, cap;              /* in the buffer; cap grows to CS_SAMPLES_BLOCK */
@@ -42,6 +54,13 @@ typedef struct {
 CsSamples *cs_samples_new(gboolean weighted);
 void cs_samples_free(CsSamples *s);
 
+/* A new empty sketch set of relative error a in (0, 0.5): see above.
+ * Never fails. */
+CsSamples *cs_samples_new_sketch(gboolean weighted, double a);
+
+/* Counts value weight times in a sketch set's bucket. */
+void cs_samples_sketch_add(CsSamples *s, int64_t value, int64_t weight);
+
 /* Moves the buffer into a block (cs_samples_add does it when the buffer is
  * full). */
 void cs_samples_flush(CsSamples *s);
@@ -49,6 +68,10 @@ void cs_samples_flush(CsSamples *s);
 /* Adds value (ns, 0 <= value < 2^62) once. */
 static inline void cs_samples_add(CsSamples *s, int64_t value)
 {
+  if (G_UNLIKELY(s->sketch_error > 0.0)) {
+    cs_samples_sketch_add(s, value, 1);
+    return;
+  }
   if (G_UNLIKELY(s->n == s->cap)) {
     if (s->cap < CS_SAMPLES_BLOCK) {
       s->cap = s->cap ? s->cap * 4 : 256;
@@ -83,7 +106,9 @@ size_t cs_samples_bytes(const CsSamples *s);
 /* Fills out (ms) with the nearest-rank p50/p90/p95/p99, max and mean of the
  * union of sets[0..n) (a NULL set counts as empty): exactly the figures of
  * cs_latency_stats over the samples expanded by their weights (the rank-th
- * smallest for rank ceil(p/100 x count)). Flushes every set's
+ * smallest for rank ceil(p/100 x count)); for sketch sets (all of one
+ * relative error a) each percentile within relative error a of that, max
+ * and mean exact. Flushes every set's
  * buffer. With no sample every field is NAN. */
 void cs_samples_stats(CsSamples *const *sets, int n, CsLatencyStats *out);
 

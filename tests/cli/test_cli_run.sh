@@ -289,4 +289,29 @@ bad "unset past the end of an array" "clustersim run: --unset clients[3]: client
 check "a 16-digit seed is written whole" grep -q '"seed":.9007199254740991,' "$tmp/bigseed/scenario.json"
 "$bin" run "$tmp/bigseed/scenario.json" --output "$tmp/bigseed2" >/dev/null 2>&1
 check "...and its effective scenario reproduces the summary" cmp -s "$tmp/bigseed/summary.json" "$tmp/bigseed2/summary.json"
+
+# outputs.percentile_sketch: percentiles within the stated relative error of
+# the exact run's (same seed, same requests), max and mean exactly equal, the
+# mode in the summary and the table; an exact run's summary has no such key.
+"$bin" run "$src/examples/quickstart.json" --output "$tmp/exact" >/dev/null 2>&1
+"$bin" run "$src/examples/quickstart.json" --set outputs.percentile_sketch=0.01 \
+  --output "$tmp/sketch" > "$tmp/sketch.txt" 2>&1
+check "sketch: exits 0" test $? -eq 0
+cat > "$tmp/sketch.py" <<'PY'
+import json, sys
+e, k = (json.load(open(p)) for p in sys.argv[1:3])
+assert "percentiles" not in e and k["percentiles"] == {"mode": "sketch", "relative_error": 0.01}
+n = 0
+for me, mk in zip(e["models"] + [e["total"]], k["models"] + [k["total"]]):
+    for q in ("p50", "p90", "p95", "p99"):
+        a, b = me["latency_ms"][q], mk["latency_ms"][q]
+        assert abs(b - a) <= 0.01 * a * (1 + 1e-9), (me["model"], q, a, b)
+        n += 1
+    assert me["latency_ms"]["max"] == mk["latency_ms"]["max"]
+    assert me["latency_ms"]["mean"] == mk["latency_ms"]["mean"]
+assert n >= 8
+PY
+check "sketch: percentiles within 1 % of the exact run, max and mean equal" \
+  python3 "$tmp/sketch.py" "$tmp/exact/summary.json" "$tmp/sketch/summary.json"
+check "sketch: the table says so" grep -q "from a quantile sketch: each within 1 % of the exact value" "$tmp/sketch.txt"
 finish

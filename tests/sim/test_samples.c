@@ -170,11 +170,71 @@ static void test_compact(void **state)
   gsl_rng_free(r);
 }
 
+/* Sketch sets: every percentile within the stated relative error of the
+ * exact one, max and mean exact, and memory that does not grow with the
+ * number of samples. */
+static void check_sketch(double a, int n, int n_sets, gboolean weighted,
+                         int64_t (*draw)(gsl_rng *), int64_t (*wdraw)(gsl_rng *))
+{
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 7 + (unsigned long)n);
+  CsSamples **exact = g_new0(CsSamples *, n_sets), **sketch = g_new0(CsSamples *, n_sets);
+  for (int i = 0; i < n_sets; i++) {
+    exact[i] = cs_samples_new(weighted);
+    sketch[i] = cs_samples_new_sketch(weighted, a);
+  }
+  for (int i = 0; i < n; i++) {
+    int64_t v = draw(r), w = wdraw ? wdraw(r) : 1;
+    if (weighted) {
+      cs_samples_add_weighted(exact[i % n_sets], v, w);
+      cs_samples_add_weighted(sketch[i % n_sets], v, w);
+    } else {
+      cs_samples_add(exact[i % n_sets], v);
+      cs_samples_add(sketch[i % n_sets], v);
+    }
+  }
+  CsLatencyStats e, k;
+  cs_samples_stats(exact, n_sets, &e);
+  cs_samples_stats(sketch, n_sets, &k);
+  const double want[4] = { e.p50, e.p90, e.p95, e.p99 }, got[4] = { k.p50, k.p90, k.p95, k.p99 };
+  for (int q = 0; q < 4; q++)
+    assert_true(fabs(got[q] - want[q]) <= a * want[q] * (1 + 1e-9) + 1e-12);
+  assert_true(k.max == e.max);
+  assert_true(k.mean == e.mean);
+  for (int i = 0; i < n_sets; i++) {
+    assert_true(cs_samples_bytes(sketch[i]) < 64 * 1024);
+    cs_samples_free(exact[i]);
+    cs_samples_free(sketch[i]);
+  }
+  g_free(exact);
+  g_free(sketch);
+  gsl_rng_free(r);
+}
+
+static void test_sketch_relative_error(void **state)
+{
+  (void)state;
+  check_sketch(0.01, 200000, 1, FALSE, exp_latency, NULL);
+  check_sketch(0.01, 100000, 3, FALSE, exp_latency, NULL);
+  check_sketch(0.001, 100000, 1, FALSE, exp_latency, NULL);
+  check_sketch(0.05, 50000, 2, FALSE, tiny_values, NULL);   /* zeros */
+  check_sketch(0.01, 50000, 1, FALSE, few_values, NULL);
+  check_sketch(0.01, 40000, 1, FALSE, huge_values, NULL);
+  check_sketch(0.02, 60000, 2, TRUE, exp_latency, batch_weight);
+  /* Empty: every field NAN. */
+  CsSamples *s = cs_samples_new_sketch(FALSE, 0.01);
+  CsLatencyStats out;
+  cs_samples_stats(&s, 1, &out);
+  assert_true(isnan(out.p50) && isnan(out.max) && isnan(out.mean));
+  cs_samples_free(s);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_matches_full_sort),
     cmocka_unit_test(test_compact),
+    cmocka_unit_test(test_sketch_relative_error),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
