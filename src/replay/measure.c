@@ -29,6 +29,13 @@ typedef struct {
   GError *error;
 } Job;
 
+/* Index of the point (model m, share s, batch index k) among ns shares and
+ * nb batch sizes; share 0 is the worker without a share (isolated). */
+static inline size_t point(int ns, int nb, int m, int s, int k)
+{
+  return ((size_t)m * (size_t)ns + (size_t)s) * (size_t)nb + (size_t)k;
+}
+
 /* The q-quantile of n sorted values, linear between order statistics. */
 static double quantile(const double *sorted, int n, double q)
 {
@@ -225,26 +232,16 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
   for (int s = 1; s < ns; s++)
     shares[s] = o->shares[s - 1] / 100.0;
   size_t n_points = (size_t)n_models * ns * nb;
-  double *all = g_new0(double, n_points), *all10 = g_new0(double, n_points),
-         *all90 = g_new0(double, n_points);
+  double *median = g_new0(double, n_points), *p10 = g_new0(double, n_points),
+         *p90 = g_new0(double, n_points);
   GError *err = NULL;
   {
     Isolated j = { .o = o, .state = state, .n_models = n_models, .max_batch = max_batch,
                    .shares = shares, .n_shares = ns,
-                   .median_ms = all, .p10_ms = all10, .p90_ms = all90 };
+                   .median_ms = median, .p10_ms = p10, .p90_ms = p90 };
     g_thread_join(g_thread_new("cs-measure", isolated_job, &j));
     err = j.error;
   }
-  /* The isolated points (share 0) of model m: [m * nb, m * nb + nb). */
-  double *iso = g_new0(double, (size_t)n_models * nb), *p10 = g_new0(double, (size_t)n_models * nb),
-         *p90 = g_new0(double, (size_t)n_models * nb);
-  for (int m = 0; m < n_models; m++)
-    for (int k = 0; k < nb; k++) {
-      size_t from = ((size_t)m * ns) * nb + k;
-      iso[m * nb + k] = all[from];
-      p10[m * nb + k] = all10[from];
-      p90[m * nb + k] = all90[from];
-    }
   /* Pairs: the victim timed while the aggressor runs back to back. */
   int pk = 0;
   while (pk < nb && o->batches[pk] != o->pair_batch)
@@ -270,7 +267,7 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
       err = vic.error ? vic.error : agg.error;
       if (vic.error && agg.error)
         g_error_free(agg.error);
-      double row[3] = { v, a, med / iso[v * nb + pk] };
+      double row[3] = { v, a, med / median[point(ns, nb, v, 0, pk)] };
       g_array_append_vals(pairs, row, 1);
     }
   char *desc = o->backend->describe ? o->backend->describe(state) : g_strdup("{}");
@@ -280,12 +277,9 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
   if (err) {
     g_propagate_prefixed_error(error, err, "backend \"%s\": ", o->backend->name);
     g_free(desc);
-    g_free(iso);
+    g_free(median);
     g_free(p10);
     g_free(p90);
-    g_free(all);
-    g_free(all10);
-    g_free(all90);
     g_free(shares);
     g_free(like);
     g_array_unref(pairs);
@@ -328,11 +322,12 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
     for (int k = 0; k < nb; k++) {
       cJSON *pt = cJSON_CreateObject();
       cJSON_AddNumberToObject(pt, "batch", o->batches[k]);
-      cJSON_AddNumberToObject(pt, "latency_ms", MAX(iso[m * nb + k], 1e-6));
+      cJSON_AddNumberToObject(pt, "latency_ms", MAX(median[point(ns, nb, m, 0, k)], 1e-6));
       /* A worker alone can use this much of its GPU (one core of k). */
       if (isfinite(share))
         cJSON_AddNumberToObject(cJSON_AddObjectToObject(pt, "creq_pct"), "wsm", 100.0 * share);
-      char *note = g_strdup_printf("p10 %.4f ms, p90 %.4f ms", p10[m * nb + k], p90[m * nb + k]);
+      size_t at = point(ns, nb, m, 0, k);
+      char *note = g_strdup_printf("p10 %.4f ms, p90 %.4f ms", p10[at], p90[at]);
       cJSON_AddStringToObject(pt, "note", note);
       g_free(note);
       cJSON_AddItemToArray(bs, pt);
@@ -366,7 +361,7 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
         for (int s = 1; s < ns; s++)
           for (int k = 0; k < nb; k++) {
             double row[3] = { o->batches[k], o->shares[s - 1],
-                              MAX(all[((size_t)m * ns + s) * nb + k], 1e-6) };
+                              MAX(median[point(ns, nb, m, s, k)], 1e-6) };
             cJSON_AddItemToArray(tab, cJSON_CreateDoubleArray(row, 3));
           }
         cJSON_AddItemToArray(ms, x);
@@ -396,12 +391,9 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
   g_free(source);
   g_free(machine);
   g_free(date);
-  g_free(iso);
+  g_free(median);
   g_free(p10);
   g_free(p90);
-  g_free(all);
-  g_free(all10);
-  g_free(all90);
   g_free(shares);
   g_free(like);
   g_array_unref(pairs);
