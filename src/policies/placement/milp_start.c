@@ -5,6 +5,34 @@
 
 #include "milp_internal.h"
 
+/* Replicas of model m with batch index k, first fit over the GPUs in order
+ * (room for their Creq and Mreq) until they serve rate or max_rep of them
+ * are placed. With on (per GPU) they are placed: on set and creq/mreq
+ * taken; without, only tried. Returns the rate they serve (at most rate);
+ * *used (when not NULL) gets their summed Creq. */
+static double first_fit(const MilpProblem *pb, int m, int k, double rate, int max_rep,
+                        double *creq, double *mreq, gboolean *on, double *used)
+{
+  double served = 0.0, compute = 0.0;
+  int n = 0;
+  for (int g = 0; g < pb->n_gpus && served < rate && n < max_rep; g++) {
+    const CsBatchOption *o = pb->x_opt[milp_xi(pb, m, k, g)];
+    if (o && creq[g] + o->creq <= 100.0 && mreq[g] + o->mreq <= 100.0) {
+      if (on) {
+        creq[g] += o->creq;
+        mreq[g] += o->mreq;
+        on[g] = TRUE;
+      }
+      served += MIN(o->goodput, rate);
+      compute += o->creq;
+      n++;
+    }
+  }
+  if (used)
+    *used = compute;
+  return MIN(served, rate);
+}
+
 /* A feasible start: models in the order of prio (descending, then index)
  * each take the batch size whose replicas, placed first-fit over the GPUs in
  * order until they serve the rate (or max_replicas, or no GPU has room),
@@ -39,17 +67,8 @@ static double greedy_start(const MilpProblem *pb, const CsPlacementProblem *in,
     for (int k = 0; k < nb; k++) {
       if (!pb->y_col[m * nb + k])
         continue;
-      double served = 0.0, used = 0.0;
-      int n = 0;
-      for (int g = 0; g < ng && served < rate && n < max_rep; g++) {
-        const CsBatchOption *o = pb->x_opt[milp_xi(pb, m, k, g)];
-        if (o && creq[g] + o->creq <= 100.0 && mreq[g] + o->mreq <= 100.0) {
-          served += MIN(o->goodput, rate);
-          used += o->creq;
-          n++;
-        }
-      }
-      served = MIN(served, rate);
+      double used = 0.0;
+      double served = first_fit(pb, m, k, rate, max_rep, creq, mreq, NULL, &used);
       if (served > best_served || (served == best_served && served > 0 && used < best_used)) {
         best_k = k;
         best_served = served;
@@ -59,18 +78,7 @@ static double greedy_start(const MilpProblem *pb, const CsPlacementProblem *in,
     if (best_k < 0)
       continue;
     chosen[m] = best_k;
-    double served = 0.0;
-    int n = 0;
-    for (int g = 0; g < ng && served < rate && n < max_rep; g++) {
-      const CsBatchOption *o = pb->x_opt[milp_xi(pb, m, best_k, g)];
-      if (o && creq[g] + o->creq <= 100.0 && mreq[g] + o->mreq <= 100.0) {
-        creq[g] += o->creq;
-        mreq[g] += o->mreq;
-        on[(size_t)m * ng + g] = TRUE;
-        served += MIN(o->goodput, rate);
-        n++;
-      }
-    }
+    first_fit(pb, m, best_k, rate, max_rep, creq, mreq, on + (size_t)m * ng, NULL);
   }
   /* Symmetry: within each type, hand the configurations to the type's GPUs
    * in descending key order (GPUs of one type have the same columns). */
