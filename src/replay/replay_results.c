@@ -209,10 +209,10 @@ CsResults *cs_replay_results(const Replay *rp, const char *described, const char
     c->cfg = &cfg->clients[m];
     c->window_start_ns = log->window_start_ns[m];
     c->window_end_ns = log->window_end_ns[m];
-    c->e2e = cs_samples_new(FALSE);
-    c->router_wait = cs_samples_new(FALSE);
+    c->e2e = cs_samples_new(FALSE, 0.0);
+    c->router_wait = cs_samples_new(FALSE, 0.0);
     for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++)
-      c->batch_stage[s] = cs_samples_new(TRUE);
+      c->batch_stage[s] = cs_samples_new(TRUE, 0.0);
     c->batch_sizes = g_array_new(FALSE, TRUE, sizeof(int64_t));
   }
   GArray *send_late = g_array_sized_new(FALSE, FALSE, sizeof(int64_t), log->requests->len);

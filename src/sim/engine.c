@@ -386,10 +386,10 @@ static void setup(Engine *e)
     c->window_end_ns = c->cfg->duration_ns > 0 ? c->window_start_ns + c->cfg->duration_ns : 0;
     /* Exact percentiles, or a sketch of constant memory (samples.h). */
     double a = cfg->percentile_sketch;
-    c->e2e = a > 0 ? cs_samples_new_sketch(FALSE, a) : cs_samples_new(FALSE);
-    c->router_wait = a > 0 ? cs_samples_new_sketch(FALSE, a) : cs_samples_new(FALSE);
+    c->e2e = cs_samples_new(FALSE, a);
+    c->router_wait = cs_samples_new(FALSE, a);
     for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++)
-      c->batch_stage[s] = a > 0 ? cs_samples_new_sketch(TRUE, a) : cs_samples_new(TRUE);
+      c->batch_stage[s] = cs_samples_new(TRUE, a);
     c->batch_sizes = g_array_new(FALSE, TRUE, sizeof(int64_t));
     c->series = cs_bins_new();
     c->open_bin = -1;

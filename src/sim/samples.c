@@ -29,12 +29,17 @@ struct CsSamplesBlock {
   int n_index;
 };
 
-CsSamples *cs_samples_new(gboolean weighted)
+CsSamples *cs_samples_new(gboolean weighted, double sketch_error)
 {
+  g_return_val_if_fail(sketch_error >= 0.0 && sketch_error < 0.5, NULL);
   CsSamples *s = g_new0(CsSamples, 1);
   s->weighted = weighted;
   s->blocks = g_ptr_array_new();
   s->max = INT64_MIN;
+  if (sketch_error > 0.0) {
+    s->sketch_error = sketch_error;
+    s->log_gamma = log((1.0 + sketch_error) / (1.0 - sketch_error));
+  }
   return s;
 }
 
@@ -56,15 +61,6 @@ void cs_samples_free(CsSamples *s)
   g_free(s->weights);
   g_free(s->bucket);
   g_free(s);
-}
-
-CsSamples *cs_samples_new_sketch(gboolean weighted, double a)
-{
-  g_return_val_if_fail(a > 0.0 && a < 0.5, NULL);
-  CsSamples *s = cs_samples_new(weighted);
-  s->sketch_error = a;
-  s->log_gamma = log((1.0 + a) / (1.0 - a));
-  return s;
 }
 
 void cs_samples_sketch_add(CsSamples *s, int64_t value, int64_t weight)

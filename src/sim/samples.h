@@ -11,7 +11,7 @@
  * cs_latency_stats (stats.h) gives on the samples expanded by their
  * weights, by bisection on the value with exact counts per block.
  *
- * A sketch set (cs_samples_new_sketch) keeps instead counts in buckets
+ * A sketch set (a sketch error > 0) keeps instead counts in buckets
  * (gamma^(i-1), gamma^i] with gamma = (1 + a) / (1 - a), DDSketch's
  * logarithmic buckets: constant memory (a few thousand counters), and each
  * percentile within relative error a of the exact one; max and mean stay
@@ -50,13 +50,10 @@ typedef struct {
 } CsSamples;
 
 /* A new empty multiset; weighted: cs_samples_add_weighted may be used (the
- * buffer then keeps a weight per value). Never fails. */
-CsSamples *cs_samples_new(gboolean weighted);
+ * buffer then keeps a weight per value). sketch_error 0: exact; in (0, 0.5):
+ * a sketch of that relative error (above). Never fails. */
+CsSamples *cs_samples_new(gboolean weighted, double sketch_error);
 void cs_samples_free(CsSamples *s);
-
-/* A new empty sketch set of relative error a in (0, 0.5): see above.
- * Never fails. */
-CsSamples *cs_samples_new_sketch(gboolean weighted, double a);
 
 /* Counts value weight times in a sketch set's bucket. */
 void cs_samples_sketch_add(CsSamples *s, int64_t value, int64_t weight);

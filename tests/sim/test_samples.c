@@ -71,7 +71,7 @@ static void check_case(int n, int n_sets, gboolean weighted, int64_t (*draw)(gsl
   gsl_rng_set(r, 42 + (unsigned long)n);
   CsSamples **sets = g_new0(CsSamples *, n_sets);
   for (int i = 0; i < n_sets; i++)
-    sets[i] = cs_samples_new(weighted);
+    sets[i] = cs_samples_new(weighted, 0.0);
   Pair *all = g_new(Pair, MAX(n, 1));
   for (int i = 0; i < n; i++) {
     all[i].value = draw(r);
@@ -159,7 +159,7 @@ static void test_compact(void **state)
 {
   (void)state;
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-  CsSamples *s = cs_samples_new(FALSE);
+  CsSamples *s = cs_samples_new(FALSE, 0.0);
   for (int i = 0; i < 1000000; i++)
     cs_samples_add(s, exp_latency(r));
   cs_samples_flush(s);
@@ -180,8 +180,8 @@ static void check_sketch(double a, int n, int n_sets, gboolean weighted,
   gsl_rng_set(r, 7 + (unsigned long)n);
   CsSamples **exact = g_new0(CsSamples *, n_sets), **sketch = g_new0(CsSamples *, n_sets);
   for (int i = 0; i < n_sets; i++) {
-    exact[i] = cs_samples_new(weighted);
-    sketch[i] = cs_samples_new_sketch(weighted, a);
+    exact[i] = cs_samples_new(weighted, 0.0);
+    sketch[i] = cs_samples_new(weighted, a);
   }
   for (int i = 0; i < n; i++) {
     int64_t v = draw(r), w = wdraw ? wdraw(r) : 1;
@@ -222,7 +222,7 @@ static void test_sketch_relative_error(void **state)
   check_sketch(0.01, 40000, 1, FALSE, huge_values, NULL);
   check_sketch(0.02, 60000, 2, TRUE, exp_latency, batch_weight);
   /* Empty: every field NAN. */
-  CsSamples *s = cs_samples_new_sketch(FALSE, 0.01);
+  CsSamples *s = cs_samples_new(FALSE, 0.01);
   CsLatencyStats out;
   cs_samples_stats(&s, 1, &out);
   assert_true(isnan(out.p50) && isnan(out.max) && isnan(out.mean));

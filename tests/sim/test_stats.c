@@ -73,7 +73,7 @@ static void test_weighted_matches_expanded(void **state)
   GRand *rand = g_rand_new_with_seed(13);
   for (int round = 0; round < 50; round++) {
     size_t n = 1 + (size_t)g_rand_int_range(rand, 0, 300);
-    CsSamples *w = cs_samples_new(TRUE);
+    CsSamples *w = cs_samples_new(TRUE, 0.0);
     GArray *expanded = g_array_new(FALSE, FALSE, sizeof(int64_t));
     for (size_t i = 0; i < n; i++) {
       int64_t value = g_rand_int_range(rand, 0, round % 2 ? 20 : 5000000);
