@@ -409,6 +409,29 @@ static CsMilpOptions big_options(gboolean prefer_small_batch, CsMilpTimeUp up, C
                           .time_up_data = clock };
 }
 
+/* A V100 cluster for the larger instances: n_models models named in turn
+ * from names, model m at rate0 + step x m req/s with an SLO of slo_ms, on
+ * n_gpus V100s. */
+typedef struct {
+  CsPlacementModel models[24];
+  CsPlacementGpu gpus[512];
+  CsPlacementProblem in;
+} V100Cluster;
+
+static void v100_cluster(V100Cluster *x, const char *const *names, int n_names, int n_models,
+                         double rate0, double step, double slo_ms, int n_gpus,
+                         const CsProfileSet *profiles)
+{
+  g_assert(n_models <= (int)G_N_ELEMENTS(x->models) && n_gpus <= (int)G_N_ELEMENTS(x->gpus));
+  for (int m = 0; m < n_models; m++)
+    x->models[m] = (CsPlacementModel){ .name = names[m % n_names], .rate_rps = rate0 + step * m,
+                                       .slo_ms = slo_ms };
+  for (int g = 0; g < n_gpus; g++)
+    x->gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
+  x->in = (CsPlacementProblem){ .models = x->models, .n_models = n_models, .gpus = x->gpus,
+                                .n_gpus = n_gpus, .profiles = profiles };
+}
+
 /* Time up before any integer solution of GLPK's: the greedy start, which
  * satisfies every constraint (else the log says so), is the placement, with
  * an unknown gap and never more goodput than the optimum. */
@@ -451,20 +474,13 @@ static void test_milp_large_starts_from_greedy(void **state)
 {
   static const char *const names[] = { "alexnet", "bert", "densenet121", "efficientnet_b7",
                                        "resnet50", "vgg19", "mobilenet_v2", "inception_v3" };
-  CsPlacementModel models[16];
-  CsPlacementGpu gpus[64];
-  for (int m = 0; m < 16; m++)
-    models[m] = (CsPlacementModel){ .name = names[m % 8], .rate_rps = 30000 + 1000 * m,
-                                    .slo_ms = 400 };
-  for (int g = 0; g < 64; g++)
-    gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
-  CsPlacementProblem in = { .models = models, .n_models = 16, .gpus = gpus, .n_gpus = 64,
-                            .profiles = *state };
+  V100Cluster x;
+  v100_cluster(&x, names, 8, 16, 30000, 1000, 400, 64, *state);
   Clock clock = { 0 };
   CsMilpOptions opt = big_options(FALSE, up_solved_or_late, &clock);
   CsMilpInfo info;
   GError *err = NULL;
-  CsPlacement *p = cs_milp_place(&in, &opt, &info, &err);
+  CsPlacement *p = cs_milp_place(&x.in, &opt, &info, &err);
   assert_non_null(p);
   assert_true(info.n_binaries > 2000);
   assert_int_equal(info.status, CS_MILP_FEASIBLE);
@@ -567,18 +583,12 @@ static void test_milp_time_limit_tie_break_feasible(void **state)
 static void test_milp_large_start_serves_everything(void **state)
 {
   static const char *const names[] = { "alexnet", "resnet50", "densenet121", "vgg19" };
-  CsPlacementModel models[4];
-  CsPlacementGpu gpus[512];
-  for (int m = 0; m < 4; m++)
-    models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = 400, .slo_ms = 400 };
-  for (int g = 0; g < 512; g++)
-    gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
-  CsPlacementProblem in = { .models = models, .n_models = 4, .gpus = gpus, .n_gpus = 512,
-                            .profiles = *state };
+  V100Cluster x;
+  v100_cluster(&x, names, 4, 4, 400, 0, 400, 512, *state);
   CsMilpOptions opt = big_options(FALSE, up_at_once, &(Clock){ 0 });
   CsMilpInfo info;
   GError *err = NULL;
-  CsPlacement *p = cs_milp_place(&in, &opt, &info, &err);
+  CsPlacement *p = cs_milp_place(&x.in, &opt, &info, &err);
   assert_non_null(p);
   assert_true(info.n_binaries > 2000);
   assert_int_equal(info.status, CS_MILP_OPTIMAL);
@@ -597,21 +607,14 @@ static void test_usher_more_than_20_models(void **state)
 {
   static const char *const names[] = { "alexnet", "resnet50", "densenet121", "vgg19",
                                        "mobilenet_v2", "inception_v3" };
-  CsPlacementModel models[24];
-  CsPlacementGpu gpus[64];
-  for (int m = 0; m < 24; m++)
-    models[m] = (CsPlacementModel){ .name = names[m % 6], .rate_rps = 100 + 10 * m,
-                                    .slo_ms = 300 };
-  for (int g = 0; g < 64; g++)
-    gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
-  CsPlacementProblem in = { .models = models, .n_models = 24, .gpus = gpus, .n_gpus = 64,
-                            .profiles = *state };
+  V100Cluster x;
+  v100_cluster(&x, names, 6, 24, 100, 10, 300, 64, *state);
   static const int batches[] = { 8, 32 }; /* few configurations: a quick test */
   CsUsherOptions opt = { .metric = CS_CREQ_AO, .mode = CS_USHER_FIXED, .max_group_size = 4,
                          .batches = batches, .n_batches = 2, .mps_shares = TRUE };
   CsUsherInfo info = { 0 };
   GError *err = NULL;
-  CsPlacement *p = cs_usher_place(&in, &opt, &info, &err);
+  CsPlacement *p = cs_usher_place(&x.in, &opt, &info, &err);
   assert_null(err);
   assert_non_null(p);
   assert_non_null(strstr(p->log->str, "24 models to group: rounds with more than 20 groups use "
@@ -639,19 +642,13 @@ static void test_milp_large_start_short_of_every_rate(void **state)
 {
   static const char *const names[] = { "alexnet", "resnet50", "densenet121", "vgg19" };
   static const int one[] = { 1, 1, 1, 1 };
-  CsPlacementModel models[4];
-  CsPlacementGpu gpus[512];
-  for (int m = 0; m < 4; m++)
-    models[m] = (CsPlacementModel){ .name = names[m], .rate_rps = RATE_SHORT, .slo_ms = 400 };
-  for (int g = 0; g < 512; g++)
-    gpus[g] = (CsPlacementGpu){ .gpu_type = "v100" };
-  CsPlacementProblem in = { .models = models, .n_models = 4, .gpus = gpus, .n_gpus = 512,
-                            .profiles = *state };
+  V100Cluster x;
+  v100_cluster(&x, names, 4, 4, RATE_SHORT, 0, 400, 512, *state);
   CsMilpOptions opt = big_options(FALSE, up_at_once, &(Clock){ 0 });
   opt.max_replicas = one;
   CsMilpInfo info;
   GError *err = NULL;
-  CsPlacement *p = cs_milp_place(&in, &opt, &info, &err);
+  CsPlacement *p = cs_milp_place(&x.in, &opt, &info, &err);
   assert_non_null(p);
   const char *line = strstr(p->log->str, "greedy start: objective ");
   assert_non_null(line);
