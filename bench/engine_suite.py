@@ -85,6 +85,9 @@ ENGINE = re.compile(r"^engine: (\d+) events, ([\d.]+) s simulated, ([\d.]+) s wa
                     r"(\d+) events/s, (\d+) simulated requests/s", re.M)
 
 
+last_requests = 0
+
+
 def run(binary, path):
     """One run: (events/s, requests/s, command wall s, peak RSS MB)."""
     start = time.monotonic()
@@ -96,6 +99,8 @@ def run(binary, path):
     m = ENGINE.search(out)
     if status != 0 or not m:
         sys.exit(f"engine_suite: {binary} run {path} failed (status {status})")
+    global last_requests  # simulated requests of this run, for callers that need the count
+    last_requests = round(float(m.group(3)) * int(m.group(5)))
     return int(m.group(4)), int(m.group(5)), wall, usage.ru_maxrss / 1024.0
 
 
