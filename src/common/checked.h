@@ -62,7 +62,13 @@ static inline int64_t cs_i64_round_sat(double x)
     return INT64_MAX;
   if (x < -9223372036854775808.0)
     return INT64_MIN;
-  return llround(x);
+  /* llround inline (glibc's is a call, 2 % of a run in the arrival path):
+   * truncate, then add one when the fraction is at least a half; x - i is
+   * exact (both within one unit, or x already whole past 2^52). Ties go
+   * away from zero, as llround's. */
+  int64_t i = (int64_t)x;
+  double frac = x - (double)i;
+  return frac >= 0.5 ? i + 1 : frac <= -0.5 ? i - 1 : i;
 }
 
 /* Returns TRUE and stores x rounded to the nearest integer in *out when x is

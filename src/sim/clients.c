@@ -10,6 +10,7 @@
 
 #include "common/checked.h"
 #include "engine_state.h"
+#include "rng.h"
 #include "stats.h"
 
 /* ---- arrivals ----------------------------------------------------------- */
@@ -20,7 +21,7 @@ static int64_t gap_ns(Client *c)
   double mean_s = 1.0 / cfg->rate_rps;
   double g;
   if (cfg->arrival == CS_ARRIVAL_POISSON)
-    g = gsl_ran_exponential(c->rng, mean_s);
+    g = cs_rng_exponential(c->rng, mean_s);
   else
     g = gsl_ran_gamma(c->rng, cfg->gamma_shape, mean_s / cfg->gamma_shape);
   /* A draw far in the tail of a slow client may not fit in int64 ns: it
@@ -60,7 +61,7 @@ static int64_t piecewise_next(Client *c, int64_t index)
     double mean_s = cfg->interval_ns * 1e-9 / n;
     double g = cfg->piecewise_gamma
                  ? gsl_ran_gamma(c->rng, cfg->gamma_shape, mean_s / cfg->gamma_shape)
-                 : gsl_ran_exponential(c->rng, mean_s);
+                 : cs_rng_exponential(c->rng, mean_s);
     int64_t next = cs_i64_add_sat(t, cs_i64_round_sat(g * 1e9));
     if (next < end) {
       c->last_ns = next;

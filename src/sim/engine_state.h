@@ -173,6 +173,10 @@ struct CsEngine {
   GArray *replica_life;   /* ReplicaLife, parallel to replicas */
   ControlState *control;  /* NULL without a controller */
   FILE *decisions;        /* the decision log, or NULL */
+  /* The network curve's answers by size (a pow() each otherwise; a run sends
+   * few distinct sizes: batch sizes x models x 2 directions), one per slot of
+   * a hash of the size; net_bytes -1 = empty. */
+  int64_t net_bytes[256], net_ns[256];
 };
 
 /* Returns a batch to the engine's free list (on the hot path: inline). */

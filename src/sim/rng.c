@@ -1,6 +1,8 @@
 /* Stream seed derivation; see rng.h. */
 #include "rng.h"
 
+#include <math.h>
+
 /* splitmix64 finaliser: spreads every input bit over the output. */
 static uint64_t mix64(uint64_t z)
 {
@@ -28,4 +30,9 @@ gsl_rng *cs_rng_stream_new(uint64_t seed, const char *name)
   /* GSL's mt19937 maps seed 0 to its default seed; keep distinct streams distinct. */
   gsl_rng_set(r, s32 ? s32 : 1UL);
   return r;
+}
+
+double cs_rng_exponential(const gsl_rng *r, double mu)
+{
+  return -mu * log(1.0 - gsl_rng_uniform(r));
 }

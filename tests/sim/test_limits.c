@@ -4,15 +4,18 @@
  * wrong number; now it runs with memory that grows with its events, or is
  * refused with the file, the JSON path and what was expected. Expected
  * values are computed by hand in the comments. */
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "common/checked.h"
 #include "scenario/scenario.h"
 #include "sim/engine.h"
 #include "sim/results.h"
@@ -539,9 +542,41 @@ static void test_bins_against_dense(void **state)
   g_rand_free(rng);
 }
 
+/* cs_i64_round_sat rounds as llround inside int64's range (its own inline
+ * code, not a call): halves, the largest double below a half, whole numbers
+ * past 2^52, negative values, and a million doubles of random bits. */
+static void test_round_sat_matches_llround(void **state)
+{
+  (void)state;
+  const double edges[] = { 0.0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999999999999994,
+                           -0.49999999999999994, 4503599627370495.5, 4503599627370497.0,
+                           9007199254740993.0, 1e18, -1e18, 9.2e18, -9.2e18, 123456.4999999,
+                           DBL_MIN, -DBL_MIN, 1.0 - DBL_EPSILON / 2 };
+  for (size_t i = 0; i < G_N_ELEMENTS(edges); i++)
+    assert_true(cs_i64_round_sat(edges[i]) == llround(edges[i]));
+  assert_true(cs_i64_round_sat(9223372036854775808.0) == INT64_MAX);
+  assert_true(cs_i64_round_sat(NAN) == INT64_MAX);
+  assert_true(cs_i64_round_sat(-INFINITY) == INT64_MIN);
+  uint64_t z = 42;
+  for (int i = 0; i < 1000000; i++) {
+    z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint64_t bits = z ^ (z >> 29);
+    double x;
+    memcpy(&x, &bits, sizeof x);
+    if (!isfinite(x) || fabs(x) >= 9.2e18)
+      continue;
+    assert_true(cs_i64_round_sat(x) == llround(x));
+    /* magnitudes a simulation meets: 0 to 10^12 ns */
+    double y = ldexp((double)(bits >> 11), -53) * pow(10.0, (double)(i % 13));
+    assert_true(cs_i64_round_sat(y) == llround(y));
+    assert_true(cs_i64_round_sat(-y) == llround(-y));
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_round_sat_matches_llround),
     cmocka_unit_test(test_trace_intervals_far_apart),
     cmocka_unit_test(test_trace_intervals_sorted_merged),
     cmocka_unit_test(test_bins_against_dense),
