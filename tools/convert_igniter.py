@@ -13,7 +13,9 @@ Inputs (in --source-dir, default ../shared/data/profiles/igniter_v100 next to th
 Outputs (in --out-dir, default data/profiles of the repo):
   igniter_v100.json             format "clustersim-interference" (docs/gpu-model.md):
                                 latency-vs-MPS-share tables, utilisation tables, pairwise
-                                slowdown factors and the parametric fallback
+                                the interference model's coefficients and its
+                                scale per measured pair (fitted by `clustersim
+                                calibrate`, copied here: FIT below)
   igniter_v100_profile.json     format "clustersim-profile" (docs/profiles.md): isolated
                                 latency per batch 1..32 on GPU type "v100_igniter"
   gpu_calibration.json          format "clustersim-calibration" (docs/gpu-model.md): the
@@ -31,7 +33,6 @@ import argparse
 import hashlib
 import json
 import os
-import statistics
 import sys
 
 from convert_profiles import V100_PRICE  # one price per GPU product, written once
@@ -169,14 +170,6 @@ def pair_rows(solo, pairs):
     return rows
 
 
-def fit_constant(rows):
-    """Least-squares constant c0 of slowdown = 1 + c0 over the rows (the shipped fallback
-    form: docs/gpu-model.md explains why the utilisation terms are 0)."""
-    return statistics.fmean(r[6] / r[7] - 1.0 for r in rows)
-
-
-# ---- outputs ---------------------------------------------------------------------
-
 def dump(value, indent=0):
     """JSON with short arrays (table rows) on one line, for readable diffs."""
     pad = "  " * indent
@@ -196,6 +189,16 @@ def dump(value, indent=0):
     if isinstance(value, float):
         return repr(value)
     return json.dumps(value, ensure_ascii=False)
+
+
+# The batch_share model (docs/gpu-model.md) fitted by `clustersim calibrate` on
+# gpu_calibration.json's 750 latencies (log least squares, GSL), and the scale
+# of each measured ordered pair on it; copied from its report ("Model fit")
+# to 4 significant digits. tests/gpu checks they equal the fit.
+FIT = {"c": 0.07966, "batch_exponent": 0.1395, "share_exponent": 0.3352}
+FIT_SCALES = {("alexnet", "resnet50"): 1.246, ("resnet50", "alexnet"): 1.153,
+              ("resnet50", "vgg19"): 0.8299, ("vgg19", "resnet50"): 0.6017,
+              ("vgg19", "ssd"): 1.073, ("ssd", "vgg19"): 1.110}
 
 
 def build(src):
@@ -233,12 +236,8 @@ def build(src):
             seen.append((r[0], r[1]))
     for v, a in seen:
         ratios = [r[6] / r[7] for r in rows if (r[0], r[1]) == (v, a)]
-        pair_out.append({"victim": v, "aggressor": a,
-                         "slowdown": round(statistics.median(ratios), 4),
+        pair_out.append({"victim": v, "aggressor": a, "scale": FIT_SCALES[(v, a)],
                          "samples": len(ratios)})
-    c0 = fit_constant(rows)
-    util_all = [float(x) for m in MODELS for row in solo[m]["l2cache"].values()
-                for x in row.values()]
     interference = {
         "format": "clustersim-interference",
         "version": 1,
@@ -249,18 +248,19 @@ def build(src):
             "igniter_config's gpulatency at batch 16 and 32 for shares 10 and 100 %% plus the "
             "PCIe transfer time batch x transferdata / 10,000,000 bytes/ms (kernel time + "
             "copies, the solo table's convention). l2_util/dram_util: the solo table's L2 "
-            "cache and DRAM utilisation (%% of peak). pairs: median over the measured "
-            "co-locations of pair_interference.json (two models under MPS with shares p and "
-            "100-p, batches 2..32) of measured latency / solo latency at the same batch and "
-            "share. fallback.constant: least-squares mean of (that ratio - 1) over all 750 "
-            "measured latencies; the utilisation terms are 0 because they do not improve the "
-            "leave-one-pair-out error (docs/gpu-model.md)." % (hashes, IGNITER)),
+            "cache and DRAM utilisation (%% of peak). fallback: the batch_share model "
+            "slowdown = 1 + c b_a^x (4 s_a s_v)^z fitted by `clustersim calibrate` (log least "
+            "squares) on the 750 measured latencies of pair_interference.json (two models under "
+            "MPS with shares p and 100-p, batches 2..32) against the solo latency at the same "
+            "batch and share; pairs: the scale on that model's excess of each measured ordered "
+            "pair, fitted the same way on its 125 co-locations (docs/gpu-model.md)."
+            % (hashes, IGNITER)),
         "description": ("NVIDIA Tesla V100-SXM2-16GB (AWS p3.2xlarge), MPS, TensorRT 8.0.1.6, "
                         "FP32, as measured by iGniter"),
         "models": models,
         "pairs": pair_out,
-        "fallback": {"constant": round(c0, 4), "victim": 0.0, "aggressor": 0.0,
-                     "metric": "l2", "default_util_pct": round(statistics.median(util_all), 2)},
+        "fallback": dict({"form": "batch_share"}, **FIT),
+        "combine": {"rule": "norm"},
     }
 
     # -- profile file (isolated latency = the completed 100 % column)

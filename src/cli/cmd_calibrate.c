@@ -30,10 +30,11 @@ int cmd_calibrate(int argc, char **argv)
   GOptionContext *ctx = g_option_context_new("- the GPU model against measured co-location");
   g_option_context_set_summary(ctx,
     "Runs the measured co-location experiments (iGniter's V100 pairs, the iGniter README example,\n"
-    "the thesis' points) through the simulator's GPU model and prints, per model pair, the median\n"
-    "and 90th percentile of |sim - real| / real, with the pair table, with the fallback only,\n"
-    "without interference, and leaving each pair out of the fallback's fit. docs/gpu-model.md\n"
-    "explains the figures.");
+    "the thesis' points) through the simulator's GPU model and prints, per model pair and per\n"
+    "model, the median and 90th percentile of |sim - real| / real: as loaded, with the\n"
+    "interference model alone, without interference, leaving each pair (and each model) out of\n"
+    "the model's fit; and the fit itself (GSL nonlinear least squares) with 95 % intervals.\n"
+    "docs/gpu-model.md explains the figures.");
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *err = NULL;
   int status = 0;

@@ -306,13 +306,14 @@ GPtrArray *file_model_names(const DataFile *f)
   return out;
 }
 
-/* Models that have a measured pair slowdown with model index i (either
- * order) in an interference file, sorted. */
+/* Models that have a measured pair (a slowdown or a scale) with model index
+ * i (either order) in an interference file, sorted. */
 GPtrArray *interference_pairs(const CsInterferenceSet *s, int i)
 {
   GPtrArray *out = g_ptr_array_new();
   for (int j = 0; j < cs_interference_set_n_models(s); j++)
-    if (!isnan(cs_interference_pair(s, i, j)) || !isnan(cs_interference_pair(s, j, i)))
+    if (!isnan(cs_interference_pair(s, i, j)) || !isnan(cs_interference_pair(s, j, i)) ||
+        !isnan(cs_interference_pair_scale(s, i, j)) || !isnan(cs_interference_pair_scale(s, j, i)))
       g_ptr_array_add(out, (gpointer)cs_interference_set_model_name(s, j));
   g_ptr_array_sort(out, compare_str_ptr);
   return out;

@@ -2,7 +2,6 @@
  * gpu_calibrate.h and docs/gpu-model.md. */
 #include "profiles/calibrate.h"
 
-#include <gsl/gsl_multifit.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
@@ -15,13 +14,14 @@
 
 #define CALIB_FORMAT "clustersim-calibration"
 #define CALIB_VERSION 1
-#define MAX_PAIRS 8
+#define MAX_PAIRS CS_CALIB_MAX_PAIRS
+#define MAX_MODELS CS_CALIB_MAX_MODELS
 #define MAX_WORKERS 16
 #define OPEN_WARMUP_NS INT64_C(1000000000)
 #define OPEN_HORIZON_NS INT64_C(11000000000)
 
 static const char *const variant_names[CS_CALIB_N_VARIANTS] = {
-  "table", "fallback", "none", "loo-const", "loo-l2", "loo-dram",
+  "table", "model", "none", "lopo", "loo-const",
 };
 
 const char *cs_calib_variant_name(CsCalibVariant v)
@@ -220,58 +220,15 @@ static void stat_of(GArray *errs, CsCalibStat *out)
   out->p90 = gsl_stats_quantile_from_sorted_data(d, 1, errs->len, 0.9);
 }
 
-enum { FORM_CONST, FORM_L2, FORM_DRAM, N_FORMS };
-
-typedef struct {
-  int v, a;             /* model indices in the set */
-  int bv, ba;
-  double rv, ra;        /* shares, fractions */
-  double ratio;         /* measured / solo */
-  int pair;             /* unordered pair index */
-} Obs;
-
-/* Least squares of ratio - 1 on [1] or [1, u_v, u_a] over the observations
- * whose pair != skip. */
-static void fit_form(const CsInterferenceSet *set, const GArray *obs, int form, int skip,
-                     double coef[3])
+/* Index of model m in names, added when new. */
+static int model_slot(GPtrArray *names, const char *m)
 {
-  int p = form == FORM_CONST ? 1 : 3;
-  int n = 0;
-  for (guint i = 0; i < obs->len; i++)
-    n += g_array_index(obs, Obs, i).pair != skip;
-  coef[0] = coef[1] = coef[2] = 0.0;
-  if (n < p)
-    return;
-  gsl_matrix *X = gsl_matrix_alloc(n, p);
-  gsl_vector *y = gsl_vector_alloc(n), *c = gsl_vector_alloc(p);
-  gsl_matrix *cov = gsl_matrix_alloc(p, p);
-  CsUtilMetric m = form == FORM_DRAM ? CS_UTIL_DRAM : CS_UTIL_L2;
-  int r = 0;
-  for (guint i = 0; i < obs->len; i++) {
-    const Obs *o = &g_array_index(obs, Obs, i);
-    if (o->pair == skip)
-      continue;
-    gsl_matrix_set(X, r, 0, 1.0);
-    if (p == 3) {
-      gsl_matrix_set(X, r, 1, cs_interference_util(set, o->v, m, o->bv, o->rv));
-      gsl_matrix_set(X, r, 2, cs_interference_util(set, o->a, m, o->ba, o->ra));
-    }
-    gsl_vector_set(y, r, o->ratio - 1.0);
-    r++;
-  }
-  double chisq;
-  gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(n, p);
-  gsl_multifit_linear(X, y, c, cov, &chisq, ws);
-  for (int k = 0; k < p; k++)
-    coef[k] = gsl_vector_get(c, k);
-  gsl_multifit_linear_free(ws);
-  gsl_matrix_free(X);
-  gsl_matrix_free(cov);
-  gsl_vector_free(y);
-  gsl_vector_free(c);
+  for (guint i = 0; i < names->len; i++)
+    if (strcmp(names->pdata[i], m) == 0)
+      return (int)i;
+  g_ptr_array_add(names, g_strdup(m));
+  return (int)names->len - 1;
 }
-
-/* ---- pairs ---------------------------------------------------------------------------------- */
 
 static int pair_index(GPtrArray *names, const char *a, const char *b)
 {
@@ -298,96 +255,178 @@ static CsGpuJobSpec table_spec(const CsInterferenceSet *set, int model, int batc
                          .demand = NAN, .share = share, .worker = worker };
 }
 
+/* A fallback of the batch_share form with fit's coefficients, combined by
+ * the norm with q = 1/z. */
+static CsInterferenceFallback batch_share_fallback(const CsBatchShareFit *fit)
+{
+  CsInterferenceFallback fb;
+  cs_interference_fallback_init(&fb);
+  fb.c = fit->c;
+  fb.batch_exponent = fit->x;
+  fb.share_exponent = fit->z;
+  fb.combine_exponent = MAX(1.0, 1.0 / fit->z);
+  return fb;
+}
+
+/* Simulates row r (two closed-loop workers) under cfg; errors of both. */
+static void simulate_row(const CsInterferenceSet *set, const PairRow *r,
+                         const CsGpuExecConfig *cfg, double err[2])
+{
+  int i1 = cs_interference_set_find(set, r->m1), i2 = cs_interference_set_find(set, r->m2);
+  double s1 = r->p1 / 100.0;
+  SimWorker w[2] = { { table_spec(set, i1, r->b1, s1, 0), 0 },
+                     { table_spec(set, i2, r->b2, 1.0 - s1, 1), 0 } };
+  /* Long enough for several batches of the slower worker. */
+  double slow = MAX(cs_interference_share_latency_ms(set, i1, r->b1, s1),
+                    cs_interference_share_latency_ms(set, i2, r->b2, 1.0 - s1));
+  double mean[2];
+  simulate(cfg, w, 2, 0, llround(slow * 1e6 * 12.0), mean);
+  err[0] = fabs(mean[0] - r->l1) / r->l1;
+  err[1] = fabs(mean[1] - r->l2) / r->l2;
+}
+
+static void stats_of_groups(GArray **errs, int n, CsCalibStat **out)
+{
+  *out = g_new0(CsCalibStat, n);
+  for (int k = 0; k < n; k++) {
+    stat_of(errs[k], &(*out)[k]);
+    g_array_unref(errs[k]);
+  }
+}
+
 static gboolean run_pairs(CsGpuCalibration *c, const CsInterferenceSet *set, const CalibFile *f,
                           double gamma, const char *path, GError **error)
 {
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-  GArray *obs = g_array_new(FALSE, FALSE, sizeof(Obs));
-  int *row_pair = g_new(int, MAX(f->pairs->len, 1));
-  for (guint i = 0; i < f->pairs->len; i++) {
+  GPtrArray *models = g_ptr_array_new_with_free_func(g_free);
+  int n_rows = (int)MIN(f->pairs->len, (guint)G_MAXINT / 2);
+  /* Observations 2i and 2i + 1 are row i's two latencies (model1, model2);
+   * pair and victim/aggressor slots in names / models. */
+  CsPairObs *obs = g_new0(CsPairObs, 2 * (size_t)n_rows + 1);
+  int *row_pair = g_new(int, (size_t)n_rows + 1);
+  gboolean ok = TRUE;
+  for (int i = 0; ok && i < n_rows; i++) {
     const PairRow *r = &g_array_index(f->pairs, PairRow, i);
     int i1 = cs_interference_set_find(set, r->m1), i2 = cs_interference_set_find(set, r->m2);
-    if (!cs_interference_has_share_table(set, i1) || !cs_interference_has_share_table(set, i2)) {
-      char *p = cs_json_path_index("pairs.rows", (int)i);
-      cs_json_fail(error, path, p, "model \"%s\" has no latency-vs-share table in the "
-                   "interference file", cs_interference_has_share_table(set, i1) ? r->m2 : r->m1);
-      g_free(p);
-      g_ptr_array_free(names, TRUE);
-      g_array_unref(obs);
-      g_free(row_pair);
-      return FALSE;
-    }
-    int pi = pair_index(names, r->m1, r->m2);
-    if (pi >= MAX_PAIRS) {
-      cs_json_fail(error, path, "pairs.rows", "more than %d model pairs", MAX_PAIRS);
-      g_ptr_array_free(names, TRUE);
-      g_array_unref(obs);
-      g_free(row_pair);
-      return FALSE;
-    }
-    row_pair[i] = pi;
+    char *p = cs_json_path_index("pairs.rows", i);
+    if (!cs_interference_has_share_table(set, i1) || !cs_interference_has_share_table(set, i2))
+      ok = cs_json_fail(error, path, p, "model \"%s\" has no latency-vs-share table in the "
+                        "interference file",
+                        cs_interference_has_share_table(set, i1) ? r->m2 : r->m1);
+    else if ((row_pair[i] = pair_index(names, r->m1, r->m2)) >= MAX_PAIRS)
+      ok = cs_json_fail(error, path, "pairs.rows", "more than %d model pairs", MAX_PAIRS);
+    else if (model_slot(models, r->m1) >= MAX_MODELS || model_slot(models, r->m2) >= MAX_MODELS)
+      ok = cs_json_fail(error, path, "pairs.rows", "more than %d models", MAX_MODELS);
+    g_free(p);
+    if (!ok)
+      break;
+    int v1 = model_slot(models, r->m1), v2 = model_slot(models, r->m2);
     double s1 = r->p1 / 100.0, s2 = 1.0 - s1;
-    Obs o1 = { i1, i2, r->b1, r->b2, s1, s2,
-               r->l1 / cs_interference_share_latency_ms(set, i1, r->b1, s1), pi };
-    Obs o2 = { i2, i1, r->b2, r->b1, s2, s1,
-               r->l2 / cs_interference_share_latency_ms(set, i2, r->b2, s2), pi };
-    g_array_append_val(obs, o1);
-    g_array_append_val(obs, o2);
+    obs[2 * i] = (CsPairObs){ v1, v2, r->b1, r->b2, s1, s2,
+                              r->l1 / cs_interference_share_latency_ms(set, i1, r->b1, s1) };
+    obs[2 * i + 1] = (CsPairObs){ v2, v1, r->b2, r->b1, s2, s1,
+                                  r->l2 / cs_interference_share_latency_ms(set, i2, r->b2, s2) };
   }
   c->n_pairs = (int)names->len;
+  c->n_models = (int)models->len;
   g_ptr_array_add(names, NULL);
+  g_ptr_array_add(models, NULL);
   c->pair_names = (char **)g_ptr_array_free(names, FALSE); /* NULL-terminated: g_strfreev */
-
-  for (int form = 0; form < N_FORMS; form++) {
-    fit_form(set, obs, form, -1, c->all_coef[form]);
-    for (int p = 0; p < c->n_pairs; p++)
-      fit_form(set, obs, form, p, c->loo_coef[form][p]);
+  c->model_names = (char **)g_ptr_array_free(models, FALSE);
+  if (!ok || n_rows == 0) {
+    g_free(obs);
+    g_free(row_pair);
+    return ok;
   }
 
+  /* Fits: all rows, without each pair, without each model; the constant
+   * (least squares of ratio - 1: its mean) likewise per pair. */
+  gboolean *use = g_new(gboolean, 2 * (size_t)n_rows + 1);
+  for (int k = 0; k < 2 * n_rows; k++)
+    use[k] = TRUE;
+  cs_fit_batch_share(obs, 2 * n_rows, use, &c->fit);
+  for (int p = -1; p < c->n_pairs; p++) {
+    double sum = 0.0;
+    int n = 0;
+    for (int k = 0; k < 2 * n_rows; k++) {
+      use[k] = row_pair[k / 2] != p;
+      if (use[k]) {
+        sum += obs[k].ratio - 1.0;
+        n++;
+      }
+    }
+    *(p < 0 ? &c->all_const : &c->loo_const[p]) = n > 0 ? sum / n : 0.0;
+    if (p >= 0 && !cs_fit_batch_share(obs, 2 * n_rows, use, &c->lopo_fit[p]))
+      c->lopo_fit[p] = c->fit; /* too few rows left: reported as such by n */
+  }
+  for (int m = 0; m < c->n_models; m++) {
+    for (int k = 0; k < 2 * n_rows; k++)
+      use[k] = obs[k].victim != m && obs[k].aggressor != m;
+    if (!cs_fit_batch_share(obs, 2 * n_rows, use, &c->lomo_fit[m]))
+      c->lomo_fit[m] = c->fit;
+  }
+  for (int v = 0; v < MAX_MODELS; v++)
+    for (int a = 0; a < MAX_MODELS; a++) {
+      for (int k = 0; k < 2 * n_rows; k++)
+        use[k] = obs[k].victim == v && obs[k].aggressor == a;
+      c->scale[v][a] = v < c->n_models && a < c->n_models
+                         ? cs_fit_pair_scale(obs, 2 * n_rows, use, &c->fit) : NAN;
+    }
+
   for (int v = 0; v < CS_CALIB_N_VARIANTS; v++) {
-    GArray *errs[MAX_PAIRS + 1];
+    GArray *by_pair[MAX_PAIRS + 1], *by_model[MAX_MODELS];
     for (int p = 0; p <= c->n_pairs; p++)
-      errs[p] = g_array_new(FALSE, FALSE, sizeof(double));
-    for (guint i = 0; i < f->pairs->len; i++) {
-      const PairRow *r = &g_array_index(f->pairs, PairRow, i);
+      by_pair[p] = g_array_new(FALSE, FALSE, sizeof(double));
+    for (int m = 0; m < c->n_models; m++)
+      by_model[m] = g_array_new(FALSE, FALSE, sizeof(double));
+    for (int i = 0; i < n_rows; i++) {
       int pi = row_pair[i];
       CsGpuExecConfig cfg;
       cs_gpu_exec_config_init(&cfg, set);
       cfg.gamma = gamma;
-      if (v == CS_CALIB_FALLBACK)
+      if (v == CS_CALIB_MODEL || v == CS_CALIB_LOPO || v == CS_CALIB_LOO_CONST)
         cfg.use_pair_table = FALSE;
-      else if (v == CS_CALIB_NONE)
+      if (v == CS_CALIB_NONE)
         cfg.interference = FALSE;
-      else if (v >= CS_CALIB_LOO_CONST) {
-        int form = v - CS_CALIB_LOO_CONST;
-        cfg.use_pair_table = FALSE;
-        cfg.fallback.constant = c->loo_coef[form][pi][0];
-        cfg.fallback.victim = c->loo_coef[form][pi][1];
-        cfg.fallback.aggressor = c->loo_coef[form][pi][2];
-        cfg.fallback.metric = form == FORM_DRAM ? CS_UTIL_DRAM : CS_UTIL_L2;
+      else if (v == CS_CALIB_LOPO)
+        cfg.fallback = batch_share_fallback(&c->lopo_fit[pi]);
+      else if (v == CS_CALIB_LOO_CONST) {
+        cs_interference_fallback_init(&cfg.fallback);
+        cfg.fallback.form = CS_FALLBACK_LINEAR;
+        cfg.fallback.constant = c->loo_const[pi];
+        cfg.fallback.combine = CS_COMBINE_PRODUCT;
       }
-      int i1 = cs_interference_set_find(set, r->m1), i2 = cs_interference_set_find(set, r->m2);
-      double s1 = r->p1 / 100.0;
-      SimWorker w[2] = { { table_spec(set, i1, r->b1, s1, 0), 0 },
-                         { table_spec(set, i2, r->b2, 1.0 - s1, 1), 0 } };
-      /* Long enough for several batches of the slower worker. */
-      double slow = MAX(cs_interference_share_latency_ms(set, i1, r->b1, s1),
-                        cs_interference_share_latency_ms(set, i2, r->b2, 1.0 - s1));
-      double mean[2];
-      simulate(&cfg, w, 2, 0, llround(slow * 1e6 * 12.0), mean);
-      double e1 = fabs(mean[0] - r->l1) / r->l1, e2 = fabs(mean[1] - r->l2) / r->l2;
-      g_array_append_val(errs[pi], e1);
-      g_array_append_val(errs[pi], e2);
-      g_array_append_val(errs[c->n_pairs], e1);
-      g_array_append_val(errs[c->n_pairs], e2);
+      double e[2];
+      simulate_row(set, &g_array_index(f->pairs, PairRow, i), &cfg, e);
+      for (int k = 0; k < 2; k++) {
+        g_array_append_val(by_pair[pi], e[k]);
+        g_array_append_val(by_pair[c->n_pairs], e[k]);
+        g_array_append_val(by_model[obs[2 * i + k].victim], e[k]);
+      }
     }
-    c->stats[v] = g_new0(CsCalibStat, c->n_pairs + 1);
-    for (int p = 0; p <= c->n_pairs; p++) {
-      stat_of(errs[p], &c->stats[v][p]);
-      g_array_unref(errs[p]);
+    stats_of_groups(by_pair, c->n_pairs + 1, &c->stats[v]);
+    stats_of_groups(by_model, c->n_models, &c->by_model[v]);
+  }
+  /* Leave one model out: the rows the model is in (both latencies). */
+  GArray *lomo[MAX_MODELS];
+  for (int m = 0; m < c->n_models; m++) {
+    lomo[m] = g_array_new(FALSE, FALSE, sizeof(double));
+    CsGpuExecConfig cfg;
+    cs_gpu_exec_config_init(&cfg, set);
+    cfg.gamma = gamma;
+    cfg.use_pair_table = FALSE;
+    cfg.fallback = batch_share_fallback(&c->lomo_fit[m]);
+    for (int i = 0; i < n_rows; i++) {
+      if (obs[2 * i].victim != m && obs[2 * i].aggressor != m)
+        continue;
+      double e[2];
+      simulate_row(set, &g_array_index(f->pairs, PairRow, i), &cfg, e);
+      g_array_append_vals(lomo[m], e, 2);
     }
   }
-  g_array_unref(obs);
+  stats_of_groups(lomo, c->n_models, &c->lomo);
+  g_free(use);
+  g_free(obs);
   g_free(row_pair);
   return TRUE;
 }
@@ -490,15 +529,18 @@ static gboolean run_colocations(CsGpuCalibration *c, const CsInterferenceSet *se
     }
     if (ok) {
       double mean[MAX_WORKERS];
-      for (int variant = 0; variant < 2; variant++) {
+      for (int variant = 0; variant < 3; variant++) { /* as loaded, unseen, formula */
         CsGpuExecConfig cfg;
         cs_gpu_exec_config_init(&cfg, set);
         cfg.gamma = gamma;
         cfg.mode = mps ? CS_GPU_MPS : CS_GPU_TIME_SLICE;
-        cfg.use_share_tables = variant == 0;
+        cfg.use_pair_table = variant != 1;
+        cfg.use_share_tables = variant != 2;
         simulate(&cfg, w, col.n_workers, OPEN_WARMUP_NS, OPEN_HORIZON_NS, mean);
         for (int k = 0; k < col.n_workers; k++)
-          *(variant == 0 ? &col.workers[k].sim_ms : &col.workers[k].sim_formula_ms) = mean[k];
+          *(variant == 0   ? &col.workers[k].sim_ms
+            : variant == 1 ? &col.workers[k].sim_unseen_ms
+                           : &col.workers[k].sim_formula_ms) = mean[k];
       }
       g_array_append_val(out, col);
     } else if (col.workers) {
@@ -524,8 +566,12 @@ void cs_gpu_calibration_free(CsGpuCalibration *c)
   if (!c)
     return;
   g_strfreev(c->pair_names);
-  for (int v = 0; v < CS_CALIB_N_VARIANTS; v++)
+  g_strfreev(c->model_names);
+  for (int v = 0; v < CS_CALIB_N_VARIANTS; v++) {
     g_free(c->stats[v]);
+    g_free(c->by_model[v]);
+  }
+  g_free(c->lomo);
   for (int i = 0; i < c->n_colocations; i++) {
     CsCalibColocation *col = &c->colocations[i];
     for (int k = 0; k < col->n_workers; k++)
@@ -601,20 +647,47 @@ void cs_gpu_calibration_print(const CsGpuCalibration *c, const CsGpuCalibrateOpt
     }
     fputc('\n', out);
   }
-  static const char *const forms[N_FORMS] = { "const", "l2", "dram" };
-  fprintf(out, "\nFallback fits: slowdown = 1 + c0 + cv * u_victim + ca * u_aggressor\n");
-  for (int form = 0; form < N_FORMS; form++) {
-    fprintf(out, "  %-5s all pairs: c0 %.4f cv %.4f ca %.4f\n", forms[form],
-            c->all_coef[form][0], c->all_coef[form][1], c->all_coef[form][2]);
-    for (int p = 0; p < c->n_pairs; p++)
-      fprintf(out, "  %-5s without %-18s c0 %.4f cv %.4f ca %.4f\n", forms[form],
-              c->pair_names[p], c->loo_coef[form][p][0], c->loo_coef[form][p][1],
-              c->loo_coef[form][p][2]);
+  fprintf(out, "\nBy model (its latencies as the victim; lomo: every row the model is in, "
+          "fitted without it)\n%-18s %5s", "model", "n");
+  for (int v = 0; v < CS_CALIB_N_VARIANTS; v++)
+    fprintf(out, "  %15s", variant_names[v]);
+  fprintf(out, "  %15s\n", "lomo");
+  for (int m = 0; m < c->n_models; m++) {
+    fprintf(out, "%-18s %5d", c->model_names[m], c->by_model[0][m].n);
+    for (int v = 0; v <= CS_CALIB_N_VARIANTS; v++) {
+      const CsCalibStat *st = v < CS_CALIB_N_VARIANTS ? &c->by_model[v][m] : &c->lomo[m];
+      fputs("  ", out);
+      pct(out, st->median);
+      fputs(" / ", out);
+      pct(out, st->p90);
+    }
+    fputc('\n', out);
   }
+  fprintf(out, "\nModel fit: slowdown = 1 + c * b_aggressor^x * (4 s_aggressor s_victim)^z, "
+          "log least squares (95 %% intervals)\n");
+  const CsBatchShareFit *a = &c->fit;
+  fprintf(out, "  all pairs (n %d%s): c %.5f [%.5f, %.5f]  x %.4f [%.4f, %.4f]  "
+          "z %.4f [%.4f, %.4f]  sigma %.4f\n", a->n, a->converged ? "" : ", not converged",
+          a->c, a->ci[0][0], a->ci[0][1], a->x, a->ci[1][0], a->ci[1][1], a->z, a->ci[2][0],
+          a->ci[2][1], a->sigma);
+  for (int p = 0; p < c->n_pairs; p++)
+    fprintf(out, "  without %-24s c %.5f  x %.4f  z %.4f  (constant %.4f)\n", c->pair_names[p],
+            c->lopo_fit[p].c, c->lopo_fit[p].x, c->lopo_fit[p].z, c->loo_const[p]);
+  for (int m = 0; m < c->n_models; m++)
+    fprintf(out, "  without model %-16s c %.5f  x %.4f  z %.4f\n", c->model_names[m],
+            c->lomo_fit[m].c, c->lomo_fit[m].x, c->lomo_fit[m].z);
+  fprintf(out, "  constant on all pairs: %.4f\n  scale per measured pair (victim | aggressor):",
+          c->all_const);
+  for (int v = 0; v < c->n_models; v++)
+    for (int g = 0; g < c->n_models; g++)
+      if (!isnan(c->scale[v][g]))
+        fprintf(out, " %s|%s %.4f", c->model_names[v], c->model_names[g], c->scale[v][g]);
+  fputc('\n', out);
   fprintf(out, "\nPublished co-locations (open loop, constant rate, 10 s after 1 s warm-up): "
           "mean GPU latency per batch\n");
-  fprintf(out, "%-24s %-9s %5s %6s %11s %10s %7s %12s %7s\n", "experiment", "model", "batch",
-          "share", "measured_ms", "sim_ms", "error", "formula_ms", "error");
+  fprintf(out, "%-24s %-9s %5s %6s %11s %10s %7s %10s %7s %12s %7s\n", "experiment", "model",
+          "batch", "share", "measured_ms", "sim_ms", "error", "unseen_ms", "error", "formula_ms",
+          "error");
   for (int i = 0; i < c->n_colocations; i++) {
     const CsCalibColocation *col = &c->colocations[i];
     for (int k = 0; k < col->n_workers; k++) {
@@ -629,18 +702,22 @@ void cs_gpu_calibration_print(const CsGpuCalibration *c, const CsGpuCalibrateOpt
         fprintf(out, "%11s ", "-");
       else
         fprintf(out, "%10.3f%s ", w->measured_ms, col->approx ? "~" : " ");
-      fprintf(out, "%10.3f ", w->sim_ms);
-      if (isnan(w->measured_ms))
-        fprintf(out, "%7s ", "");
-      else
-        fprintf(out, "%+6.1f%% ", (w->sim_ms - w->measured_ms) / w->measured_ms * 100.0);
+      for (int k2 = 0; k2 < 2; k2++) {
+        double sim = k2 == 0 ? w->sim_ms : w->sim_unseen_ms;
+        fprintf(out, "%10.3f ", sim);
+        if (isnan(w->measured_ms))
+          fprintf(out, "%7s ", "");
+        else
+          fprintf(out, "%+6.1f%% ", (sim - w->measured_ms) / w->measured_ms * 100.0);
+      }
       fprintf(out, "%12.3f ", w->sim_formula_ms);
       if (!isnan(w->measured_ms))
         fprintf(out, "%+6.1f%%", (w->sim_formula_ms - w->measured_ms) / w->measured_ms * 100.0);
       fputc('\n', out);
     }
   }
-  fprintf(out, "(~ = approximate value read off a figure or the text; formula = without "
+  fprintf(out, "(~ = approximate value read off a figure or the text; unseen = the fallback "
+          "model for every pair, as for pairs never measured; formula = without "
           "latency-vs-share tables, MPS cap (r/d)^gamma)\n");
 }
 

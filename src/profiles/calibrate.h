@@ -11,13 +11,20 @@
  * co-locations as open-loop workers receiving whole batches at a constant
  * rate for 10 s after 1 s of warm-up. The error of one latency is
  * |simulated - measured| / measured; reported as median and p90 per model
- * pair and in total, for these variants:
- *   table     the model as shipped: pair factors from the table
- *   fallback  every pair from the file's parametric fallback
+ * pair, per model and in total, for these variants:
+ *   table     the interference file as loaded (the shipped one: the fitted
+ *             batch_share model with a fitted scale per measured pair)
+ *   model     every pair from the file's fallback model (no pair data), as a
+ *             pair never measured would be
  *   none      no memory interference at all (baseline)
- *   loo-*     leave one pair out: the fallback of form const / l2 / dram fitted
- *             (least squares on measured / solo - 1) on the other pairs only,
- *             then used to predict the left-out pair.
+ *   lopo      leave one pair out: the batch_share model fitted (interference_fit.h)
+ *             on the other pairs only, predicting the left-out pair
+ *   loo-const the same with a constant slowdown (the model before the
+ *             batch_share form), for comparison
+ * and, per model, leave one model out (lomo): fitted without every row the
+ * model is in, predicting those rows. The batch_share fit on all pairs is
+ * reported with 95 % confidence intervals, with the fits of every fold, and
+ * the scales of each ordered pair on it.
  * Deterministic; no global state.
  */
 #ifndef CS_GPU_CALIBRATE_H
@@ -25,6 +32,8 @@
 
 #include <glib.h>
 #include <stdio.h>
+
+#include "profiles/interference_fit.h"
 
 G_BEGIN_DECLS
 
@@ -38,11 +47,10 @@ typedef struct {
 
 typedef enum {
   CS_CALIB_TABLE = 0,
-  CS_CALIB_FALLBACK,
+  CS_CALIB_MODEL,
   CS_CALIB_NONE,
+  CS_CALIB_LOPO,
   CS_CALIB_LOO_CONST,
-  CS_CALIB_LOO_L2,
-  CS_CALIB_LOO_DRAM,
   CS_CALIB_N_VARIANTS
 } CsCalibVariant;
 
@@ -61,6 +69,7 @@ typedef struct {
   double share;           /* fraction, 0 = none */
   double measured_ms;     /* NAN when the source gives none for this worker */
   double sim_ms;          /* mean simulated GPU latency, model as configured (tables on) */
+  double sim_unseen_ms;   /* same with the fallback model for every pair (no pair data) */
   double sim_formula_ms;  /* same without latency-vs-share tables: the (r/d)^gamma cap */
 } CsCalibWorker;
 
@@ -72,13 +81,24 @@ typedef struct {
   CsCalibWorker *workers;
 } CsCalibColocation;
 
+#define CS_CALIB_MAX_PAIRS 8
+#define CS_CALIB_MAX_MODELS 16
+
 typedef struct {
   int n_pairs;                                   /* unordered model pairs */
   char **pair_names;                             /* "m1+m2", n_pairs */
   CsCalibStat *stats[CS_CALIB_N_VARIANTS];       /* n_pairs + 1 entries, total last */
-  double loo_coef[3][8][3];                      /* [form][left-out pair][c0, cv, ca]; up
-                                                    to 8 pairs */
-  double all_coef[3][3];                         /* [form][c0, cv, ca] fitted on all pairs */
+  int n_models;                                  /* models of the pair rows */
+  char **model_names;                            /* n_models */
+  CsCalibStat *by_model[CS_CALIB_N_VARIANTS];    /* errors of each model as victim */
+  CsCalibStat *lomo;                             /* per model: rows it is in, fit without it */
+  CsBatchShareFit fit;                           /* on all pairs */
+  CsBatchShareFit lopo_fit[CS_CALIB_MAX_PAIRS];  /* without pair p */
+  CsBatchShareFit lomo_fit[CS_CALIB_MAX_MODELS]; /* without model m */
+  double scale[CS_CALIB_MAX_MODELS][CS_CALIB_MAX_MODELS]; /* [victim][aggressor] fitted on
+                                                    fit; NAN where not measured */
+  double loo_const[CS_CALIB_MAX_PAIRS];          /* the constant fitted without pair p */
+  double all_const;                              /* and on all pairs */
   int n_colocations;
   CsCalibColocation *colocations;
 } CsGpuCalibration;

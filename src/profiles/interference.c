@@ -28,6 +28,7 @@ struct CsInterferenceSet {
   char *description;
   GArray *models;          /* Model */
   double *pairs;           /* n * n slowdowns, NAN = missing; built after parsing */
+  double *scales;          /* n * n scales on the fallback's excess, NAN = missing */
   CsInterferenceFallback fb;
 };
 
@@ -35,11 +36,41 @@ struct CsInterferenceSet {
 
 void cs_interference_fallback_init(CsInterferenceFallback *fb)
 {
-  fb->constant = CS_INTERFERENCE_DEFAULT_CONSTANT;
-  fb->victim = 0.0;
-  fb->aggressor = 0.0;
-  fb->metric = CS_UTIL_L2;
-  fb->default_util = CS_INTERFERENCE_DEFAULT_UTIL;
+  *fb = (CsInterferenceFallback){
+    .form = CS_FALLBACK_BATCH_SHARE,
+    .c = CS_INTERFERENCE_DEFAULT_C,
+    .batch_exponent = CS_INTERFERENCE_DEFAULT_BATCH_EXPONENT,
+    .share_exponent = CS_INTERFERENCE_DEFAULT_SHARE_EXPONENT,
+    .constant = CS_INTERFERENCE_DEFAULT_CONSTANT,
+    .metric = CS_UTIL_L2,
+    .default_util = CS_INTERFERENCE_DEFAULT_UTIL,
+    .combine = CS_COMBINE_NORM,
+    .combine_exponent = 1.0 / CS_INTERFERENCE_DEFAULT_SHARE_EXPONENT,
+  };
+}
+
+double cs_interference_fallback_excess(const CsInterferenceFallback *fb, const CsPairSide *v,
+                                       const CsPairSide *a)
+{
+  if (fb->form == CS_FALLBACK_LINEAR)
+    return cs_interference_fallback_eval(fb, v->util, a->util) - 1.0;
+  double e = fb->c * pow((double)a->batch, fb->batch_exponent) *
+             pow(4.0 * a->sm_share * v->sm_share, fb->share_exponent);
+  return e > 0.0 ? e : 0.0;
+}
+
+double cs_interference_combine_term(const CsInterferenceFallback *fb, double excess)
+{
+  if (!(excess > 0.0))
+    return 0.0;
+  return fb->combine == CS_COMBINE_NORM ? pow(excess, fb->combine_exponent) : log1p(excess);
+}
+
+double cs_interference_combine_factor(const CsInterferenceFallback *fb, double sum)
+{
+  if (!(sum > 0.0))
+    return 1.0;
+  return fb->combine == CS_COMBINE_NORM ? 1.0 + pow(sum, 1.0 / fb->combine_exponent) : exp(sum);
 }
 
 double cs_interference_fallback_eval(const CsInterferenceFallback *fb, double u_victim,
@@ -357,31 +388,38 @@ static int model_index_or_add(CsInterferenceSet *set, const char *name)
 
 typedef struct {
   int victim, aggressor;
-  double slowdown;
+  double slowdown;  /* NAN when the entry gives a scale */
+  double scale;     /* NAN when the entry gives a slowdown */
 } PairEntry;
 
 static gboolean parse_pairs(CsInterferenceSet *set, const cJSON *arr, GArray *out,
                             const char *file, GError **error)
 {
-  static const char *const keys[] = { "victim", "aggressor", "slowdown", "samples", "note", NULL };
+  static const char *const keys[] = { "victim", "aggressor", "slowdown", "scale", "samples",
+                                      "note", NULL };
   const cJSON *item;
   int i = 0;
   cJSON_ArrayForEach(item, arr)
   {
     char *p = cs_json_path_index("pairs", i);
     const char *v = NULL, *a = NULL, *note = NULL;
-    double s = NAN;
+    double s = NAN, k = NAN;
     int samples = 0;
     gboolean ok = cs_json_expect_object(item, file, p, error) &&
                   cs_json_check_keys(item, keys, file, p, error) &&
                   cs_json_read_string(item, "victim", TRUE, &v, file, p, error) &&
                   cs_json_read_string(item, "aggressor", TRUE, &a, file, p, error) &&
-                  cs_json_read_double(item, "slowdown", TRUE, 1e-3, 1e3, &s, file, p, error) &&
+                  cs_json_read_double(item, "slowdown", FALSE, 1e-3, 1e3, &s, file, p, error) &&
+                  cs_json_read_double(item, "scale", FALSE, 0.0, 1e3, &k, file, p, error) &&
                   cs_json_read_int(item, "samples", FALSE, 1, G_MAXINT, &samples, file, p,
                                    error) &&
                   cs_json_read_string(item, "note", FALSE, &note, file, p, error);
+    if (ok && isnan(s) == isnan(k))
+      ok = cs_json_fail(error, file, p, "expected either \"slowdown\" (a measured factor) or "
+                        "\"scale\" (on the fallback's excess), %s",
+                        isnan(s) ? "got neither" : "got both");
     if (ok) {
-      PairEntry e = { model_index_or_add(set, v), model_index_or_add(set, a), s };
+      PairEntry e = { model_index_or_add(set, v), model_index_or_add(set, a), s, k };
       for (guint j = 0; j < out->len && ok; j++) {
         const PairEntry *o = &g_array_index(out, PairEntry, j);
         if (o->victim == e.victim && o->aggressor == e.aggressor)
@@ -402,14 +440,37 @@ static gboolean parse_pairs(CsInterferenceSet *set, const cJSON *arr, GArray *ou
 static gboolean parse_fallback(CsInterferenceSet *set, const cJSON *node, const char *file,
                                GError **error)
 {
-  static const char *const keys[] = { "constant", "victim", "aggressor", "metric",
-                                      "default_util_pct", NULL };
+  static const char *const linear_keys[] = { "form", "constant", "victim", "aggressor",
+                                             "metric", "default_util_pct", NULL };
+  static const char *const batch_share_keys[] = { "form", "c", "batch_exponent",
+                                                  "share_exponent", NULL };
   const char *p = "fallback";
   CsInterferenceFallback *fb = &set->fb;
+  const char *form = "linear"; /* a version-1 file without "form" means the linear one */
+  if (!cs_json_expect_object(node, file, p, error) ||
+      !cs_json_read_string(node, "form", FALSE, &form, file, p, error))
+    return FALSE;
+  if (strcmp(form, "batch_share") == 0) {
+    fb->form = CS_FALLBACK_BATCH_SHARE;
+    if (!cs_json_check_keys(node, batch_share_keys, file, p, error) ||
+        !cs_json_read_double(node, "c", FALSE, 0.0, 100.0, &fb->c, file, p, error) ||
+        !cs_json_read_double(node, "batch_exponent", FALSE, -10.0, 10.0, &fb->batch_exponent,
+                             file, p, error) ||
+        !cs_json_read_double(node, "share_exponent", FALSE, 0.01, 10.0, &fb->share_exponent,
+                             file, p, error))
+      return FALSE;
+    fb->combine = CS_COMBINE_NORM;
+    fb->combine_exponent = MAX(1.0, 1.0 / fb->share_exponent);
+    return TRUE;
+  }
+  if (strcmp(form, "linear") != 0)
+    return cs_json_fail(error, file, "fallback.form", "expected \"batch_share\" or \"linear\", "
+                        "got \"%s\"", form);
+  fb->form = CS_FALLBACK_LINEAR;
+  fb->combine = CS_COMBINE_PRODUCT; /* version 1's rule for the linear form */
   const char *metric = NULL;
   double util_pct = fb->default_util * 100.0;
-  if (!cs_json_expect_object(node, file, p, error) ||
-      !cs_json_check_keys(node, keys, file, p, error) ||
+  if (!cs_json_check_keys(node, linear_keys, file, p, error) ||
       !cs_json_read_double(node, "constant", FALSE, 0.0, 100.0, &fb->constant, file, p, error) ||
       !cs_json_read_double(node, "victim", FALSE, -100.0, 100.0, &fb->victim, file, p, error) ||
       !cs_json_read_double(node, "aggressor", FALSE, -100.0, 100.0, &fb->aggressor, file, p,
@@ -431,11 +492,43 @@ static gboolean parse_fallback(CsInterferenceSet *set, const cJSON *node, const 
   return TRUE;
 }
 
+/* "combine": {"rule": "product" | "norm", "exponent": q (norm)}; without it
+ * the fallback form's rule (batch_share: norm with q = 1/z; linear: product). */
+static gboolean parse_combine(CsInterferenceSet *set, const cJSON *node, const char *file,
+                              GError **error)
+{
+  static const char *const keys[] = { "rule", "exponent", NULL };
+  const char *p = "combine", *rule = NULL;
+  CsInterferenceFallback *fb = &set->fb;
+  double q = NAN;
+  if (!cs_json_expect_object(node, file, p, error) ||
+      !cs_json_check_keys(node, keys, file, p, error) ||
+      !cs_json_read_string(node, "rule", TRUE, &rule, file, p, error) ||
+      !cs_json_read_double(node, "exponent", FALSE, 1.0, 100.0, &q, file, p, error))
+    return FALSE;
+  if (strcmp(rule, "product") == 0) {
+    if (!isnan(q))
+      return cs_json_fail(error, file, "combine.exponent", "applies to the rule \"norm\" only");
+    fb->combine = CS_COMBINE_PRODUCT;
+  } else if (strcmp(rule, "norm") == 0) {
+    fb->combine = CS_COMBINE_NORM;
+    if (!isnan(q))
+      fb->combine_exponent = q;
+    else if (fb->form != CS_FALLBACK_BATCH_SHARE)
+      return cs_json_fail(error, file, "combine.exponent", "required with a linear fallback "
+                          "(the batch_share form implies 1 / share_exponent)");
+  } else {
+    return cs_json_fail(error, file, "combine.rule", "expected \"product\" or \"norm\", got "
+                        "\"%s\"", rule);
+  }
+  return TRUE;
+}
+
 static gboolean load_root(CsInterferenceSet *set, const cJSON *root, const char *file,
                           GError **error)
 {
   static const char *const keys[] = { "format", "version", "source", "description", "models",
-                                      "pairs", "fallback", NULL };
+                                      "pairs", "fallback", "combine", NULL };
   const char *format = NULL, *source = NULL, *desc = "";
   int version = 0;
   if (!cs_json_expect_object(root, file, "", error) ||
@@ -462,6 +555,9 @@ static gboolean load_root(CsInterferenceSet *set, const cJSON *root, const char 
   const cJSON *fb = cJSON_GetObjectItemCaseSensitive(root, "fallback");
   if (fb && !parse_fallback(set, fb, file, error))
     return FALSE;
+  const cJSON *combine = cJSON_GetObjectItemCaseSensitive(root, "combine");
+  if (combine && !parse_combine(set, combine, file, error))
+    return FALSE;
   if (models) {
     const cJSON *item;
     int i = 0;
@@ -480,11 +576,13 @@ static gboolean load_root(CsInterferenceSet *set, const cJSON *root, const char 
   if (ok) {
     int n = (int)set->models->len;
     set->pairs = g_new(double, (size_t)MAX(n, 1) * MAX(n, 1));
+    set->scales = g_new(double, (size_t)MAX(n, 1) * MAX(n, 1));
     for (int k = 0; k < n * n; k++)
-      set->pairs[k] = NAN;
+      set->pairs[k] = set->scales[k] = NAN;
     for (guint k = 0; k < entries->len; k++) {
       const PairEntry *e = &g_array_index(entries, PairEntry, k);
       set->pairs[(size_t)e->victim * n + e->aggressor] = e->slowdown;
+      set->scales[(size_t)e->victim * n + e->aggressor] = e->scale;
     }
   }
   g_array_unref(entries);
@@ -507,6 +605,7 @@ void cs_interference_set_free(CsInterferenceSet *set)
     model_clear(&g_array_index(set->models, Model, i));
   g_array_unref(set->models);
   g_free(set->pairs);
+  g_free(set->scales);
   g_free(set->source);
   g_free(set->description);
   g_free(set);
@@ -618,4 +717,12 @@ double cs_interference_pair(const CsInterferenceSet *set, int victim, int aggres
   if (victim < 0 || aggressor < 0 || victim >= n || aggressor >= n)
     return NAN;
   return set->pairs[(size_t)victim * n + aggressor];
+}
+
+double cs_interference_pair_scale(const CsInterferenceSet *set, int victim, int aggressor)
+{
+  int n = cs_interference_set_n_models(set);
+  if (victim < 0 || aggressor < 0 || victim >= n || aggressor >= n)
+    return NAN;
+  return set->scales[(size_t)victim * n + aggressor];
 }

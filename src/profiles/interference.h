@@ -6,10 +6,21 @@
  *    L2 / DRAM utilisation tables over the same axes, from solo runs;
  *  - per ordered pair (victim model, aggressor model), a slowdown factor
  *    measured for concurrent execution;
- *  - a parametric fallback for pairs the table does not have:
- *      slowdown = 1 + constant + victim * u_victim + aggressor * u_aggressor
- *    where u is a model's utilisation (fraction of peak, metric l2 or dram) at
- *    its batch size and MPS share, default_util when it has no table.
+ *  - per ordered pair, either a measured slowdown factor, or a scale on the
+ *    model's excess for that pair (the model keeps its batch and share
+ *    dependence, the pair its level);
+ *  - a model (the "fallback") for every pair without a measured factor, one of
+ *      batch_share: excess = c * b_a^x * (4 s_a s_v)^z
+ *        b_a the aggressor's batch, s the SM share each may occupy
+ *        (min(MPS share, demand)): pressure grows with the aggressor's batch
+ *        and share, sensitivity with the victim's share (docs/gpu-model.md);
+ *      linear: excess = constant + victim * u_victim + aggressor * u_aggressor
+ *        with u a model's utilisation (fraction of peak, metric l2 or dram)
+ *        at its batch size and MPS share, default_util when it has no table;
+ *  - how several aggressors' excesses combine into the victim's factor F:
+ *      product: F = prod (1 + e_a)
+ *      norm:    F = 1 + (sum e_a^q)^(1/q); with q = 1/z the batch_share
+ *               model's aggressors act as one holding the sum of their shares.
  *
  * Tables need not be rectangular: the loader completes the grid of all the
  * batch sizes and shares that occur by the ratio rule of docs/gpu-model.md
@@ -41,25 +52,69 @@ typedef enum {
   CS_UTIL_N_METRICS
 } CsUtilMetric;
 
-/* The parametric slowdown for pairs missing from the table (see above). */
+typedef enum {
+  CS_FALLBACK_BATCH_SHARE = 0, /* c * b_a^x * (4 s_a s_v)^z */
+  CS_FALLBACK_LINEAR           /* constant + victim * u_v + aggressor * u_a */
+} CsFallbackForm;
+
+typedef enum {
+  CS_COMBINE_PRODUCT = 0,      /* F = prod (1 + e_a) */
+  CS_COMBINE_NORM              /* F = 1 + (sum e_a^q)^(1/q) */
+} CsCombineRule;
+
+/* The model for pairs without a measured factor, and the combining rule
+ * (see above). */
 typedef struct {
-  double constant;     /* c0 >= 0 */
-  double victim;       /* coefficient of the victim's utilisation (fraction) */
-  double aggressor;    /* coefficient of the aggressor's utilisation (fraction) */
-  CsUtilMetric metric; /* which utilisation the two terms use */
-  double default_util; /* utilisation (fraction) of a model without a table */
+  CsFallbackForm form;
+  /* batch_share */
+  double c;              /* excess at batch 1 and s_a s_v = 1/4, >= 0 */
+  double batch_exponent; /* x */
+  double share_exponent; /* z */
+  /* linear */
+  double constant;       /* c0 >= 0 */
+  double victim;         /* coefficient of the victim's utilisation (fraction) */
+  double aggressor;      /* coefficient of the aggressor's utilisation (fraction) */
+  CsUtilMetric metric;   /* which utilisation the two terms use */
+  double default_util;   /* utilisation (fraction) of a model without a table */
+  /* combining */
+  CsCombineRule combine;
+  double combine_exponent; /* q >= 1 (norm) */
 } CsInterferenceFallback;
 
-/* Built-in default when no interference data is given: the constant the
- * shipped iGniter V100 data fits (docs/gpu-model.md), no utilisation terms. */
+/* Built-in default when no interference data is given, and for a file
+ * without a "fallback": the batch_share model fitted by `clustersim
+ * calibrate` on the shipped iGniter V100 pairs (log least squares over all
+ * 750 latencies; docs/gpu-model.md), combined by the norm with q = 1/z.
+ * Tests check these equal the fit. */
+#define CS_INTERFERENCE_DEFAULT_C 0.07966
+#define CS_INTERFERENCE_DEFAULT_BATCH_EXPONENT 0.1395
+#define CS_INTERFERENCE_DEFAULT_SHARE_EXPONENT 0.3352
+/* Defaults of a linear fallback's fields (the constant the same data fits). */
 #define CS_INTERFERENCE_DEFAULT_CONSTANT 0.1014
 #define CS_INTERFERENCE_DEFAULT_UTIL 0.1688
 void cs_interference_fallback_init(CsInterferenceFallback *fb);
 
 /* Slowdown (>= 1) of a victim with utilisation u_victim next to an aggressor
- * with utilisation u_aggressor (fractions) under fb. */
+ * with utilisation u_aggressor (fractions) under a linear fallback. */
 double cs_interference_fallback_eval(const CsInterferenceFallback *fb, double u_victim,
                                      double u_aggressor);
+
+/* One side of a co-located pair, as the fallback sees it. */
+typedef struct {
+  int batch;
+  double sm_share; /* fraction of the SMs it may occupy, (0, 1] */
+  double util;     /* utilisation (fraction) for the linear form */
+} CsPairSide;
+
+/* Excess (slowdown - 1, >= 0) of victim v next to aggressor a under fb's
+ * form. */
+double cs_interference_fallback_excess(const CsInterferenceFallback *fb, const CsPairSide *v,
+                                       const CsPairSide *a);
+
+/* The combining rule in two steps: term(e) of each aggressor's excess is
+ * summed, factor(sum) is the victim's F (>= 1; 1 for a sum of 0). */
+double cs_interference_combine_term(const CsInterferenceFallback *fb, double excess);
+double cs_interference_combine_factor(const CsInterferenceFallback *fb, double sum);
 
 typedef struct CsInterferenceSet CsInterferenceSet;
 
@@ -107,8 +162,12 @@ double cs_interference_util(const CsInterferenceSet *set, int i, CsUtilMetric me
                             double share);
 
 /* Measured slowdown of victim next to aggressor (model indices), NAN if the
- * pair is not in the table (or an index is -1). */
+ * pair is not in the table with a "slowdown" (or an index is -1). */
 double cs_interference_pair(const CsInterferenceSet *set, int victim, int aggressor);
+
+/* Scale on the fallback's excess for victim next to aggressor, NAN if the
+ * pair is not in the table with a "scale" (or an index is -1). */
+double cs_interference_pair_scale(const CsInterferenceSet *set, int victim, int aggressor);
 
 G_END_DECLS
 

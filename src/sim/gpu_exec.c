@@ -3,10 +3,11 @@
  *
  * Cost notes: the running batches sit in one array in start order (so ties
  * and iteration order are deterministic); a change advances and re-rates all
- * of them, O(n). The interference product F_k is kept as a sum of logs that
- * is updated incrementally (O(n) per change instead of O(n^2)); it is reset
- * to exactly 0 whenever a batch runs alone, so rounding cannot pile up over a
- * long run. */
+ * of them, O(n). The interference factor F_k is kept as the sum of the
+ * combining rule's terms (logs of factors for the product, e^q for the norm)
+ * and updated incrementally (O(n) per change instead of O(n^2)); the sum is
+ * reset to exactly 0 whenever a batch runs alone, so rounding cannot pile up
+ * over a long run. */
 #include "gpu_exec.h"
 
 #include <math.h>
@@ -20,7 +21,8 @@ typedef struct {
   double cap;        /* MPS cap, (0, 1] */
   double demand;     /* min(d, r): share of the SMs it occupies */
   double util;       /* utilisation for the parametric fallback */
-  double log_f;      /* sum over the others of log(slowdown) */
+  double acc;        /* sum over the others of the combining rule's terms */
+  double f;          /* F, from acc */
   double speed;      /* current speed */
 } Job;
 
@@ -90,14 +92,26 @@ gboolean cs_gpu_exec_accepts(const CsGpuExec *st, int worker)
   return TRUE;
 }
 
-/* Slowdown of victim v running next to aggressor a. */
-static double pair_slowdown(const CsGpuExec *st, const Job *v, const Job *a)
+/* The combining rule's term for victim v running next to aggressor a: from
+ * the measured factor of the pair, else the fallback's excess (times the
+ * pair's scale when the table has one). */
+static double pair_term(const CsGpuExec *st, const Job *v, const Job *a)
 {
-  double s = st->cfg.use_pair_table ? cs_interference_pair(st->cfg.tables, v->model, a->model)
-                                     : NAN;
-  if (isnan(s))
-    s = cs_interference_fallback_eval(&st->cfg.fallback, v->util, a->util);
-  return s;
+  const CsGpuExecConfig *cfg = &st->cfg;
+  double e;
+  double measured = cfg->use_pair_table ? cs_interference_pair(cfg->tables, v->model, a->model)
+                                        : NAN;
+  if (!isnan(measured)) {
+    e = measured - 1.0;
+  } else {
+    CsPairSide sv = { v->batch, v->demand, v->util }, sa = { a->batch, a->demand, a->util };
+    e = cs_interference_fallback_excess(&cfg->fallback, &sv, &sa);
+    double k = cfg->use_pair_table ? cs_interference_pair_scale(cfg->tables, v->model, a->model)
+                                   : NAN;
+    if (!isnan(k))
+      e *= k;
+  }
+  return cs_interference_combine_term(&cfg->fallback, e);
 }
 
 /* Moves every running batch forward to now at its current speed. */
@@ -142,7 +156,8 @@ static void rerate(CsGpuExec *st)
   int best_i = -1;
   for (int i = 0; i < st->n; i++) {
     Job *j = &st->jobs[i];
-    j->speed = j->cap * contention * exp(-j->log_f);
+    j->f = cs_interference_combine_factor(&st->cfg.fallback, j->acc);
+    j->speed = j->cap * contention / j->f;
     double t = (j->remaining > 0.0 ? j->remaining : 0.0) / j->speed;
     if (t < best) { /* strict: ties go to the batch started first */
       best = t;
@@ -192,8 +207,8 @@ void cs_gpu_exec_start(CsGpuExec *st, int64_t now, uint64_t job_id, const CsGpuJ
   if (cfg->interference) {
     for (int i = 0; i < st->n; i++) {
       Job *o = &st->jobs[i];
-      o->log_f += log(pair_slowdown(st, o, &j));
-      j.log_f += log(pair_slowdown(st, &j, o));
+      o->acc += pair_term(st, o, &j);
+      j.acc += pair_term(st, &j, o);
     }
   }
   st->jobs[st->n++] = j;
@@ -222,10 +237,10 @@ gboolean cs_gpu_exec_finish(CsGpuExec *st, int64_t now, uint64_t job_id)
   st->n--;
   if (st->cfg.interference) {
     if (st->n == 1) {
-      st->jobs[0].log_f = 0.0;
+      st->jobs[0].acc = 0.0;
     } else {
       for (int i = 0; i < st->n; i++)
-        st->jobs[i].log_f -= log(pair_slowdown(st, &st->jobs[i], &gone));
+        st->jobs[i].acc -= pair_term(st, &st->jobs[i], &gone);
     }
   }
   rerate(st);
@@ -244,7 +259,7 @@ void cs_gpu_exec_job(const CsGpuExec *st, int i, CsGpuJobInfo *out)
   *out = (CsGpuJobInfo){
     .job_id = j->id, .worker = j->worker, .model = j->model, .batch = j->batch,
     .start_ns = j->start_ns, .remaining_ns = j->remaining, .speed = j->speed, .cap = j->cap,
-    .slowdown = exp(j->log_f), .sm_demand = j->demand,
+    .slowdown = j->f, .sm_demand = j->demand,
   };
 }
 

@@ -12,9 +12,11 @@
  *          when the share r_k < the demand d_k, else 1.
  *   D      sum over running batches of min(d_k, r_k) (d_k without a share):
  *          SM contention when the demands exceed the GPU.
- *   F_k    product over the other running batches a of the slowdown of
- *          (victim k, aggressor a): the measured pair factor, else the
- *          parametric fallback (interference.h).
+ *   F_k    the excesses e = slowdown - 1 of (victim k, aggressor a) over
+ *          the other running batches a, combined by the interference
+ *          data's rule (norm: 1 + (sum e^q)^(1/q); product: prod (1 + e));
+ *          e from the measured pair factor, else the fallback model (times
+ *          the pair's scale when the data has one; interference.h).
  *
  * Whenever the set changes (start or finish) every running batch is
  * advanced by speed * elapsed and all speeds are recomputed; the earliest

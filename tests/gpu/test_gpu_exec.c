@@ -697,12 +697,16 @@ static void test_shipped_igniter(void **state)
    * i-Gniter/Algorithm/config: resnet50 gpulatency[1][0] = 91.70025076923079 ms at
    * batch 16, 10 %; transferdata 606112 bytes per request at 1e7 bytes/ms) */
   assert_close(cs_interference_share_latency_ms(set, r, 16, 0.1), 91.700251 + 0.9697792, 1e-5);
-  /* The median over the 125 co-locations of alexnet with resnet50 in upstream's
-   * gpulet.config ("interference" latency rows) of alexnet's latency there over its
-   * solo-table latency at the same batch and share: 1.13504, kept to 4 digits. */
-  assert_close(cs_interference_pair(set, a, r), 1.135, 1e-12);
-  assert_close(cs_interference_set_fallback(set)->constant, CS_INTERFERENCE_DEFAULT_CONSTANT,
-               0);
+  /* The measured pairs carry a scale on the model's excess (test_calibration
+   * checks it is the fit), no flat factor; the model is the built-in one. */
+  assert_true(isnan(cs_interference_pair(set, a, r)));
+  assert_close(cs_interference_pair_scale(set, a, r), 1.246, 1e-12);
+  const CsInterferenceFallback *fb = cs_interference_set_fallback(set);
+  assert_true(fb->form == CS_FALLBACK_BATCH_SHARE && fb->combine == CS_COMBINE_NORM);
+  assert_close(fb->c, CS_INTERFERENCE_DEFAULT_C, 0);
+  assert_close(fb->batch_exponent, CS_INTERFERENCE_DEFAULT_BATCH_EXPONENT, 0);
+  assert_close(fb->share_exponent, CS_INTERFERENCE_DEFAULT_SHARE_EXPONENT, 0);
+  assert_close(fb->combine_exponent, 1.0 / CS_INTERFERENCE_DEFAULT_SHARE_EXPONENT, 0);
   assert_non_null(strstr(cs_interference_set_source(set), "iGniter"));
   cs_profile_set_free(prof);
   cs_interference_set_free(set);
@@ -731,13 +735,21 @@ static double rel_err(const CsCalibWorker *w, double sim)
 }
 
 /* The figures of docs/gpu-model.md. Tolerances and why:
- * - measured pairs, table variant: median error <= 2.5 %, p90 <= 6 % per
- *   pair (one constant factor per ordered pair; the measured ratio varies
- *   by +-5 % with batch and share, std-dev of a measurement ~1-2 %);
- *   leave-one-pair-out with the constant fallback: median <= 5 %, p90 <= 8 %;
- *   no interference at all is clearly worse (total median > 8 %).
- * - iGniter README example: within 20 % (the model over-predicts by 13-18 %:
- *   see the doc, "what cannot be reached").
+ * - the batch_share fit on all 750 latencies equals an independent fit of
+ *   the same residuals (log of predicted / measured) with SciPy's
+ *   least_squares: log c = -2.52996 (c = 0.0796622), x = 0.139488,
+ *   z = 0.335183; the shipped file and the built-in default carry it to 4
+ *   digits, and the shipped pair scales equal the scale fits likewise;
+ * - measured pairs, table variant (model x scale per pair): total median
+ *   <= 1.5 %, p90 <= 4 %, each pair median <= 2.5 %, p90 <= 6 % (the
+ *   std-dev of a measurement is ~1-2 % of it);
+ * - leave one pair out, the model fitted on the other two: total median
+ *   <= 2.5 %, p90 <= 6.5 % (the issue's target p90 of 5.5 % is not reached:
+ *   resnet50+vgg19 interferes less than the other pairs predict, see the
+ *   doc); the constant fitted the same way: median <= 5 %, p90 <= 8 % per
+ *   pair; no interference at all is clearly worse (total median > 8 %).
+ * - iGniter README example: within 5 % per model as shipped, within 6 %
+ *   with the model alone (no pair data).
  * - thesis points read off figures ("about"): resnet50 + alexnet without
  *   shares and resnet50 under 17.55 % with the iGniter share table within
  *   15 %; bert under 31.83 % is NOT reached (-42 %, no share table for bert,
@@ -766,19 +778,50 @@ static void test_calibration(void **state)
     assert_true(c->stats[CS_CALIB_LOO_CONST][p].p90 <= 0.08);
   }
   assert_int_equal(c->stats[CS_CALIB_TABLE][3].n, 750);
+  assert_true(c->stats[CS_CALIB_TABLE][3].median <= 0.015);
+  assert_true(c->stats[CS_CALIB_TABLE][3].p90 <= 0.04);
+  assert_true(c->stats[CS_CALIB_LOPO][3].median <= 0.025);
+  assert_true(c->stats[CS_CALIB_LOPO][3].p90 <= 0.065);
   assert_true(c->stats[CS_CALIB_NONE][3].median > 0.08);
+  assert_true(c->fit.converged && c->fit.n == 750);
+  assert_close(log(c->fit.c), -2.52996, 1e-4);
+  assert_close(c->fit.x, 0.139488, 1e-5);
+  assert_close(c->fit.z, 0.335183, 1e-5);
+  assert_close(c->fit.c, CS_INTERFERENCE_DEFAULT_C, 5e-6);
+  assert_close(c->fit.x, CS_INTERFERENCE_DEFAULT_BATCH_EXPONENT, 5e-5);
+  assert_close(c->fit.z, CS_INTERFERENCE_DEFAULT_SHARE_EXPONENT, 5e-5);
+  assert_true(c->fit.ci[1][0] < c->fit.x && c->fit.x < c->fit.ci[1][1]);
+  {
+    CsInterferenceSet *set = cs_interference_set_load_file(ipath, &error);
+    assert_non_null(set);
+    int n_scales = 0;
+    for (int v = 0; v < c->n_models; v++)
+      for (int g = 0; g < c->n_models; g++) {
+        double k = cs_interference_pair_scale(set, cs_interference_set_find(set,
+                                              c->model_names[v]),
+                                              cs_interference_set_find(set, c->model_names[g]));
+        assert_true(isnan(k) == isnan(c->scale[v][g]));
+        if (!isnan(k)) {
+          assert_close(k, c->scale[v][g], 5e-4 * k);
+          n_scales++;
+        }
+      }
+    assert_int_equal(n_scales, 6);
+    cs_interference_set_free(set);
+  }
   /* the shipped constant is the all-pairs fit: the least-squares constant of
    * slowdown = 1 + c0 is the mean of measured / solo - 1 over the 750 latencies,
    * with solo the upstream solo table (gpulet.config) at the same batch and share:
    * 0.10139756292 (computed from the upstream files, outside this code; the
    * shipped solo table is rounded to 6 decimals, which moves it by about 5e-9) */
-  assert_close(c->all_coef[0][0], CS_INTERFERENCE_DEFAULT_CONSTANT, 5e-5);
-  assert_close(c->all_coef[0][0], 0.10139756292172818, 1e-7);
+  assert_close(c->all_const, CS_INTERFERENCE_DEFAULT_CONSTANT, 5e-5);
+  assert_close(c->all_const, 0.10139756292172818, 1e-7);
 
   const char *ig[] = { "alexnet", "resnet50", "vgg19" };
   for (int k = 0; k < 3; k++) {
     const CsCalibWorker *w = find_worker(c, "igniter-readme-example", ig[k]);
-    assert_true(fabs(rel_err(w, w->sim_ms)) <= 0.20);
+    assert_true(fabs(rel_err(w, w->sim_ms)) <= 0.05);
+    assert_true(fabs(rel_err(w, w->sim_unseen_ms)) <= 0.06);
   }
   const CsCalibWorker *w = find_worker(c, "thesis-6.2.1-obs4", "resnet50");
   assert_true(fabs(rel_err(w, w->sim_ms)) <= 0.15);

@@ -46,7 +46,7 @@ static const BadFile bad_files[] = {
   { HEAD ", \"description\": 3}", "description: expected a non-empty string, got a number" },
   { HEAD ", \"other\": 3}",
     "unknown field \"other\" (known fields: format, version, source, description, models, "
-    "pairs, fallback)" },
+    "pairs, fallback, combine)" },
   { HEAD ", \"models\": {}}", "models: expected an array, got an object" },
   { HEAD ", \"pairs\": 2}", "pairs: expected an array, got a number" },
   /* models */
@@ -100,7 +100,14 @@ static const BadFile bad_files[] = {
   { HEAD ", \"pairs\": [{\"victim\": \"a\", \"slowdown\": 1.1}]}",
     "pairs[0].aggressor: required field is missing" },
   { HEAD ", \"pairs\": [{\"victim\": \"a\", \"aggressor\": \"b\"}]}",
-    "pairs[0].slowdown: required field is missing" },
+    "pairs[0]: expected either \"slowdown\" (a measured factor) or \"scale\" (on the "
+    "fallback's excess), got neither" },
+  { HEAD ", \"pairs\": [{\"victim\": \"a\", \"aggressor\": \"b\", \"slowdown\": 1.1, "
+    "\"scale\": 1}]}",
+    "pairs[0]: expected either \"slowdown\" (a measured factor) or \"scale\" (on the "
+    "fallback's excess), got both" },
+  { HEAD ", \"pairs\": [{\"victim\": \"a\", \"aggressor\": \"b\", \"scale\": -1}]}",
+    "pairs[0].scale: expected a number in [0, 1000], got -1" },
   { HEAD ", \"pairs\": [{\"victim\": \"a\", \"aggressor\": \"b\", \"slowdown\": 2000}]}",
     "pairs[0].slowdown: expected a number in [0.001, 1000], got 2000" },
   { HEAD ", \"pairs\": [{\"victim\": \"a\", \"aggressor\": \"b\", \"slowdown\": 1.1, "
@@ -123,6 +130,27 @@ static const BadFile bad_files[] = {
     "fallback.metric: expected a non-empty string, got a number" },
   { HEAD ", \"fallback\": {\"default_util_pct\": 150}}",
     "fallback.default_util_pct: expected a number in [0, 100], got 150" },
+  { HEAD ", \"fallback\": {\"form\": \"quadratic\"}}",
+    "fallback.form: expected \"batch_share\" or \"linear\", got \"quadratic\"" },
+  { HEAD ", \"fallback\": {\"form\": \"batch_share\", \"constant\": 0.1}}",
+    "fallback: unknown field \"constant\" (known fields: form, c, batch_exponent, "
+    "share_exponent)" },
+  { HEAD ", \"fallback\": {\"form\": \"linear\", \"c\": 0.1}}",
+    "fallback: unknown field \"c\" (known fields: form, constant, victim, aggressor, metric, "
+    "default_util_pct)" },
+  { HEAD ", \"fallback\": {\"form\": \"batch_share\", \"share_exponent\": 0}}",
+    "fallback.share_exponent: expected a number in [0.01, 10], got 0" },
+  /* combine */
+  { HEAD ", \"combine\": {\"rule\": \"max\"}}",
+    "combine.rule: expected \"product\" or \"norm\", got \"max\"" },
+  { HEAD ", \"combine\": {\"exponent\": 2}}", "combine.rule: required field is missing" },
+  { HEAD ", \"combine\": {\"rule\": \"product\", \"exponent\": 2}}",
+    "combine.exponent: applies to the rule \"norm\" only" },
+  { HEAD ", \"combine\": {\"rule\": \"norm\", \"exponent\": 0.5}}",
+    "combine.exponent: expected a number in [1, 100], got 0.5" },
+  { HEAD ", \"fallback\": {\"constant\": 0.1}, \"combine\": {\"rule\": \"norm\"}}",
+    "combine.exponent: required with a linear fallback (the batch_share form implies "
+    "1 / share_exponent)" },
 };
 
 static void test_bad_files(void **state)
@@ -212,6 +240,72 @@ static void test_completion_zero_reference(void **state)
   assert_true(isnan(cs_interference_share_latency_ms(set, 0, 2, 0.5)));
   assert_true(isnan(cs_interference_share_slowdown(set, 0, 2, 0.5)));
   cs_interference_set_free(set);
+}
+
+/* The batch_share form and the combining rules, against values worked by
+ * hand: excess = c b_a^x (4 s_a s_v)^z; norm F = 1 + (sum e^q)^(1/q);
+ * product F = prod (1 + e); a pair's scale multiplies its excess. */
+static void test_batch_share_and_combine(void **state)
+{
+  (void)state;
+  GError *error = NULL;
+  CsInterferenceSet *set = cs_interference_set_load_data(
+    HEAD ", \"fallback\": {\"form\": \"batch_share\", \"c\": 0.1, \"batch_exponent\": 0.5,"
+    " \"share_exponent\": 0.5}, \"pairs\": [{\"victim\": \"a\", \"aggressor\": \"b\","
+    " \"scale\": 2}]}", "bs.json", &error);
+  assert_non_null(set);
+  const CsInterferenceFallback *fb = cs_interference_set_fallback(set);
+  assert_int_equal(fb->form, CS_FALLBACK_BATCH_SHARE);
+  /* the form implies the norm with q = 1 / z = 2 */
+  assert_int_equal(fb->combine, CS_COMBINE_NORM);
+  assert_close(fb->combine_exponent, 2.0, 0);
+  /* batch 4 aggressor on half the GPU, victim on a quarter: 0.1 x 2 x
+   * (4 x 0.5 x 0.25)^0.5 = 0.2 x 0.7071068 = 0.1414214 */
+  CsPairSide v = { 1, 0.25, 0 }, a = { 4, 0.5, 0 };
+  assert_close(cs_interference_fallback_excess(fb, &v, &a), 0.14142135623730950, 1e-15);
+  /* two aggressors of excess 0.3 and 0.4: norm 1 + sqrt(0.09 + 0.16) = 1.5 */
+  double sum = cs_interference_combine_term(fb, 0.3) + cs_interference_combine_term(fb, 0.4);
+  assert_close(cs_interference_combine_factor(fb, sum), 1.5, 1e-15);
+  assert_close(cs_interference_combine_factor(fb, 0.0), 1.0, 0);
+  assert_close(cs_interference_pair_scale(set, cs_interference_set_find(set, "a"),
+                                          cs_interference_set_find(set, "b")), 2.0, 0);
+  assert_true(isnan(cs_interference_pair_scale(set, cs_interference_set_find(set, "b"),
+                                               cs_interference_set_find(set, "a"))));
+  assert_true(isnan(cs_interference_pair(set, cs_interference_set_find(set, "a"),
+                                         cs_interference_set_find(set, "b"))));
+  cs_interference_set_free(set);
+
+  /* product, explicitly: 1.3 x 1.4 = 1.82 */
+  set = cs_interference_set_load_data(
+    HEAD ", \"combine\": {\"rule\": \"product\"}}", "prod.json", &error);
+  assert_non_null(set);
+  fb = cs_interference_set_fallback(set);
+  sum = cs_interference_combine_term(fb, 0.3) + cs_interference_combine_term(fb, 0.4);
+  assert_close(cs_interference_combine_factor(fb, sum), 1.82, 1e-14);
+  cs_interference_set_free(set);
+
+  /* a linear fallback keeps version 1's product; the norm needs an exponent */
+  set = cs_interference_set_load_data(
+    HEAD ", \"fallback\": {\"constant\": 0.1}, \"combine\": {\"rule\": \"norm\","
+    " \"exponent\": 3}}", "lin.json", &error);
+  assert_non_null(set);
+  fb = cs_interference_set_fallback(set);
+  assert_int_equal(fb->form, CS_FALLBACK_LINEAR);
+  assert_close(cs_interference_fallback_excess(fb, &v, &a), 0.1, 1e-15);
+  /* 1 + (0.3^3 + 0.4^3)^(1/3) = 1 + 0.091^(1/3) = 1.4497941 */
+  sum = cs_interference_combine_term(fb, 0.3) + cs_interference_combine_term(fb, 0.4);
+  assert_close(cs_interference_combine_factor(fb, sum), 1.4497941, 1e-7);
+  cs_interference_set_free(set);
+  set = cs_interference_set_load_data(HEAD ", \"fallback\": {\"constant\": 0.1}}", "l.json",
+                                      &error);
+  assert_int_equal(cs_interference_set_fallback(set)->combine, CS_COMBINE_PRODUCT);
+  cs_interference_set_free(set);
+
+  /* the built-in default is the batch_share fit with the norm */
+  CsInterferenceFallback def;
+  cs_interference_fallback_init(&def);
+  assert_int_equal(def.form, CS_FALLBACK_BATCH_SHARE);
+  assert_int_equal(def.combine, CS_COMBINE_NORM);
 }
 
 /* The fallback of a file, metric dram, and its floor of 1. */
@@ -306,6 +400,7 @@ int main(void)
     cmocka_unit_test(test_completion_one_side),
     cmocka_unit_test(test_completion_tie),
     cmocka_unit_test(test_completion_zero_reference),
+    cmocka_unit_test(test_batch_share_and_combine),
     cmocka_unit_test(test_fallback_and_accessors),
     cmocka_unit_test(test_slowdown_floor),
   };

@@ -93,21 +93,23 @@ static void test_processor_sharing(void **state)
   char *dir = profile_dir();
   const char *m[2] = { "a", "b" };
   /* MPS, no shares: both start at 0; demands 1 + 1 = D = 2, and each slows
-   * the other by the fallback interference 1.1014 (no table; the built-in
-   * fallback is 1 + 0.1014, the least-squares mean(ratio - 1) over iGniter's
-   * 750 measured co-located latencies, docs/gpu-model.md): speed
-   * 1 / (2 x 1.1014), so 10 ms of isolated work ends at 22.028 ms. */
+   * the other by the built-in interference model (no table; docs/gpu-model.md)
+   * 1 + c b^x (4 s s)^z with c 0.07966, x 0.1395, z 0.3352, batch 1 and
+   * s = 1 each: 1 + 0.07966 x 4^0.3352 = 1.1267800186: speed
+   * 1 / (2 x 1.12678), so 10 ms of isolated work ends at 22.5356004 ms,
+   * rounded up to the ns. */
   Exec x = run_pair(dir, m, ", \"mps\": true", "", "");
   assert_int_equal(x.start[0], 0);
   assert_int_equal(x.start[1], 0);
-  assert_int_equal(x.end[0], 22028000);
-  assert_int_equal(x.end[1], 22028000);
+  assert_int_equal(x.end[0], 22535601);
+  assert_int_equal(x.end[1], 22535601);
   /* c and d need a quarter of the GPU each: D = 0.5, no contention; only
-   * interference: 10 ms x 1.1014 = 11.014 ms each. */
+   * interference, with s = 0.25 each: 1 + 0.07966 x 0.25^0.3352 =
+   * 1.0500529632, 10.5005296 ms each. */
   const char *mc[2] = { "c", "d" };
   x = run_pair(dir, mc, ", \"mps\": true", "", "");
-  assert_int_equal(x.end[0], 11014000);
-  assert_int_equal(x.end[1], 11014000);
+  assert_int_equal(x.end[0], 10500530);
+  assert_int_equal(x.end[1], 10500530);
   test_dir_remove(dir);
 }
 
@@ -117,13 +119,14 @@ static void test_mps_share_cap(void **state)
   char *dir = profile_dir();
   const char *m[2] = { "a", "c" };
   /* a limited to 50 % of the SMs: cap (0.5 / 1)^1 = 0.5; D = 0.5 + 0.25 < 1;
-   * interference 1.1014 both ways. a: 10 / (0.5 / 1.1014) = 44.056 ms while c
-   * runs... c ends first at 11.014 ms; after that a runs alone at speed 0.5:
-   * a's work done by then is 11.014 x 0.5 / 1.1014 = 5 ms, the other 5 ms take
-   * 10 ms: a ends at 21.014 ms. */
+   * interference both ways with s_a = 0.5, s_c = 0.25: 1 + 0.07966 x
+   * (4 x 0.125)^0.3352 = 1.0631444300. c ends first at 10.6314443 ms (up to
+   * 10,631,445 ns); after that a runs alone at speed 0.5: a's work done by
+   * then is 10.631445 x 0.5 / 1.06314443 = 5.0000002 ms, the other
+   * 4.9999998 ms take 9.9999997 ms, up to 10 ms: a ends at 20,631,445 ns. */
   Exec x = run_pair(dir, m, ", \"mps\": true", ", \"mps_share\": 0.5", "");
-  assert_int_equal(x.end[1], 11014000);
-  assert_int_equal(x.end[0], 21014000);
+  assert_int_equal(x.end[1], 10631445);
+  assert_int_equal(x.end[0], 20631445);
   test_dir_remove(dir);
 }
 

@@ -1,0 +1,168 @@
+/* Least-squares fits of the interference model; see interference_fit.h. */
+#include "profiles/interference_fit.h"
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <math.h>
+
+typedef struct {
+  const CsPairObs *obs;
+  const int *rows;          /* indices into obs */
+  int n;
+  const CsBatchShareFit *shape; /* scale fit: the fixed c, x, z */
+} FitData;
+
+/* e of observation o under log c = t0, x = t1, z = t2 */
+static double excess(const CsPairObs *o, double t0, double t1, double t2)
+{
+  return exp(t0 + t1 * log((double)o->batch_a) + t2 * log(4.0 * o->share_a * o->share_v));
+}
+
+static int shape_f(const gsl_vector *t, void *data, gsl_vector *f)
+{
+  const FitData *d = data;
+  double t0 = gsl_vector_get(t, 0), t1 = gsl_vector_get(t, 1), t2 = gsl_vector_get(t, 2);
+  for (int i = 0; i < d->n; i++) {
+    const CsPairObs *o = &d->obs[d->rows[i]];
+    gsl_vector_set(f, i, log1p(excess(o, t0, t1, t2)) - log(o->ratio));
+  }
+  return GSL_SUCCESS;
+}
+
+static int shape_df(const gsl_vector *t, void *data, gsl_matrix *J)
+{
+  const FitData *d = data;
+  double t0 = gsl_vector_get(t, 0), t1 = gsl_vector_get(t, 1), t2 = gsl_vector_get(t, 2);
+  for (int i = 0; i < d->n; i++) {
+    const CsPairObs *o = &d->obs[d->rows[i]];
+    double e = excess(o, t0, t1, t2), g = e / (1.0 + e);
+    gsl_matrix_set(J, i, 0, g);
+    gsl_matrix_set(J, i, 1, g * log((double)o->batch_a));
+    gsl_matrix_set(J, i, 2, g * log(4.0 * o->share_a * o->share_v));
+  }
+  return GSL_SUCCESS;
+}
+
+static int scale_f(const gsl_vector *t, void *data, gsl_vector *f)
+{
+  const FitData *d = data;
+  double k = exp(gsl_vector_get(t, 0));
+  for (int i = 0; i < d->n; i++) {
+    const CsPairObs *o = &d->obs[d->rows[i]];
+    double e = excess(o, log(d->shape->c), d->shape->x, d->shape->z);
+    gsl_vector_set(f, i, log1p(k * e) - log(o->ratio));
+  }
+  return GSL_SUCCESS;
+}
+
+static int scale_df(const gsl_vector *t, void *data, gsl_matrix *J)
+{
+  const FitData *d = data;
+  double k = exp(gsl_vector_get(t, 0));
+  for (int i = 0; i < d->n; i++) {
+    const CsPairObs *o = &d->obs[d->rows[i]];
+    double e = excess(o, log(d->shape->c), d->shape->x, d->shape->z);
+    gsl_matrix_set(J, i, 0, k * e / (1.0 + k * e));
+  }
+  return GSL_SUCCESS;
+}
+
+/* Runs the trust-region solver from x0 (p parameters); x0 receives the
+ * result, covar (p x p, may be NULL) (J^T J)^-1 at it; returns the sum of
+ * squared residuals, and *converged. */
+static double solve(gsl_multifit_nlinear_fdf *fdf, FitData *d, double *x0, int p,
+                    gsl_matrix *covar, gboolean *converged)
+{
+  gsl_multifit_nlinear_parameters params = gsl_multifit_nlinear_default_parameters();
+  gsl_multifit_nlinear_workspace *w =
+    gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &params, (size_t)d->n, (size_t)p);
+  gsl_vector_view x = gsl_vector_view_array(x0, (size_t)p);
+  fdf->n = (size_t)d->n;
+  fdf->p = (size_t)p;
+  fdf->params = d;
+  gsl_multifit_nlinear_init(&x.vector, fdf, w);
+  int info = 0;
+  int status = gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-12, NULL, NULL, &info, w);
+  *converged = status == GSL_SUCCESS;
+  gsl_vector *sol = gsl_multifit_nlinear_position(w);
+  for (int k = 0; k < p; k++)
+    x0[k] = gsl_vector_get(sol, (size_t)k);
+  double chisq;
+  gsl_blas_ddot(gsl_multifit_nlinear_residual(w), gsl_multifit_nlinear_residual(w), &chisq);
+  if (covar)
+    gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(w), 0.0, covar);
+  gsl_multifit_nlinear_free(w);
+  return chisq;
+}
+
+static int *used_rows(int n, const gboolean *use, int *count)
+{
+  int *rows = g_new(int, MAX(n, 1));
+  *count = 0;
+  for (int i = 0; i < n; i++)
+    if (!use || use[i])
+      rows[(*count)++] = i;
+  return rows;
+}
+
+gboolean cs_fit_batch_share(const CsPairObs *obs, int n, const gboolean *use,
+                            CsBatchShareFit *out)
+{
+  g_return_val_if_fail(obs != NULL || n == 0, FALSE);
+  int m;
+  int *rows = used_rows(n, use, &m);
+  gboolean ok = m >= 4;
+  for (int i = 0; ok && i < m; i++)
+    ok = obs[rows[i]].ratio > 0.0 && obs[rows[i]].batch_a >= 1 && obs[rows[i]].share_a > 0.0 &&
+         obs[rows[i]].share_v > 0.0;
+  if (!ok) {
+    g_free(rows);
+    return FALSE;
+  }
+  FitData d = { obs, rows, m, NULL };
+  gsl_multifit_nlinear_fdf fdf = { .f = shape_f, .df = shape_df };
+  /* From the constant model (x = z = 0) at a 10 % slowdown: the fit does
+   * not depend on a start near its answer. */
+  double t[3] = { log(0.1), 0.0, 0.0 };
+  gsl_matrix *covar = gsl_matrix_alloc(3, 3);
+  gboolean converged;
+  double chisq = solve(&fdf, &d, t, 3, covar, &converged);
+  double s2 = chisq / (double)(m - 3);
+  double tq = gsl_cdf_tdist_Pinv(0.975, (double)(m - 3));
+  *out = (CsBatchShareFit){ .n = m, .c = exp(t[0]), .x = t[1], .z = t[2], .sigma = sqrt(s2),
+                            .converged = converged };
+  for (int k = 0; k < 3; k++) {
+    double half = tq * sqrt(s2 * gsl_matrix_get(covar, (size_t)k, (size_t)k));
+    out->ci[k][0] = t[k] - half;
+    out->ci[k][1] = t[k] + half;
+  }
+  out->ci[0][0] = exp(out->ci[0][0]); /* fitted as log c */
+  out->ci[0][1] = exp(out->ci[0][1]);
+  gsl_matrix_free(covar);
+  g_free(rows);
+  return TRUE;
+}
+
+double cs_fit_pair_scale(const CsPairObs *obs, int n, const gboolean *use,
+                         const CsBatchShareFit *fit)
+{
+  int m;
+  int *rows = used_rows(n, use, &m);
+  if (m == 0) {
+    g_free(rows);
+    return NAN;
+  }
+  FitData d = { obs, rows, m, fit };
+  gsl_multifit_nlinear_fdf fdf = { .f = scale_f, .df = scale_df };
+  double t[1] = { 0.0 };
+  gboolean converged;
+  solve(&fdf, &d, t, 1, NULL, &converged);
+  g_free(rows);
+  return exp(t[0]);
+}
+
+double cs_batch_share_slowdown(const CsBatchShareFit *fit, const CsPairObs *o)
+{
+  return 1.0 + excess(o, log(fit->c), fit->x, fit->z);
+}

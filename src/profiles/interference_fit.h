@@ -1,0 +1,52 @@
+/* Fitting the interference model to measured co-locations (docs/gpu-model.md,
+ * "Calibration"): the batch_share form of interference.h,
+ *
+ *   slowdown(v, a) = 1 + c * b_a^x * (4 s_a s_v)^z,
+ *
+ * and, given that form, a scale on the excess per measured ordered pair.
+ * Both by nonlinear least squares (GSL's multifit_nlinear, Levenberg-
+ * Marquardt with the analytic Jacobian) on the log of predicted over measured
+ * latency, i.e. on relative errors; a measurement pair closed-loop, so the
+ * predicted latency is the solo latency times the slowdown. Deterministic;
+ * nothing global. */
+#ifndef CS_INTERFERENCE_FIT_H
+#define CS_INTERFERENCE_FIT_H
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* One measured latency of a victim next to one aggressor. */
+typedef struct {
+  int victim, aggressor;   /* model indices (any numbering the caller uses) */
+  int batch_v, batch_a;
+  double share_v, share_a; /* fractions of the SMs each may occupy, (0, 1] */
+  double ratio;            /* measured latency / solo latency at the same batch and share */
+} CsPairObs;
+
+typedef struct {
+  int n;                   /* observations used */
+  double c, x, z;          /* the fit */
+  double ci[3][2];         /* 95 % intervals of c, x, z (t quantile, n - 3 degrees of freedom,
+                              covariance from J^T J scaled by the residual variance) */
+  double sigma;            /* residual standard deviation of log(pred / measured) */
+  gboolean converged;      /* the solver met its tolerances (else the last iterate) */
+} CsBatchShareFit;
+
+/* Fits c, x, z on the observations with use[i] TRUE (use NULL: all). Returns
+ * FALSE when fewer than 4 are used or a ratio is not > 0 (out untouched). */
+gboolean cs_fit_batch_share(const CsPairObs *obs, int n, const gboolean *use,
+                            CsBatchShareFit *out);
+
+/* Scale k >= 0 on the excess of fit for the observations with use[i] TRUE
+ * (one ordered pair): least squares of log(1 + k e) - log(ratio). Returns
+ * NAN when none is used. */
+double cs_fit_pair_scale(const CsPairObs *obs, int n, const gboolean *use,
+                         const CsBatchShareFit *fit);
+
+/* The fit's slowdown for one observation's batch and shares (without scale). */
+double cs_batch_share_slowdown(const CsBatchShareFit *fit, const CsPairObs *o);
+
+G_END_DECLS
+
+#endif
