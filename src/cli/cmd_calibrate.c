@@ -18,13 +18,16 @@ static char *data_file(const char *given, const char *name)
 int cmd_calibrate(int argc, char **argv)
 {
   const char *prog = "clustersim calibrate";
-  char *interference = NULL, *experiments = NULL, *profile = NULL;
+  char *interference = NULL, *experiments = NULL, *profile = NULL, *share_profile = NULL,
+       *share_gpu = NULL;
   double gamma = 1.0;
   GOptionEntry entries[] = {
     { "interference", 0, 0, G_OPTION_ARG_FILENAME, &interference, "Interference tables (default: igniter_v100.json from the data directory)", "FILE" },
     { "experiments", 0, 0, G_OPTION_ARG_FILENAME, &experiments, "Measured co-location experiments (default: gpu_calibration.json)", "FILE" },
     { "profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "Profile for experiments that need one (default: v100_thesis.json)", "FILE" },
-    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &gamma, "Exponent of the MPS cap (r/d)^gamma (default 1.0)", "G" },
+    { "share-profile", 0, 0, G_OPTION_ARG_FILENAME, &share_profile, "Profile of the share tables' models, for the MPS share rule's check (default: igniter_v100_profile.json)", "FILE" },
+    { "share-gpu-type", 0, 0, G_OPTION_ARG_STRING, &share_gpu, "Their GPU type in it (default: v100_igniter)", "T" },
+    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &gamma, "Exponent of the power share rule (r/d)^gamma, for comparison (default 1.0)", "G" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = g_option_context_new("- the GPU model against measured co-location");
@@ -33,12 +36,14 @@ int cmd_calibrate(int argc, char **argv)
     "the thesis' points) through the simulator's GPU model and prints, per model pair and per\n"
     "model, the median and 90th percentile of |sim - real| / real: as loaded, with the\n"
     "interference model alone, without interference, leaving each pair (and each model) out of\n"
-    "the model's fit; and the fit itself (GSL nonlinear least squares) with 95 % intervals.\n"
+    "the model's fit; and the fit itself (GSL nonlinear least squares) with 95 % intervals;\n"
+    "then the MPS share rule for models without a share table against the shipped share\n"
+    "tables, leaving one model out of its fit.\n"
     "docs/gpu-model.md explains the figures.");
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *err = NULL;
   int status = 0;
-  char *ipath = NULL, *epath = NULL, *ppath = NULL;
+  char *ipath = NULL, *epath = NULL, *ppath = NULL, *spath = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     status = cli_fail(prog, err->message);
     goto out;
@@ -56,8 +61,11 @@ int cmd_calibrate(int argc, char **argv)
   ipath = data_file(interference, "igniter_v100.json");
   epath = data_file(experiments, "gpu_calibration.json");
   ppath = data_file(profile, "v100_thesis.json");
+  spath = data_file(share_profile, "igniter_v100_profile.json");
   CsGpuCalibrateOptions opt = { .interference_path = ipath, .calibration_path = epath,
-                                .profile_path = ppath, .gamma = gamma };
+                                .profile_path = ppath, .gamma = gamma,
+                                .share_profile_path = spath,
+                                .share_gpu_type = share_gpu ? share_gpu : "v100_igniter" };
   if (!cs_gpu_calibrate_run(&opt, stdout, &err))
     status = cli_fail("clustersim", err->message);
 out:
@@ -65,6 +73,9 @@ out:
   g_free(ipath);
   g_free(epath);
   g_free(ppath);
+  g_free(spath);
+  g_free(share_profile);
+  g_free(share_gpu);
   g_free(interference);
   g_free(experiments);
   g_free(profile);

@@ -89,14 +89,15 @@ int cmd_derive(int argc, char **argv)
 {
   const char *prog = "clustersim derive-igniter";
   char **profiles = NULL, *gpu_type = NULL, *models = NULL, *interference = NULL,
-       *output = NULL, *batches_text = NULL, *shares_text = NULL;
-  double gamma = 1.0;
+       *output = NULL, *batches_text = NULL, *shares_text = NULL, *share_rule = NULL;
+  double gamma = NAN; /* NAN: not given (1.0) */
   gboolean quiet = FALSE;
   GOptionEntry entries[] = {
     { "profile", 'p', 0, G_OPTION_ARG_FILENAME_ARRAY, &profiles, "Profile file or name in the data directory, e.g. v100_thesis (repeatable)", "P" },
     { "gpu-type", 'g', 0, G_OPTION_ARG_STRING, &gpu_type, "GPU type of the profiles to measure", "T" },
     { "models", 'm', 0, G_OPTION_ARG_STRING, &models, "Comma-separated models (default: every model profiled on T)", "a,b" },
-    { "mps-gamma", 0, 0, G_OPTION_ARG_DOUBLE, &gamma, "Exponent of the MPS cap (r/d)^gamma, as cluster.mps_gamma (default 1.0)", "G" },
+    { "mps-share-rule", 0, 0, G_OPTION_ARG_STRING, &share_rule, "MPS share rule for models without a share table, as cluster.mps_share_rule: scalable (default) or power", "R" },
+    { "mps-gamma", 0, 0, G_OPTION_ARG_DOUBLE, &gamma, "Exponent of the power share rule (r/d)^gamma, as cluster.mps_gamma (default 1.0)", "G" },
     { "interference", 'i', 0, G_OPTION_ARG_FILENAME, &interference, "Interference file, as cluster.interference (default: none, the built-in fallback)", "F" },
     { "batches", 0, 0, G_OPTION_ARG_STRING, &batches_text, "Grid batch sizes (default 1,2,4,8,16,32,64,128)", "LIST" },
     { "shares", 0, 0, G_OPTION_ARG_STRING, &shares_text, "Grid MPS shares in % (default 10,20,...,100)", "LIST" },
@@ -137,6 +138,18 @@ int cmd_derive(int argc, char **argv)
                                                      : "--output is required");
     goto out;
   }
+  gboolean power = share_rule && strcmp(share_rule, "power") == 0;
+  if (share_rule && !power && strcmp(share_rule, "scalable") != 0) {
+    status = cli_fail(prog, "--mps-share-rule: expected scalable or power");
+    goto out;
+  }
+  if (!isnan(gamma) && !power) {
+    status = cli_fail(prog, "--mps-gamma: applies to --mps-share-rule power (the default rule, "
+                      "scalable, has no exponent)");
+    goto out;
+  }
+  if (isnan(gamma))
+    gamma = 1.0;
   /* The range of a scenario's cluster.mps_gamma (see calibrate's --gamma). */
   if (!(gamma >= 0.01 && gamma <= 100)) {
     status = cli_fail(prog, "--mps-gamma: expected a number in [0.01, 100], as cluster.mps_gamma");
@@ -177,6 +190,7 @@ int cmd_derive(int argc, char **argv)
     }
   }
   CsIgniterDeriveOptions opt = { .profiles = set, .gpu_type = gpu_type, .mps_gamma = gamma,
+                                 .mps_share_power = power,
                                  .interference = tables, .interference_label = interference };
   /* The profiles as named on the command line (not the resolved paths, so
    * the file does not depend on this machine's directories). */
@@ -267,6 +281,7 @@ out:
   cs_profile_set_free(set);
   g_strfreev(profiles);
   g_free(gpu_type);
+  g_free(share_rule);
   g_free(models);
   g_free(interference);
   g_free(output);

@@ -11,6 +11,7 @@
 #include "sim/gpu_exec.h"
 #include "profiles/interference.h"
 #include "profiles/profile.h"
+#include "profiles/share_rule.h"
 
 #define CALIB_FORMAT "clustersim-calibration"
 #define CALIB_VERSION 1
@@ -207,17 +208,22 @@ static void simulate(const CsGpuExecConfig *cfg, const SimWorker *w, int n, int6
 
 /* ---- statistics and fitting ------------------------------------------------------------ */
 
-static void stat_of(GArray *errs, CsCalibStat *out)
+void cs_calib_stat_of(double *d, int n, CsCalibStat *out)
 {
-  out->n = (int)errs->len;
-  if (errs->len == 0) {
-    out->median = out->p90 = NAN;
+  out->n = n;
+  if (n == 0) {
+    out->median = out->p90 = out->max = NAN;
     return;
   }
-  double *d = (double *)errs->data;
-  gsl_sort(d, 1, errs->len);
-  out->median = gsl_stats_quantile_from_sorted_data(d, 1, errs->len, 0.5);
-  out->p90 = gsl_stats_quantile_from_sorted_data(d, 1, errs->len, 0.9);
+  gsl_sort(d, 1, (size_t)n);
+  out->median = gsl_stats_quantile_from_sorted_data(d, 1, (size_t)n, 0.5);
+  out->p90 = gsl_stats_quantile_from_sorted_data(d, 1, (size_t)n, 0.9);
+  out->max = d[n - 1];
+}
+
+static void stat_of(GArray *errs, CsCalibStat *out)
+{
+  cs_calib_stat_of((double *)errs->data, (int)errs->len, out);
 }
 
 /* Index of model m in names, added when new. */
@@ -434,7 +440,8 @@ static gboolean run_pairs(CsGpuCalibration *c, const CsInterferenceSet *set, con
 /* ---- published co-locations ---------------------------------------------------------------- */
 
 static gboolean run_colocations(CsGpuCalibration *c, const CsInterferenceSet *set,
-                                const CalibFile *f, const CsProfileSet *profiles, double gamma,
+                                const CalibFile *f, const CsProfileSet *profiles,
+                                const CsProfileSet *share_prof, const char *share_gpu, double gamma,
                                 const char *path, GError **error)
 {
   static const char *const ckeys[] = { "name", "profile", "mps", "approx", "note", "workers",
@@ -510,6 +517,10 @@ static gboolean run_colocations(CsGpuCalibration *c, const CsInterferenceSet *se
                               "the interference file", model);
           else
             w[k].spec = table_spec(set, mi, batch, cw->share, k);
+          /* the tables' own models: the share rule's f from their profile */
+          const CsModelProfile *sp =
+            share_prof ? cs_profile_set_lookup(share_prof, share_gpu, model) : NULL;
+          w[k].spec.fixed = sp ? 1.0 - cs_share_scalable_fraction(sp, batch) : 0.0;
         } else {
           const CsModelProfile *mp = cs_profile_set_lookup(profiles, prof, model);
           if (!mp) {
@@ -520,7 +531,7 @@ static gboolean run_colocations(CsGpuCalibration *c, const CsInterferenceSet *se
             w[k].spec = (CsGpuJobSpec){
               .model = mi, .batch = batch, .iso_ns = cs_model_profile_latency_ns(mp, batch),
               .demand = bp ? bp->creq_pct[CS_CREQ_WSM] / 100.0 : NAN, .share = cw->share,
-              .worker = k };
+              .worker = k, .fixed = 1.0 - cs_share_scalable_fraction(mp, batch) };
           }
         }
         w[k].rate_rps = rate;
@@ -581,6 +592,7 @@ void cs_gpu_calibration_free(CsGpuCalibration *c)
     g_free(col->note);
   }
   g_free(c->colocations);
+  cs_calib_share_free(c->share);
   g_free(c);
 }
 
@@ -600,11 +612,29 @@ CsGpuCalibration *cs_gpu_calibrate(const CsGpuCalibrateOptions *opt, GError **er
       return NULL;
     }
   }
+  CsProfileSet *share_prof = NULL;
+  const char *share_gpu = opt->share_gpu_type ? opt->share_gpu_type : "v100_igniter";
+  if (opt->share_profile_path) {
+    share_prof = cs_profile_set_new();
+    if (!cs_profile_set_load_file(share_prof, opt->share_profile_path, error)) {
+      cs_profile_set_free(share_prof);
+      cs_profile_set_free(profiles);
+      cs_interference_set_free(set);
+      return NULL;
+    }
+  }
   CalibFile f;
   CsGpuCalibration *c = g_new0(CsGpuCalibration, 1);
   gboolean ok = load_calib(opt->calibration_path, &f, error) &&
                 run_pairs(c, set, &f, gamma, opt->calibration_path, error) &&
-                run_colocations(c, set, &f, profiles, gamma, opt->calibration_path, error);
+                run_colocations(c, set, &f, profiles, share_prof, share_gpu, gamma,
+                                opt->calibration_path, error);
+  if (ok && share_prof) {
+    c->share = cs_calib_share_run(set, share_prof, opt->share_profile_path, share_gpu, gamma,
+                                  error);
+    ok = c->share != NULL;
+  }
+  cs_profile_set_free(share_prof);
   calib_file_clear(&f);
   cs_profile_set_free(profiles);
   cs_interference_set_free(set);
@@ -718,7 +748,9 @@ void cs_gpu_calibration_print(const CsGpuCalibration *c, const CsGpuCalibrateOpt
   }
   fprintf(out, "(~ = approximate value read off a figure or the text; unseen = the fallback "
           "model for every pair, as for pairs never measured; formula = without "
-          "latency-vs-share tables, MPS cap (r/d)^gamma)\n");
+          "latency-vs-share tables: the MPS share rule)\n");
+  if (c->share)
+    cs_calib_share_print(c->share, out);
 }
 
 gboolean cs_gpu_calibrate_run(const CsGpuCalibrateOptions *opt, FILE *out, GError **error)

@@ -33,7 +33,9 @@
 #include <glib.h>
 #include <stdio.h>
 
+#include "profiles/interference.h"
 #include "profiles/interference_fit.h"
+#include "profiles/profile.h"
 
 G_BEGIN_DECLS
 
@@ -43,6 +45,9 @@ typedef struct {
   const char *profile_path;      /* clustersim-profile for colocations with a GPU "profile";
                                     NULL: those colocations are skipped */
   double gamma;                  /* MPS cap exponent; 0 = default 1.0 */
+  const char *share_profile_path; /* clustersim-profile of the share tables' models, for the
+                                    share rule's check; NULL: skipped */
+  const char *share_gpu_type;    /* their GPU type in it */
 } CsGpuCalibrateOptions;
 
 typedef enum {
@@ -61,7 +66,29 @@ typedef struct {
   int n;          /* latencies compared */
   double median;  /* of |sim - real| / real */
   double p90;
+  double max;
 } CsCalibStat;
+
+/* The MPS share rule (share_rule.h) against the measured share tables,
+ * every measured cell below a 100 % share predicted as the profile's latency
+ * at the batch times the rule's ratio. */
+typedef enum {
+  CS_SHARE_LOMO = 0,   /* e fitted without the model (leave one model out) */
+  CS_SHARE_FIT,        /* e fitted on every model (in sample) */
+  CS_SHARE_ZERO,       /* e = 0: no parameter at all */
+  CS_SHARE_POWER,      /* the power rule (r/d)^gamma, d = WSM / 100 (1 when unknown) */
+  CS_SHARE_N_VARIANTS
+} CsShareVariant;
+
+typedef struct {
+  int n_models;
+  char **models;                                  /* NULL-terminated */
+  CsCalibStat *stats[CS_SHARE_N_VARIANTS];        /* n_models + 1, pooled last */
+  CsCalibStat strict[CS_SHARE_N_VARIANTS];        /* pooled over the batches whose 100 %
+                                                     latency is measured, not derived */
+  CsShareFit fit;                                 /* on every model */
+  CsShareFit *lomo_fit;                           /* n_models */
+} CsCalibShare;
 
 typedef struct {
   char *model;
@@ -101,7 +128,19 @@ typedef struct {
   double all_const;                              /* and on all pairs */
   int n_colocations;
   CsCalibColocation *colocations;
+  CsCalibShare *share;                           /* NULL when share_profile_path is NULL */
 } CsGpuCalibration;
+
+/* Runs the share rule's check (calibrate_share.c) with prof, loaded from
+ * profile_path (for messages). Returns NULL with error set when prof lacks a
+ * model of the tables on gpu_type. */
+CsCalibShare *cs_calib_share_run(const CsInterferenceSet *set, const CsProfileSet *prof,
+                                 const char *profile_path, const char *gpu_type, double gamma,
+                                 GError **error);
+void cs_calib_share_free(CsCalibShare *s);
+void cs_calib_share_print(const CsCalibShare *s, FILE *out);
+/* Median and p90 (and max) of errs (sorted in place); n 0 and NAN when empty. */
+void cs_calib_stat_of(double *errs, int n, CsCalibStat *out);
 
 /* Runs everything. Returns NULL with error set when a file cannot be read or
  * is invalid (messages name file, JSON path and expectation). */

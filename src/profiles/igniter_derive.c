@@ -3,6 +3,8 @@
 #include "igniter_derive.h"
 
 #include <math.h>
+
+#include "profiles/share_rule.h"
 #include <string.h>
 
 #include "policies/placement/placement.h"
@@ -46,7 +48,8 @@ static CsGpuJobSpec job_spec(const Target *t, int batch, double share, int worke
                          .iso_ns = cs_model_profile_exec_ns(t->prof, batch),
                          .demand = pt ? pt->creq_pct[CS_CREQ_WSM] / 100.0 : NAN,
                          .share = share >= 1.0 ? 0.0 : share,
-                         .worker = worker };
+                         .worker = worker,
+                         .fixed = 1.0 - cs_share_scalable_fraction(t->prof, batch) };
 }
 
 /* Runs copies identical batches started together on an idle GPU until all
@@ -162,8 +165,10 @@ static char *source_text(const CsIgniterDeriveOptions *opt, double gamma, double
     s,
     "Derived by clustersim from the simulator's own GPU execution model (src/sim/gpu_exec: "
     "fluid processor sharing, MPS share caps, pairwise interference; docs/gpu-model.md), not "
-    "measured on a GPU. Inputs: profiles %s, GPU type %s, MPS gamma %g, interference %s. ",
-    opt->profile_label ? opt->profile_label : "(unnamed)", opt->gpu_type, gamma,
+    "measured on a GPU. Inputs: profiles %s, GPU type %s, MPS share rule %s (gamma %g), "
+    "interference %s. ",
+    opt->profile_label ? opt->profile_label : "(unnamed)", opt->gpu_type,
+    opt->mps_share_power ? "power" : "scalable", gamma,
     opt->interference_label ? opt->interference_label
     : opt->interference     ? "(unnamed file)"
                             : "none (the built-in fallback)");
@@ -314,6 +319,7 @@ cJSON *cs_igniter_derive_document(const CsIgniterDeriveOptions *opt, GError **er
   b.cfg.memory_bytes = type->memory_bytes;
   b.cfg.mode = CS_GPU_MPS;
   b.cfg.gamma = gamma;
+  b.cfg.share_rule = opt->mps_share_power ? CS_SHARE_RULE_POWER : CS_SHARE_RULE_SCALABLE;
 
   double unit = type->sm_count > 0 ? 100.0 * SMS_PER_UNIT / type->sm_count : DEFAULT_UNIT_PCT;
   cJSON *doc = cJSON_CreateObject();

@@ -65,7 +65,9 @@ typedef struct {
   const char *const *models;             /* n_models distinct names; NULL: every model profiled
                                             on gpu_type, in load order */
   int n_models;
-  double mps_gamma;                      /* exponent of the MPS cap; 0 means 1.0 */
+  double mps_gamma;                      /* exponent of the power share rule; 0 means 1.0 */
+  gboolean mps_share_power;              /* the power share rule (r/d)^gamma instead of the
+                                            default scalable one (gpu_exec.h) */
   const CsInterferenceSet *interference; /* the cluster's tables, or NULL (built-in fallback) */
   const char *profile_label;             /* names the profiles in "source", or NULL */
   const char *interference_label;        /* names the interference file in "source", or NULL */

@@ -702,6 +702,22 @@ double cs_interference_share_slowdown(const CsInterferenceSet *set, int i, int b
   return s < 1.0 ? 1.0 : s;
 }
 
+int cs_interference_share_cells(const CsInterferenceSet *set, int i, CsShareCell **cells)
+{
+  *cells = NULL;
+  const Model *m = model_at(set, i);
+  if (!m || m->lat.nb == 0)
+    return 0;
+  const Grid *g = &m->lat;
+  int n = 0;
+  *cells = g_new(CsShareCell, (size_t)g->nb * (size_t)g->ns);
+  for (int b = 0; b < g->nb; b++)
+    for (int k = 0; k < g->ns; k++)
+      if (g->measured[b * g->ns + k])
+        (*cells)[n++] = (CsShareCell){ g->batches[b], g->shares[k], g->v[b * g->ns + k] };
+  return n;
+}
+
 double cs_interference_util(const CsInterferenceSet *set, int i, CsUtilMetric metric, int batch,
                             double share)
 {

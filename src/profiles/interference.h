@@ -156,6 +156,18 @@ double cs_interference_share_latency_ms(const CsInterferenceSet *set, int i, int
 double cs_interference_share_slowdown(const CsInterferenceSet *set, int i, int batch,
                                       double share);
 
+/* One measured cell of a latency-vs-share table. */
+typedef struct {
+  int batch;
+  double share;      /* fraction, (0, 1] */
+  double latency_ms;
+} CsShareCell;
+
+/* The cells of model i's latency-vs-share table that the file gives (not
+ * those completed), by batch then share: returns their number and sets
+ * *cells (g_free it; NULL when 0). 0 when the model has no table. */
+int cs_interference_share_cells(const CsInterferenceSet *set, int i, CsShareCell **cells);
+
 /* Utilisation (fraction of peak) of model i at batch under share, NAN if the
  * model has no table for that metric. */
 double cs_interference_util(const CsInterferenceSet *set, int i, CsUtilMetric metric, int batch,

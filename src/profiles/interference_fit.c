@@ -8,7 +8,8 @@
 
 typedef struct {
   const CsPairObs *obs;
-  const int *rows;          /* indices into obs */
+  const CsShareObs *cells;  /* share fit */
+  const int *rows;          /* indices into obs or cells */
   int n;
   const CsBatchShareFit *shape; /* scale fit: the fixed c, x, z */
 } FitData;
@@ -68,6 +69,34 @@ static int scale_df(const gsl_vector *t, void *data, gsl_matrix *J)
   return GSL_SUCCESS;
 }
 
+/* 1 + (1 - e) f (1/r - 1) of cell o: the share rule's ratio */
+static double share_ratio(const CsShareObs *o, double e)
+{
+  return 1.0 + (1.0 - e) * o->scalable * (1.0 / o->share - 1.0);
+}
+
+static int share_f(const gsl_vector *t, void *data, gsl_vector *f)
+{
+  const FitData *d = data;
+  double e = gsl_vector_get(t, 0);
+  for (int i = 0; i < d->n; i++) {
+    const CsShareObs *o = &d->cells[d->rows[i]];
+    gsl_vector_set(f, i, log(share_ratio(o, e)) - log(o->ratio));
+  }
+  return GSL_SUCCESS;
+}
+
+static int share_df(const gsl_vector *t, void *data, gsl_matrix *J)
+{
+  const FitData *d = data;
+  double e = gsl_vector_get(t, 0);
+  for (int i = 0; i < d->n; i++) {
+    const CsShareObs *o = &d->cells[d->rows[i]];
+    gsl_matrix_set(J, i, 0, -o->scalable * (1.0 / o->share - 1.0) / share_ratio(o, e));
+  }
+  return GSL_SUCCESS;
+}
+
 /* Runs the trust-region solver from x0 (p parameters); x0 receives the
  * result, covar (p x p, may be NULL) (J^T J)^-1 at it; returns the sum of
  * squared residuals, and *converged. */
@@ -120,7 +149,7 @@ gboolean cs_fit_batch_share(const CsPairObs *obs, int n, const gboolean *use,
     g_free(rows);
     return FALSE;
   }
-  FitData d = { obs, rows, m, NULL };
+  FitData d = { .obs = obs, .rows = rows, .n = m };
   gsl_multifit_nlinear_fdf fdf = { .f = shape_f, .df = shape_df };
   /* From the constant model (x = z = 0) at a 10 % slowdown: the fit does
    * not depend on a start near its answer. */
@@ -153,7 +182,7 @@ double cs_fit_pair_scale(const CsPairObs *obs, int n, const gboolean *use,
     g_free(rows);
     return NAN;
   }
-  FitData d = { obs, rows, m, fit };
+  FitData d = { .obs = obs, .rows = rows, .n = m, .shape = fit };
   gsl_multifit_nlinear_fdf fdf = { .f = scale_f, .df = scale_df };
   double t[1] = { 0.0 };
   gboolean converged;
@@ -165,4 +194,31 @@ double cs_fit_pair_scale(const CsPairObs *obs, int n, const gboolean *use,
 double cs_batch_share_slowdown(const CsBatchShareFit *fit, const CsPairObs *o)
 {
   return 1.0 + excess(o, log(fit->c), fit->x, fit->z);
+}
+
+gboolean cs_fit_share_serial(const CsShareObs *obs, int n, const gboolean *use, CsShareFit *out)
+{
+  g_return_val_if_fail(obs != NULL || n == 0, FALSE);
+  int m;
+  int *rows = used_rows(n, use, &m);
+  gboolean ok = m >= 2;
+  for (int i = 0; ok && i < m; i++)
+    ok = obs[rows[i]].ratio > 0.0 && obs[rows[i]].share > 0.0 && obs[rows[i]].share < 1.0;
+  if (!ok) {
+    g_free(rows);
+    return FALSE;
+  }
+  FitData d = { .cells = obs, .rows = rows, .n = m };
+  gsl_multifit_nlinear_fdf fdf = { .f = share_f, .df = share_df };
+  double t[1] = { 0.0 }; /* from "all of f scales" */
+  gsl_matrix *covar = gsl_matrix_alloc(1, 1);
+  gboolean converged;
+  double chisq = solve(&fdf, &d, t, 1, covar, &converged);
+  double s2 = chisq / (double)(m - 1);
+  double half = gsl_cdf_tdist_Pinv(0.975, (double)(m - 1)) * sqrt(s2 * gsl_matrix_get(covar, 0, 0));
+  *out = (CsShareFit){ .n = m, .e = t[0], .ci = { t[0] - half, t[0] + half }, .sigma = sqrt(s2),
+                       .converged = converged };
+  gsl_matrix_free(covar);
+  g_free(rows);
+  return TRUE;
 }

@@ -44,6 +44,28 @@ gboolean cs_fit_batch_share(const CsPairObs *obs, int n, const gboolean *use,
 double cs_fit_pair_scale(const CsPairObs *obs, int n, const gboolean *use,
                          const CsBatchShareFit *fit);
 
+/* One measured cell of a share table against the share rule (share_rule.h). */
+typedef struct {
+  int model;               /* any numbering, for leave-one-out */
+  int batch;
+  double scalable;         /* f of the model's profile at the batch */
+  double share;            /* r, (0, 1) */
+  double ratio;            /* measured latency / the profile's latency at the batch */
+} CsShareObs;
+
+typedef struct {
+  int n;
+  double e;                /* the rule's serial part */
+  double ci[2];            /* 95 % interval (as CsBatchShareFit's) */
+  double sigma;            /* residual standard deviation of log(pred / measured) */
+  gboolean converged;
+} CsShareFit;
+
+/* Fits e of 1 + (1 - e) f (1/r - 1) to the observations with use[i] TRUE
+ * (NULL: all) by least squares of log(pred / measured). Returns FALSE when
+ * fewer than 2 are used or a ratio is not > 0 (out untouched). */
+gboolean cs_fit_share_serial(const CsShareObs *obs, int n, const gboolean *use, CsShareFit *out);
+
 /* The fit's slowdown for one observation's batch and shares (without scale). */
 double cs_batch_share_slowdown(const CsBatchShareFit *fit, const CsPairObs *o);
 

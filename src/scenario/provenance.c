@@ -106,6 +106,7 @@ cJSON *cs_config_setup_json(const CsConfig *c, GError **error)
   cJSON_AddBoolToObject(cl, "mig", c->has_mig);
   cJSON_AddBoolToObject(cl, "mps", c->mps);
   cJSON_AddNumberToObject(cl, "mps_gamma", c->mps_gamma);
+  cJSON_AddStringToObject(cl, "mps_share_rule", c->mps_share_power ? "power" : "scalable");
   if (c->interference_path) {
     cJSON *f = file_json(c->interference_path, error);
     if (!f)
@@ -219,7 +220,10 @@ char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
    * ignore them), so their defaults are written only where they apply. */
   if (c->dispatch->uses_placement) {
     add_default(cl, "mps", cJSON_CreateBool(c->mps));
-    if (c->mps || c->has_mig) /* elsewhere it would be ignored, and say so */
+    if (c->mps) /* elsewhere it would be ignored, and say so */
+      add_default(cl, "mps_share_rule", cJSON_CreateString(c->mps_share_power ? "power"
+                                                                               : "scalable"));
+    if ((c->mps && c->mps_share_power) || c->has_mig) /* likewise */
       add_default(cl, "mps_gamma", cJSON_CreateNumber(c->mps_gamma));
     add_default(cl, "memory_overflow",
                 cJSON_CreateString(c->memory_overflow_fails ? "fail_replicas" : "error"));

@@ -214,14 +214,15 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
     return cs_json_fail(error, sc->name, "cluster",
                         "required field is missing (e.g. {\"gpus\": 4, \"gpu_type\": \"v100\"})");
   static const char *const keys[] = { "gpus",            "gpu_type",       "nodes",
-                                      "mps",             "mps_gamma",      "interference",
+                                      "mps",             "mps_gamma",      "mps_share_rule",
+                                      "interference",
                                       "mig",             "memory_overflow", "price_per_hour",
                                       "price_source",    "host_to_gpu_gbps", "model_load_ms",
                                       NULL };
   static const char *const node_keys[] = { "gpus", "gpu_type", "mig", "price_per_hour",
                                            "price_source", NULL };
   int physical = 0;
-  const char *interference = NULL, *overflow = "error";
+  const char *interference = NULL, *overflow = "error", *share_rule = "scalable";
   c->mps_gamma = 1.0;
   /* Model loads (controllers): PCIe 3.0 x16 moves about 12 GB/s host to
    * device from pinned memory (15.75 GB/s raw), the link of the V100 and
@@ -231,6 +232,8 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
       !cs_json_check_keys(cl, keys, sc->name, "cluster", error) ||
       !cs_json_read_bool(cl, "mps", FALSE, &c->mps, sc->name, "cluster", error) ||
       !cs_json_read_double(cl, "mps_gamma", FALSE, 0.01, 100, &c->mps_gamma, sc->name, "cluster",
+                           error) ||
+      !cs_json_read_string(cl, "mps_share_rule", FALSE, &share_rule, sc->name, "cluster",
                            error) ||
       !cs_json_read_string(cl, "interference", FALSE, &interference, sc->name, "cluster", error) ||
       !cs_json_read_string(cl, "memory_overflow", FALSE, &overflow, sc->name, "cluster", error) ||
@@ -248,6 +251,11 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
   else
     return cs_json_fail(error, sc->name, "cluster.memory_overflow",
                         "expected \"error\" or \"fail_replicas\", got \"%s\"", overflow);
+  if (strcmp(share_rule, "power") == 0)
+    c->mps_share_power = TRUE;
+  else if (strcmp(share_rule, "scalable") != 0)
+    return cs_json_fail(error, sc->name, "cluster.mps_share_rule",
+                        "expected \"scalable\" or \"power\", got \"%s\"", share_rule);
   if (interference) {
     char *path = cs_scenario_resolve_data_file(sc, interference, "profiles",
                                                "cluster.interference", error);

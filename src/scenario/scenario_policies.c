@@ -20,7 +20,8 @@
 static gboolean refuse_ignored_settings(const CsScenario *sc, const CsConfig *c, GError **error)
 {
   const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
-  static const char *const cluster_keys[] = { "mps", "interference", "memory_overflow", NULL };
+  static const char *const cluster_keys[] = { "mps", "interference", "memory_overflow",
+                                              "mps_share_rule", NULL };
   for (int k = 0; cluster_keys[k]; k++)
     if (cJSON_GetObjectItemCaseSensitive(cl, cluster_keys[k])) {
       char *jp = cs_json_path_key("cluster", cluster_keys[k]);
@@ -65,6 +66,22 @@ static void warn_ignored_settings(const CsScenario *sc, CsConfig *c)
     cs_warning_add(c->warnings, "setting_ignored", NULL, -1,
                    "cluster.mps_gamma applies under MPS or to MIG instances; cluster.mps is "
                    "false and there is no MIG, so it is ignored");
+  if (cJSON_GetObjectItemCaseSensitive(cl, "mps_share_rule"))
+    cs_warning_add(c->warnings, "setting_ignored", NULL, -1,
+                   "cluster.mps_share_rule applies to replicas running concurrently under MPS; "
+                   "cluster.mps is false, so it is ignored");
+}
+
+/* Under MPS the exponent acts only in the power share rule (and on MIG
+ * instances): with the default rule "scalable" it would be ignored. */
+static void warn_gamma_without_power(const CsScenario *sc, CsConfig *c)
+{
+  const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
+  if (c->mps && !c->mps_share_power && !c->has_mig &&
+      cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
+    cs_warning_add(c->warnings, "setting_ignored", NULL, -1,
+                   "cluster.mps_gamma is the exponent of cluster.mps_share_rule \"power\" (and of "
+                   "MIG instances); the rule is \"scalable\", so it is ignored");
 }
 
 gboolean cs_scenario_read_dispatch(const CsScenario *sc, CsConfig *c, GError **error)
@@ -87,8 +104,10 @@ gboolean cs_scenario_read_dispatch(const CsScenario *sc, CsConfig *c, GError **e
     return FALSE;
   if (!c->dispatch->uses_placement && !refuse_ignored_settings(sc, c, error))
     return FALSE;
-  if (c->dispatch->uses_placement)
+  if (c->dispatch->uses_placement) {
     warn_ignored_settings(sc, c);
+    warn_gamma_without_power(sc, c);
+  }
   if (!c->dispatch->uses_placement) {
     /* Every model runs on every GPU: each needs a profile on every GPU type. */
     for (int m = 0; m < c->n_clients; m++)
@@ -315,6 +334,7 @@ gboolean cs_scenario_read_placement(const CsScenario *sc, CsConfig *c, GError **
   for (int g = 0; g < c->initial_gpus; g++)
     gpus[g] = (CsPlacementGpu){ .gpu_type = c->gpus[g].gpu_type, .node = c->gpus[g].node };
   CsPlacementGpuModel gpu_model = { .mps = c->mps, .mps_gamma = c->mps_gamma,
+                                    .mps_share_power = c->mps_share_power,
                                     .interference = c->interference,
                                     .interference_name = c->interference_desc };
   CsPlacementSimulator *sim = cs_placement_simulator_new(sc);

@@ -518,6 +518,7 @@ CsPlacement *cs_control_place(CsControl *c, const double *rates, GError **error)
                                     .rate_rps = rates ? rates[m] : cfg->clients[m].planned_rate_rps,
                                     .slo_ms = cfg->clients[m].slo_ms };
   CsPlacementGpuModel gm = { .mps = cfg->mps, .mps_gamma = cfg->mps_gamma,
+                            .mps_share_power = cfg->mps_share_power,
                              .interference = cfg->interference,
                              .interference_name = cfg->interference_desc };
   CsPlacementProblem pb = { .models = models, .n_models = cfg->n_clients, .gpus = gpus,

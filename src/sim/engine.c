@@ -439,6 +439,7 @@ static void setup(Engine *e)
     gpu->time_slice = !(cfg->mps && by_replica);
     gc.mode = gpu->time_slice ? CS_GPU_TIME_SLICE : CS_GPU_MPS;
     gc.gamma = cfg->mps_gamma;
+    gc.share_rule = cfg->mps_share_power ? CS_SHARE_RULE_POWER : CS_SHARE_RULE_SCALABLE;
     gpu->exec = cs_gpu_exec_new(&gc);
     if (!gpu->time_slice) {
       gpu->workers = g_array_new(FALSE, FALSE, sizeof(int));

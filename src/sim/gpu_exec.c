@@ -13,6 +13,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "profiles/share_rule.h"
+
 typedef struct {
   uint64_t id;
   int worker, model, batch;
@@ -43,6 +45,8 @@ void cs_gpu_exec_config_init(CsGpuExecConfig *cfg, const CsInterferenceSet *tabl
 {
   memset(cfg, 0, sizeof *cfg);
   cfg->mode = CS_GPU_MPS;
+  cfg->share_rule = CS_SHARE_RULE_SCALABLE;
+  cfg->share_serial = CS_SHARE_RULE_DEFAULT_SERIAL;
   cfg->gamma = 1.0;
   cfg->default_demand = 1.0;
   cfg->tables = tables;
@@ -192,6 +196,8 @@ void cs_gpu_exec_start(CsGpuExec *st, int64_t now, uint64_t job_id, const CsGpuJ
     j.demand = MIN(d, r);
     if (cfg->use_share_tables && cs_interference_has_share_table(cfg->tables, model))
       j.cap = 1.0 / cs_interference_share_slowdown(cfg->tables, model, spec->batch, r);
+    else if (cfg->share_rule == CS_SHARE_RULE_SCALABLE)
+      j.cap = 1.0 / cs_share_rule_ratio(1.0 - spec->fixed, cfg->share_serial, r);
     else if (r < d)
       j.cap = pow(r / d, cfg->gamma);
   }

@@ -8,8 +8,9 @@
  *   speed_k = cap_k / max(1, D) / F_k
  *
  *   cap_k  MPS cap: latency(b, 1) / latency(b, r_k) from the model's
- *          latency-vs-share table when it has one, else (r_k / d_k)^gamma
- *          when the share r_k < the demand d_k, else 1.
+ *          latency-vs-share table when it has one, else by the share rule:
+ *          1 / (1 + (1 - e) (1 - fixed_k) (1/r_k - 1)) (share_rule.h), or
+ *          with the power rule (r_k / d_k)^gamma when r_k < d_k, else 1.
  *   D      sum over running batches of min(d_k, r_k) (d_k without a share):
  *          SM contention when the demands exceed the GPU.
  *   F_k    the excesses e = slowdown - 1 of (victim k, aggressor a) over
@@ -50,11 +51,19 @@ typedef enum {
   CS_GPU_MPS,            /* MPS: batches of different workers run concurrently */
 } CsGpuShareMode;
 
+typedef enum {
+  CS_SHARE_RULE_SCALABLE = 0, /* 1 + (1 - e) f (1/r - 1) with f from the profile */
+  CS_SHARE_RULE_POWER         /* (r / d)^gamma below the demand d */
+} CsGpuShareRule;
+
 typedef struct {
   int sm_count;                     /* SMs of the GPU type; informational, 0 = unknown */
   int64_t memory_bytes;             /* memory of the GPU type; informational, 0 = unknown */
   CsGpuShareMode mode;              /* default CS_GPU_MPS */
-  double gamma;                     /* exponent of the MPS cap (r/d)^gamma; default 1.0 */
+  CsGpuShareRule share_rule;        /* for models without a share table; default SCALABLE */
+  double share_serial;              /* e of the scalable rule; default
+                                       CS_SHARE_RULE_DEFAULT_SERIAL */
+  double gamma;                     /* exponent of the power rule (r/d)^gamma; default 1.0 */
   double default_demand;            /* d of a batch whose spec gives NAN; default 1.0 */
   const CsInterferenceSet *tables;  /* share tables and pair factors, or NULL; not owned,
                                        must outlive the object */
@@ -79,6 +88,8 @@ typedef struct {
   double demand;   /* compute demand d in (0, 1], e.g. WSM / 100; NAN = cfg default */
   double share;    /* MPS share r in (0, 1]; 0 = no share (ignored without MPS) */
   int worker;      /* worker (replica) id, >= 0 */
+  double fixed;    /* fraction of iso_ns that does not scale with SMs (copies, fixed
+                      costs), 1 - cs_share_scalable_fraction; 0 = all of it scales */
 } CsGpuJobSpec;
 
 /* What a running batch looks like now (for time series and tests). */

@@ -7,6 +7,7 @@
 
 #include "common/checked.h"
 #include "engine_state.h"
+#include "profiles/share_rule.h"
 
 /* ---- node, worker, GPU ------------------------------------------------------ */
 
@@ -104,6 +105,9 @@ static void gpu_start(Engine *e, int g, Batch *b)
     double speed = pow(MIN(1.0, f / d), e->cfg->mps_gamma);
     iso = cs_i64_round_sat(ceil((double)iso / speed)); /* saturates: refused as too late */
   }
+  const CsModelProfile *prof = e->profile[b->model * e->n_gpu_types + e->gpus[g].type];
+  double scalable = prof && w->share > 0.0 && w->share < 1.0
+                      ? cs_share_scalable_fraction(prof, b->n) : NAN;
   CsGpuJobSpec spec = {
     .model = w->interference_model,
     .batch = b->n,
@@ -111,6 +115,7 @@ static void gpu_start(Engine *e, int g, Batch *b)
     .demand = demand,
     .share = w->share,
     .worker = b->worker,
+    .fixed = isnan(scalable) ? 0.0 : 1.0 - scalable,
   };
   gpu_changing(e, g);
   cs_gpu_exec_start(gpu->exec, e->now, b->job, &spec);

@@ -30,12 +30,12 @@ check "no path of this machine in the file" bash -c "! grep -qF -- '$src' '$tmp/
 check "--quiet prints nothing" test ! -s "$tmp/b.out"
 check "deterministic: byte-identical files" cmp -s "$tmp/a.json" "$tmp/b.json"
 "$bin" derive-igniter -p "$src/data/profiles/v100_thesis.json" -g v100 --models vgg19,alexnet \
-  --mps-gamma 2 --batches 1,16,32 --shares 10,50,100 -o "$tmp/c.json" >/dev/null 2>&1
-check "--models, --mps-gamma and the grid options" python3 -c "
+  --mps-share-rule power --mps-gamma 2 --batches 1,16,32 --shares 10,50,100 -o "$tmp/c.json" >/dev/null 2>&1
+check "--models, --mps-share-rule, --mps-gamma and the grid options" python3 -c "
 import json,sys; d=json.load(open('$tmp/c.json'))
 sys.exit(0 if [m['model'] for m in d['models']] == ['vgg19', 'alexnet'] and
          d['grid'] == {'batches': [1, 16, 32], 'shares_pct': [10, 50, 100]} and
-         'MPS gamma 2' in d['source'] else 1)"
+         'MPS share rule power (gamma 2)' in d['source'] else 1)"
 "$bin" derive-igniter -p igniter_v100_profile -g v100_igniter -i igniter_v100 -o "$tmp/d.json" >/dev/null 2>&1
 check "--interference: iGniter's own tables" python3 -c "
 import json,sys; d=json.load(open('$tmp/d.json'))
@@ -104,7 +104,7 @@ bad_derive "missing profile" '--profile: "nope" not found' -p nope -g v100 "${o[
 bad_derive "no --profile" "--profile is required" -g v100 "${o[@]}"
 bad_derive "no --gpu-type" "--gpu-type is required" -p v100_thesis "${o[@]}"
 bad_derive "no --output" "--output is required" -p v100_thesis -g v100
-bad_derive "bad gamma" "--mps-gamma: expected a number in [0.01, 100], as cluster.mps_gamma" -p v100_thesis -g v100 --mps-gamma 0 "${o[@]}"
+bad_derive "bad gamma" "--mps-gamma: expected a number in [0.01, 100], as cluster.mps_gamma" -p v100_thesis -g v100 --mps-share-rule power --mps-gamma 0 "${o[@]}"
 bad_derive "bad batches" "--batches: expected at least 3 increasing whole batch sizes" -p v100_thesis -g v100 --batches 1,8,4 "${o[@]}"
 bad_derive "bad shares" "--shares: expected at least 3 increasing MPS shares in (0, 100]" -p v100_thesis -g v100 --shares 10,50,x "${o[@]}"
 bad_derive "missing interference file" '--interference: "nope.json" not found' -p v100_thesis -g v100 -i nope.json "${o[@]}"

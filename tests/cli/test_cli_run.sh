@@ -148,8 +148,14 @@ check "no warning with cluster.mps" test ! -s "$tmp/sh.err"
 "$bin" run "$tmp/shares.json" --set cluster.interference=igniter_v100 --set cluster.mps_gamma=2 >/dev/null 2>"$tmp/sh.err"
 check "setting_ignored warnings: interference and mps_gamma without MPS" \
   bash -c "test \"\$(grep -c 'warning \[setting_ignored\]' '$tmp/sh.err')\" -eq 2"
-"$bin" run "$tmp/shares.json" --set cluster.interference=igniter_v100 --set cluster.mps_gamma=2 --set cluster.mps=true >/dev/null 2>"$tmp/sh.err"
-check "no setting_ignored warning with cluster.mps" test ! -s "$tmp/sh.err"
+"$bin" run "$tmp/shares.json" --set cluster.interference=igniter_v100 --set cluster.mps_gamma=2 --set cluster.mps=true --set cluster.mps_share_rule=power >/dev/null 2>"$tmp/sh.err"
+check "no setting_ignored warning with cluster.mps and the power share rule" test ! -s "$tmp/sh.err"
+"$bin" run "$tmp/shares.json" --set cluster.mps_gamma=2 --set cluster.mps=true >/dev/null 2>"$tmp/sh.err"
+check "setting_ignored warning: mps_gamma with the scalable share rule" \
+  grep -q "warning \[setting_ignored\].*cluster.mps_gamma is the exponent of cluster.mps_share_rule \"power\"" "$tmp/sh.err"
+"$bin" run "$tmp/shares.json" --set cluster.mps_share_rule=power >/dev/null 2>"$tmp/sh.err"
+check "setting_ignored warning: mps_share_rule without MPS" \
+  grep -q "warning \[setting_ignored\]: cluster.mps_share_rule applies" "$tmp/sh.err"
 
 # ---- outputs never mix runs ---------------------------------------------------
 short=(--set clients[0].duration_s=2 --set clients[1].duration_s=2 --set clients[2].duration_s=2)

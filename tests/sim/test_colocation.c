@@ -118,13 +118,21 @@ static void test_mps_share_cap(void **state)
   (void)state;
   char *dir = profile_dir();
   const char *m[2] = { "a", "c" };
-  /* a limited to 50 % of the SMs: cap (0.5 / 1)^1 = 0.5; D = 0.5 + 0.25 < 1;
+  /* The default share rule: a on 50 % of the SMs, its latency all scalable
+   * (f = alpha b / L = 10 ms x 1 / 10 ms = 1, no payload): ratio 1 + (1 -
+   * 0.0989) x 1 x (1/0.5 - 1) = 1.9011, cap 1 / 1.9011; D = 0.5 + 0.25 < 1;
    * interference both ways with s_a = 0.5, s_c = 0.25: 1 + 0.07966 x
    * (4 x 0.125)^0.3352 = 1.0631444300. c ends first at 10.6314443 ms (up to
-   * 10,631,445 ns); after that a runs alone at speed 0.5: a's work done by
-   * then is 10.631445 x 0.5 / 1.06314443 = 5.0000002 ms, the other
-   * 4.9999998 ms take 9.9999997 ms, up to 10 ms: a ends at 20,631,445 ns. */
+   * 10,631,445 ns); a's work done by then is 10.631445 / (1.9011 x
+   * 1.06314443) = 5.2601129 ms, the other 4.7398871 ms take x 1.9011 =
+   * 9.0109993 ms: a ends at 19,642,445 ns (each duration rounded up). */
   Exec x = run_pair(dir, m, ", \"mps\": true", ", \"mps_share\": 0.5", "");
+  assert_int_equal(x.end[1], 10631445);
+  assert_int_equal(x.end[0], 19642445);
+  /* The power rule: cap (0.5 / 1)^1 = 0.5, the rest as above: a's work by
+   * 10.631445 ms is 10.631445 x 0.5 / 1.06314443 = 5.0000002 ms, the other
+   * 4.9999998 ms take 9.9999997 ms, up to 10 ms: a ends at 20,631,445 ns. */
+  x = run_pair(dir, m, ", \"mps\": true, \"mps_share_rule\": \"power\"", ", \"mps_share\": 0.5", "");
   assert_int_equal(x.end[1], 10631445);
   assert_int_equal(x.end[0], 20631445);
   test_dir_remove(dir);

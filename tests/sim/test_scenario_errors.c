@@ -82,6 +82,8 @@ static const BadCase bad_cases[] = {
   { "{" PROF ", " CLIENTS_A "}", "test.json: cluster: required field is missing (e.g. {\"gpus\": 4, \"gpu_type\": \"v100\"})" },
   { CLUSTER("3"), "test.json: cluster: expected an object, got a number" },
   { CLUSTER("{\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps_gamma\": 0}"), "test.json: cluster.mps_gamma: expected a number in [0.01, 100], got 0" },
+  { CLUSTER("{\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps_share_rule\": \"knee\"}"), "test.json: cluster.mps_share_rule: expected \"scalable\" or \"power\", got \"knee\"" },
+  { CLUSTER("{\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps_share_rule\": 1}"), "test.json: cluster.mps_share_rule: expected a non-empty string, got a number" },
   { CLUSTER("{\"gpus\": 1, \"gpu_type\": \"gpu\", \"interference\": 5}"), "test.json: cluster.interference: expected a non-empty string, got a number" },
   { CLUSTER("{\"gpus\": 1, \"gpu_type\": \"gpu\", \"memory_overflow\": true}"), "test.json: cluster.memory_overflow: expected a non-empty string, got a boolean" },
   { CLUSTER("{\"gpus\": 1, \"gpu_type\": \"gpu\", \"interference\": \"broken_interference.json\"}"), "test.json: cluster.interference: {DIR}/broken_interference.json: format: required field is missing" },

@@ -520,6 +520,7 @@ static CsIgniterCoefs *derive_coefficients(const CsPlacementProblem *in, const c
                                .models = names,
                                .n_models = n,
                                .mps_gamma = gm->mps_gamma,
+                               .mps_share_power = gm->mps_share_power,
                                .interference = gm->interference,
                                .profile_label = "of the scenario",
                                .interference_label = interference };
@@ -537,11 +538,12 @@ static CsIgniterCoefs *derive_coefficients(const CsPlacementProblem *in, const c
   g_string_append_printf(log,
                          "igniter: coefficients derived from the simulator's GPU model (no "
                          "\"coefficients\" given; the shipped %s do not serve: %s): GPU type "
-                         "%s, MPS gamma %g, interference %s; measured solo latency over batch x "
-                         "MPS share and one pair per model; no L2, power/frequency or "
-                         "scheduling model (see `clustersim derive-igniter`)\n",
-                         DEFAULT_COEFFICIENTS, why, d.gpu_type, gm->mps_gamma > 0 ? gm->mps_gamma : 1.0,
-                         interference);
+                         "%s, MPS share rule %s (gamma %g), interference %s; measured solo "
+                         "latency over batch x MPS share and one pair per model; no L2, "
+                         "power/frequency or scheduling model (see `clustersim derive-igniter`)\n",
+                         DEFAULT_COEFFICIENTS, why, d.gpu_type,
+                         gm->mps_share_power ? "power" : "scalable",
+                         gm->mps_gamma > 0 ? gm->mps_gamma : 1.0, interference);
   if (!gm->mps)
     g_string_append(log, "igniter: the cluster runs without MPS (cluster.mps false): the "
                          "simulator does not apply the shares of this plan\n");
