@@ -19,7 +19,7 @@ int cmd_calibrate(int argc, char **argv)
 {
   const char *prog = "clustersim calibrate";
   char *interference = NULL, *experiments = NULL, *profile = NULL, *share_profile = NULL,
-       *share_gpu = NULL;
+       *share_gpu = NULL, *points = NULL;
   double gamma = 1.0;
   GOptionEntry entries[] = {
     { "interference", 0, 0, G_OPTION_ARG_FILENAME, &interference, "Interference tables (default: igniter_v100.json from the data directory)", "FILE" },
@@ -27,6 +27,7 @@ int cmd_calibrate(int argc, char **argv)
     { "profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "Profile for experiments that need one (default: v100_thesis.json)", "FILE" },
     { "share-profile", 0, 0, G_OPTION_ARG_FILENAME, &share_profile, "Profile of the share tables' models, for the MPS share rule's check (default: igniter_v100_profile.json)", "FILE" },
     { "share-gpu-type", 0, 0, G_OPTION_ARG_STRING, &share_gpu, "Their GPU type in it (default: v100_igniter)", "T" },
+    { "points", 0, 0, G_OPTION_ARG_FILENAME, &points, "Also write every measured pair latency with what each variant simulates for it, as CSV (tools/plot_calibration.py draws them)", "FILE" },
     { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &gamma, "Exponent of the power share rule (r/d)^gamma, for comparison (default 1.0)", "G" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
@@ -66,8 +67,16 @@ int cmd_calibrate(int argc, char **argv)
                                 .profile_path = ppath, .gamma = gamma,
                                 .share_profile_path = spath,
                                 .share_gpu_type = share_gpu ? share_gpu : "v100_igniter" };
-  if (!cs_gpu_calibrate_run(&opt, stdout, &err))
+  CsGpuCalibration *c = cs_gpu_calibrate(&opt, &err);
+  if (!c) {
     status = cli_fail("clustersim", err->message);
+    goto out;
+  }
+  if (points && !cs_gpu_calibration_write_points(c, points, &err))
+    status = cli_fail(prog, err->message);
+  else
+    cs_gpu_calibration_print(c, &opt, stdout);
+  cs_gpu_calibration_free(c);
 out:
   g_clear_error(&err);
   g_free(ipath);
@@ -76,6 +85,7 @@ out:
   g_free(spath);
   g_free(share_profile);
   g_free(share_gpu);
+  g_free(points);
   g_free(interference);
   g_free(experiments);
   g_free(profile);

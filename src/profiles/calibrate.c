@@ -276,7 +276,7 @@ static CsInterferenceFallback batch_share_fallback(const CsBatchShareFit *fit)
 
 /* Simulates row r (two closed-loop workers) under cfg; errors of both. */
 static void simulate_row(const CsInterferenceSet *set, const PairRow *r,
-                         const CsGpuExecConfig *cfg, double err[2])
+                         const CsGpuExecConfig *cfg, double err[2], double sim_ms[2])
 {
   int i1 = cs_interference_set_find(set, r->m1), i2 = cs_interference_set_find(set, r->m2);
   double s1 = r->p1 / 100.0;
@@ -289,6 +289,8 @@ static void simulate_row(const CsInterferenceSet *set, const PairRow *r,
   simulate(cfg, w, 2, 0, llround(slow * 1e6 * 12.0), mean);
   err[0] = fabs(mean[0] - r->l1) / r->l1;
   err[1] = fabs(mean[1] - r->l2) / r->l2;
+  sim_ms[0] = mean[0];
+  sim_ms[1] = mean[1];
 }
 
 static void stats_of_groups(GArray **errs, int n, CsCalibStat **out)
@@ -343,6 +345,24 @@ static gboolean run_pairs(CsGpuCalibration *c, const CsInterferenceSet *set, con
     g_free(obs);
     g_free(row_pair);
     return ok;
+  }
+
+  CsCalibPoints *pt = &c->points;
+  pt->n = 2 * n_rows;
+  pt->measured_ms = g_new(double, (size_t)pt->n);
+  pt->solo_ms = g_new(double, (size_t)pt->n);
+  pt->pair = g_new(int, (size_t)pt->n);
+  pt->victim = g_new(int, (size_t)pt->n);
+  pt->aggressor = g_new(int, (size_t)pt->n);
+  for (int v = 0; v < CS_CALIB_N_VARIANTS; v++)
+    pt->sim_ms[v] = g_new0(double, (size_t)pt->n);
+  for (int k = 0; k < pt->n; k++) {
+    const PairRow *r = &g_array_index(f->pairs, PairRow, k / 2);
+    pt->measured_ms[k] = k % 2 == 0 ? r->l1 : r->l2;
+    pt->solo_ms[k] = pt->measured_ms[k] / obs[k].ratio;
+    pt->pair[k] = row_pair[k / 2];
+    pt->victim[k] = obs[k].victim;
+    pt->aggressor[k] = obs[k].aggressor;
   }
 
   /* Fits: all rows, without each pair, without each model; the constant
@@ -403,7 +423,7 @@ static gboolean run_pairs(CsGpuCalibration *c, const CsInterferenceSet *set, con
         cfg.fallback.combine = CS_COMBINE_PRODUCT;
       }
       double e[2];
-      simulate_row(set, &g_array_index(f->pairs, PairRow, i), &cfg, e);
+      simulate_row(set, &g_array_index(f->pairs, PairRow, i), &cfg, e, &c->points.sim_ms[v][2 * i]);
       for (int k = 0; k < 2; k++) {
         g_array_append_val(by_pair[pi], e[k]);
         g_array_append_val(by_pair[c->n_pairs], e[k]);
@@ -425,8 +445,8 @@ static gboolean run_pairs(CsGpuCalibration *c, const CsInterferenceSet *set, con
     for (int i = 0; i < n_rows; i++) {
       if (obs[2 * i].victim != m && obs[2 * i].aggressor != m)
         continue;
-      double e[2];
-      simulate_row(set, &g_array_index(f->pairs, PairRow, i), &cfg, e);
+      double e[2], ms[2];
+      simulate_row(set, &g_array_index(f->pairs, PairRow, i), &cfg, e, ms);
       g_array_append_vals(lomo[m], e, 2);
     }
   }
@@ -583,6 +603,13 @@ void cs_gpu_calibration_free(CsGpuCalibration *c)
     g_free(c->by_model[v]);
   }
   g_free(c->lomo);
+  g_free(c->points.measured_ms);
+  g_free(c->points.solo_ms);
+  g_free(c->points.pair);
+  g_free(c->points.victim);
+  g_free(c->points.aggressor);
+  for (int v = 0; v < CS_CALIB_N_VARIANTS; v++)
+    g_free(c->points.sim_ms[v]);
   for (int i = 0; i < c->n_colocations; i++) {
     CsCalibColocation *col = &c->colocations[i];
     for (int k = 0; k < col->n_workers; k++)

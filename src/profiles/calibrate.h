@@ -108,6 +108,14 @@ typedef struct {
   CsCalibWorker *workers;
 } CsCalibColocation;
 
+/* Every measured pair latency with what each variant simulates for it. */
+typedef struct {
+  int n;                                 /* 2 per pair row: model1's, then model2's */
+  double *measured_ms, *solo_ms;         /* solo: the share table at its batch and share */
+  int *pair, *victim, *aggressor;        /* indices into pair_names / model_names */
+  double *sim_ms[CS_CALIB_N_VARIANTS];
+} CsCalibPoints;
+
 #define CS_CALIB_MAX_PAIRS 8
 #define CS_CALIB_MAX_MODELS 16
 
@@ -129,7 +137,13 @@ typedef struct {
   int n_colocations;
   CsCalibColocation *colocations;
   CsCalibShare *share;                           /* NULL when share_profile_path is NULL */
+  CsCalibPoints points;                          /* every pair latency, every variant */
 } CsGpuCalibration;
+
+/* Writes c's points as CSV (header, one row per latency; calibrate_share.c).
+ * FALSE with error set when path cannot be written. */
+gboolean cs_gpu_calibration_write_points(const CsGpuCalibration *c, const char *path,
+                                         GError **error);
 
 /* Runs the share rule's check (calibrate_share.c) with prof, loaded from
  * profile_path (for messages). Returns NULL with error set when prof lacks a
