@@ -72,9 +72,11 @@ int cmd_calibrate(int argc, char **argv)
     status = cli_fail("clustersim", err->message);
     goto out;
   }
-  if (points && !cs_gpu_calibration_write_points(c, points, &err))
-    status = cli_fail(prog, err->message);
-  else
+  if (points && !cs_gpu_calibration_write_points(c, points, &err)) {
+    char *msg = g_strdup_printf("--points: %s", err->message);
+    status = cli_fail(prog, msg);
+    g_free(msg);
+  } else
     cs_gpu_calibration_print(c, &opt, stdout);
   cs_gpu_calibration_free(c);
 out:

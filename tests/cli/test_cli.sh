@@ -63,6 +63,13 @@ import json,sys; d=json.load(open('$tmp/place.json')); sys.exit(0 if abs(d['expe
 check "place prints the MILP's 1092.04" grep -q "^total .* 1092.04" "$tmp/place.txt"
 "$bin" calibrate >"$tmp/calib.txt" 2>&1
 check "calibrate prints the per-pair errors" grep -q "^alexnet+resnet50" "$tmp/calib.txt"
+check "calibrate prints the share rule's check" grep -q "^pooled, strict" "$tmp/calib.txt"
+"$bin" calibrate --points "$tmp/points.csv" >/dev/null 2>&1
+check "calibrate --points: 750 latencies, every variant" python3 -c "
+import csv,sys; r=list(csv.DictReader(open('$tmp/points.csv')))
+v=['table_ms','model_ms','none_ms','lopo_ms','loo-const_ms']
+sys.exit(0 if len(r)==750 and all(k in r[0] for k in v) and
+         all(float(x['none_ms'])==float(x['solo_ms']) or abs(float(x['none_ms'])/float(x['solo_ms'])-1)<1e-6 for x in r) else 1)"
 t19="$src/data/traces/maf2019_vhive_loader_sample500/invocations.csv"
 "$bin" trace inspect "$t19" --json >"$tmp/inspect.json" 2>"$tmp/inspect.err"
 # 3,037,902: the sum of every minute column of the file, counted here.

@@ -278,6 +278,39 @@ static void test_share_rule_scalable(void **state)
   assert_close(cs_share_rule_ratio(0.7, 0.0989, 1.0), 1.0, 0);
 }
 
+/* f of the share rule from the shipped profiles, against an independent
+ * computation (Python, from the same files: the profile's least-squares
+ * line over its points, payload at 10^7 bytes/ms): iGniter's alexnet b16
+ * 0.4807, resnet50 b16 0.7784, vgg19 b16 0.9399, ssd b32 0.8352 (slopes
+ * 0.151797, 0.669062, 1.796927, 2.956612 ms per request); the thesis'
+ * resnet50 b4 0.463 (slope 0.846802) and bert b4 0.879 (slope 7.492733). */
+static void test_share_rule_profiles(void **state)
+{
+  (void)state;
+  char *ipath = data_path("igniter_v100_profile.json"), *tpath = data_path("v100_thesis.json");
+  CsProfileSet *prof = cs_profile_set_new();
+  GError *error = NULL;
+  assert_true(cs_profile_set_load_file(prof, ipath, &error));
+  assert_true(cs_profile_set_load_file(prof, tpath, &error));
+  static const struct { const char *gpu, *model; int batch; double f, slope_ms; } want[] = {
+    { "v100_igniter", "alexnet", 16, 0.4807, 0.151797 },
+    { "v100_igniter", "resnet50", 16, 0.7784, 0.669062 },
+    { "v100_igniter", "vgg19", 16, 0.9399, 1.796927 },
+    { "v100_igniter", "ssd", 32, 0.8352, 2.956612 },
+    { "v100", "resnet50", 4, 0.463, 0.846802 },
+    { "v100", "bert", 4, 0.879, 7.492733 },
+  };
+  for (size_t k = 0; k < G_N_ELEMENTS(want); k++) {
+    const CsModelProfile *p = cs_profile_set_lookup(prof, want[k].gpu, want[k].model);
+    assert_non_null(p);
+    assert_close(p->alpha_ns / 1e6, want[k].slope_ms, 1e-6);
+    assert_close(cs_share_scalable_fraction(p, want[k].batch), want[k].f, 1e-3);
+  }
+  cs_profile_set_free(prof);
+  g_free(ipath);
+  g_free(tpath);
+}
+
 /* ---- MPS cap ------------------------------------------------------------------- */
 
 /* share 0.25 < demand 0.5: speed (0.25 / 0.5)^gamma; gamma 1 -> 1/2,
@@ -978,6 +1011,7 @@ int main(void)
     cmocka_unit_test(test_long_batches_exact),
     cmocka_unit_test(test_time_slicing),
     cmocka_unit_test(test_share_rule_scalable),
+    cmocka_unit_test(test_share_rule_profiles),
     cmocka_unit_test(test_mps_cap),
     cmocka_unit_test(test_demand_edges),
     cmocka_unit_test(test_share_edges),
