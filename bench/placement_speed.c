@@ -1,7 +1,7 @@
 /* Placement speed benchmark: how long each registered placement policy takes
  * for 4, 16 and 64 models on 8, 64 and 512 GPUs.
  *
- *   placement_speed [--data-dir DIR] [--time-limit S] [--seed N]
+ *   placement_speed [--data-dir DIR] [--time-limit S] [--seed N] [--solver glpk|cbc]
  *                   [--models 4,16,64] [--gpus 8,64,512] [--policies a,b,...]
  *
  * Instances are deterministic (GLib's Mersenne Twister, one seed): for n
@@ -18,7 +18,8 @@
  * way and passed inline).
  *
  * Each policy runs once per instance with its default parameters, except
- * the MILPs' time limit (--time-limit, default 10 s). Wall time is measured
+ * the MILPs' time limit (--time-limit, default 10 s) and solver (--solver,
+ * default GLPK; cbc when the build has it). Wall time is measured
  * with the monotonic clock around the policy's place() call, so it includes
  * reading the parameters (and for iGniter loading and fitting the
  * coefficients), not building the instance. Output: a Markdown table on
@@ -147,8 +148,10 @@ static char *status_of(const CsPlacement *p, const char *policy)
   if (strstr(p->log->str, "the greedy start kept"))
     return g_strdup("time limit, greedy start kept");
   const char *s = strstr(p->log->str, "GLPK status: ");
+  if (!s)
+    s = strstr(p->log->str, "CBC status: ");
   if (s) {
-    if (g_str_has_prefix(s, "GLPK status: optimal"))
+    if (g_str_has_prefix(strstr(s, "status: "), "status: optimal"))
       return g_strdup("optimal");
     const char *gap = strstr(s, "MIP gap ");
     double v = gap ? g_ascii_strtod(gap + 8, NULL) : -1;
@@ -162,12 +165,15 @@ static char *status_of(const CsPlacement *p, const char *policy)
 }
 
 static void run_one(const CsPlacementPolicy *pol, const Instance *x, const char *family,
-                    double time_limit)
+                    double time_limit, const char *solver)
 {
   cJSON *params = cJSON_CreateObject();
   cJSON_AddStringToObject(params, "policy", pol->name);
-  if (g_str_has_suffix(pol->name, "milp"))
+  if (g_str_has_suffix(pol->name, "milp")) {
     cJSON_AddNumberToObject(params, "time_limit_s", time_limit);
+    if (solver)
+      cJSON_AddStringToObject(params, "solver", solver);
+  }
   if (strcmp(pol->name, "igniter") == 0 && x->coefs)
     cJSON_AddItemToObject(params, "coefficients", cJSON_Duplicate(x->coefs, TRUE));
   CsPlacementProblem in = { .models = x->models, .n_models = x->n_models, .gpus = x->gpus,
@@ -211,7 +217,7 @@ static void run_one(const CsPlacementPolicy *pol, const Instance *x, const char 
 
 int main(int argc, char **argv)
 {
-  char *data_dir = NULL, *models_s = NULL, *gpus_s = NULL, *policies_s = NULL;
+  char *data_dir = NULL, *models_s = NULL, *gpus_s = NULL, *policies_s = NULL, *solver = NULL;
   double time_limit = 10.0;
   gint seed = 1;
   GOptionEntry entries[] = {
@@ -219,6 +225,7 @@ int main(int argc, char **argv)
       "data directory holding profiles/ (default: the source tree's)", "DIR" },
     { "time-limit", 0, 0, G_OPTION_ARG_DOUBLE, &time_limit, "MILP time limit, s (10)", "S" },
     { "seed", 0, 0, G_OPTION_ARG_INT, &seed, "instance seed (1)", "N" },
+    { "solver", 0, 0, G_OPTION_ARG_STRING, &solver, "MILP solver, glpk or cbc (glpk)", "S" },
     { "models", 0, 0, G_OPTION_ARG_STRING, &models_s, "model counts (4,16,64)", "LIST" },
     { "gpus", 0, 0, G_OPTION_ARG_STRING, &gpus_s, "GPU counts (8,64,512)", "LIST" },
     { "policies", 0, 0, G_OPTION_ARG_STRING, &policies_s,
@@ -261,9 +268,9 @@ int main(int argc, char **argv)
         if (strcmp(list[i]->name, "manual") == 0 ||
             (only && !g_strv_contains((const char *const *)only, list[i]->name)))
           continue;
-        run_one(list[i], &thesis_x, "v100_thesis", time_limit);
+        run_one(list[i], &thesis_x, "v100_thesis", time_limit, solver);
         if (strcmp(list[i]->name, "igniter") == 0)
-          run_one(list[i], &igniter_x, "igniter_v100", time_limit);
+          run_one(list[i], &igniter_x, "igniter_v100", time_limit, solver);
       }
       instance_free(&thesis_x);
       instance_free(&igniter_x);
@@ -281,5 +288,6 @@ int main(int argc, char **argv)
   g_free(models_s);
   g_free(gpus_s);
   g_free(policies_s);
+  g_free(solver);
   return 0;
 }

@@ -21,6 +21,20 @@
 #include "milp_internal.h"
 #include "placement_policies.h"
 
+gboolean cs_milp_have_cbc(void)
+{
+#ifdef CS_HAVE_CBC
+  return cs_milp_cbc_load(NULL);
+#else
+  return FALSE;
+#endif
+}
+
+static const char *solver_name(const CsMilpOptions *opt)
+{
+  return opt->solver == CS_MILP_SOLVER_CBC ? "CBC" : "GLPK";
+}
+
 /* Problems with at most this many binaries are solved as before warm
  * starts existed (solve()). */
 #define PCH_MAX_BINARIES 2000
@@ -291,10 +305,41 @@ static int solve(glp_prob *lp, const CsMilpOptions *opt, gint64 deadline_us, con
   return ret;
 }
 
-static gboolean has_solution(glp_prob *lp)
+/* What one solve gave, whichever solver ran it. */
+typedef struct {
+  int ret;          /* glp_intopt's code (CBC: 0, or GLP_ETMLIM when cut without a solution) */
+  int status;       /* GLP_OPT, GLP_FEAS, or no solution */
+  double objective; /* with a solution */
+  double gap;       /* 0 when optimal, NAN when unknown */
+} SolveOut;
+
+static gboolean has_solution(const SolveOut *o)
 {
-  int s = glp_mip_status(lp);
-  return s == GLP_OPT || s == GLP_FEAS;
+  return o->status == GLP_OPT || o->status == GLP_FEAS;
+}
+
+/* Solves pb->lp as set with opt's solver; with a solution, x[1..n_cols]. */
+static SolveOut run_solver(MilpProblem *pb, const CsMilpOptions *opt, gint64 deadline_us,
+                           const double *start, double *x)
+{
+  SolveOut o = { .gap = NAN, .status = GLP_UNDEF };
+  if (opt->solver == CS_MILP_SOLVER_CBC) {
+#ifdef CS_HAVE_CBC
+    o.status = cs_milp_cbc_solve(pb->lp, opt, deadline_us, start, x, &o.objective, &o.gap);
+    o.ret = has_solution(&o) ? 0 : o.status == GLP_NOFEAS ? GLP_ENOPFS : GLP_ETMLIM;
+#else
+    g_assert_not_reached(); /* refused when the options are read */
+#endif
+    return o;
+  }
+  o.ret = solve(pb->lp, opt, deadline_us, start, &o.gap);
+  o.status = glp_mip_status(pb->lp);
+  if (has_solution(&o)) {
+    o.objective = glp_mip_obj_val(pb->lp);
+    for (int c = 1; c <= pb->n_cols; c++)
+      x[c] = glp_mip_col_val(pb->lp, c);
+  }
+  return o;
 }
 
 /* Second, lexicographic solve for prefer_small_batch (milp.h). x_first holds
@@ -337,24 +382,25 @@ static gboolean tie_break(MilpProblem *pb, const CsMilpOptions *opt, double good
     }
   }
   glp_set_obj_dir(lp, GLP_MIN);
-  double gap = NAN;
   /* The first solution is feasible here too: it starts the search. */
-  int ret = solve(lp, opt, deadline_us, x_first, &gap);
+  double *x = g_new0(double, (size_t)pb->n_cols + 1);
+  SolveOut o = run_solver(pb, opt, deadline_us, x_first, x);
   double total = 0.0;
   for (int m = 0; m < pb->n_models; m++)
-    total += glp_mip_col_val(lp, m + 1);
-  if (!has_solution(lp) || total < goodput - 1e-6) {
+    total += x[m + 1];
+  if (!has_solution(&o) || total < goodput - 1e-6) {
     g_string_append_printf(log,
                            "prefer_small_batch: tie-break solve failed (%s); keeping the first "
                            "solution\n",
-                           intopt_message(ret));
+                           intopt_message(o.ret));
+    g_free(x);
     return FALSE;
   }
   g_string_append_printf(log, "prefer_small_batch: tie-break solve %s%s\n",
-                         glp_mip_status(lp) == GLP_OPT ? "optimal" : "stopped by time limit",
-                         glp_mip_status(lp) == GLP_OPT ? "" : " (best tie-break found)");
-  for (int c = 1; c <= pb->n_cols; c++)
-    x_first[c] = glp_mip_col_val(lp, c);
+                         o.status == GLP_OPT ? "optimal" : "stopped by time limit",
+                         o.status == GLP_OPT ? "" : " (best tie-break found)");
+  memcpy(x_first, x, sizeof(double) * ((size_t)pb->n_cols + 1));
+  g_free(x);
   return TRUE;
 }
 
@@ -407,9 +453,9 @@ CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *op
   if (ok) {
     p = cs_placement_new(in->n_models);
     cs_placement_set_creq_metric(p, opt->metric);
-    g_string_append_printf(log, "milp: metric %s, time limit %.3g s%s\n",
+    g_string_append_printf(log, "milp: metric %s, time limit %.3g s, solver %s%s\n",
                            cs_place_metric_name(opt->metric), opt->time_limit_s,
-                           opt->prefer_small_batch ? ", prefer_small_batch" : "");
+                           solver_name(opt), opt->prefer_small_batch ? ", prefer_small_batch" : "");
     build(&pb, in, opt, cand_of_gpu);
     info->n_binaries = pb.n_cols - in->n_models;
     g_string_append_printf(log, "%d binary variables, %d constraints\n", info->n_binaries,
@@ -438,8 +484,12 @@ CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *op
         offered += MAX(in->models[m].rate_rps, 0.0);
       start_optimal = start_ok && start_goodput >= offered - 1e-9 * MAX(offered, 1.0);
     }
-    int ret = start_optimal ? 0 : solve(pb.lp, opt, deadline_us, start_ok ? start : NULL, &gap);
-    double *x = g_new(double, pb.n_cols + 1);
+    double *x = g_new0(double, pb.n_cols + 1);
+    SolveOut out = { .status = GLP_UNDEF, .gap = NAN };
+    if (!start_optimal)
+      out = run_solver(&pb, opt, deadline_us, start_ok ? start : NULL, x);
+    int ret = out.ret;
+    gap = out.gap;
     if (start_optimal) {
       info->status = CS_MILP_OPTIMAL;
       info->gap = 0.0;
@@ -448,21 +498,20 @@ CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *op
                                   "upper bound), objective %.2f req/s, no solve\n",
                              start_goodput);
       memcpy(x, start, sizeof(double) * (size_t)(pb.n_cols + 1));
-    } else if (has_solution(pb.lp)) {
-      info->status = glp_mip_status(pb.lp) == GLP_OPT ? CS_MILP_OPTIMAL : CS_MILP_FEASIBLE;
+    } else if (has_solution(&out)) {
+      info->status = out.status == GLP_OPT ? CS_MILP_OPTIMAL : CS_MILP_FEASIBLE;
       info->gap = gap;
-      info->objective = glp_mip_obj_val(pb.lp);
+      info->objective = out.objective;
       if (info->status == CS_MILP_OPTIMAL)
-        g_string_append_printf(log, "GLPK status: optimal, MIP gap 0%%, objective %.2f req/s\n",
-                               info->objective);
+        g_string_append_printf(log, "%s status: optimal, MIP gap 0%%, objective %.2f req/s\n",
+                               solver_name(opt), info->objective);
       else
         g_string_append_printf(log,
-                               "GLPK status: %s, best solution found kept, MIP gap %.4g%%, "
+                               "%s status: %s, best solution found kept, MIP gap %.4g%%, "
                                "objective %.2f req/s (not proven optimal; depends on machine "
                                "speed)\n",
-                               intopt_message(ret), gap * 100.0, info->objective);
-      for (int c = 1; c <= pb.n_cols; c++)
-        x[c] = glp_mip_col_val(pb.lp, c);
+                               solver_name(opt), intopt_message(ret), gap * 100.0,
+                               info->objective);
     } else {
       if (ret == GLP_ETMLIM && !large)
         start_goodput = start_solution(&pb, in, opt, start, &start_ok, log);
@@ -476,14 +525,15 @@ CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *op
       info->status = CS_MILP_HEURISTIC;
       info->objective = start_goodput;
       g_string_append_printf(log,
-                             "GLPK status: time limit reached before its first solution, the "
+                             "%s status: time limit reached before its first solution, the "
                              "greedy start kept, objective %.2f req/s (not proven optimal, gap "
-                             "unknown; depends on machine speed)\n", start_goodput);
+                             "unknown; depends on machine speed)\n", solver_name(opt),
+                             start_goodput);
       memcpy(x, start, sizeof(double) * (size_t)(pb.n_cols + 1));
     } else if (!ok) {
       g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
-                  "placement \"milp\": GLPK found no solution: %s (glp_intopt %d, status %d)%s",
-                  intopt_message(ret), ret, glp_mip_status(pb.lp),
+                  "placement \"milp\": %s found no solution: %s (code %d, status %d)%s",
+                  solver_name(opt), intopt_message(ret), ret, out.status,
                   ret == GLP_ETMLIM ? "; raise time_limit_s" : "");
     }
     g_free(start);
@@ -589,7 +639,7 @@ static CsPlacement *milp_place_params(const CsPlacementProblem *in, CsParams *pa
 {
   static const char *const keys[] = { "policy",       "metric",      "time_limit_s",
                                       "prefer_small_batch", "max_replicas", "batch_sizes",
-                                      "mps_shares",   NULL };
+                                      "mps_shares",   "solver",      NULL };
   CsMilpOptions opt = { .metric = default_metric, .time_limit_s = 60.0 };
   int *batches = NULL, *max_rep = NULL;
   if (!cs_params_check_keys(params, keys, error) ||
@@ -599,6 +649,29 @@ static CsPlacement *milp_place_params(const CsPlacementProblem *in, CsParams *pa
       !cs_params_bool(params, "prefer_small_batch", FALSE, &opt.prefer_small_batch, error) ||
       !cs_params_bool(params, "mps_shares", FALSE, &opt.mps_shares, error))
     return NULL;
+  const char *solver = "glpk";
+  if (!cs_params_string(params, "solver", FALSE, &solver, error))
+    return NULL;
+  gboolean cbc = strcmp(solver, "cbc") == 0;
+  if ((cbc && !cs_milp_have_cbc()) || (!cbc && strcmp(solver, "glpk") != 0)) {
+#ifdef CS_HAVE_CBC
+    char *why = NULL;
+    if (cbc && !cs_milp_cbc_load(&why)) {
+      cs_params_fail(cs_params_get(params, "solver"), error, "\"cbc\": %s", why);
+      g_free(why);
+      return NULL;
+    }
+#endif
+    if (cbc)
+      cs_params_fail(cs_params_get(params, "solver"), error,
+                     "\"cbc\" is not in this build (install coinor-libcbc-dev, then "
+                     "reconfigure: meson setup --reconfigure BUILD_DIR)");
+    else
+      cs_params_fail(cs_params_get(params, "solver"), error,
+                     "expected \"glpk\" or \"cbc\", got \"%s\"", solver);
+    return NULL;
+  }
+  opt.solver = cbc ? CS_MILP_SOLVER_CBC : CS_MILP_SOLVER_GLPK;
   if (!read_max_replicas(in, params, &max_rep, error))
     return NULL;
   if (!cs_place_read_batch_sizes(params, &batches, &opt.n_batches, error)) {

@@ -36,6 +36,14 @@ G_BEGIN_DECLS
  * depends on machine speed. */
 typedef gboolean (*CsMilpTimeUp)(gboolean has_solution, void *data);
 
+typedef enum {
+  CS_MILP_SOLVER_GLPK = 0,
+  CS_MILP_SOLVER_CBC    /* COIN-OR CBC, when the build found it (cs_milp_have_cbc) */
+} CsMilpSolver;
+
+/* TRUE when this build can solve with CBC. */
+gboolean cs_milp_have_cbc(void);
+
 typedef struct {
   CsCreqMetric metric;
   double time_limit_s;          /* the whole call: construction and both solves */
@@ -44,6 +52,7 @@ typedef struct {
   const int *batches;           /* candidate batch sizes, ascending (borrowed) */
   int n_batches;
   gboolean mps_shares;          /* MPS share = Creq/100 per replica (thesis: no) */
+  CsMilpSolver solver;          /* GLPK (default) or CBC (when built with it) */
   CsMilpTimeUp time_up;         /* NULL (users): GLPK's wall-clock time limit only; else
                                    also asked during both solves (tests) */
   void *time_up_data;           /* passed to time_up (borrowed) */

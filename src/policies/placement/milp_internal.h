@@ -32,4 +32,18 @@ double cs_milp_greedy_start(const MilpProblem *pb, const CsPlacementProblem *in,
  * tol (glp_ios_heur_sol takes a start without checking it). */
 gboolean cs_milp_satisfies(glp_prob *lp, const double *x, double tol);
 
+/* Loads CBC's library once (milp_cbc.c; only when built with CS_HAVE_CBC).
+ * Returns TRUE when it is loaded; else FALSE and, when why is not NULL, the
+ * reason in *why (g_free it). Thread-safe. */
+gboolean cs_milp_cbc_load(char **why);
+
+/* Solves lp with CBC (milp_cbc.c; only when built with CS_HAVE_CBC) within
+ * deadline_us (opt->time_up is not consulted: CBC's C interface has no
+ * node callback), from start (1-based, or NULL). Returns GLP_OPT, GLP_FEAS
+ * (a solution, cut by the limit), GLP_NOFEAS or GLP_UNDEF (none found in
+ * time); with a solution fills x[1..n], *objective and *gap (0 when
+ * optimal). */
+int cs_milp_cbc_solve(glp_prob *lp, const CsMilpOptions *opt, gint64 deadline_us,
+                      const double *start, double *x, double *objective, double *gap);
+
 #endif
