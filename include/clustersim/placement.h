@@ -44,9 +44,11 @@ typedef struct CsInterferenceSet CsInterferenceSet;
  * settings), for a policy that predicts co-location itself. */
 typedef struct {
   gboolean mps;                          /* co-located replicas share SMs under MPS */
-  double mps_gamma;                      /* exponent of the MPS cap (r/d)^gamma, > 0 */
+  double mps_gamma;                      /* exponent of the power share rule (r/d)^gamma, > 0 */
   const CsInterferenceSet *interference; /* cluster.interference, or NULL */
   const char *interference_name;         /* as the scenario names it, for logs; or NULL */
+  gboolean mps_share_power;              /* cluster.mps_share_rule "power" (FALSE: the
+                                            default "scalable", docs/gpu-model.md) */
 } CsPlacementGpuModel;
 
 /* The scenario a problem comes from, to simulate candidates on (opaque). */
