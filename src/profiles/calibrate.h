@@ -140,7 +140,7 @@ typedef struct {
   CsCalibPoints points;                          /* every pair latency, every variant */
 } CsGpuCalibration;
 
-/* Writes c's points as CSV (header, one row per latency; calibrate_share.c).
+/* Writes c's points as CSV (header, one row per latency; calibrate_report.c).
  * FALSE with error set when path cannot be written. */
 gboolean cs_gpu_calibration_write_points(const CsGpuCalibration *c, const char *path,
                                          GError **error);
@@ -161,7 +161,7 @@ void cs_calib_stat_of(double *errs, int n, CsCalibStat *out);
 CsGpuCalibration *cs_gpu_calibrate(const CsGpuCalibrateOptions *opt, GError **error);
 void cs_gpu_calibration_free(CsGpuCalibration *c);
 
-/* Prints the report as plain text. */
+/* Prints the report as plain text (calibrate_report.c). */
 void cs_gpu_calibration_print(const CsGpuCalibration *c, const CsGpuCalibrateOptions *opt,
                               FILE *out);
 

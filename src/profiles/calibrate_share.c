@@ -168,24 +168,3 @@ void cs_calib_share_print(const CsCalibShare *s, FILE *out)
   for (int m = 0; m < s->n_models; m++)
     fprintf(out, "  e without %-16s %.4f\n", s->models[m], s->lomo_fit[m].e);
 }
-
-gboolean cs_gpu_calibration_write_points(const CsGpuCalibration *c, const char *path,
-                                         GError **error)
-{
-  const CsCalibPoints *p = &c->points;
-  GString *s = g_string_new("pair,victim,aggressor,measured_ms,solo_ms");
-  for (int v = 0; v < CS_CALIB_N_VARIANTS; v++)
-    g_string_append_printf(s, ",%s_ms", cs_calib_variant_name((CsCalibVariant)v));
-  g_string_append_c(s, '\n');
-  for (int k = 0; k < p->n; k++) {
-    g_string_append_printf(s, "%s,%s,%s,%.9g,%.9g", c->pair_names[p->pair[k]],
-                           c->model_names[p->victim[k]], c->model_names[p->aggressor[k]],
-                           p->measured_ms[k], p->solo_ms[k]);
-    for (int v = 0; v < CS_CALIB_N_VARIANTS; v++)
-      g_string_append_printf(s, ",%.9g", p->sim_ms[v][k]);
-    g_string_append_c(s, '\n');
-  }
-  gboolean ok = g_file_set_contents(path, s->str, (gssize)s->len, error);
-  g_string_free(s, TRUE);
-  return ok;
-}
