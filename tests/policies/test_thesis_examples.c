@@ -192,6 +192,20 @@ static void test_example1_usher(void **state)
   cs_placement_free(p);
 }
 
+/* The placement of Figure 5.8b: alexnet b4, resnet50 b4, t5 b16 twice, no
+ * gpt2. */
+static void assert_example1_thesis_batches(const CsPlacement *p, const Instance *x)
+{
+  int b;
+  assert_int_equal(replicas_of(p, x, "alexnet", &b), 1);
+  assert_int_equal(b, 4);
+  assert_int_equal(replicas_of(p, x, "resnet50", &b), 1);
+  assert_int_equal(b, 4);
+  assert_int_equal(replicas_of(p, x, "t5", &b), 2);
+  assert_int_equal(b, 16);
+  assert_int_equal(replicas_of(p, x, "gpt2", &b), 0);
+}
+
 /* 5.4.3, Figure 5.8b: 1092.04 req/s (alexnet b4, resnet50 b4, t5 b16 twice):
  * min(400, 2801.75) + min(400, 589.78) + min(400, 2 x 146.02) = 400 + 400 +
  * 292.04, the number of the thesis' text. */
@@ -214,13 +228,7 @@ static void test_example1_milp(void **state)
   p = milp(&x, TRUE, &info);
   assert_true(info.tie_break_solved);
   assert_2dp(1092.04, p->expected_total);
-  assert_int_equal(replicas_of(p, &x, "alexnet", &b), 1);
-  assert_int_equal(b, 4);
-  assert_int_equal(replicas_of(p, &x, "resnet50", &b), 1);
-  assert_int_equal(b, 4);
-  assert_int_equal(replicas_of(p, &x, "t5", &b), 2);
-  assert_int_equal(b, 16);
-  assert_int_equal(replicas_of(p, &x, "gpt2", &b), 0);
+  assert_example1_thesis_batches(p, &x);
   cs_placement_free(p);
 }
 
@@ -330,13 +338,7 @@ static void test_examples_milp_cbc(void **state)
   CsMilpInfo info;
   CsPlacement *p = milp_with(&x, CS_MILP_SOLVER_CBC, TRUE, &info);
   assert_true(info.tie_break_solved);
-  int b;
-  assert_int_equal(replicas_of(p, &x, "alexnet", &b), 1);
-  assert_int_equal(b, 4);
-  assert_int_equal(replicas_of(p, &x, "resnet50", &b), 1);
-  assert_int_equal(b, 4);
-  assert_int_equal(replicas_of(p, &x, "t5", &b), 2);
-  assert_int_equal(b, 16);
+  assert_example1_thesis_batches(p, &x);
   cs_placement_free(p);
   /* Loading CBC (and the BLAS it pulls in) started no thread (milp_cbc.c). */
   char *status = NULL;
