@@ -85,11 +85,9 @@ ENGINE = re.compile(r"^engine: (\d+) events, ([\d.]+) s simulated, ([\d.]+) s wa
                     r"(\d+) events/s, (\d+) simulated requests/s", re.M)
 
 
-last_requests = 0
-
-
 def run(binary, path):
-    """One run: (events/s, requests/s, command wall s, peak RSS MB)."""
+    """One run: (events/s, requests/s, command wall s, peak RSS MB, simulated
+    requests: engine wall x requests/s, to the rounding of the engine line)."""
     start = time.monotonic()
     child = subprocess.Popen([binary, "run", path], stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, text=True)
@@ -99,9 +97,8 @@ def run(binary, path):
     m = ENGINE.search(out)
     if status != 0 or not m:
         sys.exit(f"engine_suite: {binary} run {path} failed (status {status})")
-    global last_requests  # simulated requests of this run, for callers that need the count
-    last_requests = round(float(m.group(3)) * int(m.group(5)))
-    return int(m.group(4)), int(m.group(5)), wall, usage.ru_maxrss / 1024.0
+    return (int(m.group(4)), int(m.group(5)), wall, usage.ru_maxrss / 1024.0,
+            round(float(m.group(3)) * int(m.group(5))))
 
 
 def main():
@@ -139,7 +136,7 @@ def main():
         if sys.stderr.isatty():
             print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
         for b in builds:
-            ev, rq, wall, rss = best[b]
+            ev, rq, wall, rss, _ = best[b]
             print(f"| {key}: {label} | {os.path.basename(os.path.normpath(b))} | {ev:,} | {rq:,} "
                   f"| {wall:.2f} | {rss:.0f} |", flush=True)
 

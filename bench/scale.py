@@ -77,7 +77,7 @@ def main():
         s["clients"][0]["requests"] = n
         path = write_temp(s)
         try:
-            _, rq, wall, rss = engine_suite.run(binary, path)
+            _, rq, wall, rss, _ = engine_suite.run(binary, path)
         finally:
             os.unlink(path)
         rows.append((n, 1e9 / rq, rss * 1048576 / n))
@@ -89,10 +89,9 @@ def main():
         s["trace"]["rate_scale"] = MAF_RATE_SCALE
         path = write_temp(s)  # beside the original: its relative paths hold
         try:
-            _, rq, wall, rss = engine_suite.run(binary, path)
+            _, rq, wall, rss, n = engine_suite.run(binary, path)
         finally:
             os.unlink(path)
-        n = engine_suite.last_requests
         print(f"\nMAF 2019 excerpt x{MAF_RATE_SCALE} (16 V100s): {n / 1e6:.1f} M requests, "
               f"{rq:,} simulated requests/s, {wall:.2f} s wall, peak RSS {rss:.0f} MB "
               f"({rss * 1048576 / n:.1f} bytes/request)")
