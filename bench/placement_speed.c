@@ -2,6 +2,8 @@
  * for 4, 16 and 64 models on 8, 64 and 512 GPUs.
  *
  *   placement_speed [--data-dir DIR] [--time-limit S] [--seed N] [--solver glpk|cbc]
+ *                   [--formulation auto|per_gpu|configurations] [--log]
+ *                   [--enumerate-limit N] [--rate-scale X]
  *                   [--models 4,16,64] [--gpus 8,64,512] [--policies a,b,...]
  *
  * Instances are deterministic (GLib's Mersenne Twister, one seed): for n
@@ -18,7 +20,8 @@
  * way and passed inline).
  *
  * Each policy runs once per instance with its default parameters, except
- * the MILPs' time limit (--time-limit, default 10 s) and solver (--solver,
+ * the MILPs' time limit (--time-limit, default 10 s), formulation
+ * (--formulation, default auto) and solver (--solver,
  * default GLPK; cbc when the build has it). Wall time is measured
  * with the monotonic clock around the policy's place() call, so it includes
  * reading the parameters (and for iGniter loading and fitting the
@@ -47,6 +50,8 @@ typedef struct {
 } Instance;
 
 /* Parses "4,16,64" into a list of positive integers. */
+static double rate_scale = 1.0; /* --rate-scale: every drawn rate times this */
+
 static int *parse_list(const char *s, int *n)
 {
   char **parts = g_strsplit(s, ",", -1);
@@ -81,7 +86,7 @@ static cJSON *draw(const cJSON *doc, const char *name_key, int n, GRand *rng, co
     names[i] = g_strdup_printf("%s#%d", bname, ++count[k]);
     cJSON_ReplaceItemInObjectCaseSensitive(m, name_key, cJSON_CreateString(names[i]));
     cJSON_AddItemToArray(list, m);
-    rates[i] = 10.0 * g_rand_int_range(rng, 10, 101);
+    rates[i] = 10.0 * g_rand_int_range(rng, 10, 101) * rate_scale;
     slo_out[i] = slos[g_rand_int_range(rng, 0, n_slos)];
   }
   cJSON_ReplaceItemInObjectCaseSensitive(out, "models", list);
@@ -151,10 +156,17 @@ static char *status_of(const CsPlacement *p, const char *policy)
   if (!s)
     s = strstr(p->log->str, "CBC status: ");
   if (s) {
-    if (g_str_has_prefix(strstr(s, "status: "), "status: optimal"))
+    if (g_str_has_prefix(strstr(s, "status: "), "status: optimal,"))
       return g_strdup("optimal");
+    if (g_str_has_prefix(strstr(s, "status: "), "status: optimal over")) {
+      const char *gap = strstr(s, "gap ");
+      return g_strdup_printf("optimal over the columns, gap %.3g %%",
+                             g_ascii_strtod(gap + 4, NULL));
+    }
     const char *gap = strstr(s, "MIP gap ");
-    double v = gap ? g_ascii_strtod(gap + 8, NULL) : -1;
+    if (!gap)
+      gap = strstr(s, ", gap "); /* configuration formulation: to its bound */
+    double v = gap ? g_ascii_strtod(strstr(gap, "gap ") + 4, NULL) : -1;
     return v >= 0 ? g_strdup_printf("time limit, gap %.3g %%", v) : g_strdup("time limit");
   }
   if (strstr(p->log->str, "nothing placed"))
@@ -164,8 +176,11 @@ static char *status_of(const CsPlacement *p, const char *policy)
   return g_strdup("heuristic");
 }
 
+static gboolean print_log; /* --log: each placement's log on stderr */
+static int enumerate_limit; /* --enumerate-limit */
+
 static void run_one(const CsPlacementPolicy *pol, const Instance *x, const char *family,
-                    double time_limit, const char *solver)
+                    double time_limit, const char *solver, const char *formulation)
 {
   cJSON *params = cJSON_CreateObject();
   cJSON_AddStringToObject(params, "policy", pol->name);
@@ -173,6 +188,10 @@ static void run_one(const CsPlacementPolicy *pol, const Instance *x, const char 
     cJSON_AddNumberToObject(params, "time_limit_s", time_limit);
     if (solver)
       cJSON_AddStringToObject(params, "solver", solver);
+    if (formulation)
+      cJSON_AddStringToObject(params, "formulation", formulation);
+    if (enumerate_limit)
+      cJSON_AddNumberToObject(params, "enumerate_limit", enumerate_limit);
   }
   if (strcmp(pol->name, "igniter") == 0 && x->coefs)
     cJSON_AddItemToObject(params, "coefficients", cJSON_Duplicate(x->coefs, TRUE));
@@ -207,6 +226,8 @@ static void run_one(const CsPlacementPolicy *pol, const Instance *x, const char 
       n_used++;
     }
   }
+  if (print_log)
+    fprintf(stderr, "%s", p->log->str);
   char *status = status_of(p, pol->name);
   printf("%.2f | %.0f | %.0f | %d | %s |\n", ms, p->expected_total, offered, n_used, status);
   fflush(stdout);
@@ -217,7 +238,8 @@ static void run_one(const CsPlacementPolicy *pol, const Instance *x, const char 
 
 int main(int argc, char **argv)
 {
-  char *data_dir = NULL, *models_s = NULL, *gpus_s = NULL, *policies_s = NULL, *solver = NULL;
+  char *data_dir = NULL, *models_s = NULL, *gpus_s = NULL, *policies_s = NULL, *solver = NULL,
+       *formulation = NULL;
   double time_limit = 10.0;
   gint seed = 1;
   GOptionEntry entries[] = {
@@ -226,6 +248,13 @@ int main(int argc, char **argv)
     { "time-limit", 0, 0, G_OPTION_ARG_DOUBLE, &time_limit, "MILP time limit, s (10)", "S" },
     { "seed", 0, 0, G_OPTION_ARG_INT, &seed, "instance seed (1)", "N" },
     { "solver", 0, 0, G_OPTION_ARG_STRING, &solver, "MILP solver, glpk or cbc (glpk)", "S" },
+    { "enumerate-limit", 0, 0, G_OPTION_ARG_INT, &enumerate_limit,
+      "MILP configurations listed in full up to N (0: 20000, -1: column generation)", "N" },
+    { "rate-scale", 0, 0, G_OPTION_ARG_DOUBLE, &rate_scale,
+      "multiply every drawn rate (1; e.g. 20 to load 512 GPUs)", "X" },
+    { "log", 0, 0, G_OPTION_ARG_NONE, &print_log, "print each placement's log on stderr", NULL },
+    { "formulation", 0, 0, G_OPTION_ARG_STRING, &formulation,
+      "MILP formulation, auto, per_gpu or configurations (auto)", "F" },
     { "models", 0, 0, G_OPTION_ARG_STRING, &models_s, "model counts (4,16,64)", "LIST" },
     { "gpus", 0, 0, G_OPTION_ARG_STRING, &gpus_s, "GPU counts (8,64,512)", "LIST" },
     { "policies", 0, 0, G_OPTION_ARG_STRING, &policies_s,
@@ -268,9 +297,9 @@ int main(int argc, char **argv)
         if (strcmp(list[i]->name, "manual") == 0 ||
             (only && !g_strv_contains((const char *const *)only, list[i]->name)))
           continue;
-        run_one(list[i], &thesis_x, "v100_thesis", time_limit, solver);
+        run_one(list[i], &thesis_x, "v100_thesis", time_limit, solver, formulation);
         if (strcmp(list[i]->name, "igniter") == 0)
-          run_one(list[i], &igniter_x, "igniter_v100", time_limit, solver);
+          run_one(list[i], &igniter_x, "igniter_v100", time_limit, solver, formulation);
       }
       instance_free(&thesis_x);
       instance_free(&igniter_x);
@@ -289,5 +318,6 @@ int main(int argc, char **argv)
   g_free(gpus_s);
   g_free(policies_s);
   g_free(solver);
+  g_free(formulation);
   return 0;
 }

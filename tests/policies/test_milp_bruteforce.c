@@ -164,7 +164,7 @@ static void test_milp_against_brute_force(void **state)
   g_free(slow);
   GRand *rng = g_rand_new_with_seed(20261123);
   static const double slos[] = { 50, 100, 200, 400 };
-  int tie_broken = 0, mixed = 0, types_differ = 0;
+  int tie_broken = 0, mixed = 0, types_differ = 0, cg_rounds = 0;
   /* Rounds 0..149 on V100s only (as before mixed clusters were tested),
    * 150..299 on a random mix of V100 and "slow" GPUs. */
   for (int round = 0; round < 300; round++) {
@@ -204,18 +204,35 @@ static void test_milp_against_brute_force(void **state)
     b.best = (Score){ 0, INT_MAX, INT_MAX };
     visit(&b, 0);
 
+    /* form 0: the per-GPU model; 1: the configuration model with every
+     * configuration listed; 2: the same by column generation and the
+     * configurations whose reduced cost could still pay. */
+    for (int form = 0; form < 3; form++)
     for (int prefer = 0; prefer < 2; prefer++) {
       CsMilpOptions opt = { .metric = metric, .time_limit_s = 1e6, /* no clock: a slow machine times the test out, never changes it */
                             .prefer_small_batch = prefer, .batches = batches,
-                            .n_batches = G_N_ELEMENTS(batches) };
+                            .n_batches = G_N_ELEMENTS(batches),
+                            .formulation = form ? CS_MILP_FORM_CONFIGURATIONS
+                                                : CS_MILP_FORM_PER_GPU,
+                            .enumerate_limit = form == 2 ? -1 : 0 };
       CsMilpInfo info;
       CsPlacement *p = cs_milp_place(&in, &opt, &info, &err);
       if (!p)
         fail_msg("round %d: %s", round, err->message);
       if (fabs(p->expected_total - b.best_total) > 1e-6)
-        fail_msg("round %d: MILP %.9f, brute force %.9f req/s", round, p->expected_total,
-                 b.best_total);
-      if (prefer) {
+        fail_msg("round %d, formulation %d: MILP %.9f, brute force %.9f req/s\n%s", round, form,
+                 p->expected_total, b.best_total, p->log->str);
+      if (form > 0 && info.status != CS_MILP_EMPTY) {
+        /* Proven optimal, and the bound it proved holds. */
+        assert_int_equal(info.status, CS_MILP_OPTIMAL);
+        assert_true(info.configurations);
+        assert_true(info.enumerated == (form == 1) ||
+                    strstr(p->log->str, "greedy start serves every rate"));
+        assert_true(info.bound >= b.best_total - 1e-6);
+        cg_rounds += info.cg_iterations;
+      }
+      /* The tie-break is exact only over every configuration. */
+      if (prefer && form < 2) {
         int batch_of[MAX_M] = { 0 }, replicas = (int)p->replicas->len, batch_sum = 0;
         for (guint r = 0; r < p->replicas->len; r++) {
           const CsReplica *rep = &g_array_index(p->replicas, CsReplica, r);
@@ -227,7 +244,7 @@ static void test_milp_against_brute_force(void **state)
           fail_msg("round %d: prefer_small_batch gave batch sum %d with %d replicas; the "
                    "smallest optimum is %d with %d\n%s",
                    round, batch_sum, replicas, b.best.batch_sum, b.best.replicas, p->log->str);
-        tie_broken += b.best.replicas < nm * ng;
+        tie_broken += form == 0 && b.best.replicas < nm * ng;
       }
       cs_placement_free(p);
     }
@@ -256,6 +273,8 @@ static void test_milp_against_brute_force(void **state)
   /* Instances where fewer replicas than "every model everywhere" suffice:
    * the replica term had something to decide. */
   assert_true(tie_broken >= 50);
+  /* Column generation had rounds to run (an LP that priced columns). */
+  assert_true(cg_rounds >= 300);
   g_rand_free(rng);
   cs_profile_set_free(set);
 }

@@ -187,6 +187,12 @@ static void test_milp_param_errors(void **state)
   expect_error(&x.in, "milp", "{\"max_replicas\": \"2\"}",
                "placement.max_replicas: expected a number or an object");
   expect_error(&x.in, "wsm-milp", "{\"metric\": \"ao\"}", "always uses metric \"wsm\"");
+  expect_error(&x.in, "milp", "{\"formulation\": \"columns\"}",
+               "placement.formulation: expected \"auto\", \"per_gpu\" or \"configurations\", "
+               "got \"columns\"");
+  expect_error(&x.in, "milp", "{\"formulation\": 1}", "placement.formulation");
+  expect_error(&x.in, "milp", "{\"enumerate_limit\": -2}", "placement.enumerate_limit");
+  expect_error(&x.in, "milp", "{\"enumerate_limit\": 1.5}", "placement.enumerate_limit");
 }
 
 static int count_model(const CsPlacement *p, int m)
@@ -214,16 +220,34 @@ static void test_parameters_take_effect(void **state)
   assert_int_equal(count_model(p, 3), 1);
   assert_true(fabs(p->expected_total - 1057.51) < 0.005);
   cs_placement_free(p);
-  p = expect_ok(&x.in, "milp", "{\"max_replicas\": 1, \"mps_shares\": true}");
-  for (int m = 0; m < 4; m++)
-    assert_true(count_model(p, m) <= 1);
-  for (guint i = 0; i < p->replicas->len; i++) {
-    const CsReplica *r = &g_array_index(p->replicas, CsReplica, i);
-    const CsBatchPoint *pt = cs_model_profile_point(
-      cs_profile_set_lookup(*state, "v100", x.models[r->model].name), r->batch);
-    assert_true(fabs(r->mps_share - pt->creq_pct[CS_CREQ_AO] / 100.0) < 1e-12);
+  /* The same by the configuration formulation, listed and generated. */
+  static const char *const forms[] = {
+    "{\"max_replicas\": {\"t5\": 1}, \"formulation\": \"configurations\"}",
+    "{\"max_replicas\": {\"t5\": 1}, \"formulation\": \"configurations\", "
+    "\"enumerate_limit\": -1}",
+  };
+  for (size_t f = 0; f < G_N_ELEMENTS(forms); f++) {
+    p = expect_ok(&x.in, "milp", forms[f]);
+    assert_non_null(strstr(p->log->str, "configuration formulation"));
+    assert_non_null(strstr(p->log->str, f ? "column generation" : "all of them"));
+    assert_int_equal(count_model(p, 3), 1);
+    assert_true(fabs(p->expected_total - 1057.51) < 0.005);
+    cs_placement_free(p);
   }
-  cs_placement_free(p);
+  for (int f = 0; f < 2; f++) {
+    p = expect_ok(&x.in, "milp", f ? "{\"max_replicas\": 1, \"mps_shares\": true, "
+                                     "\"formulation\": \"configurations\"}"
+                                   : "{\"max_replicas\": 1, \"mps_shares\": true}");
+    for (int m = 0; m < 4; m++)
+      assert_true(count_model(p, m) <= 1);
+    for (guint i = 0; i < p->replicas->len; i++) {
+      const CsReplica *r = &g_array_index(p->replicas, CsReplica, i);
+      const CsBatchPoint *pt = cs_model_profile_point(
+        cs_profile_set_lookup(*state, "v100", x.models[r->model].name), r->batch);
+      assert_true(fabs(r->mps_share - pt->creq_pct[CS_CREQ_AO] / 100.0) < 1e-12);
+    }
+    cs_placement_free(p);
+  }
 
   /* WSM as Creq: MPS shares follow the WSM column; without shares they are 0. */
   p = expect_ok(&x.in, "usher", "{\"metric\": \"wsm\"}");
@@ -478,6 +502,7 @@ static void test_milp_large_starts_from_greedy(void **state)
   v100_cluster(&x, names, 8, 16, 30000, 1000, 400, 64, *state);
   Clock clock = { 0 };
   CsMilpOptions opt = big_options(FALSE, up_solved_or_late, &clock);
+  opt.formulation = CS_MILP_FORM_PER_GPU; /* "auto" would solve configurations */
   CsMilpInfo info;
   GError *err = NULL;
   CsPlacement *p = cs_milp_place(&x.in, &opt, &info, &err);
@@ -586,6 +611,7 @@ static void test_milp_large_start_serves_everything(void **state)
   V100Cluster x;
   v100_cluster(&x, names, 4, 4, 400, 0, 400, 512, *state);
   CsMilpOptions opt = big_options(FALSE, up_at_once, &(Clock){ 0 });
+  opt.formulation = CS_MILP_FORM_PER_GPU;
   CsMilpInfo info;
   GError *err = NULL;
   CsPlacement *p = cs_milp_place(&x.in, &opt, &info, &err);
@@ -645,6 +671,7 @@ static void test_milp_large_start_short_of_every_rate(void **state)
   V100Cluster x;
   v100_cluster(&x, names, 4, 4, RATE_SHORT, 0, 400, 512, *state);
   CsMilpOptions opt = big_options(FALSE, up_at_once, &(Clock){ 0 });
+  opt.formulation = CS_MILP_FORM_PER_GPU;
   opt.max_replicas = one;
   CsMilpInfo info;
   GError *err = NULL;

@@ -143,12 +143,14 @@ static CsPlacement *usher(const Instance *x, CsUsherMode mode, CsUsherInfo *info
   return usher_grouped(x, mode, NULL, info);
 }
 
-static CsPlacement *milp_with(const Instance *x, CsMilpSolver solver, gboolean prefer_small,
-                              CsMilpInfo *info)
+/* form: the formulation; enumerate_limit as in CsMilpOptions. */
+static CsPlacement *milp_form(const Instance *x, CsMilpSolver solver, CsMilpFormulation form,
+                              int enumerate_limit, gboolean prefer_small, CsMilpInfo *info)
 {
   CsMilpOptions opt = { .metric = CS_CREQ_AO, .time_limit_s = 1e6, /* no clock: a slow machine times the test out, never changes it */
                         .prefer_small_batch = prefer_small, .batches = cs_place_default_batches,
-                        .n_batches = cs_place_n_default_batches, .solver = solver };
+                        .n_batches = cs_place_n_default_batches, .solver = solver,
+                        .formulation = form, .enumerate_limit = enumerate_limit };
   GError *err = NULL;
   CsPlacement *p = cs_milp_place(&x->in, &opt, info, &err);
   if (!p)
@@ -157,6 +159,12 @@ static CsPlacement *milp_with(const Instance *x, CsMilpSolver solver, gboolean p
   assert_true(info->gap == 0.0);
   assert_non_null(strstr(p->log->str, "optimal"));
   return p;
+}
+
+static CsPlacement *milp_with(const Instance *x, CsMilpSolver solver, gboolean prefer_small,
+                              CsMilpInfo *info)
+{
+  return milp_form(x, solver, CS_MILP_FORM_AUTO, 0, prefer_small, info);
 }
 
 static CsPlacement *milp(const Instance *x, gboolean prefer_small, CsMilpInfo *info)
@@ -348,6 +356,38 @@ static void test_examples_milp_cbc(void **state)
     assert_int_equal(atoi(line + strlen("\nThreads:")), 1);
     g_free(status);
   }
+}
+
+/* The configuration formulation (every configuration listed, and by column
+ * generation) reaches the thesis' three optima, as the per-GPU one does. */
+static void test_examples_milp_configurations(void **state)
+{
+  static const struct { const char *const *models; double rate, slo, want; } ex[] = {
+    { example1, 400, 200, 1092.04 }, { example2, 400, 300, 1331.19 },
+    { example3, 500, 200, 1624.88 },
+  };
+  for (int generated = 0; generated < 2; generated++)
+    for (size_t i = 0; i < G_N_ELEMENTS(ex); i++) {
+      Instance x;
+      instance_init(&x, *state, ex[i].models, ex[i].rate, ex[i].slo, 4);
+      CsMilpInfo info;
+      CsPlacement *p = milp_form(&x, CS_MILP_SOLVER_GLPK, CS_MILP_FORM_CONFIGURATIONS,
+                                 generated ? -1 : 0, FALSE, &info);
+      assert_2dp(ex[i].want, p->expected_total);
+      assert_2dp(ex[i].want, info.objective);
+      assert_true(info.configurations && info.enumerated == !generated);
+      assert_non_null(strstr(p->log->str, "configuration formulation"));
+      cs_placement_free(p);
+    }
+  /* With every configuration listed the tie-break is exact: the same
+   * placement as the per-GPU model's. */
+  Instance x;
+  instance_init(&x, *state, example1, 400, 200, 4);
+  CsMilpInfo info;
+  CsPlacement *p = milp_form(&x, CS_MILP_SOLVER_GLPK, CS_MILP_FORM_CONFIGURATIONS, 0, TRUE, &info);
+  assert_true(info.tie_break_solved);
+  assert_example1_thesis_batches(p, &x);
+  cs_placement_free(p);
 }
 
 static const char *const vision5[] = { "alexnet", "densenet121", "efficientnet_b7", "resnet50",
@@ -568,6 +608,7 @@ int main(void)
     cmocka_unit_test(test_example3_usher),
     cmocka_unit_test(test_example3_milp),
     cmocka_unit_test(test_examples_milp_cbc),
+    cmocka_unit_test(test_examples_milp_configurations),
     cmocka_unit_test(test_vision_usher_min_gpus),
     cmocka_unit_test(test_vision_usher_fixed_thesis_groups),
     cmocka_unit_test(test_vision_usher_fixed_own_groups),

@@ -39,6 +39,15 @@ static const char *solver_name(const CsMilpOptions *opt)
  * starts existed (solve()). */
 #define PCH_MAX_BINARIES 2000
 
+/* Formulation "auto" solves the per-GPU model on problems of the thesis'
+ * size (at most this many GPUs and models: its instances have 6-7 GPUs and
+ * 4-5 models), where it takes under a second and returns the placements
+ * and ties the thesis published; the configuration model beyond, which
+ * proved optimal in milliseconds what the per-GPU model left at a gap
+ * after 10 s (docs/policies.md). */
+#define THESIS_MAX_GPUS 8
+#define THESIS_MAX_MODELS 8
+
 /* How far the tie-break solve may lower the total goodput, req/s. */
 #define TIE_SLACK 1e-7
 
@@ -61,31 +70,17 @@ static int add_row(glp_prob *lp, int type, double lb, double ub)
   return r;
 }
 
-static int add_binary(MilpProblem *pb)
-{
-  int c = glp_add_cols(pb->lp, 1);
-  glp_set_col_kind(pb->lp, c, GLP_BV);
-  return c;
-}
-
-/* Builds the MILP of milp.h from the candidates of every (model, GPU). */
-static void build(MilpProblem *pb, const CsPlacementProblem *in, const CsMilpOptions *opt,
-                  CsModelOptions *const *cand_of_gpu)
+void cs_milp_index(MilpProblem *pb, const CsPlacementProblem *in, const CsMilpOptions *opt,
+                   CsModelOptions *const *cand_of_gpu)
 {
   int nm = in->n_models, nb = opt->n_batches, ng = in->n_gpus;
   pb->n_models = nm;
   pb->n_batches = nb;
   pb->n_gpus = ng;
-  pb->lp = glp_create_prob();
-  glp_set_obj_dir(pb->lp, GLP_MAX);
   pb->y_col = g_new0(int, MAX(nm * nb, 1));
   pb->x_col = g_new0(int, MAX(milp_xi(pb, nm, 0, 0), 1));
   pb->x_opt = g_new0(const CsBatchOption *, MAX(milp_xi(pb, nm, 0, 0), 1));
-  glp_add_cols(pb->lp, nm);
-  for (int m = 0; m < nm; m++) {
-    glp_set_col_bnds(pb->lp, m + 1, GLP_DB, 0.0, MAX(in->models[m].rate_rps, 0.0));
-    glp_set_obj_coef(pb->lp, m + 1, 1.0);
-  }
+  int col = nm; /* columns 1..nm are the w_m */
   for (int m = 0; m < nm; m++) {
     for (int k = 0; k < nb; k++) {
       for (int g = 0; g < ng; g++) {
@@ -94,14 +89,31 @@ static void build(MilpProblem *pb, const CsPlacementProblem *in, const CsMilpOpt
           if (c->opts[i].batch != opt->batches[k] || !c->opts[i].meets_slo)
             continue;
           if (!pb->y_col[m * nb + k])
-            pb->y_col[m * nb + k] = add_binary(pb);
-          pb->x_col[milp_xi(pb, m, k, g)] = add_binary(pb);
+            pb->y_col[m * nb + k] = ++col;
+          pb->x_col[milp_xi(pb, m, k, g)] = ++col;
           pb->x_opt[milp_xi(pb, m, k, g)] = &c->opts[i];
         }
       }
     }
   }
-  pb->n_cols = glp_get_num_cols(pb->lp);
+  pb->n_cols = col;
+}
+
+/* Builds the MILP of milp.h over pb's column maps (cs_milp_index). */
+static void build(MilpProblem *pb, const CsPlacementProblem *in, const CsMilpOptions *opt)
+{
+  int nm = in->n_models, nb = opt->n_batches, ng = in->n_gpus;
+  pb->lp = glp_create_prob();
+  glp_set_obj_dir(pb->lp, GLP_MAX);
+  glp_add_cols(pb->lp, nm);
+  for (int m = 0; m < nm; m++) {
+    glp_set_col_bnds(pb->lp, m + 1, GLP_DB, 0.0, MAX(in->models[m].rate_rps, 0.0));
+    glp_set_obj_coef(pb->lp, m + 1, 1.0);
+  }
+  if (pb->n_cols > nm)
+    glp_add_cols(pb->lp, pb->n_cols - nm);
+  for (int c = nm + 1; c <= pb->n_cols; c++)
+    glp_set_col_kind(pb->lp, c, GLP_BV);
 
   Triplets t = { g_array_new(FALSE, FALSE, sizeof(int)), g_array_new(FALSE, FALSE, sizeof(int)),
                  g_array_new(FALSE, FALSE, sizeof(double)) };
@@ -179,7 +191,7 @@ static void build(MilpProblem *pb, const CsPlacementProblem *in, const CsMilpOpt
   g_array_unref(t.ar);
 }
 
-static void problem_clear(MilpProblem *pb)
+void cs_milp_problem_clear(MilpProblem *pb)
 {
   if (pb->lp)
     glp_delete_prob(pb->lp);
@@ -234,7 +246,7 @@ static void bnb_callback(glp_tree *tree, void *info)
   }
 }
 
-static const char *intopt_message(int ret)
+const char *cs_milp_intopt_message(int ret)
 {
   switch (ret) {
   case 0: return "solved";
@@ -251,10 +263,18 @@ static const char *intopt_message(int ret)
 }
 
 /* Milliseconds from now to deadline_us, at least 1 (GLPK's limits). */
-static int ms_left(gint64 deadline_us)
+int cs_milp_ms_left(gint64 deadline_us)
 {
   double ms = ceil((double)(deadline_us - g_get_monotonic_time()) / 1000.0);
   return (int)CLAMP(ms, 1.0, (double)G_MAXINT);
+}
+
+/* A GLPK terminal hook that prints nothing. */
+static int swallow_output(void *info, const char *s)
+{
+  (void)info;
+  (void)s;
+  return 1;
 }
 
 /* One solve, cut at deadline_us (or by opt->time_up). Returns glp_intopt's
@@ -276,16 +296,16 @@ static int ms_left(gint64 deadline_us)
  * and clique cuts would help but print to stdout whatever msg_lev says
  * (only the process-wide glp_term_out silences them), so they stay off. */
 static int solve(glp_prob *lp, const CsMilpOptions *opt, gint64 deadline_us, const double *start,
-                 double *gap)
+                 CsMilpSolveMode mode, double *gap)
 {
   *gap = NAN;
-  gboolean large = glp_get_num_int(lp) > PCH_MAX_BINARIES;
+  gboolean large = mode != CS_MILP_SOLVE_THESIS;
   if (large) {
     glp_smcp sp;
     glp_init_smcp(&sp);
     sp.msg_lev = GLP_MSG_OFF;
     if (!opt->time_up)
-      sp.tm_lim = ms_left(deadline_us);
+      sp.tm_lim = cs_milp_ms_left(deadline_us);
     int ret = glp_simplex(lp, &sp);
     if (ret == GLP_ETMLIM)
       return GLP_ETMLIM;
@@ -297,12 +317,22 @@ static int solve(glp_prob *lp, const CsMilpOptions *opt, gint64 deadline_us, con
   parm.msg_lev = GLP_MSG_OFF;
   parm.presolve = large ? GLP_OFF : GLP_ON; /* small: the relaxation is solved within */
   parm.br_tech = large ? GLP_BR_DTH : GLP_BR_PCH;
-  parm.tm_lim = opt->time_up ? G_MAXINT : ms_left(deadline_us);
+  parm.tm_lim = opt->time_up ? G_MAXINT : cs_milp_ms_left(deadline_us);
   SolveState st = { .last_gap = NAN, .opt = opt, .deadline_us = deadline_us,
                     .start = large ? start : NULL };
   parm.cb_func = bnb_callback;
   parm.cb_info = &st;
+  if (mode == CS_MILP_SOLVE_MASTER) {
+    /* The configuration master is small and its rows are knapsacks over
+     * general integers: cuts close most of its gap. GLPK prints their
+     * progress to the terminal whatever msg_lev says; the hook (GLPK's
+     * environment is per thread) swallows it. */
+    parm.mir_cuts = parm.gmi_cuts = parm.cov_cuts = parm.clq_cuts = GLP_ON;
+    glp_term_hook(swallow_output, NULL);
+  }
   int ret = glp_intopt(lp, &parm);
+  if (mode == CS_MILP_SOLVE_MASTER)
+    glp_term_hook(NULL, NULL);
   if (ret == GLP_ESTOP && st.timed_out)
     ret = GLP_ETMLIM;
   int status = glp_mip_status(lp);
@@ -313,41 +343,42 @@ static int solve(glp_prob *lp, const CsMilpOptions *opt, gint64 deadline_us, con
   return ret;
 }
 
-/* What one solve gave, whichever solver ran it. */
-typedef struct {
-  int ret;          /* glp_intopt's code (CBC: 0, or GLP_ETMLIM when cut without a solution) */
-  int status;       /* GLP_OPT, GLP_FEAS, or no solution */
-  double objective; /* with a solution */
-  double gap;       /* 0 when optimal, NAN when unknown */
-} SolveOut;
-
-static gboolean has_solution(const SolveOut *o)
+gboolean cs_milp_has_solution(const CsMilpSolveOut *o)
 {
   return o->status == GLP_OPT || o->status == GLP_FEAS;
 }
 
-/* Solves pb->lp as set with opt's solver; with a solution, x[1..n_cols]. */
-static SolveOut run_solver(MilpProblem *pb, const CsMilpOptions *opt, gint64 deadline_us,
-                           const double *start, double *x)
+CsMilpSolveOut cs_milp_solve_lp(glp_prob *lp, CsMilpSolveMode mode, const CsMilpOptions *opt,
+                                gint64 deadline_us, const double *start, double *x)
 {
-  SolveOut o = { .gap = NAN, .status = GLP_UNDEF };
+  CsMilpSolveOut o = { .gap = NAN, .status = GLP_UNDEF };
   if (opt->solver == CS_MILP_SOLVER_CBC) {
 #ifdef CS_HAVE_CBC
-    o.status = cs_milp_cbc_solve(pb->lp, opt, deadline_us, start, x, &o.objective, &o.gap);
-    o.ret = has_solution(&o) ? 0 : o.status == GLP_NOFEAS ? GLP_ENOPFS : GLP_ETMLIM;
+    o.status = cs_milp_cbc_solve(lp, opt, deadline_us, start, x, &o.objective, &o.gap);
+    o.ret = cs_milp_has_solution(&o) ? 0 : o.status == GLP_NOFEAS ? GLP_ENOPFS : GLP_ETMLIM;
 #else
     g_assert_not_reached(); /* refused when the options are read */
 #endif
     return o;
   }
-  o.ret = solve(pb->lp, opt, deadline_us, start, &o.gap);
-  o.status = glp_mip_status(pb->lp);
-  if (has_solution(&o)) {
-    o.objective = glp_mip_obj_val(pb->lp);
-    for (int c = 1; c <= pb->n_cols; c++)
-      x[c] = glp_mip_col_val(pb->lp, c);
+  o.ret = solve(lp, opt, deadline_us, start, mode, &o.gap);
+  o.status = glp_mip_status(lp);
+  if (cs_milp_has_solution(&o)) {
+    o.objective = glp_mip_obj_val(lp);
+    for (int c = 1; c <= glp_get_num_cols(lp); c++)
+      x[c] = glp_mip_col_val(lp, c);
   }
   return o;
+}
+
+/* Solves pb->lp as set with opt's solver; with a solution, x[1..n_cols]. */
+static CsMilpSolveOut run_solver(MilpProblem *pb, const CsMilpOptions *opt, gint64 deadline_us,
+                                 const double *start, double *x)
+{
+  return cs_milp_solve_lp(pb->lp,
+                          glp_get_num_int(pb->lp) <= PCH_MAX_BINARIES ? CS_MILP_SOLVE_THESIS
+                                                                      : CS_MILP_SOLVE_LARGE,
+                          opt, deadline_us, start, x);
 }
 
 /* Second, lexicographic solve for prefer_small_batch (milp.h). x_first holds
@@ -392,15 +423,15 @@ static gboolean tie_break(MilpProblem *pb, const CsMilpOptions *opt, double good
   glp_set_obj_dir(lp, GLP_MIN);
   /* The first solution is feasible here too: it starts the search. */
   double *x = g_new0(double, (size_t)pb->n_cols + 1);
-  SolveOut o = run_solver(pb, opt, deadline_us, x_first, x);
+  CsMilpSolveOut o = run_solver(pb, opt, deadline_us, x_first, x);
   double total = 0.0;
   for (int m = 0; m < pb->n_models; m++)
     total += x[m + 1];
-  if (!has_solution(&o) || total < goodput - 1e-6) {
+  if (!cs_milp_has_solution(&o) || total < goodput - 1e-6) {
     g_string_append_printf(log,
                            "prefer_small_batch: tie-break solve failed (%s); keeping the first "
                            "solution\n",
-                           intopt_message(o.ret));
+                           cs_milp_intopt_message(o.ret));
     g_free(x);
     return FALSE;
   }
@@ -425,6 +456,110 @@ static double start_solution(const MilpProblem *pb, const CsPlacementProblem *in
     g_string_append(log, "greedy start: violates a constraint (a bug, please report it): not "
                          "used\n");
   return goodput;
+}
+
+/* The thesis' formulation (milp.h) over pb's column maps: builds and
+ * solves it, fills k_of and info. Returns FALSE with error when the solver
+ * fails without any placement. */
+static gboolean solve_per_gpu(MilpProblem *pb, const CsPlacementProblem *in,
+                              const CsMilpOptions *opt, gint64 deadline_us, int *k_of,
+                              CsMilpInfo *info, GString *log, GError **error)
+{
+  build(pb, in, opt);
+  info->n_binaries = pb->n_cols - in->n_models;
+  g_string_append_printf(log, "%d binary variables, %d constraints\n", info->n_binaries,
+                         glp_get_num_rows(pb->lp));
+  if (info->n_binaries == 0) {
+    info->status = CS_MILP_EMPTY;
+    g_string_append(log, "no model has a batch size meeting its SLO on any GPU: nothing "
+                         "placed\n");
+    return TRUE;
+  }
+  gboolean ok = TRUE;
+  double gap = NAN;
+  /* Large problems start from the greedy solution; small ones solve as
+   * they always did and build it only if the time limit leaves them
+   * without a solution (built before, it slowed glp_intopt by a third on
+   * 4 models x 64 GPUs: GLPK's allocations landed differently). */
+  gboolean large = glp_get_num_int(pb->lp) > PCH_MAX_BINARIES;
+  double *start = g_new(double, pb->n_cols + 1);
+  double start_goodput = 0.0;
+  gboolean start_ok = FALSE, start_optimal = FALSE, fallback = FALSE;
+  if (large) {
+    start_goodput = start_solution(pb, in, opt, start, &start_ok, log);
+    /* Sum of w_m <= sum of rates: a start that reaches it is optimal
+     * without a solve. */
+    double offered = 0.0;
+    for (int m = 0; m < in->n_models; m++)
+      offered += MAX(in->models[m].rate_rps, 0.0);
+    start_optimal = start_ok && start_goodput >= offered - 1e-9 * MAX(offered, 1.0);
+  }
+  double *x = g_new0(double, pb->n_cols + 1);
+  CsMilpSolveOut out = { .status = GLP_UNDEF, .gap = NAN };
+  if (!start_optimal)
+    out = run_solver(pb, opt, deadline_us, start_ok ? start : NULL, x);
+  int ret = out.ret;
+  gap = out.gap;
+  if (start_optimal) {
+    info->status = CS_MILP_OPTIMAL;
+    info->gap = 0.0;
+    info->objective = start_goodput;
+    g_string_append_printf(log, "greedy start serves every rate: optimal (the objective's "
+                                "upper bound), objective %.2f req/s, no solve\n",
+                           start_goodput);
+    memcpy(x, start, sizeof(double) * (size_t)(pb->n_cols + 1));
+  } else if (cs_milp_has_solution(&out)) {
+    info->status = out.status == GLP_OPT ? CS_MILP_OPTIMAL : CS_MILP_FEASIBLE;
+    info->gap = gap;
+    info->objective = out.objective;
+    if (info->status == CS_MILP_OPTIMAL)
+      g_string_append_printf(log, "%s status: optimal, MIP gap 0%%, objective %.2f req/s\n",
+                             solver_name(opt), info->objective);
+    else
+      g_string_append_printf(log,
+                             "%s status: %s, best solution found kept, MIP gap %.4g%%, "
+                             "objective %.2f req/s (not proven optimal; depends on machine "
+                             "speed)\n",
+                             solver_name(opt), cs_milp_intopt_message(ret), gap * 100.0,
+                             info->objective);
+  } else {
+    if (ret == GLP_ETMLIM && !large)
+      start_goodput = start_solution(pb, in, opt, start, &start_ok, log);
+    ok = ret == GLP_ETMLIM && start_ok;
+    fallback = ok;
+  }
+  if (fallback) {
+    /* Cut before GLPK had a solution (a large problem's LP relaxation did
+     * not finish in time, or a small problem's search found none): the
+     * start is still a feasible placement. */
+    info->status = CS_MILP_HEURISTIC;
+    info->objective = start_goodput;
+    g_string_append_printf(log,
+                           "%s status: time limit reached before its first solution, the "
+                           "greedy start kept, objective %.2f req/s (not proven optimal, gap "
+                           "unknown; depends on machine speed)\n", solver_name(opt),
+                           start_goodput);
+    memcpy(x, start, sizeof(double) * (size_t)(pb->n_cols + 1));
+  } else if (!ok) {
+    g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
+                "placement \"milp\": %s found no solution: %s (code %d, status %d)%s",
+                solver_name(opt), cs_milp_intopt_message(ret), ret, out.status,
+                ret == GLP_ETMLIM ? "; raise time_limit_s" : "");
+  }
+  g_free(start);
+  if (ok) {
+    if (opt->prefer_small_batch && info->status != CS_MILP_HEURISTIC)
+      info->tie_break_solved = tie_break(pb, opt, info->objective, deadline_us, x, log);
+    for (int m = 0; m < in->n_models; m++)
+      for (int g = 0; g < in->n_gpus; g++)
+        for (int k = 0; k < opt->n_batches; k++) {
+          int c = pb->x_col[milp_xi(pb, m, k, g)];
+          if (c && x[c] > 0.5)
+            k_of[(size_t)m * in->n_gpus + g] = k;
+        }
+  }
+  g_free(x);
+  return ok;
 }
 
 CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *opt,
@@ -458,109 +593,40 @@ CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *op
 
   CsPlacement *p = NULL;
   MilpProblem pb = { 0 };
+  int *k_of = NULL; /* [m * n_gpus + g]: batch index of m's replica on g, -1 none */
   if (ok) {
     p = cs_placement_new(in->n_models);
     cs_placement_set_creq_metric(p, opt->metric);
-    g_string_append_printf(log, "milp: metric %s, time limit %.3g s, solver %s%s\n",
+    cs_milp_index(&pb, in, opt, cand_of_gpu);
+    gboolean configurations =
+      opt->formulation == CS_MILP_FORM_CONFIGURATIONS ||
+      (opt->formulation == CS_MILP_FORM_AUTO &&
+       (in->n_gpus > THESIS_MAX_GPUS || in->n_models > THESIS_MAX_MODELS));
+    g_string_append_printf(log, "milp: metric %s, time limit %.3g s, solver %s%s%s\n",
                            cs_place_metric_name(opt->metric), opt->time_limit_s,
-                           solver_name(opt), opt->prefer_small_batch ? ", prefer_small_batch" : "");
-    build(&pb, in, opt, cand_of_gpu);
-    info->n_binaries = pb.n_cols - in->n_models;
-    g_string_append_printf(log, "%d binary variables, %d constraints\n", info->n_binaries,
-                           glp_get_num_rows(pb.lp));
-  }
-  if (ok && info->n_binaries == 0) {
-    info->status = CS_MILP_EMPTY;
-    g_string_append(log, "no model has a batch size meeting its SLO on any GPU: nothing "
-                            "placed\n");
-  } else if (ok) {
-    double gap = NAN;
-    /* Large problems start from the greedy solution; small ones solve as
-     * they always did and build it only if the time limit leaves them
-     * without a solution (built before, it slowed glp_intopt by a third on
-     * 4 models x 64 GPUs: GLPK's allocations landed differently). */
-    gboolean large = glp_get_num_int(pb.lp) > PCH_MAX_BINARIES;
-    double *start = g_new(double, pb.n_cols + 1);
-    double start_goodput = 0.0;
-    gboolean start_ok = FALSE, start_optimal = FALSE, fallback = FALSE;
-    if (large) {
-      start_goodput = start_solution(&pb, in, opt, start, &start_ok, log);
-      /* Sum of w_m <= sum of rates: a start that reaches it is optimal
-       * without a solve. */
-      double offered = 0.0;
-      for (int m = 0; m < in->n_models; m++)
-        offered += MAX(in->models[m].rate_rps, 0.0);
-      start_optimal = start_ok && start_goodput >= offered - 1e-9 * MAX(offered, 1.0);
-    }
-    double *x = g_new0(double, pb.n_cols + 1);
-    SolveOut out = { .status = GLP_UNDEF, .gap = NAN };
-    if (!start_optimal)
-      out = run_solver(&pb, opt, deadline_us, start_ok ? start : NULL, x);
-    int ret = out.ret;
-    gap = out.gap;
-    if (start_optimal) {
-      info->status = CS_MILP_OPTIMAL;
-      info->gap = 0.0;
-      info->objective = start_goodput;
-      g_string_append_printf(log, "greedy start serves every rate: optimal (the objective's "
-                                  "upper bound), objective %.2f req/s, no solve\n",
-                             start_goodput);
-      memcpy(x, start, sizeof(double) * (size_t)(pb.n_cols + 1));
-    } else if (has_solution(&out)) {
-      info->status = out.status == GLP_OPT ? CS_MILP_OPTIMAL : CS_MILP_FEASIBLE;
-      info->gap = gap;
-      info->objective = out.objective;
-      if (info->status == CS_MILP_OPTIMAL)
-        g_string_append_printf(log, "%s status: optimal, MIP gap 0%%, objective %.2f req/s\n",
-                               solver_name(opt), info->objective);
-      else
-        g_string_append_printf(log,
-                               "%s status: %s, best solution found kept, MIP gap %.4g%%, "
-                               "objective %.2f req/s (not proven optimal; depends on machine "
-                               "speed)\n",
-                               solver_name(opt), intopt_message(ret), gap * 100.0,
-                               info->objective);
+                           solver_name(opt), opt->prefer_small_batch ? ", prefer_small_batch" : "",
+                           configurations ? ", configuration formulation" : "");
+    k_of = g_new(int, MAX((size_t)in->n_models * in->n_gpus, 1));
+    for (size_t i = 0; i < (size_t)in->n_models * in->n_gpus; i++)
+      k_of[i] = -1;
+    if (configurations) {
+      ok = cs_milp_config_solve(&pb, in, opt, deadline_us, k_of, info, log, error);
     } else {
-      if (ret == GLP_ETMLIM && !large)
-        start_goodput = start_solution(&pb, in, opt, start, &start_ok, log);
-      ok = ret == GLP_ETMLIM && start_ok;
-      fallback = ok;
+      ok = solve_per_gpu(&pb, in, opt, deadline_us, k_of, info, log, error);
     }
-    if (fallback) {
-      /* Cut before GLPK had a solution (a large problem's LP relaxation did
-       * not finish in time, or a small problem's search found none): the
-       * start is still a feasible placement. */
-      info->status = CS_MILP_HEURISTIC;
-      info->objective = start_goodput;
-      g_string_append_printf(log,
-                             "%s status: time limit reached before its first solution, the "
-                             "greedy start kept, objective %.2f req/s (not proven optimal, gap "
-                             "unknown; depends on machine speed)\n", solver_name(opt),
-                             start_goodput);
-      memcpy(x, start, sizeof(double) * (size_t)(pb.n_cols + 1));
-    } else if (!ok) {
-      g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
-                  "placement \"milp\": %s found no solution: %s (code %d, status %d)%s",
-                  solver_name(opt), intopt_message(ret), ret, out.status,
-                  ret == GLP_ETMLIM ? "; raise time_limit_s" : "");
-    }
-    g_free(start);
-    if (ok) {
-      if (opt->prefer_small_batch && info->status != CS_MILP_HEURISTIC)
-        info->tie_break_solved = tie_break(&pb, opt, info->objective, deadline_us, x, log);
-      for (int m = 0; m < in->n_models; m++)
-        for (int g = 0; g < in->n_gpus; g++)
-          for (int k = 0; k < opt->n_batches; k++) {
-            int c = pb.x_col[milp_xi(&pb, m, k, g)];
-            if (c && x[c] > 0.5) {
-              const CsBatchOption *o = pb.x_opt[milp_xi(&pb, m, k, g)];
-              double share = opt->mps_shares ? CLAMP(o->creq / 100.0, 0.0, 1.0) : 0.0;
-              cs_placement_add(p, m, g, o->batch, share);
-            }
-          }
-    }
-    g_free(x);
   }
+  if (ok) {
+    for (int m = 0; m < in->n_models; m++)
+      for (int g = 0; g < in->n_gpus; g++) {
+        int k = k_of[(size_t)m * in->n_gpus + g];
+        if (k < 0)
+          continue;
+        const CsBatchOption *o = pb.x_opt[milp_xi(&pb, m, k, g)];
+        double share = opt->mps_shares ? CLAMP(o->creq / 100.0, 0.0, 1.0) : 0.0;
+        cs_placement_add(p, m, g, o->batch, share);
+      }
+  }
+  g_free(k_of);
   if (ok) {
     cs_place_compute_expected(p, in);
     for (int i = 0; i < cs_placement_n_replicas(p); i++) {
@@ -576,7 +642,7 @@ CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *op
                            cs_placement_expected_total(p));
   }
 
-  problem_clear(&pb);
+  cs_milp_problem_clear(&pb);
   for (guint i = 0; i < owned->len; i++) {
     CsModelOptions *c = g_ptr_array_index(owned, i);
     for (int m = 0; m < in->n_models; m++)
@@ -594,142 +660,3 @@ CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *op
   }
   return p;
 }
-
-/* ---- Registry entries ------------------------------------------------------ */
-
-/* Reads "max_replicas": a number for all models or {"model": number}. *out is
- * left NULL when absent, else n_models entries (caller g_free()s). */
-static gboolean read_max_replicas(const CsPlacementProblem *in, CsParams *params, int **out,
-                                  GError **error)
-{
-  *out = NULL;
-  CsParams *node = cs_params_get(params, "max_replicas");
-  if (!node)
-    return TRUE;
-  int all = in->n_gpus;
-  if (cs_params_kind(node) == CS_PARAMS_NUMBER) {
-    if (!cs_params_int(params, "max_replicas", TRUE, 1, G_MAXINT, &all, error))
-      return FALSE;
-    *out = g_new(int, MAX(in->n_models, 1));
-    for (int m = 0; m < in->n_models; m++)
-      (*out)[m] = all;
-    return TRUE;
-  }
-  if (cs_params_kind(node) != CS_PARAMS_OBJECT)
-    return cs_params_fail(node, error, "expected a number or an object {\"model\": number}, got %s",
-                          cs_params_kind_name(node));
-  int *v = g_new(int, MAX(in->n_models, 1));
-  for (int m = 0; m < in->n_models; m++)
-    v[m] = in->n_gpus;
-  gboolean ok = TRUE;
-  for (int i = 0; ok && i < cs_params_size(node); i++) {
-    CsParams *item = cs_params_at(node, i);
-    const char *name = cs_params_name(item);
-    int m = 0;
-    while (m < in->n_models && strcmp(in->models[m].name, name) != 0)
-      m++;
-    if (m == in->n_models)
-      ok = cs_params_fail(item, error, "model \"%s\" has no client in the scenario", name);
-    else
-      ok = cs_params_int(node, name, TRUE, 0, G_MAXINT, &v[m], error);
-  }
-  if (!ok) {
-    g_free(v);
-    return FALSE;
-  }
-  *out = v;
-  return TRUE;
-}
-
-static CsPlacement *milp_place_params(const CsPlacementProblem *in, CsParams *params,
-                                      const char *policy, CsCreqMetric default_metric,
-                                      gboolean metric_fixed, GError **error)
-{
-  static const char *const keys[] = { "policy",       "metric",      "time_limit_s",
-                                      "prefer_small_batch", "max_replicas", "batch_sizes",
-                                      "mps_shares",   "solver",      NULL };
-  CsMilpOptions opt = { .metric = default_metric, .time_limit_s = 60.0 };
-  int *batches = NULL, *max_rep = NULL;
-  if (!cs_params_check_keys(params, keys, error) ||
-      !cs_place_read_metric(params, "metric", metric_fixed ? policy : NULL, "milp", &opt.metric,
-                            error) ||
-      !cs_params_double(params, "time_limit_s", FALSE, 0.001, 1e6, &opt.time_limit_s, error) ||
-      !cs_params_bool(params, "prefer_small_batch", FALSE, &opt.prefer_small_batch, error) ||
-      !cs_params_bool(params, "mps_shares", FALSE, &opt.mps_shares, error))
-    return NULL;
-  const char *solver = "glpk";
-  if (!cs_params_string(params, "solver", FALSE, &solver, error))
-    return NULL;
-  gboolean cbc = strcmp(solver, "cbc") == 0;
-  if ((cbc && !cs_milp_have_cbc()) || (!cbc && strcmp(solver, "glpk") != 0)) {
-#ifdef CS_HAVE_CBC
-    char *why = NULL;
-    if (cbc && !cs_milp_cbc_load(&why)) {
-      cs_params_fail(cs_params_get(params, "solver"), error, "\"cbc\": %s", why);
-      g_free(why);
-      return NULL;
-    }
-#endif
-    if (cbc)
-      cs_params_fail(cs_params_get(params, "solver"), error,
-                     "\"cbc\" is not in this build (install coinor-libcbc-dev, then "
-                     "reconfigure: meson setup --reconfigure BUILD_DIR)");
-    else
-      cs_params_fail(cs_params_get(params, "solver"), error,
-                     "expected \"glpk\" or \"cbc\", got \"%s\"", solver);
-    return NULL;
-  }
-  opt.solver = cbc ? CS_MILP_SOLVER_CBC : CS_MILP_SOLVER_GLPK;
-  if (!read_max_replicas(in, params, &max_rep, error))
-    return NULL;
-  if (!cs_place_read_batch_sizes(params, &batches, &opt.n_batches, error)) {
-    g_free(max_rep);
-    return NULL;
-  }
-  opt.batches = batches;
-  opt.max_replicas = max_rep;
-  CsPlacement *p = cs_milp_place(in, &opt, NULL, error);
-  g_free(batches);
-  g_free(max_rep);
-  return p;
-}
-
-static CsPlacement *milp_generic(const CsPlacementProblem *in, CsParams *params, void *user_data,
-                                 GError **error)
-{
-  (void)user_data;
-  return milp_place_params(in, params, "milp", CS_CREQ_AO, FALSE, error);
-}
-
-static CsPlacement *milp_ao(const CsPlacementProblem *in, CsParams *params, void *user_data,
-                            GError **error)
-{
-  (void)user_data;
-  return milp_place_params(in, params, "ao-milp", CS_CREQ_AO, TRUE, error);
-}
-
-static CsPlacement *milp_wsm(const CsPlacementProblem *in, CsParams *params, void *user_data,
-                             GError **error)
-{
-  (void)user_data;
-  return milp_place_params(in, params, "wsm-milp", CS_CREQ_WSM, TRUE, error);
-}
-
-const CsPlacementPolicy cs_place_milp = {
-  .name = "milp",
-  .description = "thesis MILP (GLPK): maximise expected goodput over batch size and GPU of "
-                 "every replica; metric ao (default), wao or wsm",
-  .place = milp_generic,
-};
-
-const CsPlacementPolicy cs_place_ao_milp = {
-  .name = "ao-milp",
-  .description = "MILP with achieved occupancy as Creq (thesis AO-MILP)",
-  .place = milp_ao,
-};
-
-const CsPlacementPolicy cs_place_wsm_milp = {
-  .name = "wsm-milp",
-  .description = "MILP with weighted average SM utilisation as Creq (thesis WSM-MILP)",
-  .place = milp_wsm,
-};

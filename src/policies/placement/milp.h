@@ -41,6 +41,20 @@ typedef enum {
   CS_MILP_SOLVER_CBC    /* COIN-OR CBC, when the build found it (cs_milp_have_cbc) */
 } CsMilpSolver;
 
+/* Which model is solved. PER_GPU is the thesis' (above): a binary per
+ * (model, batch, GPU), so it grows with the GPUs and their symmetry.
+ * CONFIGURATIONS counts GPUs per configuration (a set of (model, batch)
+ * replicas that fits one GPU) per GPU type, generated as needed by column
+ * generation (milp_config.c): its size does not grow with the number of
+ * identical GPUs. AUTO: PER_GPU on at most 8 GPUs and 8 models (the
+ * thesis' instances, whose placements and ties it keeps exactly),
+ * CONFIGURATIONS beyond. */
+typedef enum {
+  CS_MILP_FORM_AUTO = 0,
+  CS_MILP_FORM_PER_GPU,
+  CS_MILP_FORM_CONFIGURATIONS
+} CsMilpFormulation;
+
 /* TRUE when this build can solve with CBC. */
 gboolean cs_milp_have_cbc(void);
 
@@ -53,6 +67,10 @@ typedef struct {
   int n_batches;
   gboolean mps_shares;          /* MPS share = Creq/100 per replica (thesis: no) */
   CsMilpSolver solver;          /* GLPK (default) or CBC (when built with it) */
+  CsMilpFormulation formulation; /* AUTO (default), PER_GPU or CONFIGURATIONS */
+  int enumerate_limit;          /* configurations: list them all when there are at most
+                                   this many (0: 20000; negative: never, always column
+                                   generation) */
   CsMilpTimeUp time_up;         /* NULL (users): GLPK's wall-clock time limit only; else
                                    also asked during both solves (tests) */
   void *time_up_data;           /* passed to time_up (borrowed) */
@@ -71,7 +89,15 @@ typedef struct {
   double gap;            /* relative MIP gap of the goodput solve: 0 when optimal,
                             NAN when unknown */
   gboolean tie_break_solved; /* prefer_small_batch: the second solve succeeded */
-  int n_binaries;        /* x and y variables */
+  int n_binaries;        /* per GPU: x and y variables; configurations: the y and
+                            GPU-count (integer) variables of the last master */
+  gboolean configurations; /* the configuration formulation was solved */
+  double bound;          /* an upper bound on the total goodput proven by the solve
+                            (the objective when optimal), NAN when none */
+  int n_configurations;  /* configurations: columns generated (all of them when
+                            they were enumerated) */
+  gboolean enumerated;   /* configurations: every feasible one was a column */
+  int cg_iterations;     /* configurations: column-generation rounds */
 } CsMilpInfo;
 
 /* Solves the MILP. info may be NULL. Returns the placement (replicas in model,

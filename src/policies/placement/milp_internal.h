@@ -21,6 +21,46 @@ static inline size_t milp_xi(const MilpProblem *pb, int m, int k, int g)
   return ((size_t)m * (size_t)pb->n_batches + (size_t)k) * (size_t)pb->n_gpus + (size_t)g;
 }
 
+/* Fills pb's column maps (y_col, x_col, x_opt, n_cols; lp left NULL) from
+ * the candidates of every (model, GPU): columns 1..n_models are the w_m,
+ * then y and x in (model, batch, GPU) order, each y before its first x. */
+void cs_milp_index(MilpProblem *pb, const CsPlacementProblem *in, const CsMilpOptions *opt,
+                   CsModelOptions *const *cand_of_gpu);
+
+/* Frees pb's problem and maps; accepts a zeroed struct. */
+void cs_milp_problem_clear(MilpProblem *pb);
+
+/* What one solve gave, whichever solver ran it. */
+typedef struct {
+  int ret;          /* glp_intopt's code (CBC: 0, or GLP_ETMLIM when cut without a solution) */
+  int status;       /* GLP_OPT, GLP_FEAS, or no solution */
+  double objective; /* with a solution */
+  double gap;       /* 0 when optimal, NAN when unknown */
+} CsMilpSolveOut;
+
+/* TRUE when the solve has an integer solution. */
+gboolean cs_milp_has_solution(const CsMilpSolveOut *o);
+
+/* How GLPK solves (milp.c says why): */
+typedef enum {
+  CS_MILP_SOLVE_THESIS, /* MIP presolver, pseudocost branching, no start: problems of the
+                           thesis' size, whose placements stay exactly as they were */
+  CS_MILP_SOLVE_LARGE,  /* the LP relaxation first, then branch and bound from start */
+  CS_MILP_SOLVE_MASTER  /* as LARGE, with GLPK's cuts (the configuration master) */
+} CsMilpSolveMode;
+
+/* Solves lp (its kinds and objective set) with opt's solver, cut at
+ * deadline_us or by opt->time_up, from start (1-based column values, or
+ * NULL; unused in mode THESIS). With a solution, fills x[1..columns]. */
+CsMilpSolveOut cs_milp_solve_lp(glp_prob *lp, CsMilpSolveMode mode, const CsMilpOptions *opt,
+                                gint64 deadline_us, const double *start, double *x);
+
+/* Text for a glp_intopt return code. */
+const char *cs_milp_intopt_message(int ret);
+
+/* Milliseconds from now to deadline_us, at least 1 (GLPK's limits). */
+int cs_milp_ms_left(gint64 deadline_us);
+
 /* A greedy feasible solution (the better of two model orders: by rate, and
  * by goodput per unit of compute): fills x[1..n_cols] with column values
  * that satisfy every row of pb->lp, and returns its objective (the total
@@ -31,6 +71,16 @@ double cs_milp_greedy_start(const MilpProblem *pb, const CsPlacementProblem *in,
 /* TRUE when x (1-based) satisfies every row and column bound of lp within
  * tol (glp_ios_heur_sol takes a start without checking it). */
 gboolean cs_milp_satisfies(glp_prob *lp, const double *x, double tol);
+
+/* Solves the configuration formulation (milp.h, CS_MILP_FORM_CONFIGURATIONS;
+ * milp_config.c) over pb's column maps (pb->lp unused) within deadline_us:
+ * writes the batch index of model m's replica on GPU g into
+ * k_of[m * n_gpus + g] (left -1 where none), fills info and appends to log.
+ * A feasible problem always gets a placement (at worst the greedy start);
+ * returns FALSE with error only when the solver fails outright. */
+gboolean cs_milp_config_solve(const MilpProblem *pb, const CsPlacementProblem *in,
+                              const CsMilpOptions *opt, gint64 deadline_us, int *k_of,
+                              CsMilpInfo *info, GString *log, GError **error);
 
 /* Loads CBC's library once (milp_cbc.c; only when built with CS_HAVE_CBC).
  * Returns TRUE when it is loaded; else FALSE and, when why is not NULL, the

@@ -1,0 +1,367 @@
+/* The MILP placement's configuration formulation (milp.h,
+ * CS_MILP_FORM_CONFIGURATIONS): the model of bin packing and cutting stock
+ * (Gilmore and Gomory) applied to the thesis' MILP.
+ *
+ * A configuration of a GPU type is a set of (model, batch) replicas, at most
+ * one per model, that fits one GPU of the type (sum Creq <= 100, sum Mreq <=
+ * 100), each meeting its SLO there. z_p counts the GPUs running p; GPUs of one
+ * type are interchangeable, so this is the whole decision and its size does
+ * not grow with the number of GPUs. With w_m and y[m,b] as in milp.h:
+ *   max sum_m w_m
+ *   w_m <= rate_m;  w_m <= sum_p z_p sum_{(m,b) in p} min(goodput, rate_m)
+ *   sum_b y[m,b] <= 1
+ *   sum_{p with (m,b)} z_p <= U_m y[m,b]     (U_m: min(max_rep_m, GPUs))
+ *   sum_p z_p (replicas of m in p) <= max_rep_m
+ *   per type t: sum_{p of t} z_p <= GPUs of type t
+ * Every integer solution is a placement of the thesis' model and back.
+ *
+ * Columns: every configuration when there are at most CS_MILP_CFG_ENUMERATE_MAX (then the
+ * model is exact); otherwise column generation on the LP relaxation. Pricing
+ * a type is a two-dimensional knapsack with one item per model at most,
+ * solved exactly by GLPK, plus a greedy fill for a second column. Each round
+ * with exact pricing gives a Lagrangian bound, LP + sum_t GPUs_t x max(0,
+ * best reduced cost of t), valid for every integer placement; at
+ * convergence it is the LP optimum. The integer problem is then solved over
+ * the columns generated (price and branch), started from the greedy
+ * placement, and its gap is reported against that bound, not against the
+ * restricted problem's own (which knows only the columns generated).
+ */
+#include <float.h>
+#include <glpk.h>
+#include <math.h>
+#include <string.h>
+
+#include "milp_config.h"
+
+/* How far the tie-break solve may lower the total goodput, req/s (milp.c). */
+#define TIE_SLACK 1e-7
+
+/* ---- Integer solve and placement ---------------------------------------------- */
+
+/* The greedy placement (milp_start.c, in pb's per-GPU columns xs) as master
+ * columns: a configuration per distinct GPU load. Fills start (master
+ * column values, 1-based, every column of the master so far). */
+static void start_to_master(MilpMaster *ms, const double *xs, double *start)
+{
+  int n_cols = glp_get_num_cols(ms->lp);
+  for (int c = 1; c <= n_cols; c++)
+    start[c] = 0.0;
+  int *items = g_new(int, MAX(ms->nm, 1));
+  for (int g = 0; g < ms->ng; g++) {
+    int n = 0;
+    for (int m = 0; m < ms->nm; m++)
+      for (int k = 0; k < ms->nb; k++) {
+        int c = ms->pb->x_col[milp_xi(ms->pb, m, k, g)];
+        if (c && xs[c] > 0.5)
+          items[n++] = m * ms->nb + k;
+      }
+    if (n == 0)
+      continue;
+    gboolean added;
+    int i = cs_milp_cfg_add(ms, ms->type_of_gpu[g], items, n, &added);
+    g_assert(!added); /* the caller added them before */
+    start[ms->first_z + i] += 1.0;
+  }
+  for (int m = 0; m < ms->nm; m++) {
+    start[m + 1] = xs[m + 1];
+    for (int k = 0; k < ms->nb; k++)
+      if (ms->y_col[m * ms->nb + k] && xs[ms->pb->y_col[m * ms->nb + k]] > 0.5)
+        start[ms->y_col[m * ms->nb + k]] = 1.0;
+  }
+  g_free(items);
+}
+
+/* Adds the configurations of the greedy placement xs as columns. */
+static void add_start_configs(MilpMaster *ms, const double *xs)
+{
+  int *items = g_new(int, MAX(ms->nm, 1));
+  for (int g = 0; g < ms->ng; g++) {
+    int n = 0;
+    for (int m = 0; m < ms->nm; m++)
+      for (int k = 0; k < ms->nb; k++) {
+        int c = ms->pb->x_col[milp_xi(ms->pb, m, k, g)];
+        if (c && xs[c] > 0.5)
+          items[n++] = m * ms->nb + k;
+      }
+    gboolean added;
+    if (n > 0)
+      cs_milp_cfg_add(ms, ms->type_of_gpu[g], items, n, &added);
+  }
+  g_free(items);
+}
+
+/* The GPUs of each type take the configurations of master solution x in
+ * column order. */
+static void master_to_placement(const MilpMaster *ms, const double *x, int *k_of)
+{
+  int *next = g_new0(int, MAX(ms->nt, 1)); /* per type: GPUs handed out */
+  for (guint i = 0; i < ms->configs->len; i++) {
+    const MilpConfig *c = g_ptr_array_index(ms->configs, i);
+    int z = (int)lround(x[ms->first_z + (int)i]);
+    for (int j = 0; j < z; j++) {
+      int g = -1;
+      for (int h = 0, seen = 0; h < ms->ng && g < 0; h++)
+        if (ms->type_of_gpu[h] == c->type && seen++ == next[c->type])
+          g = h;
+      g_assert(g >= 0); /* the type's row caps the count */
+      next[c->type]++;
+      for (int r = 0; r < c->n; r++)
+        k_of[(size_t)(c->items[r] / ms->nb) * ms->ng + g] = c->items[r] % ms->nb;
+    }
+  }
+  g_free(next);
+}
+
+/* prefer_small_batch (milp.h) over the master's columns: total goodput at
+ * least goodput - TIE_SLACK, minimise K x sum of batch sizes + replicas.
+ * x holds the first solution and is replaced when this one succeeds. */
+static gboolean config_tie_break(MilpMaster *ms, double goodput, gint64 deadline_us, double *x,
+                                 GString *log)
+{
+  const CsMilpOptions *opt = ms->opt;
+  if (!opt->time_up && g_get_monotonic_time() >= deadline_us) {
+    g_string_append(log, "prefer_small_batch: no time left for the tie-break solve; keeping "
+                         "the first solution\n");
+    return FALSE;
+  }
+  glp_prob *lp = ms->lp;
+  int row = cs_milp_cfg_add_row(lp, GLP_LO, goodput - TIE_SLACK, 0.0);
+  int *ind = g_new(int, ms->nm + 1);
+  double *val = g_new(double, ms->nm + 1);
+  for (int m = 0; m < ms->nm; m++) {
+    ind[m + 1] = m + 1;
+    val[m + 1] = 1.0;
+    glp_set_obj_coef(lp, m + 1, 0.0);
+  }
+  glp_set_mat_row(lp, row, ms->nm, ind, val);
+  g_free(ind);
+  g_free(val);
+  double K = (double)ms->nm * ms->ng + 1.0;
+  for (int item = 0; item < ms->nm * ms->nb; item++)
+    if (ms->y_col[item])
+      glp_set_obj_coef(lp, ms->y_col[item], K * opt->batches[item % ms->nb]);
+  for (guint i = 0; i < ms->configs->len; i++)
+    glp_set_obj_coef(lp, ms->first_z + (int)i,
+                     ((const MilpConfig *)g_ptr_array_index(ms->configs, i))->n);
+  glp_set_obj_dir(lp, GLP_MIN);
+  int n_cols = glp_get_num_cols(lp);
+  double *y = g_new0(double, (size_t)n_cols + 1);
+  CsMilpSolveOut o = cs_milp_solve_lp(lp, CS_MILP_SOLVE_MASTER, opt, deadline_us, x, y);
+  double total = 0.0;
+  for (int m = 0; m < ms->nm; m++)
+    total += y[m + 1];
+  gboolean ok = cs_milp_has_solution(&o) && total >= goodput - 1e-6;
+  if (!ok)
+    g_string_append_printf(log,
+                           "prefer_small_batch: tie-break solve failed (%s); keeping the first "
+                           "solution\n",
+                           cs_milp_intopt_message(o.ret));
+  else {
+    g_string_append_printf(log, "prefer_small_batch: tie-break solve over the %u configurations "
+                                "%s%s\n",
+                           ms->configs->len, o.status == GLP_OPT ? "optimal" :
+                           "stopped by time limit",
+                           o.status == GLP_OPT ? "" : " (best tie-break found)");
+    memcpy(x, y, sizeof(double) * ((size_t)n_cols + 1));
+  }
+  g_free(y);
+  return ok;
+}
+
+static const char *solver_label(const CsMilpOptions *opt)
+{
+  return opt->solver == CS_MILP_SOLVER_CBC ? "CBC" : "GLPK";
+}
+
+gboolean cs_milp_config_solve(const MilpProblem *pb, const CsPlacementProblem *in,
+                              const CsMilpOptions *opt, gint64 deadline_us, int *k_of,
+                              CsMilpInfo *info, GString *log, GError **error)
+{
+  info->configurations = TRUE;
+  info->bound = NAN;
+  if (pb->n_cols == in->n_models) {
+    info->status = CS_MILP_EMPTY;
+    g_string_append(log, "no model has a batch size meeting its SLO on any GPU: nothing "
+                         "placed\n");
+    return TRUE;
+  }
+  /* The greedy start, in the per-GPU columns it is written for. */
+  double *xs = g_new(double, (size_t)pb->n_cols + 1);
+  double start_goodput = cs_milp_greedy_start(pb, in, opt, xs);
+  g_string_append_printf(log, "greedy start: objective %.2f req/s\n", start_goodput);
+  double offered = 0.0;
+  for (int m = 0; m < in->n_models; m++)
+    offered += MAX(in->models[m].rate_rps, 0.0);
+  /* A start that serves every rate is optimal; prefer_small_batch still
+   * has its tie-break to solve (from the master, below). */
+  if (start_goodput >= offered - 1e-9 * MAX(offered, 1.0) && !opt->prefer_small_batch) {
+    info->status = CS_MILP_OPTIMAL;
+    info->gap = 0.0;
+    info->objective = info->bound = start_goodput;
+    g_string_append_printf(log, "greedy start serves every rate: optimal (the objective's upper "
+                                "bound), objective %.2f req/s, no solve\n",
+                           start_goodput);
+    for (int m = 0; m < pb->n_models; m++)
+      for (int g = 0; g < pb->n_gpus; g++)
+        for (int k = 0; k < pb->n_batches; k++) {
+          int c = pb->x_col[milp_xi(pb, m, k, g)];
+          if (c && xs[c] > 0.5)
+            k_of[(size_t)m * pb->n_gpus + g] = k;
+        }
+    g_free(xs);
+    return TRUE;
+  }
+
+  MilpMaster ms;
+  cs_milp_cfg_init(&ms, pb, in, opt);
+  add_start_configs(&ms, xs);
+  gboolean enumerated = cs_milp_cfg_enumerate(&ms, opt->enumerate_limit ? opt->enumerate_limit : CS_MILP_CFG_ENUMERATE_MAX), converged = FALSE;
+  int rounds = 0;
+  double bound = offered;
+  if (enumerated) {
+    g_string_append_printf(log, "%d GPU type(s), %u configurations: all of them\n", ms.nt,
+                           ms.configs->len);
+  } else {
+    gint64 now = g_get_monotonic_time();
+    /* Half the time left to the bound and the columns, half to the integer
+     * solve over them. */
+    bound = cs_milp_cfg_generate(&ms, now + (deadline_us - now) / 2, &converged, &rounds);
+    g_string_append_printf(log,
+                           "column generation: %d rounds, %u configurations, %s, bound %.2f "
+                           "req/s\n",
+                           rounds, ms.configs->len,
+                           converged ? "converged (LP optimum over all configurations)"
+                                     : "cut by the time limit (Lagrangian bound)",
+                           bound);
+  }
+  /* The converged LP's duals say which columns could still matter. */
+  MilpDuals duals = { 0 };
+  double lp_optimum = glp_get_obj_val(ms.lp), slack = 0.0;
+  if (converged) {
+    cs_milp_cfg_duals_save(&ms, &duals);
+    for (int t = 0; t < ms.nt; t++)
+      slack += ms.type_n[t] * CS_MILP_CFG_RC_TOL;
+  }
+  int n_cols = glp_get_num_cols(ms.lp);
+  for (int item = 0; item < ms.nm * ms.nb; item++)
+    if (ms.y_col[item])
+      glp_set_col_kind(ms.lp, ms.y_col[item], GLP_BV);
+  for (int c = ms.first_z; c <= n_cols; c++)
+    glp_set_col_kind(ms.lp, c, GLP_IV);
+  double *start = g_new(double, (size_t)n_cols + 1), *x = g_new0(double, (size_t)n_cols + 1);
+  start_to_master(&ms, xs, start);
+  gboolean start_ok = cs_milp_satisfies(ms.lp, start, 1e-6);
+  if (!start_ok)
+    g_string_append(log, "greedy start: violates a constraint (a bug, please report it): not "
+                         "used\n");
+  CsMilpSolveOut out = cs_milp_solve_lp(ms.lp, CS_MILP_SOLVE_MASTER, opt, deadline_us,
+                                        start_ok ? start : NULL, x);
+  /* exact: the columns hold an optimum, so the solver's own gap is the gap. */
+  gboolean exact = enumerated;
+  if (converged && cs_milp_has_solution(&out) &&
+      lp_optimum - out.objective > 1e-6 * MAX(1.0, out.objective) &&
+      (opt->time_up || g_get_monotonic_time() < deadline_us)) {
+    int limit = opt->enumerate_limit > 0 ? opt->enumerate_limit : CS_MILP_CFG_ENUMERATE_MAX;
+    int before = (int)ms.configs->len;
+    int n = cs_milp_cfg_add_improving(&ms, &duals, lp_optimum - out.objective + slack, limit);
+    if (n == 0)
+      g_string_append_printf(log, "more than %d configurations have a reduced cost above "
+                                  "-%.2f req/s (the gap): not listed\n",
+                             limit, lp_optimum - out.objective);
+    else
+      g_string_append_printf(log,
+                             "%d configurations (%d new) have a reduced cost above -%.2f req/s "
+                             "(the gap): only they can improve on %.2f req/s; solving over "
+                             "all of them\n",
+                             n, (int)ms.configs->len - before, lp_optimum - out.objective,
+                             out.objective);
+    if (n > 0) {
+      exact = TRUE;
+      int grown = glp_get_num_cols(ms.lp);
+      double *incumbent = g_new0(double, (size_t)grown + 1), *y = g_new0(double, (size_t)grown + 1);
+      memcpy(incumbent, x, sizeof(double) * ((size_t)n_cols + 1));
+      CsMilpSolveOut again = cs_milp_solve_lp(ms.lp, CS_MILP_SOLVE_MASTER, opt, deadline_us,
+                                              incumbent, y);
+      if (cs_milp_has_solution(&again) && again.objective >= out.objective - 1e-9) {
+        out = again;
+        g_free(x);
+        x = y;
+        y = NULL;
+      } else {
+        exact = FALSE; /* cut before it did better: the first solve stands */
+        g_free(x);
+        x = incumbent;
+        incumbent = NULL;
+      }
+      g_free(incumbent);
+      g_free(y);
+      g_free(start);
+      start = g_new0(double, (size_t)grown + 1);
+      start_to_master(&ms, xs, start);
+      n_cols = grown;
+    }
+  }
+  info->n_binaries = glp_get_num_int(ms.lp);
+  info->n_configurations = (int)ms.configs->len;
+  info->enumerated = enumerated;
+  info->cg_iterations = rounds;
+  gboolean ok = TRUE;
+  if (cs_milp_has_solution(&out)) {
+    double obj = out.objective;
+    if (exact)
+      bound = out.status == GLP_OPT ? obj
+              : isfinite(out.gap)   ? MIN(bound, obj + out.gap * fabs(obj))
+                                    : bound;
+    else if (converged)
+      bound = MIN(bound, lp_optimum + slack);
+    bound = MAX(bound, obj);
+    gboolean optimal = bound - obj <= 1e-6 * MAX(1.0, obj);
+    info->status = optimal ? CS_MILP_OPTIMAL : CS_MILP_FEASIBLE;
+    info->objective = obj;
+    info->bound = optimal ? obj : bound;
+    info->gap = optimal ? 0.0 : (bound - obj) / MAX(fabs(obj), 1e-9);
+    if (optimal)
+      g_string_append_printf(log, "%s status: optimal, MIP gap 0%%, objective %.2f req/s\n",
+                             solver_label(opt), obj);
+    else if (out.status == GLP_OPT)
+      g_string_append_printf(log,
+                             "%s status: optimal over the %u configurations generated, "
+                             "objective %.2f req/s, gap %.4g%% to the bound %.2f req/s over all "
+                             "configurations (not proven optimal)\n",
+                             solver_label(opt), ms.configs->len, obj, info->gap * 100.0, bound);
+    else
+      g_string_append_printf(log,
+                             "%s status: %s, best solution found kept, gap %.4g%% to the "
+                             "bound %.2f req/s, objective %.2f req/s (not proven optimal; "
+                             "depends on machine speed)\n",
+                             solver_label(opt), cs_milp_intopt_message(out.ret),
+                             info->gap * 100.0, bound, obj);
+  } else if (out.ret == GLP_ETMLIM && start_ok) {
+    info->status = CS_MILP_HEURISTIC;
+    info->objective = start_goodput;
+    info->bound = bound;
+    g_string_append_printf(log,
+                           "%s status: time limit reached before its first solution, the "
+                           "greedy start kept, objective %.2f req/s (not proven optimal, gap "
+                           "unknown; depends on machine speed)\n",
+                           solver_label(opt), start_goodput);
+    memcpy(x, start, sizeof(double) * ((size_t)n_cols + 1));
+  } else {
+    ok = FALSE;
+    g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
+                "placement \"milp\": %s found no solution: %s (code %d, status %d)%s",
+                solver_label(opt), cs_milp_intopt_message(out.ret), out.ret, out.status,
+                out.ret == GLP_ETMLIM ? "; raise time_limit_s" : "");
+  }
+  cs_milp_cfg_duals_clear(&duals);
+  if (ok && opt->prefer_small_batch && info->status != CS_MILP_HEURISTIC)
+    info->tie_break_solved = config_tie_break(&ms, info->objective, deadline_us, x, log);
+  if (ok)
+    master_to_placement(&ms, x, k_of);
+  g_free(start);
+  g_free(x);
+  g_free(xs);
+  cs_milp_cfg_clear(&ms);
+  return ok;
+}
+

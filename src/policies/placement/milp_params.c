@@ -1,0 +1,163 @@
+/* The MILP placement's registry entries: its JSON parameters (milp.c has
+ * the model and the solve). */
+#include "milp.h"
+
+#include <string.h>
+
+#include "milp_internal.h"
+#include "placement_policies.h"
+
+/* Reads "max_replicas": a number for all models or {"model": number}. *out is
+ * left NULL when absent, else n_models entries (caller g_free()s). */
+static gboolean read_max_replicas(const CsPlacementProblem *in, CsParams *params, int **out,
+                                  GError **error)
+{
+  *out = NULL;
+  CsParams *node = cs_params_get(params, "max_replicas");
+  if (!node)
+    return TRUE;
+  int all = in->n_gpus;
+  if (cs_params_kind(node) == CS_PARAMS_NUMBER) {
+    if (!cs_params_int(params, "max_replicas", TRUE, 1, G_MAXINT, &all, error))
+      return FALSE;
+    *out = g_new(int, MAX(in->n_models, 1));
+    for (int m = 0; m < in->n_models; m++)
+      (*out)[m] = all;
+    return TRUE;
+  }
+  if (cs_params_kind(node) != CS_PARAMS_OBJECT)
+    return cs_params_fail(node, error, "expected a number or an object {\"model\": number}, got %s",
+                          cs_params_kind_name(node));
+  int *v = g_new(int, MAX(in->n_models, 1));
+  for (int m = 0; m < in->n_models; m++)
+    v[m] = in->n_gpus;
+  gboolean ok = TRUE;
+  for (int i = 0; ok && i < cs_params_size(node); i++) {
+    CsParams *item = cs_params_at(node, i);
+    const char *name = cs_params_name(item);
+    int m = 0;
+    while (m < in->n_models && strcmp(in->models[m].name, name) != 0)
+      m++;
+    if (m == in->n_models)
+      ok = cs_params_fail(item, error, "model \"%s\" has no client in the scenario", name);
+    else
+      ok = cs_params_int(node, name, TRUE, 0, G_MAXINT, &v[m], error);
+  }
+  if (!ok) {
+    g_free(v);
+    return FALSE;
+  }
+  *out = v;
+  return TRUE;
+}
+
+static CsPlacement *milp_place_params(const CsPlacementProblem *in, CsParams *params,
+                                      const char *policy, CsCreqMetric default_metric,
+                                      gboolean metric_fixed, GError **error)
+{
+  static const char *const keys[] = { "policy",       "metric",      "time_limit_s",
+                                      "prefer_small_batch", "max_replicas", "batch_sizes",
+                                      "mps_shares",   "solver",      "formulation",
+                                      "enumerate_limit", NULL };
+  CsMilpOptions opt = { .metric = default_metric, .time_limit_s = 60.0 };
+  int *batches = NULL, *max_rep = NULL;
+  if (!cs_params_check_keys(params, keys, error) ||
+      !cs_place_read_metric(params, "metric", metric_fixed ? policy : NULL, "milp", &opt.metric,
+                            error) ||
+      !cs_params_double(params, "time_limit_s", FALSE, 0.001, 1e6, &opt.time_limit_s, error) ||
+      !cs_params_bool(params, "prefer_small_batch", FALSE, &opt.prefer_small_batch, error) ||
+      !cs_params_bool(params, "mps_shares", FALSE, &opt.mps_shares, error))
+    return NULL;
+  const char *solver = "glpk";
+  if (!cs_params_string(params, "solver", FALSE, &solver, error))
+    return NULL;
+  gboolean cbc = strcmp(solver, "cbc") == 0;
+  if ((cbc && !cs_milp_have_cbc()) || (!cbc && strcmp(solver, "glpk") != 0)) {
+#ifdef CS_HAVE_CBC
+    char *why = NULL;
+    if (cbc && !cs_milp_cbc_load(&why)) {
+      cs_params_fail(cs_params_get(params, "solver"), error, "\"cbc\": %s", why);
+      g_free(why);
+      return NULL;
+    }
+#endif
+    if (cbc)
+      cs_params_fail(cs_params_get(params, "solver"), error,
+                     "\"cbc\" is not in this build (install coinor-libcbc-dev, then "
+                     "reconfigure: meson setup --reconfigure BUILD_DIR)");
+    else
+      cs_params_fail(cs_params_get(params, "solver"), error,
+                     "expected \"glpk\" or \"cbc\", got \"%s\"", solver);
+    return NULL;
+  }
+  opt.solver = cbc ? CS_MILP_SOLVER_CBC : CS_MILP_SOLVER_GLPK;
+  const char *form = "auto";
+  if (!cs_params_string(params, "formulation", FALSE, &form, error))
+    return NULL;
+  if (!cs_params_int(params, "enumerate_limit", FALSE, -1, G_MAXINT, &opt.enumerate_limit,
+                     error))
+    return NULL;
+  if (strcmp(form, "auto") == 0)
+    opt.formulation = CS_MILP_FORM_AUTO;
+  else if (strcmp(form, "per_gpu") == 0)
+    opt.formulation = CS_MILP_FORM_PER_GPU;
+  else if (strcmp(form, "configurations") == 0)
+    opt.formulation = CS_MILP_FORM_CONFIGURATIONS;
+  else
+    return cs_params_fail(cs_params_get(params, "formulation"), error,
+                          "expected \"auto\", \"per_gpu\" or \"configurations\", got \"%s\"",
+                          form),
+           NULL;
+  if (!read_max_replicas(in, params, &max_rep, error))
+    return NULL;
+  if (!cs_place_read_batch_sizes(params, &batches, &opt.n_batches, error)) {
+    g_free(max_rep);
+    return NULL;
+  }
+  opt.batches = batches;
+  opt.max_replicas = max_rep;
+  CsPlacement *p = cs_milp_place(in, &opt, NULL, error);
+  g_free(batches);
+  g_free(max_rep);
+  return p;
+}
+
+static CsPlacement *milp_generic(const CsPlacementProblem *in, CsParams *params, void *user_data,
+                                 GError **error)
+{
+  (void)user_data;
+  return milp_place_params(in, params, "milp", CS_CREQ_AO, FALSE, error);
+}
+
+static CsPlacement *milp_ao(const CsPlacementProblem *in, CsParams *params, void *user_data,
+                            GError **error)
+{
+  (void)user_data;
+  return milp_place_params(in, params, "ao-milp", CS_CREQ_AO, TRUE, error);
+}
+
+static CsPlacement *milp_wsm(const CsPlacementProblem *in, CsParams *params, void *user_data,
+                             GError **error)
+{
+  (void)user_data;
+  return milp_place_params(in, params, "wsm-milp", CS_CREQ_WSM, TRUE, error);
+}
+
+const CsPlacementPolicy cs_place_milp = {
+  .name = "milp",
+  .description = "thesis MILP (GLPK): maximise expected goodput over batch size and GPU of "
+                 "every replica; metric ao (default), wao or wsm",
+  .place = milp_generic,
+};
+
+const CsPlacementPolicy cs_place_ao_milp = {
+  .name = "ao-milp",
+  .description = "MILP with achieved occupancy as Creq (thesis AO-MILP)",
+  .place = milp_ao,
+};
+
+const CsPlacementPolicy cs_place_wsm_milp = {
+  .name = "wsm-milp",
+  .description = "MILP with weighted average SM utilisation as Creq (thesis WSM-MILP)",
+  .place = milp_wsm,
+};
