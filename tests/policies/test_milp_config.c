@@ -262,8 +262,44 @@ static void test_bound_when_not_proven(void **state)
   assert_non_null(q);
   print_message("per GPU: %.4f req/s\n", q->expected_total);
   assert_true(q->expected_total <= info.bound + 1e-6);
+  /* Within this budget the per-GPU search found nothing of its own: its
+   * greedy start, no bound. */
+  assert_int_equal(per_info.status, CS_MILP_HEURISTIC);
+  assert_true(isnan(per_info.bound));
   cs_placement_free(q);
   cs_placement_free(p);
+}
+
+/* Column generation cut after its first round: the bound it reports (the
+ * Lagrangian bound of that round, not the restricted LP's value) still
+ * holds against the optimum proven with every configuration listed. */
+static void test_lagrangian_bound_when_cut(void **state)
+{
+  static const int gpus[] = { 8, 24, 64 };
+  for (size_t c = 0; c < G_N_ELEMENTS(gpus); c++) {
+    Cluster x;
+    cluster(&x, 24, gpus[c], 500, 4000, 11 + (guint32)c, *state);
+    CsMilpOptions listed = options(CS_CREQ_AO, CS_MILP_FORM_CONFIGURATIONS, 0);
+    CsMilpInfo best;
+    CsPlacement *p = cs_milp_place(&x.in, &listed, &best, NULL);
+    assert_non_null(p);
+    assert_int_equal(best.status, CS_MILP_OPTIMAL);
+    cs_placement_free(p);
+    Budget budget = { .up_after = 1 }; /* one round, then the time is up */
+    CsMilpOptions opt = options(CS_CREQ_AO, CS_MILP_FORM_CONFIGURATIONS, -1);
+    opt.time_up = up_after;
+    opt.time_up_data = &budget;
+    CsMilpInfo info;
+    p = cs_milp_place(&x.in, &opt, &info, NULL);
+    assert_non_null(p);
+    print_message("%d GPUs: optimum %.4f, after one round bound %.4f, objective %.4f\n",
+                  gpus[c], best.objective, info.bound, info.objective);
+    assert_int_equal(info.cg_iterations, 1);
+    assert_non_null(strstr(p->log->str, "cut by the time limit (Lagrangian bound)"));
+    assert_true(info.bound >= best.objective - 1e-6);
+    assert_true(info.objective <= best.objective + 1e-6);
+    cs_placement_free(p);
+  }
 }
 
 /* "auto" keeps the per-GPU model on the thesis' sizes and solves
@@ -321,6 +357,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_methods_agree),
     cmocka_unit_test(test_bound_when_not_proven),
+    cmocka_unit_test(test_lagrangian_bound_when_cut),
     cmocka_unit_test(test_auto_choice),
     cmocka_unit_test(test_time_up_keeps_a_placement),
   };

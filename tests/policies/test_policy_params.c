@@ -545,6 +545,15 @@ static void test_milp_time_limit_feasible(void **state)
   assert_true(p->expected_total >= info.objective - 1e-6);
   assert_true(p->expected_total <= 900.0 * 4 + 1e-6);
   assert_true(p->replicas->len > 0);
+  /* The bound it reports (from GLPK's gap) holds against the optimum. */
+  CsMilpOptions exact = big_options(FALSE, NULL, NULL);
+  CsMilpInfo best;
+  CsPlacement *q = cs_milp_place(&b.in, &exact, &best, &err);
+  assert_non_null(q);
+  assert_int_equal(best.status, CS_MILP_OPTIMAL);
+  assert_true(best.bound == best.objective);
+  assert_true(info.bound >= best.objective - 1e-6 && info.bound > info.objective);
+  cs_placement_free(q);
   cs_placement_free(p);
 }
 

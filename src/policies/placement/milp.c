@@ -503,7 +503,7 @@ static gboolean solve_per_gpu(MilpProblem *pb, const CsPlacementProblem *in,
   if (start_optimal) {
     info->status = CS_MILP_OPTIMAL;
     info->gap = 0.0;
-    info->objective = start_goodput;
+    info->objective = info->bound = start_goodput;
     g_string_append_printf(log, "greedy start serves every rate: optimal (the objective's "
                                 "upper bound), objective %.2f req/s, no solve\n",
                            start_goodput);
@@ -512,6 +512,10 @@ static gboolean solve_per_gpu(MilpProblem *pb, const CsPlacementProblem *in,
     info->status = out.status == GLP_OPT ? CS_MILP_OPTIMAL : CS_MILP_FEASIBLE;
     info->gap = gap;
     info->objective = out.objective;
+    /* GLPK's gap is |objective - bound| / |objective| */
+    info->bound = out.status == GLP_OPT ? out.objective
+                  : isfinite(gap)       ? out.objective + gap * fabs(out.objective)
+                                        : NAN;
     if (info->status == CS_MILP_OPTIMAL)
       g_string_append_printf(log, "%s status: optimal, MIP gap 0%%, objective %.2f req/s\n",
                              solver_name(opt), info->objective);
@@ -572,6 +576,7 @@ CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *op
     info = &local;
   memset(info, 0, sizeof *info);
   info->gap = NAN;
+  info->bound = NAN;
   /* Candidates per (GPU, model); GPUs of one type share them. */
   CsModelOptions **cand_of_gpu = g_new0(CsModelOptions *, MAX(in->n_gpus, 1));
   GPtrArray *owned = g_ptr_array_new();
