@@ -229,6 +229,14 @@ static void run_one(const CsPlacementPolicy *pol, const Instance *x, const char 
   if (print_log)
     fprintf(stderr, "%s", p->log->str);
   char *status = status_of(p, pol->name);
+  /* The MILP's heuristic, to compare its result against. */
+  const char *start = strstr(p->log->str, "greedy start: objective ");
+  if (start) {
+    char *with = g_strdup_printf("%s; greedy start %.0f", status,
+                                 g_ascii_strtod(start + strlen("greedy start: objective "), NULL));
+    g_free(status);
+    status = with;
+  }
   printf("%.2f | %.0f | %.0f | %d | %s |\n", ms, p->expected_total, offered, n_used, status);
   fflush(stdout);
   g_free(status);
