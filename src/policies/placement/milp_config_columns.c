@@ -6,6 +6,20 @@
 
 #include "milp_config.h"
 
+/* A listing gives up (as if there were more than its limit) after
+ * NODE_FACTOR x (models + 1) x (limit + 1) search nodes. Listing every
+ * configuration never needs more than (models + 1) per configuration (each
+ * node extends to one by skipping the models left), but the reduced-cost
+ * listing prunes by value before capacity and can visit far more partial
+ * configurations than it lists; nothing else would bound its time.
+ * Deterministic, unlike a clock. */
+#define NODE_FACTOR 4
+
+static gint64 node_budget(const MilpMaster *ms, int limit)
+{
+  return (gint64)NODE_FACTOR * (ms->nm + 1) * ((gint64)limit + 1);
+}
+
 static char *config_key(int type, const int *items, int n)
 {
   GString *s = g_string_new(NULL);
@@ -186,6 +200,7 @@ typedef struct {
   int n;
   double creq, mreq;
   int count, limit;
+  gint64 nodes;  /* search nodes visited, against node_budget() */
   GArray *found; /* (type, n, items...) records, flattened */
 } Enum;
 
@@ -193,6 +208,8 @@ typedef struct {
  * there are more than e->limit in all. */
 static gboolean enumerate(Enum *e, int m)
 {
+  if (++e->nodes > node_budget(e->ms, e->limit))
+    return FALSE;
   if (m == e->ms->nm) {
     if (e->n == 0)
       return TRUE;
@@ -452,11 +469,14 @@ typedef struct {
   int *items, n;
   double creq, mreq, rc;
   int count, limit;
+  gint64 nodes; /* as in Enum */
   GArray *found;
 } RcEnum;
 
 static gboolean rc_enumerate(RcEnum *e, int m)
 {
+  if (++e->nodes > node_budget(e->ms, e->limit))
+    return FALSE;
   if (e->rc + e->rest[m] <= e->floor)
     return TRUE; /* nothing below can reach the floor */
   if (m == e->ms->nm) {
