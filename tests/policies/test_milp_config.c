@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "policies/placement/milp.h"
+#include "policies/placement/milp_config.h"
 #include "policies/placement/place_common.h"
 #include "policies/placement/placement.h"
 
@@ -302,6 +303,70 @@ static void test_lagrangian_bound_when_cut(void **state)
   }
 }
 
+/* The master's internals after column generation converged on a listable
+ * instance: each column's reduced cost from the saved duals (the pricing's
+ * arithmetic) equals GLPK's own column dual, and the configurations listed
+ * as able to improve on an incumbent are exactly those of every
+ * configuration (listed in full, reduced cost computed here) above -gap. */
+static void test_reduced_costs(void **state)
+{
+  Cluster x;
+  cluster(&x, 24, 8, 500, 4000, 11, *state);
+  CsMilpOptions opt = options(CS_CREQ_AO, CS_MILP_FORM_CONFIGURATIONS, 0);
+  CsModelOptions *cand = g_new0(CsModelOptions, x.in.n_models);
+  for (int m = 0; m < x.in.n_models; m++)
+    assert_true(cs_model_options_init(&cand[m], x.in.profiles, "v100", &x.in.models[m],
+                                      opt.metric, opt.batches, opt.n_batches, "test", NULL));
+  CsModelOptions *cand_of_gpu[MAX_GPUS];
+  for (int g = 0; g < x.in.n_gpus; g++)
+    cand_of_gpu[g] = cand;
+  MilpProblem pb = { 0 };
+  cs_milp_index(&pb, &x.in, &opt, cand_of_gpu);
+  MilpMaster ms, all;
+  cs_milp_cfg_init(&ms, &pb, &x.in, &opt);
+  gboolean converged = FALSE;
+  int rounds = 0;
+  cs_milp_cfg_generate(&ms, G_MAXINT64, &converged, &rounds);
+  assert_true(converged && rounds > 1);
+  MilpDuals d = { 0 };
+  cs_milp_cfg_duals_save(&ms, &d);
+  int nmk = ms.nm * ms.nb;
+  for (guint i = 0; i < ms.configs->len; i++) {
+    const MilpConfig *c = g_ptr_array_index(ms.configs, i);
+    double rc = -d.c_dual[c->type];
+    for (int r = 0; r < c->n; r++)
+      rc += d.value[(size_t)c->type * nmk + c->items[r]];
+    assert_float_equal(rc, glp_get_col_dual(ms.lp, ms.first_z + (int)i), 1e-6);
+    assert_true(rc <= CS_MILP_CFG_RC_TOL);
+  }
+  cs_milp_cfg_init(&all, &pb, &x.in, &opt);
+  assert_true(cs_milp_cfg_enumerate(&all, 1000000));
+  print_message("%u configurations in all, %u generated in %d rounds\n", all.configs->len,
+                ms.configs->len, rounds);
+  static const double gaps[] = { 1.0, 30.0, 300.0, 3000.0 };
+  for (size_t k = 0; k < G_N_ELEMENTS(gaps); k++) {
+    int above = 0;
+    for (guint i = 0; i < all.configs->len; i++) {
+      const MilpConfig *c = g_ptr_array_index(all.configs, i);
+      double rc = -d.c_dual[c->type];
+      for (int r = 0; r < c->n; r++)
+        rc += d.value[(size_t)c->type * nmk + c->items[r]];
+      assert_true(fabs(rc + gaps[k]) > 1e-6); /* no tie at the floor */
+      above += rc > -gaps[k];
+    }
+    int listed = cs_milp_cfg_add_improving(&ms, &d, gaps[k], 1000000);
+    print_message("gap %.0f: %d listed, %d by brute force\n", gaps[k], listed, above);
+    assert_int_equal(listed, above);
+  }
+  cs_milp_cfg_duals_clear(&d);
+  cs_milp_cfg_clear(&ms);
+  cs_milp_cfg_clear(&all);
+  cs_milp_problem_clear(&pb);
+  for (int m = 0; m < x.in.n_models; m++)
+    cs_model_options_clear(&cand[m]);
+  g_free(cand);
+}
+
 /* "auto" keeps the per-GPU model on the thesis' sizes and solves
  * configurations beyond. */
 static void test_auto_choice(void **state)
@@ -358,6 +423,7 @@ int main(void)
     cmocka_unit_test(test_methods_agree),
     cmocka_unit_test(test_bound_when_not_proven),
     cmocka_unit_test(test_lagrangian_bound_when_cut),
+    cmocka_unit_test(test_reduced_costs),
     cmocka_unit_test(test_auto_choice),
     cmocka_unit_test(test_time_up_keeps_a_placement),
   };
