@@ -155,7 +155,12 @@ static double greedy_start_of(const CsPlacement *p)
  * solution does not beat it. */
 static void test_methods_agree(void **state)
 {
-  static const struct { int models, gpus; double lo, hi; CsCreqMetric metric; int max_rep; } cases[] = {
+  static const struct {
+    int models, gpus;
+    double lo, hi;
+    CsCreqMetric metric;
+    int max_rep;
+  } cases[] = {
     { 16, 64, 2000, 9000, CS_CREQ_AO, 0 }, { 24, 8, 100, 1000, CS_CREQ_AO, 0 },
     { 12, 32, 2000, 6000, CS_CREQ_AO, 3 }, { 32, 24, 500, 2000, CS_CREQ_AO, 2 },
   };

@@ -15,16 +15,16 @@
  *   per type t: sum_{p of t} z_p <= GPUs of type t
  * Every integer solution is a placement of the thesis' model and back.
  *
- * Columns: every configuration when there are at most CS_MILP_CFG_ENUMERATE_MAX (then the
- * model is exact); otherwise column generation on the LP relaxation. Pricing
- * a type is a two-dimensional knapsack with one item per model at most,
- * solved exactly by GLPK, plus a greedy fill for a second column. Each round
- * with exact pricing gives a Lagrangian bound, LP + sum_t GPUs_t x max(0,
- * best reduced cost of t), valid for every integer placement; at
- * convergence it is the LP optimum. The integer problem is then solved over
- * the columns generated (price and branch), started from the greedy
- * placement, and its gap is reported against that bound, not against the
- * restricted problem's own (which knows only the columns generated).
+ * Columns (milp_config_columns.c): every configuration when there are at
+ * most enumerate_limit (then the model is exact); otherwise column
+ * generation on the LP relaxation, each round with exact pricing giving a
+ * Lagrangian bound valid for every placement. The integer problem is solved
+ * over the columns (price and branch) from the greedy placement; when its
+ * solution falls short of the converged LP, every configuration whose
+ * reduced cost is above -(LP - solution) is added, when they are few enough,
+ * and the integer problem over them is exact. The gap is reported against
+ * the column-generation bound, not against the restricted problem's own
+ * (which knows only the columns generated).
  */
 #include <float.h>
 #include <glpk.h>
@@ -215,7 +215,8 @@ gboolean cs_milp_config_solve(const MilpProblem *pb, const CsPlacementProblem *i
   MilpMaster ms;
   cs_milp_cfg_init(&ms, pb, in, opt);
   add_start_configs(&ms, xs);
-  gboolean enumerated = cs_milp_cfg_enumerate(&ms, opt->enumerate_limit ? opt->enumerate_limit : CS_MILP_CFG_ENUMERATE_MAX), converged = FALSE;
+  int limit = opt->enumerate_limit ? opt->enumerate_limit : CS_MILP_CFG_ENUMERATE_MAX;
+  gboolean enumerated = cs_milp_cfg_enumerate(&ms, limit), converged = FALSE;
   int rounds = 0;
   double bound = offered;
   if (enumerated) {
@@ -261,7 +262,8 @@ gboolean cs_milp_config_solve(const MilpProblem *pb, const CsPlacementProblem *i
   if (converged && cs_milp_has_solution(&out) &&
       lp_optimum - out.objective > 1e-6 * MAX(1.0, out.objective) &&
       (opt->time_up || g_get_monotonic_time() < deadline_us)) {
-    int limit = opt->enumerate_limit > 0 ? opt->enumerate_limit : CS_MILP_CFG_ENUMERATE_MAX;
+    if (limit < 0) /* "never list every configuration" still lists these */
+      limit = CS_MILP_CFG_ENUMERATE_MAX;
     int before = (int)ms.configs->len;
     int n = cs_milp_cfg_add_improving(&ms, &duals, lp_optimum - out.objective + slack, limit);
     if (n == 0)

@@ -309,7 +309,8 @@ static gboolean price_exact(MilpMaster *ms, int t, const double *value, gint64 d
   int *item_of_col = g_new(int, nmk + 1);
   glp_prob *kp = glp_create_prob();
   glp_set_obj_dir(kp, GLP_MAX);
-  int creq_row = cs_milp_cfg_add_row(kp, GLP_UP, 0.0, 100.0), mreq_row = cs_milp_cfg_add_row(kp, GLP_UP, 0.0, 100.0);
+  int creq_row = cs_milp_cfg_add_row(kp, GLP_UP, 0.0, 100.0);
+  int mreq_row = cs_milp_cfg_add_row(kp, GLP_UP, 0.0, 100.0);
   int n = 0, model_row = 0, model = -1;
   for (int item = 0; item < nmk; item++) {
     if (!item_opt(ms, t, item) || value[item] <= 1e-12)
