@@ -119,8 +119,9 @@ void cs_engine_schedule_next_arrival(Engine *e, int ci)
 {
   Client *c = &e->clients[ci];
   int64_t t = arrival_time(c, c->index);
+  /* Arrivals in a lane of their own (event_queue.h): one pending per client. */
   if (client_accepts(c, t))
-    cs_eq_push(e->q, t, EV_ARRIVAL, (uint32_t)ci, NULL);
+    cs_eq_push_in(e->q, 1, t, EV_ARRIVAL, (uint32_t)ci, NULL);
   else
     c->done = TRUE;
 }
