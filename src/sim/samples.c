@@ -47,6 +47,7 @@ struct CsSamplesBlock {
  * pages each time (5 % of a run's cycles in page faults). */
 typedef struct {
   int64_t values[CS_SAMPLES_BLOCK], weights[CS_SAMPLES_BLOCK];
+  uint32_t keys[2][CS_SAMPLES_BLOCK];      /* value - min, sorted by sort_keys32 */
   uint32_t count[6][1 << 12];              /* radix histograms (RADIX_BITS 12) */
   /* Worst case: 10 bytes of delta, 10 of weight, and room for a 4-byte store. */
   guint8 encoded[CS_SAMPLES_BLOCK * 20 + 4];
@@ -323,6 +324,73 @@ static void sort_block(int64_t *v, int64_t *w, int n, int64_t min, int64_t max, 
   *sorted_w = sw;
 }
 
+/* The common case of sort_block, faster: an unweighted block whose values
+ * span less than 2^32 ns (4.3 s) sorts their 32-bit keys value - min, half
+ * the memory to move, in passes of at most RADIX_BITS bits each, as few as
+ * the span needs (two up to 2^24, three above), the keys and all histograms
+ * written in one read with the passes unrolled. Returns the sorted keys (in
+ * the scratch). */
+static const uint32_t *sort_keys32(const int64_t *v, int n, int64_t min, uint32_t span,
+                                   FlushScratch *f)
+{
+  uint32_t *sk = f->keys[0], *dk = f->keys[1];
+  int bits = span ? 32 - __builtin_clz(span) : 0;
+  int passes = (bits + RADIX_BITS - 1) / RADIX_BITS;
+  int digit = passes ? (bits + passes - 1) / passes : 0;
+  uint32_t mask = ((uint32_t)1 << digit) - 1;
+  uint32_t (*count)[RADIX] = f->count;
+  memset(count, 0, sizeof(uint32_t) * ((size_t)1 << digit) * 3);
+  uint32_t *c0 = (uint32_t *)count, *c1 = c0 + mask + 1, *c2 = c1 + mask + 1;
+  switch (passes) {
+  case 0:
+    for (int i = 0; i < n; i++)
+      sk[i] = 0;
+    return sk;
+  case 1:
+    for (int i = 0; i < n; i++) {
+      uint32_t k = (uint32_t)(v[i] - min);
+      sk[i] = k;
+      c0[k]++;
+    }
+    break;
+  case 2:
+    for (int i = 0; i < n; i++) {
+      uint32_t k = (uint32_t)(v[i] - min);
+      sk[i] = k;
+      c0[k & mask]++;
+      c1[k >> digit]++;
+    }
+    break;
+  default:
+    for (int i = 0; i < n; i++) {
+      uint32_t k = (uint32_t)(v[i] - min);
+      sk[i] = k;
+      c0[k & mask]++;
+      c1[(k >> digit) & mask]++;
+      c2[k >> 2 * digit]++;
+    }
+  }
+  uint32_t *hist[3] = { c0, c1, c2 };
+  for (int p = 0; p < passes; p++) {
+    int shift = digit * p;
+    uint32_t *to = hist[p];
+    if (to[(sk[0] >> shift) & mask] == (uint32_t)n)
+      continue; /* one digit value: the order stands */
+    uint32_t at = 0;
+    for (uint32_t d = 0; d <= mask; d++) {
+      uint32_t c = to[d];
+      to[d] = at;
+      at += c;
+    }
+    for (int i = 0; i < n; i++)
+      dk[to[(sk[i] >> shift) & mask]++] = sk[i];
+    uint32_t *t = sk;
+    sk = dk;
+    dk = t;
+  }
+  return sk;
+}
+
 /* Writes x as a varint (7 bits a byte, low first, the high bit set on every
  * byte but the last). Below 2^28, the common case, without a branch on the
  * length (a sorted block's differences take 1 to 3 bytes at random, which
@@ -365,6 +433,33 @@ static inline const guint8 *get_varint(const guint8 *p, uint64_t *x)
   return p;
 }
 
+/* The encoding of a block as it is written: one call per distinct value, in
+ * ascending order, with its weight. */
+typedef struct {
+  guint8 *p;           /* where the next entry goes */
+  IndexPoint *index;   /* the index points so far */
+  int n_index;
+  int until_index;     /* entries before the next index point */
+  int64_t prev;        /* the previous entry's value (0 before the first) */
+  int64_t before;      /* weight of the entries so far */
+  const guint8 *start; /* the encoding's first byte */
+} Encoder;
+
+static inline void encode_entry(Encoder *enc, int64_t v, int64_t w)
+{
+  guint8 *p = put_varint(enc->p, (uint64_t)(v - enc->prev) << 1 | (w != 1));
+  if (w != 1)
+    p = put_varint(p, (uint64_t)w);
+  enc->before += w;
+  if (enc->until_index-- == 0) {
+    enc->index[enc->n_index++] = (IndexPoint){ .value = v, .through = enc->before,
+                                               .offset = (uint32_t)(p - enc->start) };
+    enc->until_index = INDEX_STEP - 1;
+  }
+  enc->prev = v;
+  enc->p = p;
+}
+
 void cs_samples_flush(CsSamples *s)
 {
   int n = s->n;
@@ -388,47 +483,47 @@ void cs_samples_flush(CsSamples *s)
     }
   }
   FlushScratch *f = scratch();
-  const int64_t *values, *weights;
-  sort_block(s->values, s->weights, n, min, max, f, &values, &weights);
-  guint8 *buf = f->encoded, *p = buf;
-  IndexPoint *index = f->index;
-  int n_index = 0;
-  int64_t prev = 0, before = 0;
+  Encoder enc = { .p = f->encoded, .index = f->index, .start = f->encoded };
   CsSamplesBlock *b = carve(s, sizeof *b);
-  b->min = values[0];
-  b->max = values[n - 1];
-  int until_index = 0;
-  for (int i = 0; i < n;) {
-    int64_t v = values[i], w = 0;
-    if (weights) {
-      do
-        w += weights[i];
-      while (++i < n && values[i] == v);
-    } else {
+  if (!s->weights && (uint64_t)(max - min) <= UINT32_MAX) {
+    const uint32_t *keys = sort_keys32(s->values, n, min, (uint32_t)(max - min), f);
+    b->min = min + keys[0];
+    b->max = min + keys[n - 1];
+    for (int i = 0; i < n;) {
+      uint32_t k = keys[i];
       int from = i;
-      while (++i < n && values[i] == v)
+      while (++i < n && keys[i] == k)
         ;
-      w = i - from;
+      encode_entry(&enc, min + k, i - from);
     }
-    p = put_varint(p, (uint64_t)(v - prev) << 1 | (w != 1));
-    if (w != 1)
-      p = put_varint(p, (uint64_t)w);
-    before += w;
-    if (until_index-- == 0) {
-      index[n_index++] = (IndexPoint){ .value = v, .through = before,
-                                       .offset = (uint32_t)(p - buf) };
-      until_index = INDEX_STEP - 1;
+  } else {
+    const int64_t *values, *weights;
+    sort_block(s->values, s->weights, n, min, max, f, &values, &weights);
+    b->min = values[0];
+    b->max = values[n - 1];
+    for (int i = 0; i < n;) {
+      int64_t v = values[i], w = 0;
+      if (weights) {
+        do
+          w += weights[i];
+        while (++i < n && values[i] == v);
+      } else {
+        int from = i;
+        while (++i < n && values[i] == v)
+          ;
+        w = i - from;
+      }
+      encode_entry(&enc, v, w);
     }
-    prev = v;
   }
-  b->total = before;
-  b->len = (size_t)(p - buf);
-  b->data = memcpy(carve(s, b->len), buf, b->len);
-  b->index = memcpy(carve(s, sizeof(IndexPoint) * (size_t)n_index), index,
-                    sizeof(IndexPoint) * (size_t)n_index);
-  b->n_index = n_index;
+  size_t index_bytes = sizeof(IndexPoint) * (size_t)enc.n_index;
+  b->total = enc.before;
+  b->len = (size_t)(enc.p - enc.start);
+  b->data = memcpy(carve(s, b->len), enc.start, b->len);
+  b->index = memcpy(carve(s, index_bytes), enc.index, index_bytes);
+  b->n_index = enc.n_index;
   g_ptr_array_add(s->blocks, b);
-  s->block_bytes += sizeof *b + b->len + sizeof(IndexPoint) * (size_t)n_index;
+  s->block_bytes += sizeof *b + b->len + index_bytes;
   s->n = 0;
   s->buf_min = INT64_MAX;
   s->buf_max = INT64_MIN;

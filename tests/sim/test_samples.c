@@ -140,6 +140,12 @@ static int64_t wide_values(gsl_rng *r)
   return (int64_t)gsl_rng_uniform_int(r, 1 << 16) << gsl_rng_uniform_int(r, 26);
 }
 
+static int64_t constant_value(gsl_rng *r)
+{
+  (void)r;
+  return 123456789;
+}
+
 static int64_t tiny_values(gsl_rng *r)
 {
   return (int64_t)gsl_rng_uniform_int(r, 3);
@@ -168,6 +174,7 @@ static void test_matches_full_sort(void **state)
   check_case(50000, 2, FALSE, tiny_values, NULL);      /* 0 included */
   check_case(40000, 1, FALSE, huge_values, NULL);      /* near 2^62 */
   check_case(40000, 1, FALSE, offset_latency, NULL);   /* constant high bits */
+  check_case(40000, 1, FALSE, constant_value, NULL);   /* nothing to sort */
   check_case(40000, 1, FALSE, spread_values, NULL);    /* every varint length */
   check_case(40000, 1, FALSE, wide_values, NULL);      /* differ above bit 36 */
   check_case(40000, 2, TRUE, spread_values, batch_weight);
