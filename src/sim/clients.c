@@ -18,7 +18,7 @@
 static int64_t gap_ns(Client *c)
 {
   const CsClientConfig *cfg = c->cfg;
-  double mean_s = 1.0 / cfg->rate_rps;
+  double mean_s = c->mean_gap_s;
   double g;
   if (cfg->arrival == CS_ARRIVAL_POISSON)
     g = cs_rng_exponential(c->rng, mean_s);
@@ -206,6 +206,8 @@ void cs_engine_flush_bin(Client *c)
   }
   c->open_bin = -1;
   c->open_good = c->open_bad = c->open_sent = 0;
+  c->bin_start = 1; /* no bin open: [1, 0) holds no time */
+  c->bin_end = 0;
 }
 
 void cs_engine_on_result(Engine *e, Batch *b)
