@@ -4,7 +4,7 @@
  * 128-bit integer: time (sign bit flipped, so that unsigned order is signed
  * order) in the high half, the 32-bit push sequence number and the slot in
  * the low half. Comparing two entries is then one 128-bit comparison
- * (cmp/sbb, no branch on the tie) and four children fill one 64-byte line;
+ * (cmp/sbb, no branch on the tie) and four children take 64 bytes;
  * the slot takes part in the comparison harmlessly, as no two pending
  * events share a sequence number. When the 32-bit sequence runs out, the
  * pending entries are sorted and renumbered 0, 1, ... in their order, which
