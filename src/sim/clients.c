@@ -18,7 +18,7 @@
 static int64_t gap_ns(Client *c)
 {
   const CsClientConfig *cfg = c->cfg;
-  double mean_s = 1.0 / cfg->rate_rps;
+  double mean_s = c->mean_gap_s;
   double g;
   if (cfg->arrival == CS_ARRIVAL_POISSON)
     g = cs_rng_exponential(c->rng, mean_s);
@@ -119,8 +119,9 @@ void cs_engine_schedule_next_arrival(Engine *e, int ci)
 {
   Client *c = &e->clients[ci];
   int64_t t = arrival_time(c, c->index);
+  /* Arrivals in a lane of their own (event_queue.h): one pending per client. */
   if (client_accepts(c, t))
-    cs_eq_push(e->q, t, EV_ARRIVAL, (uint32_t)ci, NULL);
+    cs_eq_push_in(e->q, 1, t, EV_ARRIVAL, (uint32_t)ci, NULL);
   else
     c->done = TRUE;
 }
@@ -205,46 +206,64 @@ void cs_engine_flush_bin(Client *c)
   }
   c->open_bin = -1;
   c->open_good = c->open_bad = c->open_sent = 0;
+  c->bin_start = 1; /* no bin open: [1, 0) holds no time */
+  c->bin_end = 0;
 }
 
 void cs_engine_on_result(Engine *e, Batch *b)
 {
   Client *c = &e->clients[b->model];
-  int64_t slo = c->cfg->slo_ns;
-  int measured_in_batch = 0, good = 0;
+  const int64_t slo = c->cfg->slo_ns, now = e->now, dispatch = b->dispatch_ns;
+  int measured_in_batch = 0, good = 0, good_measured = 0;
   c->resolved += b->n;
   /* Results arrive in time order, and a client's window end is known before
    * any result arrives at or after it (it is set when the client stops). */
-  gboolean in_window = e->now >= c->window_start_ns &&
-                       (c->window_end_ns == 0 || e->now < c->window_end_ns);
-  gboolean late = c->window_end_ns != 0 && e->now >= c->window_end_ns;
+  gboolean in_window = now >= c->window_start_ns && (c->window_end_ns == 0 || now < c->window_end_ns);
+  gboolean late = c->window_end_ns != 0 && now >= c->window_end_ns;
+  gboolean records = wants_records(e);
+  /* The measured requests' latencies go to their sample sets a chunk at a
+   * time, in request order (the order cs_samples_add would see). */
+  enum { CHUNK = 64 };
+  int64_t lat_chunk[CHUNK], wait_chunk[CHUNK];
+  int k = 0;
   for (int i = 0; i < b->n; i++) {
     const Req *r = &b->reqs[i];
-    int64_t lat = e->now - r->send_ns;
-    good += lat <= slo;
-    if (in_window) {
-      c->in_window++;
-      c->good_in_window += lat <= slo;
-    }
+    int64_t lat = now - r->send_ns;
+    int ok = lat <= slo;
+    good += ok;
     if (r->measured) {
       measured_in_batch++;
-      c->completed++;
-      c->good += lat <= slo;
-      c->late += late;
-      cs_samples_add(c->e2e, lat);
-      cs_samples_add(c->router_wait, b->dispatch_ns - r->send_ns);
+      good_measured += ok;
+      lat_chunk[k] = lat;
+      wait_chunk[k] = dispatch - r->send_ns;
+      if (++k == CHUNK) {
+        cs_samples_add_many(c->e2e, lat_chunk, k);
+        cs_samples_add_many(c->router_wait, wait_chunk, k);
+        k = 0;
+      }
     }
-    if (wants_records(e)) {
+    if (G_UNLIKELY(records)) {
       CsRequestRecord rec = {
         .id = r->id, .model = c->cfg->model, .client = b->model, .measured = r->measured,
         .served = TRUE, .send_ns = r->send_ns, .dispatch_ns = b->dispatch_ns,
         .node_ns = b->node_ns, .exec_start_ns = b->start_ns, .exec_end_ns = b->end_ns,
-        .receive_ns = e->now, .batch_size = b->n, .gpu = b->gpu,
-        .slo_met = lat <= slo, .replica = b->replica, .worker = b->worker, .batch_id = b->id,
+        .receive_ns = now, .batch_size = b->n, .gpu = b->gpu,
+        .slo_met = ok, .replica = b->replica, .worker = b->worker, .batch_id = b->id,
       };
       emit(e, &rec);
     }
   }
+  if (k > 0) {
+    cs_samples_add_many(c->e2e, lat_chunk, k);
+    cs_samples_add_many(c->router_wait, wait_chunk, k);
+  }
+  if (in_window) {
+    c->in_window += b->n;
+    c->good_in_window += good;
+  }
+  c->completed += measured_in_batch;
+  c->good += good_measured;
+  c->late += late ? measured_in_batch : 0;
   c->all_good += good;
   c->all_bad += b->n - good;
   cs_engine_count_in_bin(e, c, good, b->n - good, 0);

@@ -400,6 +400,9 @@ static void setup(Engine *e)
     c->batch_sizes = g_array_new(FALSE, TRUE, sizeof(int64_t));
     c->series = cs_bins_new();
     c->open_bin = -1;
+    c->bin_start = 1; /* no bin open */
+    c->bin_end = 0;
+    c->mean_gap_s = 1.0 / c->cfg->rate_rps;
     double warm = c->cfg->rate_rps * c->cfg->warmup_ns * 1e-9;
     e->expected_requests += warm + (c->cfg->requests > 0
                                       ? (double)c->cfg->requests

@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "clustersim/clustersim.h"
+#include "common/checked.h"
 #include "config.h"
 #include "engine_internal.h"
 #include "event_queue.h"
@@ -73,6 +74,10 @@ typedef struct {
    * per request would cost more than the request's other bookkeeping). */
   int64_t open_bin;       /* -1: none */
   int64_t open_good, open_bad, open_sent;
+  /* The open bin's times [bin_start, bin_end), so that counting into it
+   * needs no division (an empty range when no bin is open). */
+  int64_t bin_start, bin_end;
+  double mean_gap_s;      /* 1 / rate_rps, for Poisson and gamma gaps */
 } Client;
 
 /* A worker: one model replica on one GPU (router dispatch), or one model on
@@ -197,10 +202,12 @@ void cs_engine_flush_bin(Client *c);
 static inline void cs_engine_count_in_bin(const Engine *e, Client *c, int64_t good, int64_t bad,
                                           int64_t sent)
 {
-  int64_t bin = e->now / e->bin_ns;
-  if (bin != c->open_bin) {
+  if (G_UNLIKELY(e->now < c->bin_start || e->now >= c->bin_end)) {
+    int64_t bin = e->now / e->bin_ns;
     cs_engine_flush_bin(c);
     c->open_bin = bin;
+    c->bin_start = bin * e->bin_ns;
+    c->bin_end = cs_i64_add_sat(c->bin_start, e->bin_ns);
   }
   c->open_good += good;
   c->open_bad += bad;

@@ -5,14 +5,15 @@
  * queue assigns at push. Nothing depends on pointer values or memory layout, so
  * the order is the same on every run and machine.
  *
- * Cancellation: cs_eq_push returns a handle; cs_eq_cancel removes that event in
- * O(log n) using the event's heap position, never by searching. A handle whose
- * event already fired or was cancelled is stale and cancelling it does nothing
- * (a generation counter tells stale handles apart from reused slots).
+ * Cancellation: cs_eq_push returns a handle; cs_eq_cancel removes that event
+ * in O(log n) using the event's heap position, never by searching. A handle
+ * whose event already fired or was cancelled is stale and cancelling it does
+ * nothing (a generation counter tells stale handles apart from reused slots).
  *
- * Implementation: a 4-ary min-heap of (time, seq, slot) over a pool of event
- * slots that are reused through a free list, so pushing and popping allocate
- * nothing once the pool has grown to the peak number of pending events.
+ * Implementation: a 4-ary min-heap of 16-byte (time, seq, slot) keys over a
+ * pool of event slots that are reused through a free list, so pushing and
+ * popping allocate nothing once the pool has grown to the peak number of
+ * pending events.
  */
 #ifndef CS_EVENT_QUEUE_H
 #define CS_EVENT_QUEUE_H
@@ -43,6 +44,15 @@ void cs_eq_free(CsEventQueue *q);
 /* Schedules an event at time; returns its handle for cancellation. */
 CsEventHandle cs_eq_push(CsEventQueue *q, int64_t time, uint32_t kind, uint32_t arg, void *ptr);
 
+/* Lanes: the same as cs_eq_push, into lane (0 .. CS_EQ_LANES - 1; cs_eq_push
+ * uses 0). The order of events does not depend on their lanes; a lane is a
+ * heap of its own, so an owner that keeps a steady stream in a lane of its
+ * own (one pending event per source, pushed as the last one pops) makes
+ * pushes to both lanes cheaper. */
+#define CS_EQ_LANES 2
+CsEventHandle cs_eq_push_in(CsEventQueue *q, int lane, int64_t time, uint32_t kind, uint32_t arg,
+                            void *ptr);
+
 /* Removes the earliest event into *out. Returns FALSE when the queue is empty. */
 gboolean cs_eq_pop(CsEventQueue *q, CsEvent *out);
 
@@ -58,6 +68,11 @@ size_t cs_eq_size(const CsEventQueue *q);
 
 /* Time of the earliest pending event; INT64_MAX when empty. */
 int64_t cs_eq_peek_time(CsEventQueue *q);
+
+/* For tests: renumber the pending events' sequence numbers when the next one
+ * would reach limit (clamped to [1, 2^32], the default), as the queue does
+ * when its 32-bit sequence runs out; the pop order must not change. */
+void cs_eq_set_seq_limit(CsEventQueue *q, uint64_t limit);
 
 static const CsEventHandle CS_EVENT_HANDLE_NONE = { 0, 0 };
 

@@ -32,7 +32,22 @@ gsl_rng *cs_rng_stream_new(uint64_t seed, const char *name)
   return r;
 }
 
-double cs_rng_exponential(const gsl_rng *r, double mu)
+void cs_rng_mt19937_refill(CsMt19937State *st)
 {
-  return -mu * log(1.0 - gsl_rng_uniform(r));
+  enum { N = 624, M = 397 };
+  const unsigned long upper = 0x80000000UL, lower = 0x7fffffffUL, magic = 0x9908b0dfUL;
+  unsigned long *mt = st->mt;
+  /* GSL's MAGIC(y) is magic when y is odd, else 0: a mask, not a branch. */
+  int k = 0;
+  for (; k < N - M; k++) {
+    unsigned long y = (mt[k] & upper) | (mt[k + 1] & lower);
+    mt[k] = mt[k + M] ^ (y >> 1) ^ (-(y & 1UL) & magic);
+  }
+  for (; k < N - 1; k++) {
+    unsigned long y = (mt[k] & upper) | (mt[k + 1] & lower);
+    mt[k] = mt[k + (M - N)] ^ (y >> 1) ^ (-(y & 1UL) & magic);
+  }
+  unsigned long y = (mt[N - 1] & upper) | (mt[0] & lower);
+  mt[N - 1] = mt[M - 1] ^ (y >> 1) ^ (-(y & 1UL) & magic);
+  st->mti = 0;
 }

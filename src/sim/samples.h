@@ -41,11 +41,16 @@ typedef struct {
   int64_t zeros;           /* values of 0 ns */
   int64_t *values;         /* the buffer of values not yet in a block */
   int64_t *weights;        /* weighted: theirs; else NULL */
-  int n, cap;              /* in the buffer; cap grows to CS_SAMPLES_BLOCK */
-  GPtrArray *blocks;       /* CsSamplesBlock, owned */
+  int n, cap;              /* in the buffer; cap grows to CS_SAMPLES_BLOCK (stays 0 for a sketch) */
+  int64_t buf_min, buf_max; /* of the buffer's values (INT64_MAX, INT64_MIN when empty) */
+  GPtrArray *blocks;       /* CsSamplesBlock, in chunks */
+  GPtrArray *chunks;       /* the memory blocks are carved from, owned (samples.c) */
+  guint8 *chunk_free;      /* the unused end of the last chunk */
+  size_t chunk_left;       /* its bytes */
+  size_t chunk_total;      /* bytes of all chunks */
   __int128 sum;            /* exact sum of value x weight */
   int64_t total;           /* sum of weights */
-  int64_t max;
+  int64_t max;             /* of the values in blocks (and, for a sketch, of all) */
   size_t block_bytes;      /* memory the blocks hold */
 } CsSamples;
 
@@ -62,31 +67,30 @@ void cs_samples_sketch_add(CsSamples *s, int64_t value, int64_t weight);
  * full). */
 void cs_samples_flush(CsSamples *s);
 
-/* Adds value (ns, 0 <= value < 2^62) once. */
+/* Makes room in a full buffer (grows it, or moves it into a block). Returns
+ * FALSE for a sketch set, whose values go to cs_samples_sketch_add. */
+gboolean cs_samples_make_room(CsSamples *s);
+
+/* Adds value (ns, 0 <= value < 2^62) once. A sketch set keeps a buffer of
+ * capacity 0, so that one test sends it and a full buffer off the fast path. */
 static inline void cs_samples_add(CsSamples *s, int64_t value)
 {
-  if (G_UNLIKELY(s->sketch_error > 0.0)) {
+  if (G_UNLIKELY(s->n == s->cap) && !cs_samples_make_room(s)) {
     cs_samples_sketch_add(s, value, 1);
     return;
-  }
-  if (G_UNLIKELY(s->n == s->cap)) {
-    if (s->cap < CS_SAMPLES_BLOCK) {
-      s->cap = s->cap ? s->cap * 4 : 256;
-      s->values = g_renew(int64_t, s->values, s->cap);
-      if (s->weighted)
-        s->weights = g_renew(int64_t, s->weights, s->cap);
-    } else {
-      cs_samples_flush(s);
-    }
   }
   if (s->weighted)
     s->weights[s->n] = 1;
   s->values[s->n++] = value;
   s->sum += value;
   s->total++;
-  if (value > s->max)
-    s->max = value;
+  s->buf_min = MIN(s->buf_min, value);
+  s->buf_max = MAX(s->buf_max, value);
 }
+
+/* Adds values[0..k) once each: the same as k calls of cs_samples_add, with
+ * the set's fields kept in registers (the engine adds a batch's latencies). */
+void cs_samples_add_many(CsSamples *s, const int64_t *values, int k);
 
 /* Adds value weight (>= 1) times; s must be weighted. */
 void cs_samples_add_weighted(CsSamples *s, int64_t value, int64_t weight);
@@ -97,7 +101,8 @@ static inline int64_t cs_samples_count(const CsSamples *s)
   return s->total;
 }
 
-/* Bytes s holds (blocks, their indexes and the buffer's allocation). */
+/* Bytes s holds (blocks, their indexes and the buffer's allocation); the
+ * chunks they are carved from hold up to 2 MB more (samples.c). */
 size_t cs_samples_bytes(const CsSamples *s);
 
 /* Fills out (ms) with the nearest-rank p50/p90/p95/p99, max and mean of the

@@ -113,11 +113,13 @@ static void test_random_against_reference(void **state)
 }
 
 /* A simulation's pattern: pop, then push (often right after, into the hole
- * the pop left at the root: event_queue.c), cancel, peek and count, all
- * interleaved, against a linear scan for the earliest (time, push order). */
-static void test_interleaved_against_linear_scan(void **state)
+ * the pop left at the root: event_queue.c), cancel (one step in cancel_every;
+ * often enough, the dead entries outnumber the pending ones and the heap is
+ * rebuilt), peek and count, all interleaved, against a linear scan for the
+ * earliest (time, push order). seq_limit > 0: the queue renumbers its
+ * sequence numbers that often (as it does when 2^32 run out). */
+static void interleaved_against_linear_scan(int cancel_every, uint64_t seq_limit)
 {
-  (void)state;
   typedef struct {
     int64_t time;
     int id;
@@ -125,6 +127,8 @@ static void test_interleaved_against_linear_scan(void **state)
   } Pending;
   GArray *pend = g_array_new(FALSE, FALSE, sizeof(Pending));
   CsEventQueue *q = cs_eq_new();
+  if (seq_limit > 0)
+    cs_eq_set_seq_limit(q, seq_limit);
   GRand *rand = g_rand_new_with_seed(11);
   int next_id = 0;
   int64_t now = 0;
@@ -150,11 +154,16 @@ static void test_interleaved_against_linear_scan(void **state)
     assert_false(cs_eq_pending(q, want.h));
     now = ev.time;
     int r = g_rand_int_range(rand, 0, 10);
-    if (r == 0 && pend->len > 0) { /* cancel, with the hole open */
+    while (g_rand_int_range(rand, 0, cancel_every) == 0 && pend->len > 0) {
+      /* cancel, with the hole open; a cancelled handle is stale at once */
       guint k = (guint)g_rand_int_range(rand, 0, (gint32)pend->len);
-      assert_true(cs_eq_cancel(q, g_array_index(pend, Pending, k).h));
+      CsEventHandle h = g_array_index(pend, Pending, k).h;
+      assert_true(cs_eq_cancel(q, h));
+      assert_false(cs_eq_pending(q, h));
+      assert_false(cs_eq_cancel(q, h));
       g_array_remove_index_fast(pend, k);
-    } else if (r == 1) { /* count and peek, with the hole open */
+    }
+    if (r == 1) { /* count and peek, with the hole open */
       assert_int_equal(cs_eq_size(q), pend->len);
       int64_t first = INT64_MAX;
       for (guint k = 0; k < pend->len; k++)
@@ -168,13 +177,78 @@ static void test_interleaved_against_linear_scan(void **state)
     for (int k = 0; k < n_push; k++) {
       Pending p = { now + g_rand_int_range(rand, 0, 3) * g_rand_int_range(rand, 0, 50),
                     next_id++, { 0, 0 } };
-      p.h = cs_eq_push(q, p.time, 0, (uint32_t)p.id, NULL);
+      /* Either lane: the order must not depend on it. */
+      p.h = cs_eq_push_in(q, g_rand_int_range(rand, 0, CS_EQ_LANES), p.time, 0, (uint32_t)p.id,
+                          NULL);
       g_array_append_val(pend, p);
     }
   }
   assert_int_equal(cs_eq_size(q), pend->len);
   g_rand_free(rand);
   g_array_unref(pend);
+  cs_eq_free(q);
+}
+
+static void test_interleaved_against_linear_scan(void **state)
+{
+  (void)state;
+  interleaved_against_linear_scan(10, 0);
+}
+
+/* Cancelling more than half the time: dead entries pile up and the heap is
+ * rebuilt without them, again and again. */
+static void test_interleaved_many_cancels(void **state)
+{
+  (void)state;
+  interleaved_against_linear_scan(2, 0);
+}
+
+/* Sequence numbers renumbered every 97 pushes (every push, while more than
+ * 97 events are pending), with and without cancellations. */
+static void test_interleaved_seq_renumbered(void **state)
+{
+  (void)state;
+  interleaved_against_linear_scan(10, 97);
+  interleaved_against_linear_scan(2, 97);
+}
+
+/* Events of equal time pop in push order whatever their lanes, also after
+ * renumbering (limit 3) and without it (limit 0: the default). */
+static void test_ties_across_lanes(void **state)
+{
+  (void)state;
+  for (uint64_t limit = 0; limit <= 3; limit += 3) {
+    CsEventQueue *q = cs_eq_new();
+    if (limit)
+      cs_eq_set_seq_limit(q, limit);
+    for (uint32_t i = 0; i < 10; i++)
+      cs_eq_push_in(q, (int)(i % 3 % CS_EQ_LANES), i % 2 ? 5 : 9, 0, i, NULL);
+    const uint32_t expect[] = { 1, 3, 5, 7, 9, 0, 2, 4, 6, 8 };
+    CsEvent ev;
+    for (int i = 0; i < 10; i++) {
+      assert_true(cs_eq_pop(q, &ev));
+      assert_int_equal(ev.arg, expect[i]);
+    }
+    assert_false(cs_eq_pop(q, &ev));
+    cs_eq_free(q);
+  }
+}
+
+/* Renumbering keeps the order of events of equal time already pending. */
+static void test_seq_renumbered_keeps_ties(void **state)
+{
+  (void)state;
+  CsEventQueue *q = cs_eq_new();
+  cs_eq_set_seq_limit(q, 3);
+  for (uint32_t i = 0; i < 10; i++)
+    cs_eq_push(q, i % 2 ? 5 : 9, 0, i, NULL);
+  const uint32_t expect[] = { 1, 3, 5, 7, 9, 0, 2, 4, 6, 8 };
+  CsEvent ev;
+  for (int i = 0; i < 10; i++) {
+    assert_true(cs_eq_pop(q, &ev));
+    assert_int_equal(ev.arg, expect[i]);
+  }
+  assert_false(cs_eq_pop(q, &ev));
   cs_eq_free(q);
 }
 
@@ -186,6 +260,10 @@ int main(void)
     cmocka_unit_test(test_cancel),
     cmocka_unit_test(test_random_against_reference),
     cmocka_unit_test(test_interleaved_against_linear_scan),
+    cmocka_unit_test(test_interleaved_many_cancels),
+    cmocka_unit_test(test_interleaved_seq_renumbered),
+    cmocka_unit_test(test_seq_renumbered_keeps_ties),
+    cmocka_unit_test(test_ties_across_lanes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,6 +120,32 @@ static int64_t huge_values(gsl_rng *r)
   return ((int64_t)1 << 62) - 1 - (int64_t)gsl_rng_uniform_int(r, 1000) * ((int64_t)1 << 50);
 }
 
+/* Latencies above a constant offset: high bits set and never varying (the
+ * sort skips their digits). */
+static int64_t offset_latency(gsl_rng *r)
+{
+  return ((int64_t)1 << 45) + exp_latency(r);
+}
+
+/* Values from 0 to 2^36 of every magnitude: sorted differences of every
+ * varint length, 1 to 6 bytes (the encoding's fast path ends at 2^28). */
+static int64_t spread_values(gsl_rng *r)
+{
+  return (int64_t)gsl_rng_uniform_int(r, 1 << 16) << gsl_rng_uniform_int(r, 21);
+}
+
+/* The same up to 2^41: values that differ above bit 36 (the other sort). */
+static int64_t wide_values(gsl_rng *r)
+{
+  return (int64_t)gsl_rng_uniform_int(r, 1 << 16) << gsl_rng_uniform_int(r, 26);
+}
+
+static int64_t constant_value(gsl_rng *r)
+{
+  (void)r;
+  return 123456789;
+}
+
 static int64_t tiny_values(gsl_rng *r)
 {
   return (int64_t)gsl_rng_uniform_int(r, 3);
@@ -147,6 +173,12 @@ static void test_matches_full_sort(void **state)
   check_case(50000, 1, FALSE, few_values, NULL);       /* long runs of equal values */
   check_case(50000, 2, FALSE, tiny_values, NULL);      /* 0 included */
   check_case(40000, 1, FALSE, huge_values, NULL);      /* near 2^62 */
+  check_case(40000, 1, FALSE, offset_latency, NULL);   /* constant high bits */
+  check_case(40000, 1, FALSE, constant_value, NULL);   /* nothing to sort */
+  check_case(40000, 1, FALSE, spread_values, NULL);    /* every varint length */
+  check_case(40000, 1, FALSE, wide_values, NULL);      /* differ above bit 36 */
+  check_case(40000, 2, TRUE, spread_values, batch_weight);
+  check_case(40000, 2, TRUE, wide_values, batch_weight);
   check_case(60000, 3, TRUE, exp_latency, batch_weight);
   check_case(30000, 1, TRUE, few_values, batch_weight); /* equal values merged, weights added */
   check_case(20000, 2, TRUE, exp_latency, huge_weight);

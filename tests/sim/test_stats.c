@@ -119,6 +119,34 @@ static void test_rng_streams(void **state)
   gsl_rng_free(z);
 }
 
+/* cs_rng_uniform is gsl_rng_uniform, draw for draw, across thousands of
+ * regenerations of the 624 words, with GSL's own draws (and a gamma
+ * variate's) interleaved on the same generator, on several seeds; a
+ * generator of another type goes to GSL. */
+static void test_rng_uniform_matches_gsl(void **state)
+{
+  (void)state;
+  static const char *names[] = { "client/x/arrivals", "client/y/arrivals", "s" };
+  for (size_t s = 0; s < G_N_ELEMENTS(names); s++) {
+    gsl_rng *ours = cs_rng_stream_new(3 + s, names[s]);
+    gsl_rng *gsl = cs_rng_stream_new(3 + s, names[s]);
+    for (int i = 0; i < 2000000; i++) {
+      if (i % 1000 == 999) { /* the same state change by either road */
+        assert_true(gsl_rng_uniform(ours) == gsl_rng_uniform(gsl));
+        assert_true(gsl_ran_gamma(ours, 0.5, 1.0) == gsl_ran_gamma(gsl, 0.5, 1.0));
+      }
+      assert_true(cs_rng_uniform(ours) == gsl_rng_uniform(gsl));
+    }
+    gsl_rng_free(ours);
+    gsl_rng_free(gsl);
+  }
+  gsl_rng *a = gsl_rng_alloc(gsl_rng_taus2), *b = gsl_rng_alloc(gsl_rng_taus2);
+  for (int i = 0; i < 1000; i++)
+    assert_true(cs_rng_uniform(a) == gsl_rng_uniform(b));
+  gsl_rng_free(a);
+  gsl_rng_free(b);
+}
+
 /* cs_rng_exponential is gsl_ran_exponential with log(1 - u) for log1p(-u):
  * on the same stream every draw agrees within a few ulps; up to 10 s means
  * (a rate of 0.1 req/s) a million draws round to the same nanoseconds; at 60 s
@@ -154,6 +182,7 @@ int main(void)
     cmocka_unit_test(test_select_matches_sort),
     cmocka_unit_test(test_weighted_matches_expanded),
     cmocka_unit_test(test_rng_streams),
+    cmocka_unit_test(test_rng_uniform_matches_gsl),
     cmocka_unit_test(test_rng_exponential_matches_gsl),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
