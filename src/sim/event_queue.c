@@ -218,7 +218,8 @@ static void renumber(CsEventQueue *q)
   for (int l = 0; l < CS_EQ_LANES; l++) {
     Lane *lane = &q->lanes[l];
     fill_hole(q, lane);
-    qsort(lane->heap, lane->size, sizeof(HeapEntry), cmp_entries);
+    if (lane->size > 1) /* an unused lane has no array: qsort must not see NULL */
+      qsort(lane->heap, lane->size, sizeof(HeapEntry), cmp_entries);
     for (size_t i = 0; i < lane->size; i++)
       q->slots[slot_of(lane->heap[i])].heap_pos = (uint32_t)i;
   }
