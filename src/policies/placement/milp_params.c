@@ -145,8 +145,9 @@ static CsPlacement *milp_wsm(const CsPlacementProblem *in, CsParams *params, voi
 
 const CsPlacementPolicy cs_place_milp = {
   .name = "milp",
-  .description = "thesis MILP (GLPK): maximise expected goodput over batch size and GPU of "
-                 "every replica; metric ao (default), wao or wsm",
+  .description = "thesis MILP (GLPK or CBC): maximise expected goodput over batch size and GPU "
+                 "of every replica; metric ao (default), wao or wsm; per GPU on the thesis' "
+                 "sizes, GPUs counted per configuration beyond",
   .place = milp_generic,
 };
 
