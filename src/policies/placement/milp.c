@@ -30,7 +30,7 @@ gboolean cs_milp_have_cbc(void)
 #endif
 }
 
-static const char *solver_name(const CsMilpOptions *opt)
+const char *cs_milp_solver_name(const CsMilpOptions *opt)
 {
   return opt->solver == CS_MILP_SOLVER_CBC ? "CBC" : "GLPK";
 }
@@ -63,7 +63,7 @@ static void triplet(Triplets *t, int row, int col, double v)
   g_array_append_val(t->ar, v);
 }
 
-static int add_row(glp_prob *lp, int type, double lb, double ub)
+int cs_milp_add_row(glp_prob *lp, int type, double lb, double ub)
 {
   int r = glp_add_rows(lp, 1);
   glp_set_row_bnds(lp, r, type, lb, ub);
@@ -119,10 +119,10 @@ static void build(MilpProblem *pb, const CsPlacementProblem *in, const CsMilpOpt
                  g_array_new(FALSE, FALSE, sizeof(double)) };
   triplet(&t, 0, 0, 0.0);
   for (int m = 0; m < nm; m++) {
-    int goodput_row = add_row(pb->lp, GLP_UP, 0.0, 0.0); /* w_m - sum goodput x <= 0 */
-    int batch_row = add_row(pb->lp, GLP_UP, 0.0, 1.0);   /* sum_b y <= 1 */
+    int goodput_row = cs_milp_add_row(pb->lp, GLP_UP, 0.0, 0.0); /* w_m - sum goodput x <= 0 */
+    int batch_row = cs_milp_add_row(pb->lp, GLP_UP, 0.0, 1.0);   /* sum_b y <= 1 */
     int max_rep = opt->max_replicas ? opt->max_replicas[m] : ng;
-    int rep_row = add_row(pb->lp, GLP_UP, 0.0, max_rep); /* sum x <= max_rep */
+    int rep_row = cs_milp_add_row(pb->lp, GLP_UP, 0.0, max_rep); /* sum x <= max_rep */
     triplet(&t, goodput_row, m + 1, 1.0);
     for (int k = 0; k < nb; k++) {
       int y = pb->y_col[m * nb + k];
@@ -139,15 +139,15 @@ static void build(MilpProblem *pb, const CsPlacementProblem *in, const CsMilpOpt
         triplet(&t, goodput_row, x,
                 -MIN(pb->x_opt[milp_xi(pb, m, k, g)]->goodput, MAX(in->models[m].rate_rps, 0.0)));
         triplet(&t, rep_row, x, 1.0);
-        int link = add_row(pb->lp, GLP_UP, 0.0, 0.0); /* x - y <= 0 */
+        int link = cs_milp_add_row(pb->lp, GLP_UP, 0.0, 0.0); /* x - y <= 0 */
         triplet(&t, link, x, 1.0);
         triplet(&t, link, y, -1.0);
       }
     }
   }
   for (int g = 0; g < ng; g++) {
-    int creq_row = add_row(pb->lp, GLP_UP, 0.0, 100.0);
-    int mreq_row = add_row(pb->lp, GLP_UP, 0.0, 100.0);
+    int creq_row = cs_milp_add_row(pb->lp, GLP_UP, 0.0, 100.0);
+    int mreq_row = cs_milp_add_row(pb->lp, GLP_UP, 0.0, 100.0);
     for (int m = 0; m < nm; m++) {
       int once_row = 0; /* sum_b x[m,b,g] <= 1: one replica of m per GPU */
       for (int k = 0; k < nb; k++) {
@@ -158,7 +158,7 @@ static void build(MilpProblem *pb, const CsPlacementProblem *in, const CsMilpOpt
         triplet(&t, creq_row, x, o->creq);
         triplet(&t, mreq_row, x, o->mreq);
         if (!once_row)
-          once_row = add_row(pb->lp, GLP_UP, 0.0, 1.0);
+          once_row = cs_milp_add_row(pb->lp, GLP_UP, 0.0, 1.0);
         triplet(&t, once_row, x, 1.0);
       }
     }
@@ -174,7 +174,7 @@ static void build(MilpProblem *pb, const CsPlacementProblem *in, const CsMilpOpt
       h++;
     if (h >= ng)
       continue;
-    int order_row = add_row(pb->lp, GLP_LO, 0.0, 0.0); /* key(g) - key(h) >= 0 */
+    int order_row = cs_milp_add_row(pb->lp, GLP_LO, 0.0, 0.0); /* key(g) - key(h) >= 0 */
     for (int m = 0; m < nm; m++)
       for (int k = 0; k < nb; k++) {
         double key = (double)(m * nb + k + 1);
@@ -381,28 +381,36 @@ static CsMilpSolveOut run_solver(MilpProblem *pb, const CsMilpOptions *opt, gint
                           opt, deadline_us, start, x);
 }
 
-/* Second, lexicographic solve for prefer_small_batch (milp.h). x_first holds
- * the first solution and is replaced when this one succeeds. */
-static gboolean tie_break(MilpProblem *pb, const CsMilpOptions *opt, double goodput,
-                          gint64 deadline_us, double *x_first, GString *log)
+gboolean cs_milp_tie_break_begin(glp_prob *lp, int n_models, double goodput,
+                                 const CsMilpOptions *opt, gint64 deadline_us, GString *log)
 {
   if (!opt->time_up && g_get_monotonic_time() >= deadline_us) {
     g_string_append(log, "prefer_small_batch: no time left for the tie-break solve; keeping "
                          "the first solution\n");
     return FALSE;
   }
-  glp_prob *lp = pb->lp;
-  int row = add_row(lp, GLP_LO, goodput - TIE_SLACK, 0.0);
-  int *ind = g_new(int, pb->n_models + 1);
-  double *val = g_new(double, pb->n_models + 1);
-  for (int m = 0; m < pb->n_models; m++) {
+  int row = cs_milp_add_row(lp, GLP_LO, goodput - TIE_SLACK, 0.0);
+  int *ind = g_new(int, n_models + 1);
+  double *val = g_new(double, n_models + 1);
+  for (int m = 0; m < n_models; m++) {
     ind[m + 1] = m + 1;
     val[m + 1] = 1.0;
     glp_set_obj_coef(lp, m + 1, 0.0);
   }
-  glp_set_mat_row(lp, row, pb->n_models, ind, val);
+  glp_set_mat_row(lp, row, n_models, ind, val);
   g_free(ind);
   g_free(val);
+  return TRUE;
+}
+
+/* Second, lexicographic solve for prefer_small_batch (milp.h). x_first holds
+ * the first solution and is replaced when this one succeeds. */
+static gboolean tie_break(MilpProblem *pb, const CsMilpOptions *opt, double goodput,
+                          gint64 deadline_us, double *x_first, GString *log)
+{
+  glp_prob *lp = pb->lp;
+  if (!cs_milp_tie_break_begin(lp, pb->n_models, goodput, opt, deadline_us, log))
+    return FALSE;
   /* Batch sizes dominate; K exceeds any number of replicas, so replicas only
    * break ties between equal batch sums. Integer coefficients: exact. */
   double K = (double)pb->n_models * pb->n_gpus + 1.0;
@@ -456,6 +464,17 @@ static double start_solution(const MilpProblem *pb, const CsPlacementProblem *in
     g_string_append(log, "greedy start: violates a constraint (a bug, please report it): not "
                          "used\n");
   return goodput;
+}
+
+void cs_milp_k_of(const MilpProblem *pb, const double *x, int *k_of)
+{
+  for (int m = 0; m < pb->n_models; m++)
+    for (int g = 0; g < pb->n_gpus; g++)
+      for (int k = 0; k < pb->n_batches; k++) {
+        int c = pb->x_col[milp_xi(pb, m, k, g)];
+        if (c && x[c] > 0.5)
+          k_of[(size_t)m * pb->n_gpus + g] = k;
+      }
 }
 
 /* The thesis' formulation (milp.h) over pb's column maps: builds and
@@ -518,13 +537,13 @@ static gboolean solve_per_gpu(MilpProblem *pb, const CsPlacementProblem *in,
                                         : NAN;
     if (info->status == CS_MILP_OPTIMAL)
       g_string_append_printf(log, "%s status: optimal, MIP gap 0%%, objective %.2f req/s\n",
-                             solver_name(opt), info->objective);
+                             cs_milp_solver_name(opt), info->objective);
     else
       g_string_append_printf(log,
                              "%s status: %s, best solution found kept, MIP gap %.4g%%, "
                              "objective %.2f req/s (not proven optimal; depends on machine "
                              "speed)\n",
-                             solver_name(opt), cs_milp_intopt_message(ret), gap * 100.0,
+                             cs_milp_solver_name(opt), cs_milp_intopt_message(ret), gap * 100.0,
                              info->objective);
   } else {
     if (ret == GLP_ETMLIM && !large)
@@ -541,26 +560,20 @@ static gboolean solve_per_gpu(MilpProblem *pb, const CsPlacementProblem *in,
     g_string_append_printf(log,
                            "%s status: time limit reached before its first solution, the "
                            "greedy start kept, objective %.2f req/s (not proven optimal, gap "
-                           "unknown; depends on machine speed)\n", solver_name(opt),
+                           "unknown; depends on machine speed)\n", cs_milp_solver_name(opt),
                            start_goodput);
     memcpy(x, start, sizeof(double) * (size_t)(pb->n_cols + 1));
   } else if (!ok) {
     g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                 "placement \"milp\": %s found no solution: %s (code %d, status %d)%s",
-                solver_name(opt), cs_milp_intopt_message(ret), ret, out.status,
+                cs_milp_solver_name(opt), cs_milp_intopt_message(ret), ret, out.status,
                 ret == GLP_ETMLIM ? "; raise time_limit_s" : "");
   }
   g_free(start);
   if (ok) {
     if (opt->prefer_small_batch && info->status != CS_MILP_HEURISTIC)
       info->tie_break_solved = tie_break(pb, opt, info->objective, deadline_us, x, log);
-    for (int m = 0; m < in->n_models; m++)
-      for (int g = 0; g < in->n_gpus; g++)
-        for (int k = 0; k < opt->n_batches; k++) {
-          int c = pb->x_col[milp_xi(pb, m, k, g)];
-          if (c && x[c] > 0.5)
-            k_of[(size_t)m * in->n_gpus + g] = k;
-        }
+    cs_milp_k_of(pb, x, k_of);
   }
   g_free(x);
   return ok;
@@ -609,7 +622,7 @@ CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *op
        (in->n_gpus > THESIS_MAX_GPUS || in->n_models > THESIS_MAX_MODELS));
     g_string_append_printf(log, "milp: metric %s, time limit %.3g s, solver %s%s%s\n",
                            cs_place_metric_name(opt->metric), opt->time_limit_s,
-                           solver_name(opt), opt->prefer_small_batch ? ", prefer_small_batch" : "",
+                           cs_milp_solver_name(opt), opt->prefer_small_batch ? ", prefer_small_batch" : "",
                            configurations ? ", configuration formulation" : "");
     k_of = g_new(int, MAX((size_t)in->n_models * in->n_gpus, 1));
     for (size_t i = 0; i < (size_t)in->n_models * in->n_gpus; i++)

@@ -33,10 +33,21 @@
 
 #include "milp_config.h"
 
-/* How far the tie-break solve may lower the total goodput, req/s (milp.c). */
-#define TIE_SLACK 1e-7
-
 /* ---- Integer solve and placement ---------------------------------------------- */
+
+/* The replicas on GPU g in pb's per-GPU solution xs, as items (m * nb + k,
+ * ascending) into items; returns how many. */
+static int gpu_load(const MilpMaster *ms, const double *xs, int g, int *items)
+{
+  int n = 0;
+  for (int m = 0; m < ms->nm; m++)
+    for (int k = 0; k < ms->nb; k++) {
+      int c = ms->pb->x_col[milp_xi(ms->pb, m, k, g)];
+      if (c && xs[c] > 0.5)
+        items[n++] = m * ms->nb + k;
+    }
+  return n;
+}
 
 /* The greedy placement (milp_start.c, in pb's per-GPU columns xs) as master
  * columns: a configuration per distinct GPU load. Fills start (master
@@ -48,13 +59,7 @@ static void start_to_master(MilpMaster *ms, const double *xs, double *start)
     start[c] = 0.0;
   int *items = g_new(int, MAX(ms->nm, 1));
   for (int g = 0; g < ms->ng; g++) {
-    int n = 0;
-    for (int m = 0; m < ms->nm; m++)
-      for (int k = 0; k < ms->nb; k++) {
-        int c = ms->pb->x_col[milp_xi(ms->pb, m, k, g)];
-        if (c && xs[c] > 0.5)
-          items[n++] = m * ms->nb + k;
-      }
+    int n = gpu_load(ms, xs, g, items);
     if (n == 0)
       continue;
     gboolean added;
@@ -76,13 +81,7 @@ static void add_start_configs(MilpMaster *ms, const double *xs)
 {
   int *items = g_new(int, MAX(ms->nm, 1));
   for (int g = 0; g < ms->ng; g++) {
-    int n = 0;
-    for (int m = 0; m < ms->nm; m++)
-      for (int k = 0; k < ms->nb; k++) {
-        int c = ms->pb->x_col[milp_xi(ms->pb, m, k, g)];
-        if (c && xs[c] > 0.5)
-          items[n++] = m * ms->nb + k;
-      }
+    int n = gpu_load(ms, xs, g, items);
     gboolean added;
     if (n > 0)
       cs_milp_cfg_add(ms, ms->type_of_gpu[g], items, n, &added);
@@ -112,30 +111,16 @@ static void master_to_placement(const MilpMaster *ms, const double *x, int *k_of
   g_free(next);
 }
 
-/* prefer_small_batch (milp.h) over the master's columns: total goodput at
- * least goodput - TIE_SLACK, minimise K x sum of batch sizes + replicas.
+/* prefer_small_batch (milp.h) over the master's columns: total goodput held
+ * (cs_milp_tie_break_begin), minimise K x sum of batch sizes + replicas.
  * x holds the first solution and is replaced when this one succeeds. */
 static gboolean config_tie_break(MilpMaster *ms, double goodput, gint64 deadline_us, double *x,
                                  GString *log)
 {
   const CsMilpOptions *opt = ms->opt;
-  if (!opt->time_up && g_get_monotonic_time() >= deadline_us) {
-    g_string_append(log, "prefer_small_batch: no time left for the tie-break solve; keeping "
-                         "the first solution\n");
-    return FALSE;
-  }
   glp_prob *lp = ms->lp;
-  int row = cs_milp_cfg_add_row(lp, GLP_LO, goodput - TIE_SLACK, 0.0);
-  int *ind = g_new(int, ms->nm + 1);
-  double *val = g_new(double, ms->nm + 1);
-  for (int m = 0; m < ms->nm; m++) {
-    ind[m + 1] = m + 1;
-    val[m + 1] = 1.0;
-    glp_set_obj_coef(lp, m + 1, 0.0);
-  }
-  glp_set_mat_row(lp, row, ms->nm, ind, val);
-  g_free(ind);
-  g_free(val);
+  if (!cs_milp_tie_break_begin(lp, ms->nm, goodput, opt, deadline_us, log))
+    return FALSE;
   double K = (double)ms->nm * ms->ng + 1.0;
   for (int item = 0; item < ms->nm * ms->nb; item++)
     if (ms->y_col[item])
@@ -168,11 +153,6 @@ static gboolean config_tie_break(MilpMaster *ms, double goodput, gint64 deadline
   return ok;
 }
 
-static const char *solver_label(const CsMilpOptions *opt)
-{
-  return opt->solver == CS_MILP_SOLVER_CBC ? "CBC" : "GLPK";
-}
-
 gboolean cs_milp_config_solve(const MilpProblem *pb, const CsPlacementProblem *in,
                               const CsMilpOptions *opt, gint64 deadline_us, int *k_of,
                               CsMilpInfo *info, GString *log, GError **error)
@@ -201,13 +181,7 @@ gboolean cs_milp_config_solve(const MilpProblem *pb, const CsPlacementProblem *i
     g_string_append_printf(log, "greedy start serves every rate: optimal (the objective's upper "
                                 "bound), objective %.2f req/s, no solve\n",
                            start_goodput);
-    for (int m = 0; m < pb->n_models; m++)
-      for (int g = 0; g < pb->n_gpus; g++)
-        for (int k = 0; k < pb->n_batches; k++) {
-          int c = pb->x_col[milp_xi(pb, m, k, g)];
-          if (c && xs[c] > 0.5)
-            k_of[(size_t)m * pb->n_gpus + g] = k;
-        }
+    cs_milp_k_of(pb, xs, k_of);
     g_free(xs);
     return TRUE;
   }
@@ -324,19 +298,19 @@ gboolean cs_milp_config_solve(const MilpProblem *pb, const CsPlacementProblem *i
     info->gap = optimal ? 0.0 : (bound - obj) / MAX(fabs(obj), 1e-9);
     if (optimal)
       g_string_append_printf(log, "%s status: optimal, MIP gap 0%%, objective %.2f req/s\n",
-                             solver_label(opt), obj);
+                             cs_milp_solver_name(opt), obj);
     else if (out.status == GLP_OPT)
       g_string_append_printf(log,
                              "%s status: optimal over the %u configurations generated, "
                              "objective %.2f req/s, gap %.4g%% to the bound %.2f req/s over all "
                              "configurations (not proven optimal)\n",
-                             solver_label(opt), ms.configs->len, obj, info->gap * 100.0, bound);
+                             cs_milp_solver_name(opt), ms.configs->len, obj, info->gap * 100.0, bound);
     else
       g_string_append_printf(log,
                              "%s status: %s, best solution found kept, gap %.4g%% to the "
                              "bound %.2f req/s, objective %.2f req/s (not proven optimal; "
                              "depends on machine speed)\n",
-                             solver_label(opt), cs_milp_intopt_message(out.ret),
+                             cs_milp_solver_name(opt), cs_milp_intopt_message(out.ret),
                              info->gap * 100.0, bound, obj);
   } else if (out.ret == GLP_ETMLIM && start_ok) {
     info->status = CS_MILP_HEURISTIC;
@@ -346,13 +320,13 @@ gboolean cs_milp_config_solve(const MilpProblem *pb, const CsPlacementProblem *i
                            "%s status: time limit reached before its first solution, the "
                            "greedy start kept, objective %.2f req/s (not proven optimal, gap "
                            "unknown; depends on machine speed)\n",
-                           solver_label(opt), start_goodput);
+                           cs_milp_solver_name(opt), start_goodput);
     memcpy(x, start, sizeof(double) * ((size_t)n_cols + 1));
   } else {
     ok = FALSE;
     g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                 "placement \"milp\": %s found no solution: %s (code %d, status %d)%s",
-                solver_label(opt), cs_milp_intopt_message(out.ret), out.ret, out.status,
+                cs_milp_solver_name(opt), cs_milp_intopt_message(out.ret), out.ret, out.status,
                 out.ret == GLP_ETMLIM ? "; raise time_limit_s" : "");
   }
   cs_milp_cfg_duals_clear(&duals);

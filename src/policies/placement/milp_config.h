@@ -52,9 +52,6 @@ static inline double item_credit(const MilpMaster *ms, int t, int item)
 }
 
 
-/* Adds row bounds to lp; returns the row. */
-int cs_milp_cfg_add_row(glp_prob *lp, int type, double lb, double ub);
-
 /* The rows and the w and y columns of the master; no configuration yet. */
 void cs_milp_cfg_init(MilpMaster *ms, const MilpProblem *pb, const CsPlacementProblem *in,
                       const CsMilpOptions *opt);

@@ -77,13 +77,6 @@ int cs_milp_cfg_add(MilpMaster *ms, int type, const int *items, int n, gboolean 
   return (int)ms->configs->len - 1;
 }
 
-int cs_milp_cfg_add_row(glp_prob *lp, int type, double lb, double ub)
-{
-  int r = glp_add_rows(lp, 1);
-  glp_set_row_bnds(lp, r, type, lb, ub);
-  return r;
-}
-
 /* The rows and the w and y columns; no configuration yet. */
 void cs_milp_cfg_init(MilpMaster *ms, const MilpProblem *pb, const CsPlacementProblem *in,
                         const CsMilpOptions *opt)
@@ -138,12 +131,12 @@ void cs_milp_cfg_init(MilpMaster *ms, const MilpProblem *pb, const CsPlacementPr
   double val[3];
   for (int m = 0; m < ms->nm; m++) {
     int max_rep = MIN(opt->max_replicas ? opt->max_replicas[m] : ms->ng, ms->ng);
-    ms->g_row[m] = cs_milp_cfg_add_row(lp, GLP_UP, 0.0, 0.0);
+    ms->g_row[m] = cs_milp_add_row(lp, GLP_UP, 0.0, 0.0);
     ind[1] = m + 1;
     val[1] = 1.0;
     glp_set_mat_row(lp, ms->g_row[m], 1, ind, val);
-    ms->b_row[m] = cs_milp_cfg_add_row(lp, GLP_UP, 0.0, 1.0);
-    ms->r_row[m] = cs_milp_cfg_add_row(lp, GLP_UP, 0.0, max_rep);
+    ms->b_row[m] = cs_milp_add_row(lp, GLP_UP, 0.0, 1.0);
+    ms->r_row[m] = cs_milp_add_row(lp, GLP_UP, 0.0, max_rep);
     GArray *ys = g_array_new(FALSE, FALSE, sizeof(int));
     int zero = 0;
     g_array_append_val(ys, zero);
@@ -155,7 +148,7 @@ void cs_milp_cfg_init(MilpMaster *ms, const MilpProblem *pb, const CsPlacementPr
       int gpus = 0; /* GPUs whose type has the item */
       for (int t = 0; t < ms->nt; t++)
         gpus += item_opt(ms, t, item) ? ms->type_n[t] : 0;
-      ms->l_row[item] = cs_milp_cfg_add_row(lp, GLP_UP, 0.0, 0.0);
+      ms->l_row[item] = cs_milp_add_row(lp, GLP_UP, 0.0, 0.0);
       ind[1] = y;
       val[1] = -(double)MIN(max_rep, gpus);
       glp_set_mat_row(lp, ms->l_row[item], 1, ind, val);
@@ -168,7 +161,7 @@ void cs_milp_cfg_init(MilpMaster *ms, const MilpProblem *pb, const CsPlacementPr
     g_array_unref(ys);
   }
   for (int t = 0; t < ms->nt; t++)
-    ms->c_row[t] = cs_milp_cfg_add_row(lp, GLP_UP, 0.0, ms->type_n[t]);
+    ms->c_row[t] = cs_milp_add_row(lp, GLP_UP, 0.0, ms->type_n[t]);
 }
 
 void cs_milp_cfg_clear(MilpMaster *ms)
@@ -193,23 +186,31 @@ void cs_milp_cfg_clear(MilpMaster *ms)
 
 /* ---- Enumeration ------------------------------------------------------------ */
 
+/* A depth-first listing of the configurations of one type, model by model
+ * (none, or one of its batch sizes that still fits). With value set, only
+ * those whose reduced cost (-c_dual + the values of their items) is above
+ * floor, pruned by the most the models left could add. */
 typedef struct {
   MilpMaster *ms;
   int t;
-  int *items;
-  int n;
-  double creq, mreq;
+  const double *value; /* [item]: its share of the reduced cost, or NULL: list all */
+  const double *rest;  /* [m]: the largest positive value models m.. can still add */
+  double floor;
+  int *items, n;
+  double creq, mreq, rc;
   int count, limit;
-  gint64 nodes;  /* search nodes visited, against node_budget() */
-  GArray *found; /* (type, n, items...) records, flattened */
-} Enum;
+  gint64 nodes;        /* search nodes visited, against node_budget() */
+  GArray *found;       /* (type, n, items...) records, flattened */
+} Listing;
 
-/* Every non-empty configuration of type e->t from model m on; FALSE once
- * there are more than e->limit in all. */
-static gboolean enumerate(Enum *e, int m)
+/* Lists from model m on; FALSE once there are more than e->limit in all
+ * (or the node budget is spent). */
+static gboolean list_from(Listing *e, int m)
 {
   if (++e->nodes > node_budget(e->ms, e->limit))
     return FALSE;
+  if (e->value && e->rc + e->rest[m] <= e->floor)
+    return TRUE; /* nothing below can reach the floor */
   if (m == e->ms->nm) {
     if (e->n == 0)
       return TRUE;
@@ -220,17 +221,20 @@ static gboolean enumerate(Enum *e, int m)
     g_array_append_vals(e->found, e->items, (guint)e->n);
     return TRUE;
   }
-  if (!enumerate(e, m + 1))
+  if (!list_from(e, m + 1))
     return FALSE;
   for (int k = 0; k < e->ms->nb; k++) {
     int item = m * e->ms->nb + k;
     const CsBatchOption *o = item_opt(e->ms, e->t, item);
     if (!o || e->creq + o->creq > 100.0 || e->mreq + o->mreq > 100.0)
       continue;
+    double v = e->value ? e->value[item] : 0.0;
     e->items[e->n++] = item;
     e->creq += o->creq;
     e->mreq += o->mreq;
-    gboolean ok = enumerate(e, m + 1);
+    e->rc += v;
+    gboolean ok = list_from(e, m + 1);
+    e->rc -= v;
     e->creq -= o->creq;
     e->mreq -= o->mreq;
     e->n--;
@@ -240,28 +244,62 @@ static gboolean enumerate(Enum *e, int m)
   return TRUE;
 }
 
-/* Adds every configuration of every type when there are at most limit;
- * returns whether it did. */
+/* The configurations of every type (with d, only those whose reduced cost
+ * under d is above floor) into found, when there are at most limit;
+ * returns how many, or -1 when there are more. */
+static int list_configs(MilpMaster *ms, const MilpDuals *d, double floor, int limit,
+                        GArray *found)
+{
+  int nmk = ms->nm * ms->nb;
+  g_array_set_size(found, 0);
+  Listing e = { .ms = ms, .items = g_new(int, MAX(ms->nm, 1)), .floor = floor,
+                .limit = limit, .found = found };
+  double *rest = g_new0(double, (size_t)ms->nm + 1);
+  gboolean ok = TRUE;
+  for (int t = 0; ok && t < ms->nt; t++) {
+    e.t = t;
+    if (d) {
+      e.value = d->value + (size_t)t * nmk;
+      for (int m = ms->nm - 1; m >= 0; m--) {
+        double best = 0.0;
+        for (int k = 0; k < ms->nb; k++)
+          if (item_opt(ms, t, m * ms->nb + k))
+            best = MAX(best, e.value[m * ms->nb + k]);
+        rest[m] = rest[m + 1] + best;
+      }
+      e.rest = rest;
+      e.rc = -d->c_dual[t];
+    }
+    ok = list_from(&e, 0);
+  }
+  g_free(rest);
+  g_free(e.items);
+  return ok ? e.count : -1;
+}
+
+/* Adds the configurations of found as columns, integer ones when integer. */
+static void add_found(MilpMaster *ms, const GArray *found, gboolean integer)
+{
+  for (guint i = 0; i < found->len;) {
+    int t = g_array_index(found, int, i), n = g_array_index(found, int, i + 1);
+    gboolean added;
+    int j = cs_milp_cfg_add(ms, t, &g_array_index(found, int, i + 2), n, &added);
+    if (added && integer)
+      glp_set_col_kind(ms->lp, ms->first_z + j, GLP_IV);
+    i += 2 + (guint)n;
+  }
+}
+
 gboolean cs_milp_cfg_enumerate(MilpMaster *ms, int limit)
 {
   if (limit < 0)
     return FALSE;
-  Enum e = { .ms = ms, .items = g_new(int, MAX(ms->nm, 1)), .limit = limit,
-             .found = g_array_new(FALSE, FALSE, sizeof(int)) };
-  gboolean ok = TRUE;
-  for (int t = 0; ok && t < ms->nt; t++) {
-    e.t = t;
-    ok = enumerate(&e, 0);
-  }
-  for (guint i = 0; ok && i < e.found->len;) {
-    int t = g_array_index(e.found, int, i), n = g_array_index(e.found, int, i + 1);
-    gboolean added;
-    cs_milp_cfg_add(ms, t, &g_array_index(e.found, int, i + 2), n, &added);
-    i += 2 + (guint)n;
-  }
-  g_free(e.items);
-  g_array_unref(e.found);
-  return ok;
+  GArray *found = g_array_new(FALSE, FALSE, sizeof(int));
+  int count = list_configs(ms, NULL, 0.0, limit, found);
+  if (count >= 0)
+    add_found(ms, found, FALSE);
+  g_array_unref(found);
+  return count >= 0;
 }
 
 /* ---- Column generation ------------------------------------------------------ */
@@ -309,8 +347,8 @@ static gboolean price_exact(MilpMaster *ms, int t, const double *value, gint64 d
   int *item_of_col = g_new(int, nmk + 1);
   glp_prob *kp = glp_create_prob();
   glp_set_obj_dir(kp, GLP_MAX);
-  int creq_row = cs_milp_cfg_add_row(kp, GLP_UP, 0.0, 100.0);
-  int mreq_row = cs_milp_cfg_add_row(kp, GLP_UP, 0.0, 100.0);
+  int creq_row = cs_milp_add_row(kp, GLP_UP, 0.0, 100.0);
+  int mreq_row = cs_milp_add_row(kp, GLP_UP, 0.0, 100.0);
   int n = 0, model_row = 0, model = -1;
   for (int item = 0; item < nmk; item++) {
     if (!item_opt(ms, t, item) || value[item] <= 1e-12)
@@ -323,7 +361,7 @@ static gboolean price_exact(MilpMaster *ms, int t, const double *value, gint64 d
     n++;
     if (item / ms->nb != model) {
       model = item / ms->nb;
-      model_row = cs_milp_cfg_add_row(kp, GLP_UP, 0.0, 1.0);
+      model_row = cs_milp_add_row(kp, GLP_UP, 0.0, 1.0);
     }
     int ind[4] = { 0, creq_row, mreq_row, model_row };
     double val[4] = { 0.0, o->creq, o->mreq, 1.0 };
@@ -461,57 +499,6 @@ double cs_milp_cfg_generate(MilpMaster *ms, gint64 deadline_us, gboolean *conver
  * an incumbent by anything uses only configurations whose reduced cost is
  * above -(lp - incumbent): listing all of them makes the integer problem
  * over the columns exact. */
-typedef struct {
-  MilpMaster *ms;
-  int t;
-  const double *value; /* [item]: its share of the reduced cost */
-  const double *rest;  /* [m]: the largest positive value models m.. can still add */
-  double floor;        /* list configurations whose reduced cost is above this */
-  int *items, n;
-  double creq, mreq, rc;
-  int count, limit;
-  gint64 nodes; /* as in Enum */
-  GArray *found;
-} RcEnum;
-
-static gboolean rc_enumerate(RcEnum *e, int m)
-{
-  if (++e->nodes > node_budget(e->ms, e->limit))
-    return FALSE;
-  if (e->rc + e->rest[m] <= e->floor)
-    return TRUE; /* nothing below can reach the floor */
-  if (m == e->ms->nm) {
-    if (e->n == 0)
-      return TRUE;
-    if (++e->count > e->limit)
-      return FALSE;
-    g_array_append_val(e->found, e->t);
-    g_array_append_val(e->found, e->n);
-    g_array_append_vals(e->found, e->items, (guint)e->n);
-    return TRUE;
-  }
-  if (!rc_enumerate(e, m + 1))
-    return FALSE;
-  for (int k = 0; k < e->ms->nb; k++) {
-    int item = m * e->ms->nb + k;
-    const CsBatchOption *o = item_opt(e->ms, e->t, item);
-    if (!o || e->creq + o->creq > 100.0 || e->mreq + o->mreq > 100.0)
-      continue;
-    e->items[e->n++] = item;
-    e->creq += o->creq;
-    e->mreq += o->mreq;
-    e->rc += e->value[item];
-    gboolean ok = rc_enumerate(e, m + 1);
-    e->rc -= e->value[item];
-    e->creq -= o->creq;
-    e->mreq -= o->mreq;
-    e->n--;
-    if (!ok)
-      return FALSE;
-  }
-  return TRUE;
-}
-
 void cs_milp_cfg_duals_save(const MilpMaster *ms, MilpDuals *d)
 {
   int nmk = ms->nm * ms->nb;
@@ -531,48 +518,12 @@ void cs_milp_cfg_duals_clear(MilpDuals *d)
   g_free(d->c_dual);
 }
 
-/* The configurations whose reduced cost under d is above floor, into found
- * as (type, n, items...) records, when there are at most limit; returns how
- * many, or -1 when there are more. */
-static int list_above(MilpMaster *ms, const MilpDuals *d, double floor, int limit, GArray *found)
-{
-  int nmk = ms->nm * ms->nb;
-  g_array_set_size(found, 0);
-  RcEnum e = { .ms = ms, .items = g_new(int, MAX(ms->nm, 1)), .limit = limit, .found = found };
-  double *rest = g_new0(double, (size_t)ms->nm + 1);
-  gboolean ok = TRUE;
-  for (int t = 0; ok && t < ms->nt; t++) {
-    e.t = t;
-    e.value = d->value + (size_t)t * nmk;
-    for (int m = ms->nm - 1; m >= 0; m--) {
-      double best = 0.0;
-      for (int k = 0; k < ms->nb; k++)
-        if (item_opt(ms, t, m * ms->nb + k))
-          best = MAX(best, e.value[m * ms->nb + k]);
-      rest[m] = rest[m + 1] + best;
-    }
-    e.rest = rest;
-    e.rc = -d->c_dual[t];
-    e.floor = floor;
-    ok = rc_enumerate(&e, 0);
-  }
-  g_free(rest);
-  g_free(e.items);
-  return ok ? e.count : -1;
-}
-
 int cs_milp_cfg_add_improving(MilpMaster *ms, const MilpDuals *d, double gap, int limit)
 {
   GArray *found = g_array_new(FALSE, FALSE, sizeof(int));
-  int count = list_above(ms, d, -gap, limit, found);
-  for (guint i = 0; count > 0 && i < found->len;) {
-    int t = g_array_index(found, int, i), n = g_array_index(found, int, i + 1);
-    gboolean added;
-    int j = cs_milp_cfg_add(ms, t, &g_array_index(found, int, i + 2), n, &added);
-    if (added)
-      glp_set_col_kind(ms->lp, ms->first_z + j, GLP_IV);
-    i += 2 + (guint)n;
-  }
+  int count = list_configs(ms, d, -gap, limit, found);
+  if (count > 0)
+    add_found(ms, found, TRUE);
   g_array_unref(found);
   return MAX(count, 0);
 }

@@ -27,6 +27,11 @@ static inline size_t milp_xi(const MilpProblem *pb, int m, int k, int g)
 void cs_milp_index(MilpProblem *pb, const CsPlacementProblem *in, const CsMilpOptions *opt,
                    CsModelOptions *const *cand_of_gpu);
 
+/* The batch index of model m's replica on GPU g in solution x (pb's
+ * per-GPU columns, 1-based) into k_of[m * n_gpus + g]; entries without a
+ * replica are left as they are. */
+void cs_milp_k_of(const MilpProblem *pb, const double *x, int *k_of);
+
 /* Frees pb's problem and maps; accepts a zeroed struct. */
 void cs_milp_problem_clear(MilpProblem *pb);
 
@@ -54,6 +59,20 @@ typedef enum {
  * NULL; unused in mode THESIS). With a solution, fills x[1..columns]. */
 CsMilpSolveOut cs_milp_solve_lp(glp_prob *lp, CsMilpSolveMode mode, const CsMilpOptions *opt,
                                 gint64 deadline_us, const double *start, double *x);
+
+/* Adds a row with those bounds to lp; returns its index. */
+int cs_milp_add_row(glp_prob *lp, int type, double lb, double ub);
+
+/* "GLPK" or "CBC", the solver opt asks for. */
+const char *cs_milp_solver_name(const CsMilpOptions *opt);
+
+/* The start of prefer_small_batch's second solve (milp.h) on lp, whose
+ * columns 1..n_models are the w_m: the row sum w >= goodput - 1e-7 and w out
+ * of the objective (the caller sets the tie-break objective). Returns FALSE,
+ * lp untouched and a log line, when no time is left (deadline_us, unless
+ * opt->time_up decides). */
+gboolean cs_milp_tie_break_begin(glp_prob *lp, int n_models, double goodput,
+                                 const CsMilpOptions *opt, gint64 deadline_us, GString *log);
 
 /* Text for a glp_intopt return code. */
 const char *cs_milp_intopt_message(int ret);
