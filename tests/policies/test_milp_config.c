@@ -384,6 +384,14 @@ static void test_auto_choice(void **state)
   assert_non_null(p);
   assert_false(info.configurations);
   assert_null(strstr(p->log->str, "configuration formulation"));
+  assert_null(strstr(p->log->str, "is not used"));
+  cs_placement_free(p);
+  /* An enumerate_limit that this size does not use is said, not dropped. */
+  CsMilpOptions limited = options(CS_CREQ_AO, CS_MILP_FORM_AUTO, 100);
+  p = cs_milp_place(&x.in, &limited, &info, NULL);
+  assert_non_null(p);
+  assert_false(info.configurations);
+  assert_non_null(strstr(p->log->str, "enumerate_limit 100 is not used"));
   cs_placement_free(p);
   cluster(&x, 5, 9, 200, 600, 1, *state);
   p = cs_milp_place(&x.in, &opt, &info, NULL);

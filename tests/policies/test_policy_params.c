@@ -193,6 +193,9 @@ static void test_milp_param_errors(void **state)
   expect_error(&x.in, "milp", "{\"formulation\": 1}", "placement.formulation");
   expect_error(&x.in, "milp", "{\"enumerate_limit\": -2}", "placement.enumerate_limit");
   expect_error(&x.in, "milp", "{\"enumerate_limit\": 1.5}", "placement.enumerate_limit");
+  expect_error(&x.in, "milp", "{\"formulation\": \"per_gpu\", \"enumerate_limit\": 100}",
+               "placement: \"enumerate_limit\" sets how the configuration formulation finds "
+               "its columns; with \"formulation\": \"per_gpu\" it would be ignored");
 }
 
 static int count_model(const CsPlacement *p, int m)

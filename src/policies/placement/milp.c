@@ -622,8 +622,13 @@ CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *op
        (in->n_gpus > THESIS_MAX_GPUS || in->n_models > THESIS_MAX_MODELS));
     g_string_append_printf(log, "milp: metric %s, time limit %.3g s, solver %s%s%s\n",
                            cs_place_metric_name(opt->metric), opt->time_limit_s,
-                           cs_milp_solver_name(opt), opt->prefer_small_batch ? ", prefer_small_batch" : "",
+                           cs_milp_solver_name(opt),
+                           opt->prefer_small_batch ? ", prefer_small_batch" : "",
                            configurations ? ", configuration formulation" : "");
+    if (!configurations && opt->enumerate_limit != 0)
+      g_string_append_printf(log, "formulation auto: the per-GPU model on this size (at most %d "
+                                  "GPUs and %d models); enumerate_limit %d is not used\n",
+                             THESIS_MAX_GPUS, THESIS_MAX_MODELS, opt->enumerate_limit);
     k_of = g_new(int, MAX((size_t)in->n_models * in->n_gpus, 1));
     for (size_t i = 0; i < (size_t)in->n_models * in->n_gpus; i++)
       k_of[i] = -1;

@@ -108,6 +108,11 @@ static CsPlacement *milp_place_params(const CsPlacementProblem *in, CsParams *pa
                           "expected \"auto\", \"per_gpu\" or \"configurations\", got \"%s\"",
                           form),
            NULL;
+  if (opt.formulation == CS_MILP_FORM_PER_GPU && cs_params_has(params, "enumerate_limit"))
+    return cs_params_fail(params, error,
+                          "\"enumerate_limit\" sets how the configuration formulation finds its "
+                          "columns; with \"formulation\": \"per_gpu\" it would be ignored"),
+           NULL;
   if (!read_max_replicas(in, params, &max_rep, error))
     return NULL;
   if (!cs_place_read_batch_sizes(params, &batches, &opt.n_batches, error)) {
