@@ -121,7 +121,7 @@ void cs_engine_schedule_next_arrival(Engine *e, int ci)
   int64_t t = arrival_time(c, c->index);
   /* Arrivals in a lane of their own (event_queue.h): one pending per client. */
   if (client_accepts(c, t))
-    cs_eq_push_in(e->q, 1, t, EV_ARRIVAL, (uint32_t)ci, NULL);
+    eq_push_in(e->q, 1, t, EV_ARRIVAL, (uint32_t)ci, NULL);
   else
     c->done = TRUE;
 }

@@ -96,7 +96,7 @@ int64_t cs_engine_now(const Engine *e)
 
 CsTimer cs_engine_timer(Engine *e, int64_t at, uint32_t arg)
 {
-  return cs_timer_pack(cs_eq_push(e->q, MAX(at, e->now), EV_DISPATCH, arg, NULL));
+  return cs_timer_pack(eq_push_in(e->q, 0, MAX(at, e->now), EV_DISPATCH, arg, NULL));
 }
 
 gboolean cs_engine_cancel(Engine *e, CsTimer t)
@@ -206,7 +206,7 @@ static void send(Engine *e, Batch *b, int gpu, int worker)
   int64_t at = b->inputs_at_node ? e->now
                                  : cs_engine_transfer_end(e, b, e->clients[b->model].cfg->input_bytes,
                                                           "request payload");
-  cs_eq_push(e->q, at, EV_BATCH_AT_NODE, 0, b);
+  eq_push_in(e->q, 0, at, EV_BATCH_AT_NODE, 0, b);
 }
 
 void cs_engine_send_replica(Engine *e, Batch *b, int replica)
@@ -468,14 +468,14 @@ static void run_loop(Engine *e)
   CsEvent ev;
   const uint64_t progress_every = 1u << 16;
   for (;;) {
-    if (!cs_eq_pop(e->q, &ev)) {
+    if (!eq_pop(e->q, &ev)) {
       /* Nothing is pending: a policy that acts only on events (Shepherd's
        * emulator) still holds what it could not serve; it decides now, and
        * the run goes on if it set a timer or sent a batch. */
       if (!e->dispatch->on_quiet)
         break;
       e->dispatch->on_quiet(e->dispatch_state);
-      if (G_UNLIKELY(e->misuse) || !cs_eq_pop(e->q, &ev))
+      if (G_UNLIKELY(e->misuse) || !eq_pop(e->q, &ev))
         break;
     }
     g_assert(ev.time >= e->now); /* time never runs backwards */

@@ -26,7 +26,7 @@
 #include "common/checked.h"
 #include "config.h"
 #include "engine_internal.h"
-#include "event_queue.h"
+#include "event_queue_impl.h"
 #include "gpu_exec.h"
 #include "bins.h"
 #include "results.h"
