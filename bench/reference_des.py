@@ -14,8 +14,13 @@ here) and prints both whole-process wall times, both p50/p99 (close, not
 equal: other random draws, and clustersim's router and GPU model have
 details this one leaves out) and the ratio.
 
-Usage: bench/reference_des.py [--requests N] [--clustersim PATH]
-       (default 1,000,000 requests; build-release/src/cli/clustersim)
+The machine's speed moves from minute to minute, and Python's with it, so
+with --repeat N each side runs N times, alternating, and the ratio is given
+of the best times and of the medians; more than one --clustersim puts
+several builds in the same alternation.
+
+Usage: bench/reference_des.py [--requests N] [--repeat N] [--clustersim PATH]...
+       (default 1,000,000 requests, one run each; build-release/src/cli/clustersim)
 """
 import argparse
 import heapq
@@ -23,6 +28,7 @@ import json
 import math
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -136,22 +142,38 @@ def rank(sorted_v, p):
     return sorted_v[max(1, math.ceil(p / 100.0 * len(sorted_v))) - 1]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--requests", type=int, default=1000000)
-    ap.add_argument("--clustersim", default=os.path.join(ROOT, "build-release", "src", "cli",
-                                                         "clustersim"))
-    args = ap.parse_args()
-    # Python, whole process (interpreter start and profile reading included).
+def run_python(n_requests):
+    """Whole-process wall time (interpreter start and profile reading
+    included), and the output line: count, p50 ms, p99 ms."""
     t0 = time.monotonic()
     out = subprocess.run([sys.executable, "-c",
                           "import sys; sys.path.insert(0, %r); import reference_des as r; "
                           "v = r.simulate(%d, r.latency_table()); "
                           "print(len(v), r.rank(v, 50) * 1e3, r.rank(v, 99) * 1e3)"
-                          % (HERE, args.requests)],
+                          % (HERE, n_requests)],
                          check=True, capture_output=True, text=True).stdout.split()
-    py_wall = time.monotonic() - t0
-    # clustersim, whole process, on the same workload.
+    return time.monotonic() - t0, out
+
+
+def run_clustersim(binary, scenario_path):
+    """Whole-process wall time and the run's latency figures (ms)."""
+    t0 = time.monotonic()
+    res = subprocess.run([binary, "run", scenario_path, "--json"], check=True,
+                         capture_output=True, text=True).stdout
+    return time.monotonic() - t0, json.loads(res)["models"][0]["latency_ms"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--requests", type=int, default=1000000)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--clustersim", action="append",
+                    help="a clustersim binary (repeatable); default "
+                         "build-release/src/cli/clustersim")
+    args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    binaries = args.clustersim or [os.path.join(ROOT, "build-release", "src", "cli", "clustersim")]
     scen = {
         "name": "reference_des: one model, batch 8, router, zero network", "seed": 1,
         "profiles": [os.path.join(ROOT, "data", "profiles", "v100_thesis.json")],
@@ -164,16 +186,26 @@ def main():
     }
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(scen, f)
-    t0 = time.monotonic()
-    res = subprocess.run([args.clustersim, "run", f.name, "--json"], check=True,
-                         capture_output=True, text=True).stdout
-    cs_wall = time.monotonic() - t0
-    os.unlink(f.name)
-    lat = json.loads(res)["models"][0]["latency_ms"]
-    print(f"requests: {args.requests:,}")
-    print(f"python heapq: {py_wall:.2f} s wall, p50 {float(out[1]):.2f} ms, p99 {float(out[2]):.2f} ms")
-    print(f"clustersim:   {cs_wall:.2f} s wall, p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms")
-    print(f"ratio: clustersim is {py_wall / cs_wall:.1f} times faster, whole process")
+    py_walls, cs_walls, cs_lat = [], [[] for _ in binaries], [None] * len(binaries)
+    try:
+        for _ in range(args.repeat):
+            wall, out = run_python(args.requests)
+            py_walls.append(wall)
+            for i, binary in enumerate(binaries):
+                wall, cs_lat[i] = run_clustersim(binary, f.name)
+                cs_walls[i].append(wall)
+    finally:
+        os.unlink(f.name)
+    print(f"requests: {args.requests:,}, {args.repeat} run(s) each, alternating")
+    print(f"python heapq: best {min(py_walls):.2f} s, median {statistics.median(py_walls):.2f} s "
+          f"wall, p50 {float(out[1]):.2f} ms, p99 {float(out[2]):.2f} ms")
+    for binary, walls, lat in zip(binaries, cs_walls, cs_lat):
+        name = binary if len(binaries) > 1 else "clustersim"
+        print(f"{name}: best {min(walls):.2f} s, median {statistics.median(walls):.2f} s wall, "
+              f"p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms")
+        print(f"  ratio: {min(py_walls) / min(walls):.1f} times faster (best against best), "
+              f"{statistics.median(py_walls) / statistics.median(walls):.1f} (median against "
+              f"median), whole process")
 
 
 if __name__ == "__main__":
