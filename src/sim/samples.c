@@ -13,9 +13,11 @@
  * touch of that fresh memory, a page fault every 4 KB, took 4-9 % of a long
  * run's time on a virtual machine (docs/performance.md). 2 MB chunks are
  * aligned and advised to be transparent huge pages where the system has
- * them: one fault instead of 512. */
+ * them: one fault instead of 512; the smaller ones are pieces of slabs
+ * shared by all the sets of a thread (slab.h), huge pages too. */
 #define _DEFAULT_SOURCE /* madvise */
 #include "samples.h"
+#include "slab.h"
 
 #include <limits.h>
 #include <math.h>
@@ -66,13 +68,40 @@ static FlushScratch *scratch(void)
   return f;
 }
 
+/* A new chunk of size bytes (a multiple of CHUNK_MIN, or a block's own):
+ * up to half a slab, a piece of a shared slab; larger, an allocation of its
+ * own, 2 MB aligned (so that chunk_release tells the two apart: a slab's
+ * pieces never start at a 2 MB boundary) and, at 2 MB, advised as a huge
+ * page. */
+static guint8 *chunk_new(size_t size)
+{
+  if (size <= CS_SLAB_MAX_PIECE)
+    return cs_slab_alloc(size);
+  void *p = NULL;
+  if (posix_memalign(&p, CHUNK_HUGE, size) != 0)
+    g_error("cs_samples: out of memory for a chunk of %zu bytes", size);
+#ifdef MADV_HUGEPAGE
+  if (size == CHUNK_HUGE)
+    madvise(p, CHUNK_HUGE, MADV_HUGEPAGE); /* advice: refused or absent changes nothing */
+#endif
+  return p;
+}
+
+static void chunk_release(gpointer p)
+{
+  if ((uintptr_t)p % CHUNK_HUGE == 0)
+    free(p);
+  else
+    cs_slab_free(p);
+}
+
 CsSamples *cs_samples_new(gboolean weighted, double sketch_error)
 {
   g_return_val_if_fail(sketch_error >= 0.0 && sketch_error < 0.5, NULL);
   CsSamples *s = g_new0(CsSamples, 1);
   s->weighted = weighted;
   s->blocks = g_ptr_array_new();
-  s->chunks = g_ptr_array_new_with_free_func(g_free); /* g_free is free(): posix_memalign's too */
+  s->chunks = g_ptr_array_new_with_free_func(chunk_release);
   s->max = INT64_MIN;
   s->buf_min = INT64_MAX;
   s->buf_max = INT64_MIN;
@@ -93,21 +122,6 @@ void cs_samples_free(CsSamples *s)
   g_free(s->weights);
   g_free(s->bucket);
   g_free(s);
-}
-
-/* A new chunk of size bytes (a multiple of CHUNK_MIN, or a block's own). */
-static guint8 *chunk_new(size_t size)
-{
-#ifdef MADV_HUGEPAGE
-  if (size == CHUNK_HUGE) {
-    void *p = NULL;
-    if (posix_memalign(&p, CHUNK_HUGE, CHUNK_HUGE) == 0) {
-      madvise(p, CHUNK_HUGE, MADV_HUGEPAGE); /* advice: refused or absent changes nothing */
-      return p;
-    }
-  }
-#endif
-  return g_malloc(size);
 }
 
 /* len bytes (8-byte aligned) for a block, from the set's last chunk or a new one. */

@@ -1,0 +1,77 @@
+/* Shared 2 MB slabs; see slab.h.
+ *
+ * A slab starts with its header (the count of live pieces, one more while
+ * it is its thread's current slab), then pieces carved in order. A piece's
+ * slab is found by rounding its address down to 2 MB: slabs are 2 MB
+ * aligned and pieces never span two. */
+#define _DEFAULT_SOURCE /* madvise */
+#include "slab.h"
+
+#include <glib.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#define HEADER 64 /* a cache line: pieces stay 64-byte aligned */
+
+typedef struct {
+  gint live; /* pieces not yet freed, + 1 while current */
+} SlabHeader;
+
+typedef struct {
+  guint8 *slab; /* the current slab; NULL before the first piece */
+  size_t used;  /* its bytes given out, the header included */
+} ThreadSlab;
+
+static void slab_unref(guint8 *slab)
+{
+  if (slab && g_atomic_int_dec_and_test(&((SlabHeader *)slab)->live))
+    free(slab);
+}
+
+static void thread_slab_free(gpointer p)
+{
+  ThreadSlab *t = p;
+  slab_unref(t->slab);
+  g_free(t);
+}
+
+static GPrivate current = G_PRIVATE_INIT(thread_slab_free);
+
+static guint8 *slab_new(void)
+{
+  void *p = NULL;
+  if (posix_memalign(&p, CS_SLAB_SIZE, CS_SLAB_SIZE) != 0)
+    g_error("cs_slab: out of memory for a %zu byte slab", CS_SLAB_SIZE);
+#ifdef MADV_HUGEPAGE
+  madvise(p, CS_SLAB_SIZE, MADV_HUGEPAGE); /* advice: refused or absent changes nothing */
+#endif
+  ((SlabHeader *)p)->live = 1;
+  return p;
+}
+
+void *cs_slab_alloc(size_t size)
+{
+  g_assert(size >= 1 && size <= CS_SLAB_MAX_PIECE);
+  size = (size + HEADER - 1) & ~(size_t)(HEADER - 1);
+  ThreadSlab *t = g_private_get(&current);
+  if (!t) {
+    t = g_new0(ThreadSlab, 1);
+    g_private_set(&current, t);
+  }
+  if (!t->slab || t->used + size > CS_SLAB_SIZE) {
+    slab_unref(t->slab);
+    t->slab = slab_new();
+    t->used = HEADER;
+  }
+  g_atomic_int_inc(&((SlabHeader *)t->slab)->live);
+  void *piece = t->slab + t->used;
+  t->used += size;
+  return piece;
+}
+
+void cs_slab_free(void *piece)
+{
+  if (piece)
+    slab_unref((guint8 *)((uintptr_t)piece & ~(uintptr_t)(CS_SLAB_SIZE - 1)));
+}
