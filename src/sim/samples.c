@@ -2,7 +2,12 @@
  *
  * Block encoding, one entry per distinct value in ascending order:
  *   varint((value - previous) << 1 | (weight != 1)), then varint(weight) if
- *   the flag is set; "previous" is 0 for the first entry.
+ *   the flag is set; "previous" is 0 for the first entry. A varint here is
+ *   prefix-coded (put_varint): its length in unary in the first byte's low
+ *   bits, then the value, 7 bits a byte up to 8 bytes (2^56), so exactly as
+ *   long as the usual 7-bits-and-a-continuation-bit varint; 9 bytes (0xff
+ *   and the 8 bytes of the value) above, where that takes 9 or 10. It is
+ *   written with one store and read with one load, without a loop.
  * Every INDEX_STEP-th entry is indexed (its value, the weight up to it, the
  * byte offset after it), so that counting the samples <= v decodes at most
  * INDEX_STEP entries after a binary search.
@@ -47,12 +52,17 @@ struct CsSamplesBlock {
  * pages each time (5 % of a run's cycles in page faults). */
 typedef struct {
   int64_t values[CS_SAMPLES_BLOCK], weights[CS_SAMPLES_BLOCK];
-  uint32_t keys[2][CS_SAMPLES_BLOCK];      /* value - min, sorted by sort_keys32 */
-  uint32_t count[6][1 << 12];              /* radix histograms (RADIX_BITS 12) */
-  /* Worst case: 10 bytes of delta, 10 of weight, and room for a 4-byte store. */
-  guint8 encoded[CS_SAMPLES_BLOCK * 20 + 4];
+  /* value - min, sorted by sort_keys32; one more for a sentinel past the end */
+  uint32_t keys[2][CS_SAMPLES_BLOCK + 1];
+  /* Radix histograms (RADIX_BITS 12); a block's counts and offsets are at
+   * most CS_SAMPLES_BLOCK, which 16 bits hold: half the memory to clear. */
+  uint16_t count[6][1 << 12];
+  /* Worst case: 9 bytes of delta, 9 of weight, and room for an 8-byte store. */
+  guint8 encoded[CS_SAMPLES_BLOCK * 18 + 8];
   IndexPoint index[CS_SAMPLES_BLOCK / INDEX_STEP + 1];
 } FlushScratch;
+
+G_STATIC_ASSERT(CS_SAMPLES_BLOCK <= UINT16_MAX);
 
 static GPrivate flush_scratch = G_PRIVATE_INIT(g_free);
 
@@ -211,8 +221,10 @@ gboolean cs_samples_make_room(CsSamples *s)
   if (s->cap < CS_SAMPLES_BLOCK) {
     s->cap = s->cap ? s->cap * 4 : 256;
     s->values = g_renew(int64_t, s->values, s->cap);
-    if (s->weighted)
+    if (s->weighted) {
       s->weights = g_renew(int64_t, s->weights, s->cap);
+      s->weighted_cap = s->cap;
+    }
   } else {
     cs_samples_flush(s);
   }
@@ -229,11 +241,9 @@ void cs_samples_add_many(CsSamples *s, const int64_t *values, int k)
     }
     int m = MIN(k, s->cap - s->n);
     int64_t *dst = s->values + s->n, lo = s->buf_min, hi = s->buf_max;
-    __int128 sum = 0;
     for (int i = 0; i < m; i++) {
       int64_t v = values[i];
       dst[i] = v;
-      sum += v;
       lo = MIN(lo, v);
       hi = MAX(hi, v);
     }
@@ -241,7 +251,6 @@ void cs_samples_add_many(CsSamples *s, const int64_t *values, int k)
       for (int i = 0; i < m; i++)
         s->weights[s->n + i] = 1;
     s->n += m;
-    s->sum += sum;
     s->total += m;
     s->buf_min = lo;
     s->buf_max = hi;
@@ -250,17 +259,16 @@ void cs_samples_add_many(CsSamples *s, const int64_t *values, int k)
   }
 }
 
-void cs_samples_add_weighted(CsSamples *s, int64_t value, int64_t weight)
+void cs_samples_add_weighted_slow(CsSamples *s, int64_t value, int64_t weight)
 {
   g_return_if_fail(s->weighted && weight >= 1);
   if (s->sketch_error > 0.0) {
     cs_samples_sketch_add(s, value, weight);
     return;
   }
-  cs_samples_add(s, value);
-  s->weights[s->n - 1] = weight;
-  s->sum += (__int128)value * (weight - 1);
-  s->total += weight - 1;
+  if (s->n == s->cap)
+    cs_samples_make_room(s);
+  cs_samples_add_weighted(s, value, weight);
 }
 
 #define RADIX_BITS 12
@@ -285,8 +293,8 @@ static void sort_block(int64_t *v, int64_t *w, int n, int64_t min, int64_t max, 
   if (passes == 0)
     return;
   G_STATIC_ASSERT(RADIX == G_N_ELEMENTS(f->count[0]));
-  uint32_t (*count)[RADIX] = f->count;
-  memset(count, 0, sizeof(uint32_t[RADIX]) * (size_t)passes);
+  uint16_t (*count)[RADIX] = f->count;
+  memset(count, 0, sizeof(uint16_t[RADIX]) * (size_t)passes);
   for (int i = 0; i < n; i++) {
     uint64_t key = (uint64_t)(v[i] - min);
     for (int p = 0; p < passes; p++)
@@ -295,12 +303,13 @@ static void sort_block(int64_t *v, int64_t *w, int n, int64_t min, int64_t max, 
   int64_t *sv = v, *sw = w, *dv = f->values, *dw = w ? f->weights : NULL;
   for (int p = 0; p < passes; p++) {
     int shift = RADIX_BITS * p;
-    if (count[p][((uint64_t)(sv[0] - min) >> shift) & (RADIX - 1)] == (uint32_t)n)
+    if (count[p][((uint64_t)(sv[0] - min) >> shift) & (RADIX - 1)] == n)
       continue; /* one digit value: the order stands */
-    uint32_t *to = count[p], at = 0;
+    uint16_t *to = count[p];
+    uint32_t at = 0;
     for (int d = 0; d < RADIX; d++) {
       uint32_t c = to[d];
-      to[d] = at;
+      to[d] = (uint16_t)at;
       at += c;
     }
     if (sw) {
@@ -324,32 +333,53 @@ static void sort_block(int64_t *v, int64_t *w, int n, int64_t min, int64_t max, 
   *sorted_w = sw;
 }
 
+/* One counting-sort pass of the 32-bit keys src[0..n) into dst by the
+ * digit (key >> shift) & mask, to[] holding the digits' first offsets.
+ * Inlined with constant shift 0 or mask UINT32_MAX for the first and last
+ * passes (one operation less a key), and unrolled by four. */
+static inline void scatter32(const uint32_t *restrict src, uint32_t *restrict dst, int n,
+                             uint16_t *restrict to, int shift, uint32_t mask)
+{
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    uint32_t k0 = src[i], k1 = src[i + 1], k2 = src[i + 2], k3 = src[i + 3];
+    dst[to[(k0 >> shift) & mask]++] = k0;
+    dst[to[(k1 >> shift) & mask]++] = k1;
+    dst[to[(k2 >> shift) & mask]++] = k2;
+    dst[to[(k3 >> shift) & mask]++] = k3;
+  }
+  for (; i < n; i++)
+    dst[to[(src[i] >> shift) & mask]++] = src[i];
+}
+
 /* The common case of sort_block, faster: an unweighted block whose values
  * span less than 2^32 ns (4.3 s) sorts their 32-bit keys value - min, half
  * the memory to move, in passes of at most RADIX_BITS bits each, as few as
  * the span needs (two up to 2^24, three above), the keys and all histograms
  * written in one read with the passes unrolled. Returns the sorted keys (in
- * the scratch). */
+ * the scratch), followed by a sentinel that differs from the last, and adds
+ * the keys' sum to *key_sum (the buffer's sum is min x n plus it). */
 static const uint32_t *sort_keys32(const int64_t *v, int n, int64_t min, uint32_t span,
-                                   FlushScratch *f)
+                                   FlushScratch *f, uint64_t *key_sum)
 {
   uint32_t *sk = f->keys[0], *dk = f->keys[1];
   int bits = span ? 32 - __builtin_clz(span) : 0;
   int passes = (bits + RADIX_BITS - 1) / RADIX_BITS;
   int digit = passes ? (bits + passes - 1) / passes : 0;
   uint32_t mask = ((uint32_t)1 << digit) - 1;
-  uint32_t (*count)[RADIX] = f->count;
-  memset(count, 0, sizeof(uint32_t) * ((size_t)1 << digit) * 3);
-  uint32_t *c0 = (uint32_t *)count, *c1 = c0 + mask + 1, *c2 = c1 + mask + 1;
+  uint16_t *c0 = f->count[0], *c1 = c0 + mask + 1, *c2 = c1 + mask + 1;
+  memset(c0, 0, sizeof(uint16_t) * ((size_t)mask + 1) * (size_t)passes);
+  uint64_t sum = 0;
   switch (passes) {
   case 0:
     for (int i = 0; i < n; i++)
       sk[i] = 0;
-    return sk;
+    break;
   case 1:
     for (int i = 0; i < n; i++) {
       uint32_t k = (uint32_t)(v[i] - min);
       sk[i] = k;
+      sum += k;
       c0[k]++;
     }
     break;
@@ -357,6 +387,7 @@ static const uint32_t *sort_keys32(const int64_t *v, int n, int64_t min, uint32_
     for (int i = 0; i < n; i++) {
       uint32_t k = (uint32_t)(v[i] - min);
       sk[i] = k;
+      sum += k;
       c0[k & mask]++;
       c1[k >> digit]++;
     }
@@ -365,71 +396,146 @@ static const uint32_t *sort_keys32(const int64_t *v, int n, int64_t min, uint32_
     for (int i = 0; i < n; i++) {
       uint32_t k = (uint32_t)(v[i] - min);
       sk[i] = k;
+      sum += k;
       c0[k & mask]++;
       c1[(k >> digit) & mask]++;
       c2[k >> 2 * digit]++;
     }
   }
-  uint32_t *hist[3] = { c0, c1, c2 };
+  *key_sum = sum;
+  uint16_t *hist[3] = { c0, c1, c2 };
   for (int p = 0; p < passes; p++) {
     int shift = digit * p;
-    uint32_t *to = hist[p];
-    if (to[(sk[0] >> shift) & mask] == (uint32_t)n)
+    uint16_t *to = hist[p];
+    if (to[(sk[0] >> shift) & mask] == n)
       continue; /* one digit value: the order stands */
     uint32_t at = 0;
     for (uint32_t d = 0; d <= mask; d++) {
       uint32_t c = to[d];
-      to[d] = at;
+      to[d] = (uint16_t)at;
       at += c;
     }
-    for (int i = 0; i < n; i++)
-      dk[to[(sk[i] >> shift) & mask]++] = sk[i];
+    if (p == passes - 1)
+      scatter32(sk, dk, n, to, shift, UINT32_MAX); /* the top digit: no mask */
+    else if (p == 0)
+      scatter32(sk, dk, n, to, 0, mask);
+    else
+      scatter32(sk, dk, n, to, shift, mask);
     uint32_t *t = sk;
     sk = dk;
     dk = t;
   }
+  sk[n] = ~sk[n - 1];
   return sk;
 }
 
-/* Writes x as a varint (7 bits a byte, low first, the high bit set on every
- * byte but the last). Below 2^28, the common case, without a branch on the
- * length (a sorted block's differences take 1 to 3 bytes at random, which
- * the byte-at-a-time loop mispredicts): the four bytes are spread out of x
- * at once, the continuation bits for the length (from the highest set bit)
- * set, and stored together; the buffer has room for the store past the end. */
-static inline guint8 *put_varint(guint8 *p, uint64_t x)
+/* By the index of the highest set bit of x: a varint's length - 1. */
+static const uint8_t varint_shift[64] = {
+  0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4,
+  4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 8,
+};
+
+/* Writes x < 2^56 as a varint of L bytes (the fewest with 7 x L bits for
+ * x): (x << L) | (2^(L-1) - 1) in little-endian order, L - 1 one bits and
+ * a zero before the value, with one 8-byte store: the buffer has room for
+ * it past the end. No branch on the length (a sorted block's differences
+ * take 1 to 3 bytes at random, which a branch mispredicts). */
+static inline guint8 *put_varint56(guint8 *p, uint64_t x)
 {
-  /* By the count of leading zeros of a 32-bit value below 2^28 (4..31, and
-   * 31 for 0): bytes, and their continuation bits. */
-  static const uint8_t len_by_clz[32] = {
-    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1,
-  };
-  static const uint32_t cont_by_len[5] = { 0, 0, 0x80, 0x8080, 0x808080 };
-  if (G_LIKELY(x < ((uint64_t)1 << 28))) {
-    uint32_t y = (uint32_t)x;
-    int len = len_by_clz[__builtin_clz(y | 1)];
-    uint32_t b = (y & 0x7f) | ((y << 1) & 0x7f00) | ((y << 2) & 0x7f0000) | ((y << 3) & 0x7f000000);
-    b = GUINT32_TO_LE(b | cont_by_len[len]);
-    memcpy(p, &b, sizeof b);
-    return p + len;
-  }
-  while (x >= 0x80) {
-    *p++ = (guint8)(x | 0x80);
-    x >>= 7;
-  }
-  *p++ = (guint8)x;
-  return p;
+  int shift = varint_shift[__builtin_clzll(x | 1) ^ 63]; /* ^ 63: the compiler's bsr as is */
+  uint64_t b = GUINT64_TO_LE((((x << 1) | 1) << shift) - 1);
+  memcpy(p, &b, sizeof b);
+  return p + shift + 1;
 }
 
+/* Any x: below 2^56 as above, else 0xff and the 8 bytes of x. */
+static inline guint8 *put_varint(guint8 *p, uint64_t x)
+{
+  if (G_LIKELY(x < ((uint64_t)1 << 56)))
+    return put_varint56(p, x);
+  uint64_t b = GUINT64_TO_LE(x);
+  *p = 0xff;
+  memcpy(p + 1, &b, sizeof b);
+  return p + 9;
+}
+
+/* Reads a varint at p, with 8 bytes readable from p (count_le reads the
+ * last ones of a block with get_varint_tail). */
 static inline const guint8 *get_varint(const guint8 *p, uint64_t *x)
 {
-  uint64_t r = 0;
-  int shift = 0;
-  while (*p & 0x80) {
-    r |= (uint64_t)(*p++ & 0x7f) << shift;
-    shift += 7;
+  uint64_t b;
+  if (G_UNLIKELY(*p == 0xff)) {
+    memcpy(&b, p + 1, sizeof b);
+    *x = GUINT64_FROM_LE(b);
+    return p + 9;
   }
-  *x = r | ((uint64_t)*p++ << shift);
+  /* By len: its 8 x len bits. */
+  static const uint64_t keep[9] = {
+    0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff,
+    UINT64_MAX,
+  };
+  int len = __builtin_ctz(~(unsigned)*p) + 1;
+  memcpy(&b, p, sizeof b);
+  *x = (GUINT64_FROM_LE(b) & keep[len]) >> len; /* the value, without the length */
+  return p + len;
+}
+
+/* The same a byte at a time, for the last 8 bytes of a block. */
+static const guint8 *get_varint_tail(const guint8 *p, uint64_t *x)
+{
+  uint64_t r = 0;
+  if (*p == 0xff) {
+    for (int i = 8; i >= 1; i--)
+      r = r << 8 | p[i];
+    *x = r;
+    return p + 9;
+  }
+  int len = __builtin_ctz(~(unsigned)*p) + 1;
+  for (int i = len - 1; i >= 0; i--)
+    r = r << 8 | p[i];
+  *x = r >> len;
+  return p + len;
+}
+
+/* Encodes the sorted keys[0..n) (followed by a sentinel that differs from
+ * keys[n - 1]) of an unweighted block, values min + key, at p; fills
+ * index[] and *n_index. Returns the end. The same entries as encode_entry's
+ * loop, written without its bookkeeping: the weight before an entry is
+ * the number of keys before it. */
+static guint8 *encode_keys(const uint32_t *keys, int n, int64_t min, guint8 *p, IndexPoint *index,
+                           int *n_index)
+{
+  const guint8 *start = p;
+  /* The first entry: its value whole, and indexed. */
+  uint32_t prev = keys[0];
+  int i = 1;
+  while (keys[i] == prev)
+    i++;
+  p = put_varint(p, (uint64_t)(min + prev) << 1 | (i > 1));
+  if (i > 1)
+    p = put_varint56(p, (uint64_t)i);
+  index[0] = (IndexPoint){ .value = min + prev, .through = i, .offset = (uint32_t)(p - start) };
+  int ni = 1, until = INDEX_STEP - 1;
+  for (const uint32_t *kp = keys + i, *end = keys + n; kp < end;) {
+    uint32_t k = *kp++;
+    uint64_t x = (uint64_t)(k - prev) << 1;
+    if (G_LIKELY(*kp != k)) {
+      p = put_varint56(p, x);
+    } else {
+      const uint32_t *from = kp - 1;
+      while (*++kp == k)
+        ;
+      p = put_varint56(p, x | 1);
+      p = put_varint56(p, (uint64_t)(kp - from));
+    }
+    prev = k;
+    if (G_UNLIKELY(--until < 0)) {
+      index[ni++] = (IndexPoint){ .value = min + k, .through = kp - keys,
+                                  .offset = (uint32_t)(p - start) };
+      until = INDEX_STEP - 1;
+    }
+  }
+  *n_index = ni;
   return p;
 }
 
@@ -467,13 +573,17 @@ void cs_samples_flush(CsSamples *s)
     return;
   g_assert(n <= CS_SAMPLES_BLOCK);
   /* Durations are never negative nor centuries long; clamping keeps the
-   * encoding sound should one ever be. */
+   * encoding sound should one ever be (the sum keeps the values given). */
   int64_t min = s->buf_min, max = s->buf_max;
   s->max = MAX(s->max, max);
+  __int128 sum = 0;
+  gboolean clamped = FALSE;
   if (G_UNLIKELY(min < 0 || max >= MAX_VALUE)) {
     min = MAX_VALUE;
     max = 0;
+    clamped = TRUE;
     for (int i = 0; i < n; i++) {
+      sum += (__int128)s->values[i] * (s->weights ? s->weights[i] : 1);
       if (s->values[i] < 0 || s->values[i] >= MAX_VALUE) {
         g_critical("cs_samples: value %" G_GINT64_FORMAT " outside [0, 2^62)", s->values[i]);
         s->values[i] = CLAMP(s->values[i], 0, MAX_VALUE - 1);
@@ -483,24 +593,32 @@ void cs_samples_flush(CsSamples *s)
     }
   }
   FlushScratch *f = scratch();
-  Encoder enc = { .p = f->encoded, .index = f->index, .start = f->encoded };
   CsSamplesBlock *b = carve(s, sizeof *b);
+  guint8 *data;
+  size_t len;
+  int n_index;
   if (!s->weights && (uint64_t)(max - min) <= UINT32_MAX) {
-    const uint32_t *keys = sort_keys32(s->values, n, min, (uint32_t)(max - min), f);
+    uint64_t key_sum;
+    const uint32_t *keys = sort_keys32(s->values, n, min, (uint32_t)(max - min), f, &key_sum);
+    if (!clamped)
+      sum = (__int128)min * n + key_sum;
     b->min = min + keys[0];
     b->max = min + keys[n - 1];
-    for (int i = 0; i < n;) {
-      uint32_t k = keys[i];
-      int from = i;
-      while (++i < n && keys[i] == k)
-        ;
-      encode_entry(&enc, min + k, i - from);
-    }
+    b->total = n;
+    /* Each entry takes at most 5 + 3 bytes (a difference below 2^33, a
+     * weight below 2^21), the first 9 + 3: written in place when the last
+     * chunk has that room (and 8 bytes for the last store), else in the
+     * scratch and copied. */
+    size_t bound = (size_t)n * 8 + 4 + 8;
+    data = s->chunk_left >= bound ? s->chunk_free : f->encoded;
+    len = (size_t)(encode_keys(keys, n, min, data, f->index, &n_index) - data);
   } else {
     const int64_t *values, *weights;
+    Encoder enc = { .p = f->encoded, .index = f->index, .start = f->encoded };
     sort_block(s->values, s->weights, n, min, max, f, &values, &weights);
     b->min = values[0];
     b->max = values[n - 1];
+    __int128 block_sum = 0;
     for (int i = 0; i < n;) {
       int64_t v = values[i], w = 0;
       if (weights) {
@@ -513,17 +631,26 @@ void cs_samples_flush(CsSamples *s)
           ;
         w = i - from;
       }
+      block_sum += (__int128)v * w;
       encode_entry(&enc, v, w);
     }
+    if (!clamped)
+      sum = block_sum;
+    b->total = enc.before;
+    n_index = enc.n_index;
+    data = f->encoded;
+    len = (size_t)(enc.p - enc.start);
   }
-  size_t index_bytes = sizeof(IndexPoint) * (size_t)enc.n_index;
-  b->total = enc.before;
-  b->len = (size_t)(enc.p - enc.start);
-  b->data = memcpy(carve(s, b->len), enc.start, b->len);
-  b->index = memcpy(carve(s, index_bytes), enc.index, index_bytes);
-  b->n_index = enc.n_index;
+  size_t index_bytes = sizeof(IndexPoint) * (size_t)n_index;
+  b->len = len;
+  b->data = carve(s, len);
+  if (b->data != data)
+    memcpy(b->data, data, len);
+  b->index = memcpy(carve(s, index_bytes), f->index, index_bytes);
+  b->n_index = n_index;
   g_ptr_array_add(s->blocks, b);
   s->block_bytes += sizeof *b + b->len + index_bytes;
+  s->sum += sum;
   s->n = 0;
   s->buf_min = INT64_MAX;
   s->buf_max = INT64_MIN;
@@ -555,12 +682,19 @@ static int64_t count_le(const CsSamplesBlock *b, int64_t v)
   }
   const IndexPoint *ip = &b->index[lo];
   const guint8 *p = b->data + ip->offset, *end = b->data + b->len;
+  const guint8 *fast_end = b->len >= 8 ? end - 8 : b->data;
   int64_t count = ip->through, value = ip->value;
   while (p < end) {
     uint64_t d, w = 1;
-    p = get_varint(p, &d);
-    if (d & 1)
-      p = get_varint(p, &w);
+    if (G_LIKELY(p <= fast_end)) {
+      p = get_varint(p, &d);
+      if (d & 1)
+        p = p <= fast_end ? get_varint(p, &w) : get_varint_tail(p, &w);
+    } else {
+      p = get_varint_tail(p, &d);
+      if (d & 1)
+        p = get_varint_tail(p, &w);
+    }
     value += (int64_t)(d >> 1);
     if (value > v)
       break;
