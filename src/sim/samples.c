@@ -231,7 +231,7 @@ gboolean cs_samples_make_room(CsSamples *s)
   return TRUE;
 }
 
-void cs_samples_add_many(CsSamples *s, const int64_t *values, int k)
+void cs_samples_add_many_slow(CsSamples *s, const int64_t *values, int k)
 {
   while (k > 0) {
     if (s->n == s->cap && !cs_samples_make_room(s)) {

@@ -88,9 +88,31 @@ static inline void cs_samples_add(CsSamples *s, int64_t value)
   s->buf_max = MAX(s->buf_max, value);
 }
 
+/* cs_samples_add_many off its fast path: a full buffer, a weighted set, a
+ * sketch. */
+void cs_samples_add_many_slow(CsSamples *s, const int64_t *values, int k);
+
 /* Adds values[0..k) once each: the same as k calls of cs_samples_add, with
- * the set's fields kept in registers (the engine adds a batch's latencies). */
-void cs_samples_add_many(CsSamples *s, const int64_t *values, int k);
+ * the set's fields kept in registers (the engine adds a batch's latencies,
+ * a few at a time: inline, without a call). */
+static inline void cs_samples_add_many(CsSamples *s, const int64_t *values, int k)
+{
+  if (G_UNLIKELY(k > s->cap - s->n || s->weighted)) {
+    cs_samples_add_many_slow(s, values, k);
+    return;
+  }
+  int64_t *dst = s->values + s->n, lo = s->buf_min, hi = s->buf_max;
+  for (int i = 0; i < k; i++) {
+    int64_t v = values[i];
+    dst[i] = v;
+    lo = MIN(lo, v);
+    hi = MAX(hi, v);
+  }
+  s->n += k;
+  s->total += k;
+  s->buf_min = lo;
+  s->buf_max = hi;
+}
 
 /* cs_samples_add_weighted off its fast path: checks the arguments, adds to
  * a sketch, makes room. */
