@@ -9,8 +9,8 @@
  *   and the 8 bytes of the value) above, where that takes 9 or 10. It is
  *   written with one store and read with one load, without a loop.
  * Every INDEX_STEP-th entry is indexed (its value, the weight up to it, the
- * byte offset after it), so that counting the samples <= v decodes at most
- * INDEX_STEP entries after a binary search.
+ * byte offset after it): the index alone bounds the samples <= v to within
+ * INDEX_STEP entries, and counting them exactly decodes at most those.
  *
  * Blocks (record, encoding and index) are carved from chunks of memory that
  * a set allocates as it grows (64 KB, doubling up to 2 MB) and frees with
@@ -312,15 +312,11 @@ static void sort_block(int64_t *v, int64_t *w, int n, int64_t min, int64_t max, 
       to[d] = (uint16_t)at;
       at += c;
     }
-    if (sw) {
-      for (int i = 0; i < n; i++) {
-        uint32_t k = to[((uint64_t)(sv[i] - min) >> shift) & (RADIX - 1)]++;
-        dv[k] = sv[i];
+    for (int i = 0; i < n; i++) {
+      uint32_t k = to[((uint64_t)(sv[i] - min) >> shift) & (RADIX - 1)]++;
+      dv[k] = sv[i];
+      if (sw)
         dw[k] = sw[i];
-      }
-    } else {
-      for (int i = 0; i < n; i++)
-        dv[to[((uint64_t)(sv[i] - min) >> shift) & (RADIX - 1)]++] = sv[i];
     }
     int64_t *t = sv;
     sv = dv;
@@ -459,49 +455,33 @@ static inline guint8 *put_varint(guint8 *p, uint64_t x)
   return p + 9;
 }
 
-/* Reads a varint at p, with 8 bytes readable from p (count_le reads the
- * last ones of a block with get_varint_tail). */
-static inline const guint8 *get_varint(const guint8 *p, uint64_t *x)
+/* Reads the varint at p, the block's data ending at end: with one 8-byte
+ * load, from a copy padded with zeros for the last bytes of a block. */
+static inline const guint8 *get_varint(const guint8 *p, const guint8 *end, uint64_t *x)
 {
+  static const uint64_t keep[9] = { /* by len: its 8 x len bits */
+    0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, ~0ull,
+  };
+  guint8 pad[9 + 8] = { 0 };
+  const guint8 *q = p;
+  if (G_UNLIKELY(end - p < 9))
+    q = memcpy(pad, p, (size_t)(end - p));
   uint64_t b;
-  if (G_UNLIKELY(*p == 0xff)) {
-    memcpy(&b, p + 1, sizeof b);
+  if (G_UNLIKELY(*q == 0xff)) {
+    memcpy(&b, q + 1, sizeof b);
     *x = GUINT64_FROM_LE(b);
     return p + 9;
   }
-  /* By len: its 8 x len bits. */
-  static const uint64_t keep[9] = {
-    0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff,
-    UINT64_MAX,
-  };
-  int len = __builtin_ctz(~(unsigned)*p) + 1;
-  memcpy(&b, p, sizeof b);
+  int len = __builtin_ctz(~(unsigned)*q) + 1;
+  memcpy(&b, q, sizeof b);
   *x = (GUINT64_FROM_LE(b) & keep[len]) >> len; /* the value, without the length */
-  return p + len;
-}
-
-/* The same a byte at a time, for the last 8 bytes of a block. */
-static const guint8 *get_varint_tail(const guint8 *p, uint64_t *x)
-{
-  uint64_t r = 0;
-  if (*p == 0xff) {
-    for (int i = 8; i >= 1; i--)
-      r = r << 8 | p[i];
-    *x = r;
-    return p + 9;
-  }
-  int len = __builtin_ctz(~(unsigned)*p) + 1;
-  for (int i = len - 1; i >= 0; i--)
-    r = r << 8 | p[i];
-  *x = r >> len;
   return p + len;
 }
 
 /* Encodes the sorted keys[0..n) (followed by a sentinel that differs from
  * keys[n - 1]) of an unweighted block, values min + key, at p; fills
- * index[] and *n_index. Returns the end. The same entries as encode_entry's
- * loop, written without its bookkeeping: the weight before an entry is
- * the number of keys before it. */
+ * index[] (every INDEX_STEP-th entry from the first) and *n_index. Returns
+ * the end. The weight through an entry is the number of keys through it. */
 static guint8 *encode_keys(const uint32_t *keys, int n, int64_t min, guint8 *p, IndexPoint *index,
                            int *n_index)
 {
@@ -539,33 +519,6 @@ static guint8 *encode_keys(const uint32_t *keys, int n, int64_t min, guint8 *p, 
   return p;
 }
 
-/* The encoding of a block as it is written: one call per distinct value, in
- * ascending order, with its weight. */
-typedef struct {
-  guint8 *p;           /* where the next entry goes */
-  IndexPoint *index;   /* the index points so far */
-  int n_index;
-  int until_index;     /* entries before the next index point */
-  int64_t prev;        /* the previous entry's value (0 before the first) */
-  int64_t before;      /* weight of the entries so far */
-  const guint8 *start; /* the encoding's first byte */
-} Encoder;
-
-static inline void encode_entry(Encoder *enc, int64_t v, int64_t w)
-{
-  guint8 *p = put_varint(enc->p, (uint64_t)(v - enc->prev) << 1 | (w != 1));
-  if (w != 1)
-    p = put_varint(p, (uint64_t)w);
-  enc->before += w;
-  if (enc->until_index-- == 0) {
-    enc->index[enc->n_index++] = (IndexPoint){ .value = v, .through = enc->before,
-                                               .offset = (uint32_t)(p - enc->start) };
-    enc->until_index = INDEX_STEP - 1;
-  }
-  enc->prev = v;
-  enc->p = p;
-}
-
 void cs_samples_flush(CsSamples *s)
 {
   int n = s->n;
@@ -576,14 +529,13 @@ void cs_samples_flush(CsSamples *s)
    * encoding sound should one ever be (the sum keeps the values given). */
   int64_t min = s->buf_min, max = s->buf_max;
   s->max = MAX(s->max, max);
-  __int128 sum = 0;
-  gboolean clamped = FALSE;
-  if (G_UNLIKELY(min < 0 || max >= MAX_VALUE)) {
+  __int128 sum = 0, given = 0; /* of the values sorted, and as given */
+  gboolean clamped = G_UNLIKELY(min < 0 || max >= MAX_VALUE);
+  if (clamped) {
     min = MAX_VALUE;
     max = 0;
-    clamped = TRUE;
     for (int i = 0; i < n; i++) {
-      sum += (__int128)s->values[i] * (s->weights ? s->weights[i] : 1);
+      given += (__int128)s->values[i] * (s->weights ? s->weights[i] : 1);
       if (s->values[i] < 0 || s->values[i] >= MAX_VALUE) {
         g_critical("cs_samples: value %" G_GINT64_FORMAT " outside [0, 2^62)", s->values[i]);
         s->values[i] = CLAMP(s->values[i], 0, MAX_VALUE - 1);
@@ -600,8 +552,7 @@ void cs_samples_flush(CsSamples *s)
   if (!s->weights && (uint64_t)(max - min) <= UINT32_MAX) {
     uint64_t key_sum;
     const uint32_t *keys = sort_keys32(s->values, n, min, (uint32_t)(max - min), f, &key_sum);
-    if (!clamped)
-      sum = (__int128)min * n + key_sum;
+    sum = (__int128)min * n + key_sum;
     b->min = min + keys[0];
     b->max = min + keys[n - 1];
     b->total = n;
@@ -613,33 +564,34 @@ void cs_samples_flush(CsSamples *s)
     data = s->chunk_left >= bound ? s->chunk_free : f->encoded;
     len = (size_t)(encode_keys(keys, n, min, data, f->index, &n_index) - data);
   } else {
+    /* Wide or weighted: the same entries as encode_keys's, from values. */
     const int64_t *values, *weights;
-    Encoder enc = { .p = f->encoded, .index = f->index, .start = f->encoded };
     sort_block(s->values, s->weights, n, min, max, f, &values, &weights);
     b->min = values[0];
     b->max = values[n - 1];
-    __int128 block_sum = 0;
-    for (int i = 0; i < n;) {
+    int64_t prev = 0, before = 0;
+    guint8 *p = f->encoded;
+    n_index = 0;
+    for (int i = 0, until = 0; i < n;) {
       int64_t v = values[i], w = 0;
-      if (weights) {
-        do
-          w += weights[i];
-        while (++i < n && values[i] == v);
-      } else {
-        int from = i;
-        while (++i < n && values[i] == v)
-          ;
-        w = i - from;
+      do
+        w += weights ? weights[i] : 1;
+      while (++i < n && values[i] == v);
+      sum += (__int128)v * w;
+      p = put_varint(p, (uint64_t)(v - prev) << 1 | (w != 1));
+      if (w != 1)
+        p = put_varint(p, (uint64_t)w);
+      before += w;
+      if (until-- == 0) {
+        f->index[n_index++] = (IndexPoint){ .value = v, .through = before,
+                                            .offset = (uint32_t)(p - f->encoded) };
+        until = INDEX_STEP - 1;
       }
-      block_sum += (__int128)v * w;
-      encode_entry(&enc, v, w);
+      prev = v;
     }
-    if (!clamped)
-      sum = block_sum;
-    b->total = enc.before;
-    n_index = enc.n_index;
+    b->total = before;
     data = f->encoded;
-    len = (size_t)(enc.p - enc.start);
+    len = (size_t)(p - f->encoded);
   }
   size_t index_bytes = sizeof(IndexPoint) * (size_t)n_index;
   b->len = len;
@@ -650,7 +602,7 @@ void cs_samples_flush(CsSamples *s)
   b->n_index = n_index;
   g_ptr_array_add(s->blocks, b);
   s->block_bytes += sizeof *b + b->len + index_bytes;
-  s->sum += sum;
+  s->sum += clamped ? given : sum;
   s->n = 0;
   s->buf_min = INT64_MAX;
   s->buf_max = INT64_MIN;
@@ -664,14 +616,9 @@ size_t cs_samples_bytes(const CsSamples *s)
   return sizeof *s + s->block_bytes + buffer + s->blocks->len * sizeof(gpointer);
 }
 
-/* The weight of b's samples <= v. */
-static int64_t count_le(const CsSamplesBlock *b, int64_t v)
+/* The last index point of b with value <= v (b->min <= v). */
+static int last_point_le(const CsSamplesBlock *b, int64_t v)
 {
-  if (v < b->min)
-    return 0;
-  if (v >= b->max)
-    return b->total;
-  /* The last index point with value <= v (the first has b->min <= v). */
   int lo = 0, hi = b->n_index - 1;
   while (lo < hi) {
     int mid = lo + (hi - lo + 1) / 2;
@@ -680,27 +627,125 @@ static int64_t count_le(const CsSamplesBlock *b, int64_t v)
     else
       hi = mid - 1;
   }
-  const IndexPoint *ip = &b->index[lo];
-  const guint8 *p = b->data + ip->offset, *end = b->data + b->len;
-  const guint8 *fast_end = b->len >= 8 ? end - 8 : b->data;
-  int64_t count = ip->through, value = ip->value;
-  while (p < end) {
-    uint64_t d, w = 1;
-    if (G_LIKELY(p <= fast_end)) {
-      p = get_varint(p, &d);
-      if (d & 1)
-        p = p <= fast_end ? get_varint(p, &w) : get_varint_tail(p, &w);
-    } else {
-      p = get_varint_tail(p, &d);
-      if (d & 1)
-        p = get_varint_tail(p, &w);
+  return lo;
+}
+
+/* Bounds on the weight of the samples <= v in blocks[0..n) from their
+ * indexes alone, without decoding: between index points j and j + 1 it is
+ * at least the weight through j, and less than the weight through j + 1. */
+static void bounds_le(const CsSamplesBlock *const *blocks, int n, int64_t v, int64_t *lo,
+                      int64_t *hi)
+{
+  *lo = *hi = 0;
+  for (int i = 0; i < n; i++) {
+    const CsSamplesBlock *b = blocks[i];
+    if (v < b->min)
+      continue;
+    if (v >= b->max) {
+      *lo += b->total;
+      *hi += b->total;
+      continue;
     }
-    value += (int64_t)(d >> 1);
-    if (value > v)
-      break;
-    count += (int64_t)w;
+    int j = last_point_le(b, v);
+    *lo += b->index[j].through;
+    *hi += j + 1 < b->n_index ? b->index[j + 1].through : b->total;
   }
-  return count;
+}
+
+/* An entry decoded by select_rank: its value, and the weight of its block's
+ * decoded entries up to it. */
+typedef struct {
+  int64_t value, cum;
+} Decoded;
+
+/* The smallest v in [a, z] whose bound (lower: upper = 0, upper: 1) on the
+ * weight <= v reaches rank; z when none does before. */
+static int64_t bisect_bound(const CsSamplesBlock *const *blocks, int n, int64_t a, int64_t z,
+                            int64_t rank, int upper)
+{
+  while (a < z) {
+    int64_t mid = a + (z - a) / 2, b[2];
+    bounds_le(blocks, n, mid, &b[0], &b[1]);
+    if (b[upper] >= rank)
+      z = mid;
+    else
+      a = mid + 1;
+  }
+  return a;
+}
+
+/* The rank-th smallest sample of blocks[0..n), all values in [lo, hi]:
+ * bisections on the value with the indexes' bounds alone narrow it to
+ * [a, z] (z: the lower bound reaches rank, so the count does; below a the
+ * upper bound, so the count, stays under rank), which holds a few index
+ * steps of each block; those entries are decoded once, the ones below a
+ * counted, and a last bisection over [a, z] counts by binary searches in
+ * them. Every count is exact where it decides. */
+static int64_t select_rank(const CsSamplesBlock *const *blocks, int n, int64_t lo, int64_t hi,
+                           int64_t rank, Decoded **dec, int *cap, int *first)
+{
+  int64_t z = bisect_bound(blocks, n, lo, hi, rank, 0);
+  int64_t a = bisect_bound(blocks, n, lo, z, rank, 1);
+  int64_t below = 0; /* weight of the samples < a */
+  int n_dec = 0;
+  for (int i = 0; i < n; i++) {
+    const CsSamplesBlock *b = blocks[i];
+    first[i] = n_dec;
+    if (z < b->min)
+      continue;
+    if (a > b->max) {
+      below += b->total;
+      continue;
+    }
+    const guint8 *p = b->data, *end = b->data + b->len;
+    int64_t value = 0, cum = 0;
+    if (a > b->min) {
+      const IndexPoint *ip = &b->index[last_point_le(b, a - 1)];
+      p += ip->offset;
+      value = ip->value;
+      below += ip->through;
+    }
+    while (p < end) {
+      uint64_t d, w = 1;
+      p = get_varint(p, end, &d);
+      if (d & 1)
+        p = get_varint(p, end, &w);
+      value += (int64_t)(d >> 1);
+      if (value > z)
+        break;
+      if (value < a) {
+        below += (int64_t)w;
+      } else {
+        if (n_dec == *cap)
+          *dec = g_renew(Decoded, *dec, *cap *= 2);
+        cum += (int64_t)w;
+        (*dec)[n_dec++] = (Decoded){ value, cum };
+      }
+    }
+  }
+  first[n] = n_dec;
+  const Decoded *e = *dec;
+  while (a < z) {
+    int64_t mid = a + (z - a) / 2, count = below;
+    for (int i = 0; i < n; i++) {
+      /* The weight of block i's decoded entries <= mid: the last one's cum. */
+      int l = first[i], h = first[i + 1];
+      while (l < h) {
+        int m = l + (h - l) / 2;
+        if (e[m].value <= mid)
+          l = m + 1;
+        else
+          h = m;
+      }
+      if (l > first[i])
+        count += e[l - 1].cum;
+    }
+    if (count >= rank)
+      z = mid;
+    else
+      a = mid + 1;
+  }
+  return a;
 }
 
 void cs_samples_stats(CsSamples *const *sets, int n, CsLatencyStats *out)
@@ -712,6 +757,7 @@ void cs_samples_stats(CsSamples *const *sets, int n, CsLatencyStats *out)
     }
   __int128 sum = 0;
   int64_t total = 0, lo = INT64_MAX, hi = INT64_MIN;
+  GPtrArray *blocks = g_ptr_array_new();
   for (int i = 0; i < n; i++) {
     CsSamples *s = sets[i];
     if (!s || s->total == 0)
@@ -720,33 +766,31 @@ void cs_samples_stats(CsSamples *const *sets, int n, CsLatencyStats *out)
     sum += s->sum;
     total += s->total;
     hi = MAX(hi, s->max);
-    for (guint k = 0; k < s->blocks->len; k++)
-      lo = MIN(lo, ((const CsSamplesBlock *)g_ptr_array_index(s->blocks, k))->min);
+    for (guint k = 0; k < s->blocks->len; k++) {
+      const CsSamplesBlock *b = g_ptr_array_index(s->blocks, k);
+      lo = MIN(lo, b->min);
+      g_ptr_array_add(blocks, (gpointer)b);
+    }
   }
   if (total == 0) {
     out->p50 = out->p90 = out->p95 = out->p99 = out->max = out->mean = NAN;
+    g_ptr_array_unref(blocks);
     return;
   }
   static const double pct[4] = { 50.0, 90.0, 95.0, 99.0 };
   double *dst[4] = { &out->p50, &out->p90, &out->p95, &out->p99 };
+  int cap = 1024, *first = g_new(int, blocks->len + 1);
+  Decoded *dec = g_new(Decoded, cap);
   for (int q = 0; q < 4; q++) {
     int64_t rank = (int64_t)ceil(pct[q] / 100.0 * (double)total);
     rank = MAX(rank, 1);
-    /* The smallest v with rank samples <= v: the rank-th in ascending order. */
-    int64_t a = lo, z = hi;
-    while (a < z) {
-      int64_t mid = a + (z - a) / 2, count = 0;
-      for (int i = 0; i < n; i++)
-        for (guint k = 0; sets[i] && k < sets[i]->blocks->len; k++)
-          count += count_le(g_ptr_array_index(sets[i]->blocks, k), mid);
-      if (count >= rank)
-        z = mid;
-      else
-        a = mid + 1;
-    }
-    *dst[q] = a / 1e6;
-    lo = a; /* ranks ascend */
+    lo = select_rank((const CsSamplesBlock *const *)blocks->pdata, (int)blocks->len, lo, hi, rank,
+                     &dec, &cap, first);
+    *dst[q] = lo / 1e6; /* ranks ascend: the next is not below */
   }
   out->max = hi / 1e6;
   out->mean = (double)sum / (double)total / 1e6;
+  g_free(first);
+  g_free(dec);
+  g_ptr_array_unref(blocks);
 }
