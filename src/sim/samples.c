@@ -337,13 +337,9 @@ static inline void scatter32(const uint32_t *restrict src, uint32_t *restrict ds
                              uint16_t *restrict to, int shift, uint32_t mask)
 {
   int i = 0;
-  for (; i + 4 <= n; i += 4) {
-    uint32_t k0 = src[i], k1 = src[i + 1], k2 = src[i + 2], k3 = src[i + 3];
-    dst[to[(k0 >> shift) & mask]++] = k0;
-    dst[to[(k1 >> shift) & mask]++] = k1;
-    dst[to[(k2 >> shift) & mask]++] = k2;
-    dst[to[(k3 >> shift) & mask]++] = k3;
-  }
+  for (; i + 4 <= n; i += 4)
+    for (int u = 0; u < 4; u++) /* unrolled by the compiler */
+      dst[to[(src[i + u] >> shift) & mask]++] = src[i + u];
   for (; i < n; i++)
     dst[to[(src[i] >> shift) & mask]++] = src[i];
 }
@@ -353,8 +349,8 @@ static inline void scatter32(const uint32_t *restrict src, uint32_t *restrict ds
  * the memory to move, in passes of at most RADIX_BITS bits each, as few as
  * the span needs (two up to 2^24, three above), the keys and all histograms
  * written in one read with the passes unrolled. Returns the sorted keys (in
- * the scratch), followed by a sentinel that differs from the last, and adds
- * the keys' sum to *key_sum (the buffer's sum is min x n plus it). */
+ * the scratch), followed by a sentinel that differs from the last, and sets
+ * *key_sum to the keys' sum (the buffer's sum is min x n plus it). */
 static const uint32_t *sort_keys32(const int64_t *v, int n, int64_t min, uint32_t span,
                                    FlushScratch *f, uint64_t *key_sum)
 {
@@ -406,10 +402,11 @@ static const uint32_t *sort_keys32(const int64_t *v, int n, int64_t min, uint32_
     if (to[(sk[0] >> shift) & mask] == n)
       continue; /* one digit value: the order stands */
     uint32_t at = 0;
-    for (uint32_t d = 0; d <= mask; d++) {
-      uint32_t c = to[d];
+    for (uint32_t d = 0; d <= mask; d += 2) { /* mask + 1: a power of 2, >= 2 */
+      uint32_t c0 = to[d], c1 = to[d + 1];
       to[d] = (uint16_t)at;
-      at += c;
+      to[d + 1] = (uint16_t)(at + c0);
+      at += c0 + c1;
     }
     if (p == passes - 1)
       scatter32(sk, dk, n, to, shift, UINT32_MAX); /* the top digit: no mask */
@@ -630,43 +627,32 @@ static int last_point_le(const CsSamplesBlock *b, int64_t v)
   return lo;
 }
 
-/* Bounds on the weight of the samples <= v in blocks[0..n) from their
- * indexes alone, without decoding: between index points j and j + 1 it is
- * at least the weight through j, and less than the weight through j + 1. */
-static void bounds_le(const CsSamplesBlock *const *blocks, int n, int64_t v, int64_t *lo,
-                      int64_t *hi)
-{
-  *lo = *hi = 0;
-  for (int i = 0; i < n; i++) {
-    const CsSamplesBlock *b = blocks[i];
-    if (v < b->min)
-      continue;
-    if (v >= b->max) {
-      *lo += b->total;
-      *hi += b->total;
-      continue;
-    }
-    int j = last_point_le(b, v);
-    *lo += b->index[j].through;
-    *hi += j + 1 < b->n_index ? b->index[j + 1].through : b->total;
-  }
-}
-
 /* An entry decoded by select_rank: its value, and the weight of its block's
  * decoded entries up to it. */
 typedef struct {
   int64_t value, cum;
 } Decoded;
 
-/* The smallest v in [a, z] whose bound (lower: upper = 0, upper: 1) on the
- * weight <= v reaches rank; z when none does before. */
+/* The smallest v in [a, z] whose bound on the weight of the samples <= v
+ * in blocks[0..n), from their indexes alone, reaches rank (z when none does
+ * before). Between index points j and j + 1 the weight is at least that
+ * through j (upper 0: the lower bound), and less than that through j + 1
+ * (upper 1: the upper bound). */
 static int64_t bisect_bound(const CsSamplesBlock *const *blocks, int n, int64_t a, int64_t z,
                             int64_t rank, int upper)
 {
   while (a < z) {
-    int64_t mid = a + (z - a) / 2, b[2];
-    bounds_le(blocks, n, mid, &b[0], &b[1]);
-    if (b[upper] >= rank)
+    int64_t mid = a + (z - a) / 2, bound = 0;
+    for (int i = 0; i < n; i++) {
+      const CsSamplesBlock *b = blocks[i];
+      if (mid >= b->max) {
+        bound += b->total;
+      } else if (mid >= b->min) {
+        int j = last_point_le(b, mid) + upper;
+        bound += j < b->n_index ? b->index[j].through : b->total;
+      }
+    }
+    if (bound >= rank)
       z = mid;
     else
       a = mid + 1;
