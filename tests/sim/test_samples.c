@@ -155,6 +155,13 @@ static int64_t all_magnitudes(gsl_rng *r)
   return (int64_t)gsl_rng_uniform_int(r, 1 << 16) << gsl_rng_uniform_int(r, 47);
 }
 
+/* Most latencies at one value, the rest spread: radix digits that most but
+ * not all keys share (a pass that may not be skipped). */
+static int64_t mostly_one(gsl_rng *r)
+{
+  return gsl_rng_uniform_int(r, 10) < 7 ? 5000000 : exp_latency(r);
+}
+
 static int64_t constant_value(gsl_rng *r)
 {
   (void)r;
@@ -190,6 +197,7 @@ static void test_matches_full_sort(void **state)
   check_case(40000, 1, FALSE, huge_values, NULL);      /* near 2^62 */
   check_case(40000, 1, FALSE, offset_latency, NULL);   /* constant high bits */
   check_case(40000, 1, FALSE, constant_value, NULL);   /* nothing to sort */
+  check_case(40000, 1, FALSE, mostly_one, NULL);       /* digits shared by most keys */
   check_case(40000, 1, FALSE, spread_values, NULL);    /* every varint length */
   check_case(40000, 1, FALSE, wide_values, NULL);      /* differ above bit 36 */
   check_case(40000, 1, FALSE, all_magnitudes, NULL);
