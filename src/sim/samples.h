@@ -42,13 +42,14 @@ typedef struct {
   int64_t *values;         /* the buffer of values not yet in a block */
   int64_t *weights;        /* weighted: theirs; else NULL */
   int n, cap;              /* in the buffer; cap grows to CS_SAMPLES_BLOCK (stays 0 for a sketch) */
+  int weighted_cap;        /* cap if weighted (the weighted fast path's one test), else 0 */
   int64_t buf_min, buf_max; /* of the buffer's values (INT64_MAX, INT64_MIN when empty) */
   GPtrArray *blocks;       /* CsSamplesBlock, in chunks */
   GPtrArray *chunks;       /* the memory blocks are carved from, owned (samples.c) */
   guint8 *chunk_free;      /* the unused end of the last chunk */
   size_t chunk_left;       /* its bytes */
   size_t chunk_total;      /* bytes of all chunks */
-  __int128 sum;            /* exact sum of value x weight */
+  __int128 sum;            /* exact sum of value x weight (of an exact set: in blocks; flushing adds the buffer's) */
   int64_t total;           /* sum of weights */
   int64_t max;             /* of the values in blocks (and, for a sketch, of all) */
   size_t block_bytes;      /* memory the blocks hold */
@@ -82,18 +83,56 @@ static inline void cs_samples_add(CsSamples *s, int64_t value)
   if (s->weighted)
     s->weights[s->n] = 1;
   s->values[s->n++] = value;
-  s->sum += value;
   s->total++;
   s->buf_min = MIN(s->buf_min, value);
   s->buf_max = MAX(s->buf_max, value);
 }
 
-/* Adds values[0..k) once each: the same as k calls of cs_samples_add, with
- * the set's fields kept in registers (the engine adds a batch's latencies). */
-void cs_samples_add_many(CsSamples *s, const int64_t *values, int k);
+/* cs_samples_add_many off its fast path: a full buffer, a weighted set, a
+ * sketch. */
+void cs_samples_add_many_slow(CsSamples *s, const int64_t *values, int k);
 
-/* Adds value weight (>= 1) times; s must be weighted. */
-void cs_samples_add_weighted(CsSamples *s, int64_t value, int64_t weight);
+/* Adds values[0..k) once each: the same as k calls of cs_samples_add, with
+ * the set's fields kept in registers (the engine adds a batch's latencies,
+ * a few at a time: inline, without a call). */
+static inline void cs_samples_add_many(CsSamples *s, const int64_t *values, int k)
+{
+  if (G_UNLIKELY(k > s->cap - s->n || s->weighted)) {
+    cs_samples_add_many_slow(s, values, k);
+    return;
+  }
+  int64_t *dst = s->values + s->n, lo = s->buf_min, hi = s->buf_max;
+  for (int i = 0; i < k; i++) {
+    int64_t v = values[i];
+    dst[i] = v;
+    lo = MIN(lo, v);
+    hi = MAX(hi, v);
+  }
+  s->n += k;
+  s->total += k;
+  s->buf_min = lo;
+  s->buf_max = hi;
+}
+
+/* cs_samples_add_weighted off its fast path: checks the arguments, adds to
+ * a sketch, makes room. */
+void cs_samples_add_weighted_slow(CsSamples *s, int64_t value, int64_t weight);
+
+/* Adds value weight (>= 1) times; s must be weighted. Inline, as the engine
+ * adds each batch's stage times: one test sends a full buffer, a sketch or
+ * unweighted set (weighted_cap 0) and a bad weight off the fast path. */
+static inline void cs_samples_add_weighted(CsSamples *s, int64_t value, int64_t weight)
+{
+  if (G_UNLIKELY(s->n >= s->weighted_cap || weight < 1)) {
+    cs_samples_add_weighted_slow(s, value, weight);
+    return;
+  }
+  s->weights[s->n] = weight;
+  s->values[s->n++] = value;
+  s->total += weight;
+  s->buf_min = MIN(s->buf_min, value);
+  s->buf_max = MAX(s->buf_max, value);
+}
 
 /* The total weight (number of samples). */
 static inline int64_t cs_samples_count(const CsSamples *s)

@@ -140,6 +140,28 @@ static int64_t wide_values(gsl_rng *r)
   return (int64_t)gsl_rng_uniform_int(r, 1 << 16) << gsl_rng_uniform_int(r, 26);
 }
 
+/* Latencies with one in 40 at the largest value: blocks that end in a run
+ * of it after a difference above 2^56 (the longest varints, 9 bytes, read
+ * at the end of a block), and a p99 among them. */
+static int64_t rare_huge(gsl_rng *r)
+{
+  return gsl_rng_uniform_int(r, 40) == 0 ? ((int64_t)1 << 62) - 1 : exp_latency(r);
+}
+
+/* The same up to 2^62: sorted differences of every varint length up to the
+ * longest (8 bytes below 2^56, 9 above). */
+static int64_t all_magnitudes(gsl_rng *r)
+{
+  return (int64_t)gsl_rng_uniform_int(r, 1 << 16) << gsl_rng_uniform_int(r, 47);
+}
+
+/* Most latencies at one value, the rest spread: radix digits that most but
+ * not all keys share (a pass that may not be skipped). */
+static int64_t mostly_one(gsl_rng *r)
+{
+  return gsl_rng_uniform_int(r, 10) < 7 ? 5000000 : exp_latency(r);
+}
+
 static int64_t constant_value(gsl_rng *r)
 {
   (void)r;
@@ -175,13 +197,53 @@ static void test_matches_full_sort(void **state)
   check_case(40000, 1, FALSE, huge_values, NULL);      /* near 2^62 */
   check_case(40000, 1, FALSE, offset_latency, NULL);   /* constant high bits */
   check_case(40000, 1, FALSE, constant_value, NULL);   /* nothing to sort */
+  check_case(40000, 1, FALSE, mostly_one, NULL);       /* digits shared by most keys */
   check_case(40000, 1, FALSE, spread_values, NULL);    /* every varint length */
   check_case(40000, 1, FALSE, wide_values, NULL);      /* differ above bit 36 */
+  check_case(40000, 1, FALSE, all_magnitudes, NULL);
+  check_case(40000, 1, FALSE, rare_huge, NULL);        /* 9-byte varints at the end */
+  check_case(40000, 2, TRUE, rare_huge, batch_weight);
   check_case(40000, 2, TRUE, spread_values, batch_weight);
   check_case(40000, 2, TRUE, wide_values, batch_weight);
   check_case(60000, 3, TRUE, exp_latency, batch_weight);
   check_case(30000, 1, TRUE, few_values, batch_weight); /* equal values merged, weights added */
   check_case(20000, 2, TRUE, exp_latency, huge_weight);
+}
+
+/* A union of sets whose values lie in disjoint ranges, and sets that
+ * overlap them: each percentile falls in one set's blocks while the others
+ * lie wholly below or above it, or straddle it. */
+static void test_union_of_ranges(void **state)
+{
+  (void)state;
+  enum { SETS = 6, PER = 30000 };
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  CsSamples *sets[SETS];
+  Pair *all = g_new(Pair, SETS * PER);
+  for (int i = 0; i < SETS; i++) {
+    sets[i] = cs_samples_new(i % 2 == 1, 0.0);
+    for (int k = 0; k < PER; k++) {
+      /* Sets 0, 2, 4: one range each; sets 1, 3, 5: across all of them. */
+      int64_t v = i % 2 == 0 ? (int64_t)i * 1000000000 + exp_latency(r)
+                             : (int64_t)(gsl_rng_uniform(r) * 5e9);
+      int64_t w = i % 2 == 1 ? batch_weight(r) : 1;
+      all[i * PER + k] = (Pair){ v, w };
+      if (i % 2 == 1)
+        cs_samples_add_weighted(sets[i], v, w);
+      else
+        cs_samples_add(sets[i], v);
+    }
+  }
+  CsLatencyStats got, want;
+  for (int n = 1; n <= SETS; n++) {
+    cs_samples_stats(sets, n, &got);
+    reference(all, (size_t)n * PER, &want); /* sorts all[0..n x PER): sets stay whole */
+    assert_same(&got, &want);
+  }
+  for (int i = 0; i < SETS; i++)
+    cs_samples_free(sets[i]);
+  g_free(all);
+  gsl_rng_free(r);
 }
 
 /* The figure the encoding is for: Poisson-like latencies (an exponential of
@@ -265,6 +327,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_matches_full_sort),
+    cmocka_unit_test(test_union_of_ranges),
     cmocka_unit_test(test_compact),
     cmocka_unit_test(test_sketch_relative_error),
   };
