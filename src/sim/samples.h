@@ -61,8 +61,12 @@ typedef struct {
 CsSamples *cs_samples_new(gboolean weighted, double sketch_error);
 void cs_samples_free(CsSamples *s);
 
-/* Counts value weight times in a sketch set's bucket. */
+/* Counts value weight times in a sketch set's bucket (samples_sketch.c). */
 void cs_samples_sketch_add(CsSamples *s, int64_t value, int64_t weight);
+
+/* cs_samples_stats for sketch sets, all of one relative error
+ * (samples_sketch.c). */
+void cs_samples_sketch_stats(CsSamples *const *sets, int n, CsLatencyStats *out);
 
 /* Moves the buffer into a block (cs_samples_add does it when the buffer is
  * full). */
