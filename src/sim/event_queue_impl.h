@@ -210,20 +210,19 @@ static inline CsEventHandle eq_push_in(CsEventQueue *q, int lane_index, int64_t 
 }
 
 /* The lane whose root is the earliest pending event, or NULL when there is
- * none; fills the holes first. */
+ * none; fills the holes first. Written out for two lanes: the loop over
+ * them, with its "no lane yet" case, cost a third of a pop. */
+G_STATIC_ASSERT(CS_EQ_LANES == 2);
 static inline CsEqLane *cs_eq_earliest(CsEventQueue *q)
 {
-  CsEqLane *best = NULL;
-  CsEqEntry bk = 0;
-  for (int l = 0; l < CS_EQ_LANES; l++) {
-    CsEqLane *lane = &q->lanes[l];
-    cs_eq_fill_hole(q, lane);
-    if (lane->size > 0 && (!best || lane->heap[0] < bk)) {
-      best = lane;
-      bk = lane->heap[0];
-    }
-  }
-  return best;
+  CsEqLane *a = &q->lanes[0], *b = &q->lanes[1];
+  cs_eq_fill_hole(q, a);
+  cs_eq_fill_hole(q, b);
+  if (a->size == 0)
+    return b->size > 0 ? b : NULL;
+  if (b->size == 0)
+    return a;
+  return b->heap[0] < a->heap[0] ? b : a;
 }
 
 /* cs_eq_pop (event_queue.h). */
