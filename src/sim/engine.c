@@ -403,6 +403,7 @@ static void setup(Engine *e)
     c->bin_start = 1; /* no bin open */
     c->bin_end = 0;
     c->mean_gap_s = 1.0 / c->cfg->rate_rps;
+    c->gap_next = CS_GAP_BATCH; /* none drawn yet */
     double warm = c->cfg->rate_rps * c->cfg->warmup_ns * 1e-9;
     e->expected_requests += warm + (c->cfg->requests > 0
                                       ? (double)c->cfg->requests

@@ -43,6 +43,8 @@ enum {
   EV_GPU_READY,     /* arg: gpu, done provisioning (control.c) */
 };
 
+#define CS_GAP_BATCH 32
+
 typedef struct {
   const CsClientConfig *cfg;
   gsl_rng *rng;
@@ -78,6 +80,10 @@ typedef struct {
    * needs no division (an empty range when no bin is open). */
   int64_t bin_start, bin_end;
   double mean_gap_s;      /* 1 / rate_rps, for Poisson and gamma gaps */
+  /* Poisson and gamma gaps (ns) drawn ahead, gaps[gap_next .. CS_GAP_BATCH)
+   * not used yet (clients.c) */
+  int gap_next;
+  int64_t gaps[CS_GAP_BATCH];
 } Client;
 
 /* A worker: one model replica on one GPU (router dispatch), or one model on
