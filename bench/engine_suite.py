@@ -101,6 +101,15 @@ def run(binary, path):
             round(float(m.group(3)) * int(m.group(5))))
 
 
+def build_label(build, builds):
+    """The build directory's name, with its parent's when two builds share
+    a name (build-release of two trees)."""
+    name = os.path.basename(os.path.normpath(build))
+    if sum(os.path.basename(os.path.normpath(b)) == name for b in builds) > 1:
+        name = os.path.join(os.path.basename(os.path.dirname(os.path.abspath(build))), name)
+    return name
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", action="append", help="build directory (repeatable)")
@@ -137,7 +146,7 @@ def main():
             print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
         for b in builds:
             ev, rq, wall, rss, _ = best[b]
-            print(f"| {key}: {label} | {os.path.basename(os.path.normpath(b))} | {ev:,} | {rq:,} "
+            print(f"| {key}: {label} | {build_label(b, builds)} | {ev:,} | {rq:,} "
                   f"| {wall:.2f} | {rss:.0f} |", flush=True)
 
 
