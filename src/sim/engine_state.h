@@ -284,7 +284,8 @@ gboolean cs_control_gpu_takes_work(const Engine *e, int gpu);
 
 /* metrics.c */
 void cs_engine_fill_model_result(CsModelResult *m, Client *c);
-/* Totals over res's models, whose clients are clients (latency pooled). */
+/* Totals over res's models, whose clients are clients (latency pooled);
+ * cs_engine_fill_model_result has filled each model from its client. */
 void cs_engine_fill_total(CsResults *res, const Client *clients);
 void cs_engine_warn_about_run(CsResults *res);
 

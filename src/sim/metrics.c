@@ -3,6 +3,7 @@
  * in total, and the warnings about the run (unstable models, nothing served
  * or measured). */
 #include <math.h>
+#include <string.h>
 
 #include "engine_state.h"
 #include "samples.h"
@@ -73,6 +74,13 @@ void cs_engine_fill_total(CsResults *res, const Client *clients)
   }
   t->bad_rate = t->measured > 0 ? 1.0 - (double)t->good / (double)t->measured : 0.0;
   t->mean_batch = t->batches > 0 ? (double)batched / t->batches : NAN;
+  if (res->n_models == 1) {
+    /* The union of one model's samples is its own: the same figures, which
+     * cs_engine_fill_model_result computed from the same sets. */
+    t->latency = res->models[0].latency;
+    memcpy(t->stage, res->models[0].stage, sizeof t->stage);
+    return;
+  }
   CsSamples **sets = g_new(CsSamples *, MAX(res->n_models, 1));
   for (int s = -1; s < CS_N_STAGES; s++) {
     for (int i = 0; i < res->n_models; i++)
