@@ -197,11 +197,11 @@ def main():
     finally:
         os.unlink(f.name)
     print(f"requests: {args.requests:,}, {args.repeat} run(s) each, alternating")
-    print(f"python heapq: best {min(py_walls):.2f} s, median {statistics.median(py_walls):.2f} s "
+    print(f"python heapq: best {min(py_walls):.3f} s, median {statistics.median(py_walls):.3f} s "
           f"wall, p50 {float(out[1]):.2f} ms, p99 {float(out[2]):.2f} ms")
     for binary, walls, lat in zip(binaries, cs_walls, cs_lat):
         name = binary if len(binaries) > 1 else "clustersim"
-        print(f"{name}: best {min(walls):.2f} s, median {statistics.median(walls):.2f} s wall, "
+        print(f"{name}: best {min(walls):.3f} s, median {statistics.median(walls):.3f} s wall, "
               f"p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms")
         print(f"  ratio: {min(py_walls) / min(walls):.1f} times faster (best against best), "
               f"{statistics.median(py_walls) / statistics.median(walls):.1f} (median against "
