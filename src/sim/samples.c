@@ -13,7 +13,8 @@
  * INDEX_STEP entries, and counting them exactly decodes at most those.
  *
  * Blocks (record, encoding and index) are carved from chunks of memory that
- * a set allocates as it grows (64 KB, doubling up to 2 MB) and frees with
+ * a set allocates as it grows (its total so far, at least 64 KB and at most
+ * 2 MB: 64 KB, 64 KB, 128 KB, ... 2 MB, 2 MB) and frees with
  * the set. Each block had three allocations of its own before: the first
  * touch of that fresh memory, a page fault every 4 KB, took 4-9 % of a long
  * run's time on a virtual machine (docs/performance.md). 2 MB chunks are
@@ -515,8 +516,9 @@ void cs_samples_flush(CsSamples *s)
     b->min = min + keys[0];
     b->max = min + keys[n - 1];
     b->total = n;
-    /* Each entry takes at most 5 + 3 bytes (a difference below 2^33, a
-     * weight below 2^21), the first 9 + 3: written in place when the last
+    /* Each entry takes at most 5 + 3 bytes (a difference below 2^32,
+     * shifted for the weight flag: below 2^33; a weight below 2^21), the
+     * first 9 + 3: written in place when the last
      * chunk has that room (and 8 bytes for the last store), else in the
      * scratch and copied. */
     size_t bound = (size_t)n * 8 + 4 + 8;

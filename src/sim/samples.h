@@ -42,7 +42,7 @@ typedef struct {
   int64_t *values;         /* the buffer of values not yet in a block */
   int64_t *weights;        /* weighted: theirs; else NULL */
   int n, cap;              /* in the buffer; cap grows to CS_SAMPLES_BLOCK (stays 0 for a sketch) */
-  int weighted_cap;        /* cap if weighted (the weighted fast path's one test), else 0 */
+  int weighted_cap;        /* cap if weighted (what the weighted fast path tests), else 0 */
   int64_t buf_min, buf_max; /* of the buffer's values (INT64_MAX, INT64_MIN when empty) */
   GPtrArray *blocks;       /* CsSamplesBlock, in chunks */
   GPtrArray *chunks;       /* the memory blocks are carved from, owned (samples.c) */
@@ -51,7 +51,8 @@ typedef struct {
   size_t chunk_total;      /* bytes of all chunks */
   __int128 sum;            /* exact sum of value x weight (of an exact set: in blocks; flushing adds the buffer's) */
   int64_t total;           /* sum of weights */
-  int64_t max;             /* of the values in blocks (and, for a sketch, of all) */
+  int64_t max;             /* of the values in blocks as given, before any clamping (and,
+                            * for a sketch, of all) */
   size_t block_bytes;      /* memory the blocks hold */
 } CsSamples;
 
@@ -123,7 +124,7 @@ static inline void cs_samples_add_many(CsSamples *s, const int64_t *values, int 
 void cs_samples_add_weighted_slow(CsSamples *s, int64_t value, int64_t weight);
 
 /* Adds value weight (>= 1) times; s must be weighted. Inline, as the engine
- * adds each batch's stage times: one test sends a full buffer, a sketch or
+ * adds each batch's stage times: two tests send a full buffer, a sketch or
  * unweighted set (weighted_cap 0) and a bad weight off the fast path. */
 static inline void cs_samples_add_weighted(CsSamples *s, int64_t value, int64_t weight)
 {

@@ -14,6 +14,18 @@
 
 #define HEADER 64 /* a cache line: pieces stay 64-byte aligned */
 
+/* Under AddressSanitizer the parts of a slab not given out are poisoned, so
+ * that a write or read past a piece's end is reported as it would be
+ * between two mallocs (a slab is one allocation to ASan). */
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 typedef struct {
   gint live; /* pieces not yet freed, + 1 while current */
 } SlabHeader;
@@ -25,8 +37,10 @@ typedef struct {
 
 static void slab_unref(guint8 *slab)
 {
-  if (slab && g_atomic_int_dec_and_test(&((SlabHeader *)slab)->live))
+  if (slab && g_atomic_int_dec_and_test(&((SlabHeader *)slab)->live)) {
+    UNPOISON(slab, CS_SLAB_SIZE);
     free(slab);
+  }
 }
 
 static void thread_slab_free(gpointer p)
@@ -47,12 +61,14 @@ static guint8 *slab_new(void)
   madvise(p, CS_SLAB_SIZE, MADV_HUGEPAGE); /* advice: refused or absent changes nothing */
 #endif
   ((SlabHeader *)p)->live = 1;
+  POISON((guint8 *)p + HEADER, CS_SLAB_SIZE - HEADER);
   return p;
 }
 
 void *cs_slab_alloc(size_t size)
 {
   g_assert(size >= 1 && size <= CS_SLAB_MAX_PIECE);
+  size_t asked = size;
   size = (size + HEADER - 1) & ~(size_t)(HEADER - 1);
   ThreadSlab *t = g_private_get(&current);
   if (!t) {
@@ -67,6 +83,7 @@ void *cs_slab_alloc(size_t size)
   g_atomic_int_inc(&((SlabHeader *)t->slab)->live);
   void *piece = t->slab + t->used;
   t->used += size;
+  UNPOISON(piece, asked);
   return piece;
 }
 

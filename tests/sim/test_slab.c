@@ -13,6 +13,10 @@
 
 #include "sim/slab.h"
 
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#endif
+
 static uintptr_t slab_of(const void *p)
 {
   return (uintptr_t)p & ~(uintptr_t)(CS_SLAB_SIZE - 1);
@@ -35,6 +39,12 @@ static void test_pieces_apart_and_intact(void **state)
     assert_int_equal((uintptr_t)piece[i] % 64, 0);
     assert_int_not_equal((uintptr_t)piece[i] % CS_SLAB_SIZE, 0);
     assert_true(slab_of(piece[i]) == slab_of((guint8 *)piece[i] + size[i] - 1));
+#ifdef __SANITIZE_ADDRESS__
+    /* A slab is one allocation to ASan: what is not given out is poisoned,
+     * so that an overrun past a piece is reported. */
+    assert_false(__asan_address_is_poisoned((guint8 *)piece[i] + size[i] - 1));
+    assert_true(__asan_address_is_poisoned((guint8 *)piece[i] + size[i]));
+#endif
     memset(piece[i], i & 0xff, size[i]);
   }
   for (int i = 0; i < N; i++)
