@@ -24,6 +24,7 @@
  * for the whole run. What is drawn ahead and never used changes nothing. */
 static void draw_gaps(Client *c)
 {
+  g_assert(c->rng != NULL); /* a Client of src/replay draws nothing */
   const CsClientConfig *cfg = c->cfg;
   double mean_s = c->mean_gap_s;
   for (int i = 0; i < CS_GAP_BATCH; i++) {
@@ -34,14 +35,14 @@ static void draw_gaps(Client *c)
      * saturates, and the engine refuses the time (CS_TIME_LIMIT_NS). */
     c->gaps[i] = cs_i64_round_sat(g * 1e9);
   }
-  c->gap_next = 0;
+  c->gaps_left = CS_GAP_BATCH;
 }
 
 static inline int64_t gap_ns(Client *c)
 {
-  if (G_UNLIKELY(c->gap_next == CS_GAP_BATCH))
+  if (G_UNLIKELY(c->gaps_left == 0))
     draw_gaps(c);
-  return c->gaps[c->gap_next++];
+  return c->gaps[CS_GAP_BATCH - c->gaps_left--];
 }
 
 /* Piecewise-constant rate (trace counts per interval): within interval k the
@@ -134,9 +135,9 @@ void cs_engine_schedule_next_arrival(Engine *e, int ci)
 {
   Client *c = &e->clients[ci];
   int64_t t = arrival_time(c, c->index);
-  /* Arrivals in a lane of their own (event_queue.h): one pending per client. */
+  /* Arrivals are the queue's stream (event_queue.h): one pending per client. */
   if (client_accepts(c, t))
-    eq_push_in(e->q, 1, t, EV_ARRIVAL, (uint32_t)ci, NULL);
+    eq_push_stream(e->q, t, (uint32_t)ci);
   else
     c->done = TRUE;
 }

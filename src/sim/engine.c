@@ -96,7 +96,7 @@ int64_t cs_engine_now(const Engine *e)
 
 CsTimer cs_engine_timer(Engine *e, int64_t at, uint32_t arg)
 {
-  return cs_timer_pack(eq_push_in(e->q, 0, MAX(at, e->now), EV_DISPATCH, arg, NULL));
+  return cs_timer_pack(eq_push(e->q, MAX(at, e->now), EV_DISPATCH, arg, NULL));
 }
 
 gboolean cs_engine_cancel(Engine *e, CsTimer t)
@@ -206,7 +206,7 @@ static void send(Engine *e, Batch *b, int gpu, int worker)
   int64_t at = b->inputs_at_node ? e->now
                                  : cs_engine_transfer_end(e, b, e->clients[b->model].cfg->input_bytes,
                                                           "request payload");
-  eq_push_in(e->q, 0, at, EV_BATCH_AT_NODE, 0, b);
+  eq_push(e->q, at, EV_BATCH_AT_NODE, 0, b);
 }
 
 void cs_engine_send_replica(Engine *e, Batch *b, int replica)
@@ -361,6 +361,7 @@ static void setup(Engine *e)
 {
   const CsConfig *cfg = e->cfg;
   e->q = cs_eq_new();
+  cs_eq_set_stream_kind(e->q, EV_ARRIVAL); /* the clients' arrivals: the stream */
   e->batches = g_ptr_array_new();
   e->gpus = g_new0(Gpu, MAX(cfg->n_gpus, 1));
   e->gpu_types = g_new0(const char *, MAX(cfg->n_gpus, 1));
@@ -403,7 +404,6 @@ static void setup(Engine *e)
     c->bin_start = 1; /* no bin open */
     c->bin_end = 0;
     c->mean_gap_s = 1.0 / c->cfg->rate_rps;
-    c->gap_next = CS_GAP_BATCH; /* none drawn yet */
     double warm = c->cfg->rate_rps * c->cfg->warmup_ns * 1e-9;
     e->expected_requests += warm + (c->cfg->requests > 0
                                       ? (double)c->cfg->requests

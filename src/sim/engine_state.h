@@ -47,7 +47,8 @@ enum {
 
 typedef struct {
   const CsClientConfig *cfg;
-  gsl_rng *rng;
+  gsl_rng *rng;           /* this client's arrival gaps and nothing else: draw_gaps
+                           * draws ahead on that ground (clients.c) */
   int64_t index;          /* requests generated so far, warm-up included */
   int64_t last_ns;        /* time of the last arrival (random processes) */
   int64_t interval_pos;   /* piecewise arrivals: the listed interval of the last arrival */
@@ -80,9 +81,9 @@ typedef struct {
    * needs no division (an empty range when no bin is open). */
   int64_t bin_start, bin_end;
   double mean_gap_s;      /* 1 / rate_rps, for Poisson and gamma gaps */
-  /* Poisson and gamma gaps (ns) drawn ahead, gaps[gap_next .. CS_GAP_BATCH)
-   * not used yet (clients.c) */
-  int gap_next;
+  /* Poisson and gamma gaps (ns) drawn ahead (clients.c): the last
+   * gaps_left of gaps[] not used yet (0, as zeroed: none drawn) */
+  int gaps_left;
   int64_t gaps[CS_GAP_BATCH];
 } Client;
 

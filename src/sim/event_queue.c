@@ -61,10 +61,11 @@ void cs_eq_renumber(CsEventQueue *q)
   size_t at[CS_EQ_LANES] = { 0 };
   for (int l = 0; l < CS_EQ_LANES; l++) {
     CsEqLane *lane = &q->lanes[l];
-    cs_eq_fill_hole(q, lane);
+    gboolean track = l != CS_EQ_STREAM;
+    cs_eq_fill_hole(q, lane, track);
     if (lane->size > 1) /* an unused lane has no array: qsort must not see NULL */
       qsort(lane->heap, lane->size, sizeof(CsEqEntry), cmp_entries);
-    for (size_t i = 0; i < lane->size; i++)
+    for (size_t i = 0; track && i < lane->size; i++)
       q->slots[cs_eq_slot_of(lane->heap[i])].heap_pos = (uint32_t)i;
   }
   /* Merge the sorted lanes, numbering as it goes. */
@@ -83,15 +84,19 @@ void cs_eq_renumber(CsEventQueue *q)
   q->next_seq = seq;
 }
 
-CsEventHandle cs_eq_push_in(CsEventQueue *q, int lane_index, int64_t time, uint32_t kind,
-                            uint32_t arg, void *ptr)
-{
-  return eq_push_in(q, lane_index, time, kind, arg, ptr);
-}
-
 CsEventHandle cs_eq_push(CsEventQueue *q, int64_t time, uint32_t kind, uint32_t arg, void *ptr)
 {
-  return cs_eq_push_in(q, 0, time, kind, arg, ptr);
+  return eq_push(q, time, kind, arg, ptr);
+}
+
+void cs_eq_push_stream(CsEventQueue *q, int64_t time, uint32_t arg)
+{
+  eq_push_stream(q, time, arg);
+}
+
+void cs_eq_set_stream_kind(CsEventQueue *q, uint32_t kind)
+{
+  q->stream_kind = kind;
 }
 
 gboolean cs_eq_pop(CsEventQueue *q, CsEvent *out)
@@ -109,9 +114,9 @@ gboolean cs_eq_cancel(CsEventQueue *q, CsEventHandle h)
 {
   if (!cs_eq_pending(q, h))
     return FALSE;
-  CsEqLane *lane = &q->lanes[q->slots[h.slot].lane];
-  cs_eq_fill_hole(q, lane);
-  cs_eq_remove_at(q, lane, q->slots[h.slot].heap_pos);
+  CsEqLane *lane = &q->lanes[0]; /* events with handles are all in lane 0 */
+  cs_eq_fill_hole(q, lane, TRUE);
+  cs_eq_remove_at(q, lane, q->slots[h.slot].heap_pos, TRUE);
   cs_eq_release_slot(q, h.slot);
   return TRUE;
 }

@@ -13,7 +13,8 @@
  * Implementation: a 4-ary min-heap of 16-byte (time, seq, slot) keys over a
  * pool of event slots that are reused through a free list, so pushing and
  * popping allocate nothing once the pool has grown to the peak number of
- * pending events.
+ * pending events; the stream's events (below) in a second heap of
+ * (time, seq, arg) keys without slots.
  */
 #ifndef CS_EVENT_QUEUE_H
 #define CS_EVENT_QUEUE_H
@@ -44,14 +45,14 @@ void cs_eq_free(CsEventQueue *q);
 /* Schedules an event at time; returns its handle for cancellation. */
 CsEventHandle cs_eq_push(CsEventQueue *q, int64_t time, uint32_t kind, uint32_t arg, void *ptr);
 
-/* Lanes: the same as cs_eq_push, into lane (0 .. CS_EQ_LANES - 1; cs_eq_push
- * uses 0). The order of events does not depend on their lanes; a lane is a
- * heap of its own, so an owner that keeps a steady stream in a lane of its
- * own (one pending event per source, pushed as the last one pops) makes
- * pushes to both lanes cheaper. */
-#define CS_EQ_LANES 2
-CsEventHandle cs_eq_push_in(CsEventQueue *q, int lane, int64_t time, uint32_t kind, uint32_t arg,
-                            void *ptr);
+/* The stream: events that carry only arg (they pop with the queue's
+ * stream kind, 0 until set, and a NULL ptr) and have no handle, so that
+ * they cannot be cancelled; e.g. the clients' next arrivals, one pending
+ * per client and most of a run's events. They are kept in a heap of their
+ * own without the bookkeeping handles need; the order of all events is the
+ * order they would have if pushed with cs_eq_push. */
+void cs_eq_set_stream_kind(CsEventQueue *q, uint32_t kind);
+void cs_eq_push_stream(CsEventQueue *q, int64_t time, uint32_t arg);
 
 /* Removes the earliest event into *out. Returns FALSE when the queue is empty. */
 gboolean cs_eq_pop(CsEventQueue *q, CsEvent *out);

@@ -19,11 +19,13 @@
  * register, and loading it back stalled on store forwarding (half of
  * sift_down's cycles in perf).
  *
- * Lanes: each lane is a heap of its own; a pop takes the smaller of the
- * lanes' roots, and the sequence numbers are shared, so the order is that
- * of one heap. A stream that always has one event pending per source (the
- * clients' next arrivals, most of a run's events) kept in a lane of its own
- * leaves both heaps smaller: with one client, its lane is a single entry.
+ * Lanes: two heaps, the handles' (lane 0) and the stream's (lane 1, see
+ * cs_eq_push_stream: its entries hold arg where the others hold their slot,
+ * and no slot tracks their position); a pop takes the smaller of the two
+ * roots, and the sequence numbers are shared, so the order is that of one
+ * heap. The clients' next arrivals, most of a run's events, kept in the
+ * stream leave both heaps smaller (with one client, its heap is a single
+ * entry) and need neither a slot nor a handle.
  *
  * Popping leaves a hole at its lane's root instead of removing it at once:
  * the core loop pushes the next event of the popped one's owner (the next
@@ -37,6 +39,8 @@
 #include "event_queue.h"
 
 #define CS_EQ_ARITY 4
+#define CS_EQ_LANES 2
+#define CS_EQ_STREAM 1 /* the stream's lane; 0 is the handles' */
 #define CS_EQ_SIGN ((uint64_t)1 << 63)
 
 /* (time ^ CS_EQ_SIGN) << 64 | seq << 32 | slot: the order of entries is
@@ -48,8 +52,7 @@ typedef struct {
   uint32_t arg;
   void *ptr;
   uint32_t gen;      /* bumped when the slot is released; starts at 1 so 0 means "none" */
-  uint32_t heap_pos; /* index in its lane's heap while pending; UINT32_MAX when free */
-  uint32_t lane;     /* its lane while pending */
+  uint32_t heap_pos; /* index in the handles' heap while pending; UINT32_MAX when free */
   uint32_t next_free;
 } CsEqSlot;
 
@@ -67,6 +70,7 @@ struct CsEventQueue {
   uint32_t free_head; /* UINT32_MAX when no free slot */
   uint64_t next_seq;
   uint64_t seq_limit; /* renumber when next_seq reaches it (2^32; lower in tests) */
+  uint32_t stream_kind; /* the kind the stream's events pop with */
 };
 
 /* event_queue.c: the rare paths. A new slot when none is free (grows the
@@ -91,27 +95,33 @@ static inline CsEqEntry cs_eq_entry(int64_t time, uint64_t seq, uint32_t slot)
   return (CsEqEntry)((uint64_t)time ^ CS_EQ_SIGN) << 64 | seq << 32 | slot;
 }
 
-static inline void cs_eq_place(CsEventQueue *q, CsEqEntry *h, size_t pos, CsEqEntry e)
+/* track: e's low half is a slot whose position is kept (the handles'
+ * lane), not the stream's arg. */
+static inline void cs_eq_place(CsEventQueue *q, CsEqEntry *h, size_t pos, CsEqEntry e,
+                               gboolean track)
 {
   h[pos] = e;
-  q->slots[cs_eq_slot_of(e)].heap_pos = (uint32_t)pos;
+  if (track)
+    q->slots[cs_eq_slot_of(e)].heap_pos = (uint32_t)pos;
 }
 
-static inline void cs_eq_sift_up(CsEventQueue *q, CsEqLane *lane, size_t pos, CsEqEntry e)
+static inline void cs_eq_sift_up(CsEventQueue *q, CsEqLane *lane, size_t pos, CsEqEntry e,
+                                 gboolean track)
 {
   CsEqEntry *h = lane->heap;
   while (pos > 0) {
     size_t parent = (pos - 1) / CS_EQ_ARITY;
     if (!(e < h[parent]))
       break;
-    cs_eq_place(q, h, pos, h[parent]);
+    cs_eq_place(q, h, pos, h[parent], track);
     pos = parent;
   }
-  cs_eq_place(q, h, pos, e);
+  cs_eq_place(q, h, pos, e, track);
 }
 
 /* Places e at pos (a hole) or below. */
-static inline void cs_eq_sift_down(CsEventQueue *q, CsEqLane *lane, size_t pos, CsEqEntry e)
+static inline void cs_eq_sift_down(CsEventQueue *q, CsEqLane *lane, size_t pos, CsEqEntry e,
+                                   gboolean track)
 {
   CsEqEntry *h = lane->heap;
   size_t n = lane->size;
@@ -131,10 +141,10 @@ static inline void cs_eq_sift_down(CsEventQueue *q, CsEqLane *lane, size_t pos, 
     }
     if (!(bk < e))
       break;
-    cs_eq_place(q, h, pos, bk);
+    cs_eq_place(q, h, pos, bk, track);
     pos = best;
   }
-  cs_eq_place(q, h, pos, e);
+  cs_eq_place(q, h, pos, e, track);
 }
 
 static inline uint32_t cs_eq_take_slot(CsEventQueue *q)
@@ -160,7 +170,7 @@ static inline void cs_eq_release_slot(CsEventQueue *q, uint32_t s)
 }
 
 /* Removes the entry at pos of the lane (its slot already released or about to be). */
-static inline void cs_eq_remove_at(CsEventQueue *q, CsEqLane *lane, size_t pos)
+static inline void cs_eq_remove_at(CsEventQueue *q, CsEqLane *lane, size_t pos, gboolean track)
 {
   lane->size--;
   if (pos == lane->size)
@@ -168,25 +178,38 @@ static inline void cs_eq_remove_at(CsEventQueue *q, CsEqLane *lane, size_t pos)
   CsEqEntry moved = lane->heap[lane->size];
   /* The moved entry may belong above or below pos. */
   if (pos > 0 && moved < lane->heap[(pos - 1) / CS_EQ_ARITY])
-    cs_eq_sift_up(q, lane, pos, moved);
+    cs_eq_sift_up(q, lane, pos, moved, track);
   else
-    cs_eq_sift_down(q, lane, pos, moved);
+    cs_eq_sift_down(q, lane, pos, moved, track);
 }
 
 /* Removes the lane's popped root, if any. */
-static inline void cs_eq_fill_hole(CsEventQueue *q, CsEqLane *lane)
+static inline void cs_eq_fill_hole(CsEventQueue *q, CsEqLane *lane, gboolean track)
 {
   if (lane->hole) {
     lane->hole = FALSE;
-    cs_eq_remove_at(q, lane, 0);
+    cs_eq_remove_at(q, lane, 0, track);
   }
 }
 
-/* cs_eq_push_in (event_queue.h). */
-static inline CsEventHandle eq_push_in(CsEventQueue *q, int lane_index, int64_t time,
-                                       uint32_t kind, uint32_t arg, void *ptr)
+/* Places e (its sequence number taken) in lane: into the popped root's
+ * hole with one sift-down, else at the end. */
+static inline void cs_eq_insert(CsEventQueue *q, CsEqLane *lane, CsEqEntry e, gboolean track)
 {
-  g_assert(lane_index >= 0 && lane_index < CS_EQ_LANES);
+  if (lane->hole) {
+    lane->hole = FALSE;
+    cs_eq_sift_down(q, lane, 0, e, track);
+  } else {
+    if (G_UNLIKELY(lane->size == lane->cap))
+      cs_eq_grow_lane(lane);
+    cs_eq_sift_up(q, lane, lane->size++, e, track);
+  }
+}
+
+/* cs_eq_push (event_queue.h). */
+static inline CsEventHandle eq_push(CsEventQueue *q, int64_t time, uint32_t kind, uint32_t arg,
+                                    void *ptr)
+{
   if (G_UNLIKELY(q->next_seq >= q->seq_limit))
     cs_eq_renumber(q);
   uint32_t s = cs_eq_take_slot(q);
@@ -194,19 +217,18 @@ static inline CsEventHandle eq_push_in(CsEventQueue *q, int lane_index, int64_t 
   sl->kind = kind;
   sl->arg = arg;
   sl->ptr = ptr;
-  sl->lane = (uint32_t)lane_index;
   q->live++;
-  CsEqEntry e = cs_eq_entry(time, q->next_seq++, s);
-  CsEqLane *lane = &q->lanes[lane_index];
-  if (lane->hole) {
-    lane->hole = FALSE;
-    cs_eq_sift_down(q, lane, 0, e);
-  } else {
-    if (G_UNLIKELY(lane->size == lane->cap))
-      cs_eq_grow_lane(lane);
-    cs_eq_sift_up(q, lane, lane->size++, e);
-  }
+  cs_eq_insert(q, &q->lanes[0], cs_eq_entry(time, q->next_seq++, s), TRUE);
   return (CsEventHandle){ .slot = s, .gen = sl->gen };
+}
+
+/* cs_eq_push_stream (event_queue.h). */
+static inline void eq_push_stream(CsEventQueue *q, int64_t time, uint32_t arg)
+{
+  if (G_UNLIKELY(q->next_seq >= q->seq_limit))
+    cs_eq_renumber(q);
+  q->live++;
+  cs_eq_insert(q, &q->lanes[CS_EQ_STREAM], cs_eq_entry(time, q->next_seq++, arg), FALSE);
 }
 
 /* The lane whose root is the earliest pending event, or NULL when there is
@@ -215,9 +237,9 @@ static inline CsEventHandle eq_push_in(CsEventQueue *q, int lane_index, int64_t 
 G_STATIC_ASSERT(CS_EQ_LANES == 2);
 static inline CsEqLane *cs_eq_earliest(CsEventQueue *q)
 {
-  CsEqLane *a = &q->lanes[0], *b = &q->lanes[1];
-  cs_eq_fill_hole(q, a);
-  cs_eq_fill_hole(q, b);
+  CsEqLane *a = &q->lanes[0], *b = &q->lanes[CS_EQ_STREAM];
+  cs_eq_fill_hole(q, a, TRUE);
+  cs_eq_fill_hole(q, b, FALSE);
   if (a->size == 0)
     return b->size > 0 ? b : NULL;
   if (b->size == 0)
@@ -232,13 +254,20 @@ static inline gboolean eq_pop(CsEventQueue *q, CsEvent *out)
   if (!lane)
     return FALSE;
   CsEqEntry top = lane->heap[0];
-  const CsEqSlot *sl = &q->slots[cs_eq_slot_of(top)];
   out->time = cs_eq_time_of(top);
+  lane->hole = TRUE;
+  if (lane == &q->lanes[CS_EQ_STREAM]) {
+    out->kind = q->stream_kind;
+    out->arg = cs_eq_slot_of(top);
+    out->ptr = NULL;
+    q->live--;
+    return TRUE;
+  }
+  const CsEqSlot *sl = &q->slots[cs_eq_slot_of(top)];
   out->kind = sl->kind;
   out->arg = sl->arg;
   out->ptr = sl->ptr;
   cs_eq_release_slot(q, cs_eq_slot_of(top));
-  lane->hole = TRUE;
   return TRUE;
 }
 

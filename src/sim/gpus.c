@@ -85,7 +85,7 @@ static void gpu_rearm(Engine *e, int g)
   int64_t t;
   uint64_t job;
   if (cs_gpu_exec_next(gpu->exec, &t, &job))
-    gpu->done = eq_push_in(e->q, 0, MAX(t, e->now), EV_GPU_DONE, (uint32_t)g, NULL);
+    gpu->done = eq_push(e->q, MAX(t, e->now), EV_GPU_DONE, (uint32_t)g, NULL);
 }
 
 static void gpu_start(Engine *e, int g, Batch *b)
@@ -206,7 +206,7 @@ void cs_engine_on_batch_at_node(Engine *e, Batch *b)
   if (b->not_before_ns > e->now) {
     /* The dispatcher asked for a later start: the batch waits at the worker. */
     b->state = BATCH_WAITING;
-    eq_push_in(e->q, 0, b->not_before_ns, EV_BATCH_AT_NODE, 0, b);
+    eq_push(e->q, b->not_before_ns, EV_BATCH_AT_NODE, 0, b);
     return;
   }
   int g = b->gpu;
@@ -262,7 +262,7 @@ void cs_engine_on_gpu_done(Engine *e, int g)
       e->opt->on_batch(&ev, e->opt->user_data);
   }
   const Client *c = &e->clients[b->model];
-  eq_push_in(e->q, 0, cs_engine_transfer_end(e, b, c->cfg->output_bytes, "result payload"),
+  eq_push(e->q, cs_engine_transfer_end(e, b, c->cfg->output_bytes, "result payload"),
              EV_RESULT, 0, b);
   gpu_dispatch(e, g);
   gpu_rearm(e, g);

@@ -6,6 +6,8 @@
 
 #include "sim/event_queue.h"
 
+#define STREAM_KIND 7
+
 static void test_time_order_and_fifo_ties(void **state)
 {
   (void)state;
@@ -127,6 +129,7 @@ static void interleaved_against_linear_scan(int cancel_every, uint64_t seq_limit
   } Pending;
   GArray *pend = g_array_new(FALSE, FALSE, sizeof(Pending));
   CsEventQueue *q = cs_eq_new();
+  cs_eq_set_stream_kind(q, STREAM_KIND);
   if (seq_limit > 0)
     cs_eq_set_seq_limit(q, seq_limit);
   GRand *rand = g_rand_new_with_seed(11);
@@ -151,13 +154,19 @@ static void interleaved_against_linear_scan(int cancel_every, uint64_t seq_limit
     assert_true(cs_eq_pop(q, &ev));
     assert_int_equal(ev.arg, want.id);
     assert_int_equal(ev.time, want.time);
+    /* The stream's events pop with the stream's kind and no pointer. */
+    assert_int_equal(ev.kind, want.h.gen == 0 ? STREAM_KIND : 0);
+    assert_null(ev.ptr);
     assert_false(cs_eq_pending(q, want.h));
     now = ev.time;
     int r = g_rand_int_range(rand, 0, 10);
     while (g_rand_int_range(rand, 0, cancel_every) == 0 && pend->len > 0) {
-      /* cancel, with the hole open; a cancelled handle is stale at once */
+      /* cancel, with the hole open; a cancelled handle is stale at once
+       * (the stream's events have none: another try) */
       guint k = (guint)g_rand_int_range(rand, 0, (gint32)pend->len);
       CsEventHandle h = g_array_index(pend, Pending, k).h;
+      if (h.gen == 0)
+        continue;
       assert_true(cs_eq_cancel(q, h));
       assert_false(cs_eq_pending(q, h));
       assert_false(cs_eq_cancel(q, h));
@@ -177,9 +186,11 @@ static void interleaved_against_linear_scan(int cancel_every, uint64_t seq_limit
     for (int k = 0; k < n_push; k++) {
       Pending p = { now + g_rand_int_range(rand, 0, 3) * g_rand_int_range(rand, 0, 50),
                     next_id++, { 0, 0 } };
-      /* Either lane: the order must not depend on it. */
-      p.h = cs_eq_push_in(q, g_rand_int_range(rand, 0, CS_EQ_LANES), p.time, 0, (uint32_t)p.id,
-                          NULL);
+      /* With a handle or in the stream: the order must not depend on it. */
+      if (g_rand_boolean(rand))
+        p.h = cs_eq_push(q, p.time, 0, (uint32_t)p.id, NULL);
+      else
+        cs_eq_push_stream(q, p.time, (uint32_t)p.id);
       g_array_append_val(pend, p);
     }
   }
@@ -212,7 +223,7 @@ static void test_interleaved_seq_renumbered(void **state)
   interleaved_against_linear_scan(2, 97);
 }
 
-/* Events of equal time pop in push order whatever their lanes, also after
+/* Events of equal time pop in push order, with handles or in the stream, also after
  * renumbering (limit 3) and without it (limit 0: the default). */
 static void test_ties_across_lanes(void **state)
 {
@@ -221,8 +232,12 @@ static void test_ties_across_lanes(void **state)
     CsEventQueue *q = cs_eq_new();
     if (limit)
       cs_eq_set_seq_limit(q, limit);
-    for (uint32_t i = 0; i < 10; i++)
-      cs_eq_push_in(q, (int)(i % 3 % CS_EQ_LANES), i % 2 ? 5 : 9, 0, i, NULL);
+    for (uint32_t i = 0; i < 10; i++) {
+      if (i % 3 % 2)
+        cs_eq_push_stream(q, i % 2 ? 5 : 9, i);
+      else
+        cs_eq_push(q, i % 2 ? 5 : 9, 0, i, NULL);
+    }
     const uint32_t expect[] = { 1, 3, 5, 7, 9, 0, 2, 4, 6, 8 };
     CsEvent ev;
     for (int i = 0; i < 10; i++) {
