@@ -17,30 +17,7 @@
 #include "policies/placement/milp_config.h"
 #include "policies/placement/place_common.h"
 #include "policies/placement/placement.h"
-
-static int setup(void **state)
-{
-  const char *root = g_getenv("CS_SOURCE_ROOT");
-  char *path = g_build_filename(root ? root : ".", "data", "profiles", "v100_thesis.json", NULL);
-  GError *err = NULL;
-  CsProfileSet *set = cs_profile_set_new();
-  gboolean ok = cs_profile_set_load_file(set, path, &err);
-  g_free(path);
-  if (!ok) {
-    print_error("%s\n", err->message);
-    g_error_free(err);
-    cs_profile_set_free(set);
-    return -1;
-  }
-  *state = set;
-  return 0;
-}
-
-static int teardown(void **state)
-{
-  cs_profile_set_free(*state);
-  return 0;
-}
+#include "thesis_profiles.h"
 
 static const char *const names[] = { "alexnet", "bert", "densenet121", "efficientnet_b7",
                                      "resnet50", "vgg19", "mobilenet_v2", "inception_v3" };
@@ -440,5 +417,5 @@ int main(void)
     cmocka_unit_test(test_auto_choice),
     cmocka_unit_test(test_time_up_keeps_a_placement),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, thesis_profiles_setup, thesis_profiles_teardown);
 }

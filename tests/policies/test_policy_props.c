@@ -21,6 +21,7 @@
 #include "policies/placement/placement.h"
 #include "policies/placement/milp.h"
 #include "policies/placement/usher.h"
+#include "thesis_profiles.h"
 
 #define MAX_GPUS 256
 
@@ -36,30 +37,6 @@ typedef struct {
   CsPlacementProblem in;
   CsCreqMetric metric;
 } Instance;
-
-static int setup(void **state)
-{
-  const char *root = g_getenv("CS_SOURCE_ROOT");
-  char *path = g_build_filename(root ? root : ".", "data", "profiles", "v100_thesis.json", NULL);
-  GError *err = NULL;
-  CsProfileSet *set = cs_profile_set_new();
-  gboolean ok = cs_profile_set_load_file(set, path, &err);
-  g_free(path);
-  if (!ok) {
-    print_error("%s\n", err->message);
-    g_error_free(err);
-    cs_profile_set_free(set);
-    return -1;
-  }
-  *state = set;
-  return 0;
-}
-
-static int teardown(void **state)
-{
-  cs_profile_set_free(*state);
-  return 0;
-}
 
 /* 2..max_models distinct models, rates in [50, 1500) req/s, SLOs from a few
  * thesis-like values, 1..max_gpus GPUs, a random metric. */
@@ -279,5 +256,5 @@ int main(void)
     cmocka_unit_test(test_min_gpus_properties),
     cmocka_unit_test(test_deterministic),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, thesis_profiles_setup, thesis_profiles_teardown);
 }
