@@ -489,9 +489,7 @@ static gboolean solve_per_gpu(MilpProblem *pb, const CsPlacementProblem *in,
   g_string_append_printf(log, "%d binary variables, %d constraints\n", info->n_binaries,
                          glp_get_num_rows(pb->lp));
   if (info->n_binaries == 0) {
-    info->status = CS_MILP_EMPTY;
-    g_string_append(log, "no model has a batch size meeting its SLO on any GPU: nothing "
-                         "placed\n");
+    cs_milp_report_empty(info, log);
     return TRUE;
   }
   gboolean ok = TRUE;
@@ -506,12 +504,7 @@ static gboolean solve_per_gpu(MilpProblem *pb, const CsPlacementProblem *in,
   gboolean start_ok = FALSE, start_optimal = FALSE, fallback = FALSE;
   if (large) {
     start_goodput = start_solution(pb, in, opt, start, &start_ok, log);
-    /* Sum of w_m <= sum of rates: a start that reaches it is optimal
-     * without a solve. */
-    double offered = 0.0;
-    for (int m = 0; m < in->n_models; m++)
-      offered += MAX(in->models[m].rate_rps, 0.0);
-    start_optimal = start_ok && start_goodput >= offered - 1e-9 * MAX(offered, 1.0);
+    start_optimal = start_ok && cs_milp_serves_every_rate(in, start_goodput);
   }
   double *x = g_new0(double, pb->n_cols + 1);
   CsMilpSolveOut out = { .status = GLP_UNDEF, .gap = NAN };
@@ -520,12 +513,7 @@ static gboolean solve_per_gpu(MilpProblem *pb, const CsPlacementProblem *in,
   int ret = out.ret;
   gap = out.gap;
   if (start_optimal) {
-    info->status = CS_MILP_OPTIMAL;
-    info->gap = 0.0;
-    info->objective = info->bound = start_goodput;
-    g_string_append_printf(log, "greedy start serves every rate: optimal (the objective's "
-                                "upper bound), objective %.2f req/s, no solve\n",
-                           start_goodput);
+    cs_milp_report_start_optimal(info, log, start_goodput);
     memcpy(x, start, sizeof(double) * (size_t)(pb->n_cols + 1));
   } else if (cs_milp_has_solution(&out)) {
     info->status = out.status == GLP_OPT ? CS_MILP_OPTIMAL : CS_MILP_FEASIBLE;

@@ -160,27 +160,17 @@ gboolean cs_milp_config_solve(const MilpProblem *pb, const CsPlacementProblem *i
   info->configurations = TRUE;
   info->bound = NAN;
   if (pb->n_cols == in->n_models) {
-    info->status = CS_MILP_EMPTY;
-    g_string_append(log, "no model has a batch size meeting its SLO on any GPU: nothing "
-                         "placed\n");
+    cs_milp_report_empty(info, log);
     return TRUE;
   }
   /* The greedy start, in the per-GPU columns it is written for. */
   double *xs = g_new(double, (size_t)pb->n_cols + 1);
   double start_goodput = cs_milp_greedy_start(pb, in, opt, xs);
   g_string_append_printf(log, "greedy start: objective %.2f req/s\n", start_goodput);
-  double offered = 0.0;
-  for (int m = 0; m < in->n_models; m++)
-    offered += MAX(in->models[m].rate_rps, 0.0);
   /* A start that serves every rate is optimal; prefer_small_batch still
    * has its tie-break to solve (from the master, below). */
-  if (start_goodput >= offered - 1e-9 * MAX(offered, 1.0) && !opt->prefer_small_batch) {
-    info->status = CS_MILP_OPTIMAL;
-    info->gap = 0.0;
-    info->objective = info->bound = start_goodput;
-    g_string_append_printf(log, "greedy start serves every rate: optimal (the objective's upper "
-                                "bound), objective %.2f req/s, no solve\n",
-                           start_goodput);
+  if (cs_milp_serves_every_rate(in, start_goodput) && !opt->prefer_small_batch) {
+    cs_milp_report_start_optimal(info, log, start_goodput);
     cs_milp_k_of(pb, xs, k_of);
     g_free(xs);
     return TRUE;
@@ -192,7 +182,7 @@ gboolean cs_milp_config_solve(const MilpProblem *pb, const CsPlacementProblem *i
   int limit = opt->enumerate_limit ? opt->enumerate_limit : CS_MILP_CFG_ENUMERATE_MAX;
   gboolean enumerated = cs_milp_cfg_enumerate(&ms, limit), converged = FALSE;
   int rounds = 0;
-  double bound = offered;
+  double bound = cs_milp_offered(in);
   if (enumerated) {
     g_string_append_printf(log, "%d GPU type(s), %u configurations: all of them\n", ms.nt,
                            ms.configs->len);

@@ -87,6 +87,23 @@ int cs_milp_ms_left(gint64 deadline_us);
 double cs_milp_greedy_start(const MilpProblem *pb, const CsPlacementProblem *in,
                             const CsMilpOptions *opt, double *x);
 
+/* The sum of the models' rates (req/s): the objective's upper bound, as
+ * each model's credit is at most its rate. */
+double cs_milp_offered(const CsPlacementProblem *in);
+
+/* TRUE when goodput (req/s) serves every model's rate: the objective's
+ * upper bound (each model's credit is at most its rate), so a start that
+ * reaches it is optimal without a solve. */
+gboolean cs_milp_serves_every_rate(const CsPlacementProblem *in, double goodput);
+
+/* Records in info and log that the greedy start of that goodput is optimal
+ * (cs_milp_serves_every_rate) and nothing is solved. */
+void cs_milp_report_start_optimal(CsMilpInfo *info, GString *log, double goodput);
+
+/* Records in info and log that no model has a batch size meeting its SLO on
+ * any GPU: nothing to place. */
+void cs_milp_report_empty(CsMilpInfo *info, GString *log);
+
 /* TRUE when x (1-based) satisfies every row and column bound of lp within
  * tol (glp_ios_heur_sol takes a start without checking it). */
 gboolean cs_milp_satisfies(glp_prob *lp, const double *x, double tol);

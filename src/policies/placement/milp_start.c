@@ -190,3 +190,33 @@ gboolean cs_milp_satisfies(glp_prob *lp, const double *x, double tol)
   g_free(val);
   return ok;
 }
+
+double cs_milp_offered(const CsPlacementProblem *in)
+{
+  double offered = 0.0;
+  for (int m = 0; m < in->n_models; m++)
+    offered += MAX(in->models[m].rate_rps, 0.0);
+  return offered;
+}
+
+gboolean cs_milp_serves_every_rate(const CsPlacementProblem *in, double goodput)
+{
+  double offered = cs_milp_offered(in);
+  return goodput >= offered - 1e-9 * MAX(offered, 1.0);
+}
+
+void cs_milp_report_start_optimal(CsMilpInfo *info, GString *log, double goodput)
+{
+  info->status = CS_MILP_OPTIMAL;
+  info->gap = 0.0;
+  info->objective = info->bound = goodput;
+  g_string_append_printf(log, "greedy start serves every rate: optimal (the objective's upper "
+                              "bound), objective %.2f req/s, no solve\n",
+                         goodput);
+}
+
+void cs_milp_report_empty(CsMilpInfo *info, GString *log)
+{
+  info->status = CS_MILP_EMPTY;
+  g_string_append(log, "no model has a batch size meeting its SLO on any GPU: nothing placed\n");
+}
