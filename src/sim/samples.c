@@ -17,18 +17,17 @@
  * 2 MB: 64 KB, 64 KB, 128 KB, ... 2 MB, 2 MB) and frees with
  * the set. Each block had three allocations of its own before: the first
  * touch of that fresh memory, a page fault every 4 KB, took 4-9 % of a long
- * run's time on a virtual machine (docs/performance.md). 2 MB chunks are
- * aligned and advised to be transparent huge pages where the system has
- * them: one fault instead of 512; the smaller ones are pieces of slabs
- * shared by all the sets of a thread (slab.h), huge pages too. */
-#define _DEFAULT_SOURCE /* madvise */
+ * run's time on a virtual machine (docs/performance.md). Chunks come from
+ * cs_slab_alloc (slab.h): the smaller ones pieces of 2 MB slabs shared by
+ * all the sets of a thread, the 2 MB ones of their own; both advised as
+ * transparent huge pages where the system has them, one fault instead of
+ * 512. */
 #include "samples.h"
 #include "slab.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define INDEX_STEP 64
 #define MAX_VALUE ((int64_t)1 << 62)
@@ -80,33 +79,6 @@ static FlushScratch *scratch(void)
   return f;
 }
 
-/* A new chunk of size bytes (a multiple of CHUNK_MIN, or a block's own):
- * up to half a slab, a piece of a shared slab; larger, an allocation of its
- * own, 2 MB aligned (so that chunk_release tells the two apart: a slab's
- * pieces never start at a 2 MB boundary) and, at 2 MB, advised as a huge
- * page. */
-static guint8 *chunk_new(size_t size)
-{
-  if (size <= CS_SLAB_MAX_PIECE)
-    return cs_slab_alloc(size);
-  void *p = NULL;
-  if (posix_memalign(&p, CHUNK_HUGE, size) != 0)
-    g_error("cs_samples: out of memory for a chunk of %zu bytes", size);
-#ifdef MADV_HUGEPAGE
-  if (size == CHUNK_HUGE)
-    madvise(p, CHUNK_HUGE, MADV_HUGEPAGE); /* advice: refused or absent changes nothing */
-#endif
-  return p;
-}
-
-static void chunk_release(gpointer p)
-{
-  if ((uintptr_t)p % CHUNK_HUGE == 0)
-    free(p);
-  else
-    cs_slab_free(p);
-}
-
 static int64_t *buffer_grow(int64_t *buf, int cap, int new_cap)
 {
   if (new_cap < CS_SAMPLES_BLOCK)
@@ -132,7 +104,7 @@ CsSamples *cs_samples_new(gboolean weighted, double sketch_error)
   CsSamples *s = g_new0(CsSamples, 1);
   s->weighted = weighted;
   s->blocks = g_ptr_array_new();
-  s->chunks = g_ptr_array_new_with_free_func(chunk_release);
+  s->chunks = g_ptr_array_new_with_free_func(cs_slab_free);
   s->max = INT64_MIN;
   s->buf_min = INT64_MAX;
   s->buf_max = INT64_MIN;
@@ -163,7 +135,7 @@ static void *carve(CsSamples *s, size_t len)
     size_t size = CLAMP(s->chunk_total, CHUNK_MIN, CHUNK_HUGE);
     if (len > size)
       size = len; /* a block larger than a chunk (wide values with weights): its own */
-    s->chunk_free = chunk_new(size);
+    s->chunk_free = cs_slab_alloc(size);
     s->chunk_left = size;
     s->chunk_total += size;
     g_ptr_array_add(s->chunks, s->chunk_free);
@@ -202,21 +174,13 @@ void cs_samples_add_many_slow(CsSamples *s, const int64_t *values, int k)
         cs_samples_sketch_add(s, values[i], 1);
       return;
     }
+    /* What fits in the buffer, by the fast paths. */
     int m = MIN(k, s->cap - s->n);
-    int64_t *dst = s->values + s->n, lo = s->buf_min, hi = s->buf_max;
-    for (int i = 0; i < m; i++) {
-      int64_t v = values[i];
-      dst[i] = v;
-      lo = MIN(lo, v);
-      hi = MAX(hi, v);
-    }
     if (s->weighted)
       for (int i = 0; i < m; i++)
-        s->weights[s->n + i] = 1;
-    s->n += m;
-    s->total += m;
-    s->buf_min = lo;
-    s->buf_max = hi;
+        cs_samples_add_weighted(s, values[i], 1);
+    else
+      cs_samples_add_many(s, values, m);
     values += m;
     k -= m;
   }

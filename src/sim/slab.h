@@ -23,13 +23,14 @@
  * one is left unused when the next piece does not fit. */
 #define CS_SLAB_MAX_PIECE (CS_SLAB_SIZE / 2)
 
-/* size bytes (1 <= size <= CS_SLAB_MAX_PIECE), 64-byte aligned, never at the
- * start of a 2 MB boundary (so that callers can tell these pieces from
- * allocations of their own that are). Aborts when out of memory, as
- * g_malloc does. */
+/* size bytes (size >= 1), 64-byte aligned: up to CS_SLAB_MAX_PIECE a piece
+ * of the thread's slab, never at a 2 MB boundary; larger, an allocation of
+ * its own at a 2 MB boundary (advised as a huge page when it is exactly
+ * 2 MB), which is how cs_slab_free tells the two apart. Aborts when out of
+ * memory, as g_malloc does. */
 void *cs_slab_alloc(size_t size);
 
-/* Gives back a piece of cs_slab_alloc; NULL is accepted. */
+/* Gives back what cs_slab_alloc gave; NULL is accepted. */
 void cs_slab_free(void *piece);
 
 #endif
