@@ -3,8 +3,9 @@
  * two for almost every event it handles, and a call into event_queue.c for
  * each (with its 128-bit keys passed through registers and the callee-saved
  * ones spilled) cost as many instructions as the work itself
- * (docs/performance.md). eq_push_in and eq_pop are exactly cs_eq_push_in and
- * cs_eq_pop (event_queue.c calls them); what is rare (growing an array, the
+ * (docs/performance.md). eq_push, eq_push_stream and eq_pop are exactly
+ * cs_eq_push, cs_eq_push_stream and cs_eq_pop (event_queue.c calls them);
+ * what is rare (growing an array, the
  * sequence running out, cancelling) stays in event_queue.c. Private to
  * src/sim: only the engine's files and event_queue.c include it.
  *
