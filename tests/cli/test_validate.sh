@@ -9,11 +9,11 @@
 . "$(dirname "$0")/harness.sh"
 
 "$bin" profile measure --backend emulated --like v100_thesis --models resnet50,alexnet \
-  --gpu-type emu --batches 4,8,16 --repeat 5 --pair-batch 8 -o "$tmp/m" >/dev/null 2>&1
+  --gpu-type emu --batches 4,8,16 --repeat 9 --pair-batch 8 -o "$tmp/m" >/dev/null 2>&1
 check "profile measure exits 0" test $? -eq 0
 check "the measured profile loads" "$bin" profile show "$tmp/m/profile.json" --json
 cat > "$tmp/back.py" <<'PY'
-import json, sys
+import json, re, sys
 src, got = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 ref = {(m["model"], b["batch"]): b["latency_ms"] for m in src["models"] if m["gpu"] == "v100"
        for b in m.get("batches", [])}
@@ -22,8 +22,14 @@ for m in got["models"]:
     assert m["gpu"] == "emu"
     for b in m["batches"]:
         want = ref[(m["model"], b["batch"])]
-        # a sleep of the profiled latency, timed: never shorter, a little longer
-        assert want <= b["latency_ms"] <= want * 1.05 + 0.2, (m["model"], b, want)
+        # A sleep of the profiled latency, timed: never shorter, a little
+        # longer. The tight bound is on the least disturbed executions (p10):
+        # on a loaded machine most wake-ups can be late by a millisecond or
+        # more, which moves the median (a CI run saw that) but not the p10.
+        p10, p90 = (float(x) for x in re.fullmatch(r"p10 (\S+) ms, p90 (\S+) ms", b["note"]).groups())
+        assert want <= p10 <= b["latency_ms"] <= p90, (m["model"], b, want)
+        assert p10 <= want * 1.05 + 0.2, (m["model"], b, want)
+        assert b["latency_ms"] <= want * 1.5 + 2, (m["model"], b, want)
         n += 1
 assert n == 6, n
 assert "profile measure --backend emulated" in got["source"] and "UTC" in got["source"]
