@@ -5,10 +5,12 @@ set -euo pipefail
 # gnuplot-nox and a font render the figures (svg, pngcairo); parallel runs
 # sweep shards (docs/experiments.md); OpenBLAS is the cpu replay backend's
 # arithmetic (docs/replay.md); CBC is the MILP placement's optional second
-# solver (docs/policies.md; the build works without it).
+# solver (docs/policies.md; the build works without it). libltdl-dev holds
+# the last static archive GLPK's needs, so that the clustersim program links
+# GLib, GSL and GLPK statically (meson_options.txt: cli_static_deps).
 pkgs=(build-essential meson ninja-build pkg-config libglib2.0-dev libgsl-dev libcjson-dev
-      libglpk-dev libcmocka-dev python3 gnuplot-nox fonts-dejavu-core parallel libopenblas-dev
-      coinor-libcbc-dev)
+      libglpk-dev libltdl-dev libcmocka-dev python3 gnuplot-nox fonts-dejavu-core parallel
+      libopenblas-dev coinor-libcbc-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,7 +1,7 @@
 /* Shared 2 MB slabs (src/sim/slab.h): pieces aligned, apart from one another
  * and from 2 MB boundaries, intact while others come and go, shared by the
- * small users of a thread, a new slab when one is full, and freed from any
- * thread. */
+ * small users of a thread, a new slab when one is full, freed from any
+ * thread, and the free end where the next piece starts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -85,6 +85,60 @@ static void test_small_pieces_share_a_slab(void **state)
   cs_slab_free(NULL);
 }
 
+/* The free end is where the next piece starts: bytes written there before
+ * the piece is taken are the piece's, and the room is what is left of the
+ * slab (a piece of that size still fits; one more byte would not). */
+static void test_free_end_is_the_next_piece(void **state)
+{
+  (void)state;
+  size_t room;
+  cs_slab_free_end(&room); /* earlier tests' slab: below leaves 8 KB for this one */
+  void *filler = room > 0 && room < 8192 ? cs_slab_alloc(room) : NULL;
+  void *first = cs_slab_alloc(1000);
+  guint8 *end = cs_slab_free_end(&room);
+  assert_non_null(end);
+  assert_true(slab_of(end) == slab_of(first) && end > (guint8 *)first);
+  assert_int_equal((uintptr_t)end % 64, 0);
+  assert_int_equal(slab_of(end) + CS_SLAB_SIZE - (uintptr_t)end, room);
+  memset(end, 0xa5, 5000); /* written before it is a piece */
+  guint8 *piece = cs_slab_alloc(3000);
+  assert_ptr_equal(piece, end);
+  for (int k = 0; k < 3000; k += 7)
+    assert_int_equal(piece[k], 0xa5);
+#ifdef __SANITIZE_ADDRESS__
+  /* Past the piece, the free end is poisoned again. */
+  assert_true(__asan_address_is_poisoned(piece + 3000));
+#endif
+  size_t left;
+  guint8 *next = cs_slab_free_end(&left);
+  assert_ptr_equal(next, piece + 3008); /* 3000 to 64 bytes */
+  assert_int_equal(left, room - 3008);
+  /* Fill the slab to its end: a piece of all the room is the free end. */
+  while (left > CS_SLAB_MAX_PIECE) {
+    cs_slab_free(cs_slab_alloc(CS_SLAB_MAX_PIECE));
+    next = cs_slab_free_end(&left);
+  }
+  guint8 *last = cs_slab_alloc(left);
+  assert_ptr_equal(last, next);
+  assert_true(slab_of(last) == slab_of(first));
+  memset(last, 1, left);
+  cs_slab_free_end(&left);
+  assert_int_equal(left, 0);
+  guint8 *other = cs_slab_alloc(1);
+  assert_true(slab_of(other) != slab_of(first));
+  cs_slab_free(first);
+  cs_slab_free(piece);
+  cs_slab_free(last);
+  cs_slab_free(other);
+  cs_slab_free(filler);
+}
+
+static gpointer free_end_in_thread(gpointer data)
+{
+  size_t *room = data;
+  return cs_slab_free_end(room);
+}
+
 static gpointer alloc_in_thread(gpointer data)
 {
   void **out = data;
@@ -105,12 +159,23 @@ static void test_free_from_another_thread(void **state)
     cs_slab_free(pieces[i]);
 }
 
+/* A thread without a piece yet has no free end. */
+static void test_no_free_end_before_a_piece(void **state)
+{
+  (void)state;
+  size_t room = 1;
+  assert_null(g_thread_join(g_thread_new("slab", free_end_in_thread, &room)));
+  assert_int_equal(room, 0);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_pieces_apart_and_intact),
     cmocka_unit_test(test_small_pieces_share_a_slab),
     cmocka_unit_test(test_free_from_another_thread),
+    cmocka_unit_test(test_free_end_is_the_next_piece),
+    cmocka_unit_test(test_no_free_end_before_a_piece),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
