@@ -12,16 +12,16 @@
  * byte offset after it): the index alone bounds the samples <= v to within
  * INDEX_STEP entries, and counting them exactly decodes at most those.
  *
- * Blocks (record, encoding and index) are carved from chunks of memory that
- * a set allocates as it grows (its total so far, at least 64 KB and at most
- * 2 MB: 64 KB, 64 KB, 128 KB, ... 2 MB, 2 MB) and frees with
- * the set. Each block had three allocations of its own before: the first
- * touch of that fresh memory, a page fault every 4 KB, took 4-9 % of a long
- * run's time on a virtual machine (docs/performance.md). Chunks come from
- * cs_slab_alloc (slab.h): the smaller ones pieces of 2 MB slabs shared by
- * all the sets of a thread, the 2 MB ones of their own; both advised as
- * transparent huge pages where the system has them, one fault instead of
- * 512. */
+ * A block is one piece of memory: its record, its encoding, its index.
+ * Pieces come from cs_slab_alloc (slab.h): 2 MB slabs shared by all the
+ * sets of a thread and advised as transparent huge pages, one fault instead
+ * of 512 where the system has them. A block is encoded straight into the
+ * slab's free end when it has room for the largest encoding, else in the
+ * flush scratch and copied. Each block had three allocations of its own
+ * before, then chunks per set (64 KB doubling up to 2 MB); the first touch
+ * of that fresh memory, a page fault every 4 KB, took 4-9 % of a long run's
+ * time on a virtual machine, and each set's half-used last chunk was more
+ * huge pages to clear (docs/performance.md). */
 #include "samples.h"
 #include "slab.h"
 
@@ -31,8 +31,6 @@
 
 #define INDEX_STEP 64
 #define MAX_VALUE ((int64_t)1 << 62)
-#define CHUNK_MIN ((size_t)64 << 10)
-#define CHUNK_HUGE ((size_t)2 << 20)
 
 typedef struct {
   int64_t value;      /* the entry's value */
@@ -103,8 +101,7 @@ CsSamples *cs_samples_new(gboolean weighted, double sketch_error)
   g_return_val_if_fail(sketch_error >= 0.0 && sketch_error < 0.5, NULL);
   CsSamples *s = g_new0(CsSamples, 1);
   s->weighted = weighted;
-  s->blocks = g_ptr_array_new();
-  s->chunks = g_ptr_array_new_with_free_func(cs_slab_free);
+  s->blocks = g_ptr_array_new_with_free_func(cs_slab_free);
   s->max = INT64_MIN;
   s->buf_min = INT64_MAX;
   s->buf_max = INT64_MIN;
@@ -120,30 +117,10 @@ void cs_samples_free(CsSamples *s)
   if (!s)
     return;
   g_ptr_array_unref(s->blocks);
-  g_ptr_array_unref(s->chunks);
   buffer_release(s->values, s->cap);
   buffer_release(s->weights, s->weighted ? s->cap : 0);
   g_free(s->bucket);
   g_free(s);
-}
-
-/* len bytes (8-byte aligned) for a block, from the set's last chunk or a new one. */
-static void *carve(CsSamples *s, size_t len)
-{
-  len = (len + 7) & ~(size_t)7;
-  if (len > s->chunk_left) {
-    size_t size = CLAMP(s->chunk_total, CHUNK_MIN, CHUNK_HUGE);
-    if (len > size)
-      size = len; /* a block larger than a chunk (wide values with weights): its own */
-    s->chunk_free = cs_slab_alloc(size);
-    s->chunk_left = size;
-    s->chunk_total += size;
-    g_ptr_array_add(s->chunks, s->chunk_free);
-  }
-  void *p = s->chunk_free;
-  s->chunk_free += len;
-  s->chunk_left -= len;
-  return p;
 }
 
 gboolean cs_samples_make_room(CsSamples *s)
@@ -469,31 +446,32 @@ void cs_samples_flush(CsSamples *s)
     }
   }
   FlushScratch *f = scratch();
-  CsSamplesBlock *b = carve(s, sizeof *b);
+  CsSamplesBlock b;
   guint8 *data;
-  size_t len;
   int n_index;
   if (!s->weights && (uint64_t)(max - min) <= UINT32_MAX) {
     uint64_t key_sum;
     const uint32_t *keys = sort_keys32(s->values, n, min, (uint32_t)(max - min), f, &key_sum);
     sum = (__int128)min * n + key_sum;
-    b->min = min + keys[0];
-    b->max = min + keys[n - 1];
-    b->total = n;
+    b.min = min + keys[0];
+    b.max = min + keys[n - 1];
+    b.total = n;
     /* Each entry takes at most 5 + 3 bytes (a difference below 2^32,
      * shifted for the weight flag: below 2^33; a weight below 2^21), the
-     * first 9 + 3: written in place when the last
-     * chunk has that room (and 8 bytes for the last store), else in the
-     * scratch and copied. */
-    size_t bound = (size_t)n * 8 + 4 + 8;
-    data = s->chunk_left >= bound ? s->chunk_free : f->encoded;
-    len = (size_t)(encode_keys(keys, n, min, data, f->index, &n_index) - data);
+     * first 9 + 3: written in place, after the block's record, when the
+     * slab's free end has room for the record, that (and 8 bytes for the
+     * last store, 8 of padding) and the largest index, else in the scratch
+     * and copied. */
+    size_t room, bound = sizeof b + (size_t)n * 8 + 4 + 8 + 8 + sizeof f->index;
+    guint8 *end = cs_slab_free_end(&room);
+    data = room >= bound ? end + sizeof b : f->encoded;
+    b.len = (size_t)(encode_keys(keys, n, min, data, f->index, &n_index) - data);
   } else {
     /* Wide or weighted: the same entries as encode_keys's, from values. */
     const int64_t *values, *weights;
     sort_block(s->values, s->weights, n, min, max, f, &values, &weights);
-    b->min = values[0];
-    b->max = values[n - 1];
+    b.min = values[0];
+    b.max = values[n - 1];
     int64_t prev = 0, before = 0;
     guint8 *p = f->encoded;
     n_index = 0;
@@ -514,19 +492,21 @@ void cs_samples_flush(CsSamples *s)
       }
       prev = v;
     }
-    b->total = before;
+    b.total = before;
     data = f->encoded;
-    len = (size_t)(p - f->encoded);
+    b.len = (size_t)(p - f->encoded);
   }
-  size_t index_bytes = sizeof(IndexPoint) * (size_t)n_index;
-  b->len = len;
-  b->data = carve(s, len);
-  if (b->data != data)
-    memcpy(b->data, data, len);
-  b->index = memcpy(carve(s, index_bytes), f->index, index_bytes);
-  b->n_index = n_index;
-  g_ptr_array_add(s->blocks, b);
-  s->block_bytes += sizeof *b + b->len + index_bytes;
+  /* One piece: the record, the encoding (to 8 bytes), the index. */
+  size_t index_at = sizeof b + ((b.len + 7) & ~(size_t)7);
+  size_t index_bytes = sizeof(IndexPoint) * (size_t)n_index, bytes = index_at + index_bytes;
+  guint8 *piece = cs_slab_alloc(bytes);
+  b.data = piece + sizeof b;
+  if (b.data != data)
+    memcpy(b.data, data, b.len);
+  b.index = memcpy(piece + index_at, f->index, index_bytes);
+  b.n_index = n_index;
+  g_ptr_array_add(s->blocks, memcpy(piece, &b, sizeof b));
+  s->block_bytes += bytes;
   s->sum += clamped ? given : sum;
   s->n = 0;
   s->buf_min = INT64_MAX;

@@ -44,11 +44,7 @@ typedef struct {
   int n, cap;              /* in the buffer; cap grows to CS_SAMPLES_BLOCK (stays 0 for a sketch) */
   int weighted_cap;        /* cap if weighted (what the weighted fast path tests), else 0 */
   int64_t buf_min, buf_max; /* of the buffer's values (INT64_MAX, INT64_MIN when empty) */
-  GPtrArray *blocks;       /* CsSamplesBlock, in chunks */
-  GPtrArray *chunks;       /* the memory blocks are carved from, owned (samples.c) */
-  guint8 *chunk_free;      /* the unused end of the last chunk */
-  size_t chunk_left;       /* its bytes */
-  size_t chunk_total;      /* bytes of all chunks */
+  GPtrArray *blocks;       /* CsSamplesBlock, each one slab piece, owned (samples.c) */
   __int128 sum;            /* exact sum of value x weight (of an exact set: in blocks; flushing adds the buffer's) */
   int64_t total;           /* sum of weights */
   int64_t max;             /* of the values in blocks as given, before any clamping (and,
@@ -146,7 +142,7 @@ static inline int64_t cs_samples_count(const CsSamples *s)
 }
 
 /* Bytes s holds (blocks, their indexes and the buffer's allocation); the
- * chunks they are carved from hold up to 2 MB more (samples.c). */
+ * slabs they are pieces of may hold more, shared with other sets (slab.h). */
 size_t cs_samples_bytes(const CsSamples *s);
 
 /* Fills out (ms) with the nearest-rank p50/p90/p95/p99, max and mean of the

@@ -91,10 +91,23 @@ void *cs_slab_alloc(size_t size)
     t->used = HEADER;
   }
   g_atomic_int_inc(&((SlabHeader *)t->slab)->live);
-  void *piece = t->slab + t->used;
+  guint8 *piece = t->slab + t->used;
   t->used += size;
   UNPOISON(piece, asked);
+  POISON(piece + asked, CS_SLAB_SIZE - (t->used - size) - asked); /* cs_slab_free_end's */
   return piece;
+}
+
+void *cs_slab_free_end(size_t *room)
+{
+  ThreadSlab *t = g_private_get(&current);
+  if (!t || !t->slab) {
+    *room = 0;
+    return NULL;
+  }
+  *room = CS_SLAB_SIZE - t->used;
+  UNPOISON(t->slab + t->used, *room);
+  return t->slab + t->used;
 }
 
 void cs_slab_free(void *piece)
