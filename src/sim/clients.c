@@ -18,7 +18,9 @@
 /* The next CS_GAP_BATCH gaps of a Poisson or gamma client, in ns. Drawn
  * together because a draw's log is a long chain of dependent
  * instructions: one at a time, each arrival waited for its own (a fifth of
- * a run's cycles); in a row, the processor works on several at once. The
+ * a run's cycles); in a row, the processor works on several at once, and
+ * more of them when a loop holds nothing but the logs (the uniforms drawn
+ * before, the products and rounding after: 3 % of workload a). The
  * gaps, and their order, are those the client would draw one at a time:
  * its generator serves nothing else, and a gap's mean is the client's
  * for the whole run. What is drawn ahead and never used changes nothing. */
@@ -26,15 +28,23 @@ static void draw_gaps(Client *c)
 {
   g_assert(c->rng != NULL); /* a Client of src/replay draws nothing */
   const CsClientConfig *cfg = c->cfg;
-  double mean_s = c->mean_gap_s;
-  for (int i = 0; i < CS_GAP_BATCH; i++) {
-    double g = cfg->arrival == CS_ARRIVAL_POISSON
-                 ? cs_rng_exponential(c->rng, mean_s)
-                 : gsl_ran_gamma(c->rng, cfg->gamma_shape, mean_s / cfg->gamma_shape);
-    /* A draw far in the tail of a slow client may not fit in int64 ns: it
-     * saturates, and the engine refuses the time (CS_TIME_LIMIT_NS). */
-    c->gaps[i] = cs_i64_round_sat(g * 1e9);
+  double mean_s = c->mean_gap_s, g[CS_GAP_BATCH];
+  if (cfg->arrival == CS_ARRIVAL_POISSON) {
+    /* cs_rng_exponential's -mu log(1 - u), its three steps in three loops. */
+    for (int i = 0; i < CS_GAP_BATCH; i++)
+      g[i] = 1.0 - cs_rng_uniform(c->rng);
+    for (int i = 0; i < CS_GAP_BATCH; i++)
+      g[i] = log(g[i]);
+    for (int i = 0; i < CS_GAP_BATCH; i++)
+      g[i] = -mean_s * g[i];
+  } else {
+    for (int i = 0; i < CS_GAP_BATCH; i++)
+      g[i] = gsl_ran_gamma(c->rng, cfg->gamma_shape, mean_s / cfg->gamma_shape);
   }
+  /* A draw far in the tail of a slow client may not fit in int64 ns: it
+   * saturates, and the engine refuses the time (CS_TIME_LIMIT_NS). */
+  for (int i = 0; i < CS_GAP_BATCH; i++)
+    c->gaps[i] = cs_i64_round_sat(g[i] * 1e9);
   c->gaps_left = CS_GAP_BATCH;
 }
 
