@@ -13,7 +13,9 @@ side (docs/performance.md):
 Each is run REPEAT times per build, alternating builds, and the best run is
 printed: events per second, simulated requests per second (both of the
 engine's own wall time, as its "engine:" line reports them), the whole
-command's wall time and its peak resident memory (getrusage of the child).
+command's wall time and its peak resident memory (both measured by
+bench/peak_rss.c, compiled here with cc: from Python the peak would include
+the interpreter's own).
 Compare ratios of builds run here side by side, not absolute figures from
 another machine.
 
@@ -21,13 +23,14 @@ Usage: bench/engine_suite.py [--build DIR]... [--only a,b,...] [--repeat N]
        (default: build-release, configured with --buildtype=release if missing)
 """
 import argparse
+import atexit
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -85,19 +88,35 @@ ENGINE = re.compile(r"^engine: (\d+) events, ([\d.]+) s simulated, ([\d.]+) s wa
                     r"(\d+) events/s, (\d+) simulated requests/s", re.M)
 
 
+_peak_rss = None
+
+
+def peak_rss_tool():
+    """bench/peak_rss.c, compiled once per benchmark process: the runs'
+    peak memory and wall time measured apart from Python's (its header says
+    why a child of Python cannot be measured from Python)."""
+    global _peak_rss
+    if _peak_rss is None:
+        tool = os.path.join(tempfile.mkdtemp(prefix="cs-peak-rss-"), "peak_rss")
+        subprocess.run([os.environ.get("CC", "cc"), "-O2", "-std=c11", "-o", tool,
+                        os.path.join(HERE, "peak_rss.c")], check=True)
+        atexit.register(shutil.rmtree, os.path.dirname(tool), True)
+        _peak_rss = tool
+    return _peak_rss
+
+
 def run(binary, path):
     """One run: (events/s, requests/s, command wall s, peak RSS MB, simulated
     requests: engine wall x requests/s, to the rounding of the engine line)."""
-    start = time.monotonic()
-    child = subprocess.Popen([binary, "run", path], stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, text=True)
-    out = child.stdout.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.monotonic() - start
-    m = ENGINE.search(out)
-    if status != 0 or not m:
-        sys.exit(f"engine_suite: {binary} run {path} failed (status {status})")
-    return (int(m.group(4)), int(m.group(5)), wall, usage.ru_maxrss / 1024.0,
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as measured:
+        child = subprocess.run([peak_rss_tool(), measured.name, binary, "run", path],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        fields = measured.read().split()
+    m = ENGINE.search(child.stdout)
+    if child.returncode != 0 or not m or len(fields) != 2:
+        sys.exit(f"engine_suite: {binary} run {path} failed (status {child.returncode})")
+    rss_kb, wall = int(fields[0]), float(fields[1])
+    return (int(m.group(4)), int(m.group(5)), wall, rss_kb / 1024.0,
             round(float(m.group(3)) * int(m.group(5))))
 
 
