@@ -86,6 +86,8 @@ void *cs_slab_alloc(size_t size)
     g_private_set(&current, t);
   }
   if (!t->slab || t->used + size > CS_SLAB_SIZE) {
+    if (t->slab) /* the tail it leaves, which cs_slab_free_end may have unpoisoned */
+      POISON(t->slab + t->used, CS_SLAB_SIZE - t->used);
     slab_unref(t->slab);
     t->slab = slab_new();
     t->used = HEADER;

@@ -159,6 +159,33 @@ static void test_free_from_another_thread(void **state)
     cs_slab_free(pieces[i]);
 }
 
+/* A free end looked at, then left for a piece that does not fit in it: the
+ * piece starts the next slab, and under ASan the tail left behind is
+ * poisoned again (cs_slab_free_end unpoisoned it for the caller). */
+static void test_free_end_left_behind(void **state)
+{
+  (void)state;
+  GPtrArray *taken = g_ptr_array_new_with_free_func(cs_slab_free);
+  size_t room;
+  g_ptr_array_add(taken, cs_slab_alloc(64));
+  cs_slab_free_end(&room);
+  while (room > CS_SLAB_MAX_PIECE / 2) {
+    g_ptr_array_add(taken, cs_slab_alloc(CS_SLAB_MAX_PIECE / 4));
+    cs_slab_free_end(&room);
+  }
+  guint8 *tail = cs_slab_free_end(&room);
+#ifdef __SANITIZE_ADDRESS__
+  assert_false(__asan_address_is_poisoned(tail));
+#endif
+  guint8 *next = cs_slab_alloc(room + 64);
+  assert_true(slab_of(next) != slab_of(tail));
+#ifdef __SANITIZE_ADDRESS__
+  assert_true(__asan_address_is_poisoned(tail));
+#endif
+  cs_slab_free(next);
+  g_ptr_array_unref(taken);
+}
+
 /* A thread without a piece yet has no free end. */
 static void test_no_free_end_before_a_piece(void **state)
 {
@@ -176,6 +203,7 @@ int main(void)
     cmocka_unit_test(test_free_from_another_thread),
     cmocka_unit_test(test_free_end_is_the_next_piece),
     cmocka_unit_test(test_no_free_end_before_a_piece),
+    cmocka_unit_test(test_free_end_left_behind),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
