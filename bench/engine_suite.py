@@ -27,6 +27,7 @@ import atexit
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -98,8 +99,9 @@ def peak_rss_tool():
     global _peak_rss
     if _peak_rss is None:
         tool = os.path.join(tempfile.mkdtemp(prefix="cs-peak-rss-"), "peak_rss")
-        subprocess.run([os.environ.get("CC", "cc"), "-O2", "-std=c11", "-o", tool,
-                        os.path.join(HERE, "peak_rss.c")], check=True)
+        subprocess.run(shlex.split(os.environ.get("CC", "cc")) +
+                       ["-O2", "-std=c11", "-o", tool, os.path.join(HERE, "peak_rss.c")],
+                       check=True)
         atexit.register(shutil.rmtree, os.path.dirname(tool), True)
         _peak_rss = tool
     return _peak_rss

@@ -1,5 +1,6 @@
-/* Runs a command and writes its peak resident memory and wall time, both
- * its own, to a file: bench/engine_suite.py's measurement of a run.
+/* Runs a command and writes its peak resident memory (its own, or that of
+ * a child it waited for if larger) and its wall time to a file:
+ * bench/engine_suite.py's measurement of a run.
  *
  * Why not the benchmark's own wait4(): Linux keeps a process's peak RSS
  * across exec, and a child started by Python begins as the interpreter
@@ -32,7 +33,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: peak_rss OUT COMMAND [ARG...]\n");
     return 2;
   }
-  FILE *out = fopen(argv[1], "w");
+  FILE *out = fopen(argv[1], "we"); /* close-on-exec: not the command's */
   if (!out) {
     perror(argv[1]);
     return 2;

@@ -62,6 +62,11 @@ typedef struct {
 } FlushScratch;
 
 G_STATIC_ASSERT(CS_SAMPLES_BLOCK <= UINT16_MAX);
+/* A block encoded in place is a piece of the slab (cs_slab_free_end's
+ * contract): its largest size (cs_samples_flush's bound) is below a slab's
+ * largest piece. */
+G_STATIC_ASSERT(sizeof(struct CsSamplesBlock) + (size_t)CS_SAMPLES_BLOCK * 8 + 20 +
+                  sizeof(((FlushScratch *)0)->index) <= CS_SLAB_MAX_PIECE);
 
 /* A piece of a slab (slab.h): its ~700 KB in a huge page, not 180 faults. */
 G_STATIC_ASSERT(sizeof(FlushScratch) <= CS_SLAB_MAX_PIECE);

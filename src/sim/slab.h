@@ -33,8 +33,9 @@ void *cs_slab_alloc(size_t size);
 /* The free end of the thread's current slab, where its next piece starts,
  * and its bytes in *room (NULL and 0 before the first piece): a caller may
  * write a piece there before it knows the piece's length, then take it
- * with cs_slab_alloc(len), len <= *room, which returns this address as long
- * as nothing else on the thread took a piece in between. */
+ * with cs_slab_alloc(len), len <= *room and len <= CS_SLAB_MAX_PIECE (a
+ * larger piece is an allocation of its own), which returns this address as
+ * long as nothing else on the thread took a piece in between. */
 void *cs_slab_free_end(size_t *room);
 
 /* Gives back what cs_slab_alloc gave; NULL is accepted. */
