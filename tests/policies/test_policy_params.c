@@ -14,6 +14,7 @@
 #include "policies/placement/milp.h"
 #include "policies/placement/placement.h"
 #include "policies/placement/usher.h"
+#include "thesis_profiles.h"
 
 /* A second GPU type for mixed clusters: two models, one batch size each. */
 static const char *const tiny_profile =
@@ -31,28 +32,18 @@ static const char *const tiny_profile =
   "    {\"batch\": 8, \"latency_ms\": 16, \"mreq_pct\": 20, \"creq_pct\": {\"ao\": 45, \"wao\": 25,"
   "     \"wsm\": 35}}]}]}";
 
+/* The thesis' V100 set (thesis_profiles.h) and the tiny profile above. */
 static int setup(void **state)
 {
-  const char *root = g_getenv("CS_SOURCE_ROOT");
-  char *path = g_build_filename(root ? root : ".", "data", "profiles", "v100_thesis.json", NULL);
+  if (thesis_profiles_setup(state) != 0)
+    return -1;
   GError *err = NULL;
-  CsProfileSet *set = cs_profile_set_new();
-  gboolean ok = cs_profile_set_load_file(set, path, &err) &&
-                cs_profile_set_load_data(set, tiny_profile, "tiny.json", &err);
-  g_free(path);
-  if (!ok) {
+  if (!cs_profile_set_load_data(*state, tiny_profile, "tiny.json", &err)) {
     print_error("%s\n", err->message);
     g_error_free(err);
-    cs_profile_set_free(set);
+    thesis_profiles_teardown(state);
     return -1;
   }
-  *state = set;
-  return 0;
-}
-
-static int teardown(void **state)
-{
-  cs_profile_set_free(*state);
   return 0;
 }
 
@@ -716,5 +707,5 @@ int main(void)
     cmocka_unit_test(test_milp_time_limit_tie_break_fails),
     cmocka_unit_test(test_milp_time_limit_tie_break_feasible),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, setup, thesis_profiles_teardown);
 }
