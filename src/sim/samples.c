@@ -62,10 +62,10 @@ typedef struct {
 } FlushScratch;
 
 G_STATIC_ASSERT(CS_SAMPLES_BLOCK <= UINT16_MAX);
-/* A block encoded in place is a piece of the slab (cs_slab_free_end's
- * contract): its largest size (cs_samples_flush's bound) is below a slab's
- * largest piece. */
-G_STATIC_ASSERT(sizeof(struct CsSamplesBlock) + (size_t)CS_SAMPLES_BLOCK * 8 + 20 +
+/* A block is one slab piece: the largest (its record, the scratch's whole
+ * encoding, which bounds the in-place one too, 8 bytes of padding, the
+ * whole index) fits in one. */
+G_STATIC_ASSERT(sizeof(struct CsSamplesBlock) + sizeof(((FlushScratch *)0)->encoded) + 8 +
                   sizeof(((FlushScratch *)0)->index) <= CS_SLAB_MAX_PIECE);
 
 /* A piece of a slab (slab.h): its ~700 KB in a huge page, not 180 faults. */

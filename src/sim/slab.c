@@ -52,22 +52,15 @@ static void thread_slab_free(gpointer p)
 
 static GPrivate current = G_PRIVATE_INIT(thread_slab_free);
 
-/* size bytes at a 2 MB boundary; exactly 2 MB are advised as a huge page. */
-static guint8 *aligned_new(size_t size)
-{
-  void *p = NULL;
-  if (posix_memalign(&p, CS_SLAB_SIZE, size) != 0)
-    g_error("cs_slab: out of memory for %zu bytes", size);
-#ifdef MADV_HUGEPAGE
-  if (size == CS_SLAB_SIZE)
-    madvise(p, CS_SLAB_SIZE, MADV_HUGEPAGE); /* advice: refused or absent changes nothing */
-#endif
-  return p;
-}
-
 static guint8 *slab_new(void)
 {
-  guint8 *p = aligned_new(CS_SLAB_SIZE);
+  void *v = NULL;
+  if (posix_memalign(&v, CS_SLAB_SIZE, CS_SLAB_SIZE) != 0)
+    g_error("cs_slab: out of memory for a %zu byte slab", CS_SLAB_SIZE);
+#ifdef MADV_HUGEPAGE
+  madvise(v, CS_SLAB_SIZE, MADV_HUGEPAGE); /* advice: refused or absent changes nothing */
+#endif
+  guint8 *p = v;
   ((SlabHeader *)p)->live = 1;
   POISON(p + HEADER, CS_SLAB_SIZE - HEADER);
   return p;
@@ -75,9 +68,7 @@ static guint8 *slab_new(void)
 
 void *cs_slab_alloc(size_t size)
 {
-  g_assert(size >= 1);
-  if (size > CS_SLAB_MAX_PIECE)
-    return aligned_new(size);
+  g_assert(size >= 1 && size <= CS_SLAB_MAX_PIECE);
   size_t asked = size;
   size = (size + HEADER - 1) & ~(size_t)(HEADER - 1);
   ThreadSlab *t = g_private_get(&current);
@@ -114,8 +105,6 @@ void *cs_slab_free_end(size_t *room)
 
 void cs_slab_free(void *piece)
 {
-  if ((uintptr_t)piece % CS_SLAB_SIZE == 0) /* NULL, or an allocation of its own */
-    free(piece);
-  else
+  if (piece)
     slab_unref((guint8 *)((uintptr_t)piece & ~(uintptr_t)(CS_SLAB_SIZE - 1)));
 }

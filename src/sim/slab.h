@@ -23,19 +23,16 @@
  * one is left unused when the next piece does not fit. */
 #define CS_SLAB_MAX_PIECE (CS_SLAB_SIZE / 2)
 
-/* size bytes (size >= 1), 64-byte aligned: up to CS_SLAB_MAX_PIECE a piece
- * of the thread's slab, never at a 2 MB boundary; larger, an allocation of
- * its own at a 2 MB boundary (advised as a huge page when it is exactly
- * 2 MB), which is how cs_slab_free tells the two apart. Aborts when out of
- * memory, as g_malloc does. */
+/* size bytes (1 <= size <= CS_SLAB_MAX_PIECE), 64-byte aligned, a piece of
+ * the thread's slab. Aborts when out of memory, as g_malloc does. */
 void *cs_slab_alloc(size_t size);
 
 /* The free end of the thread's current slab, where its next piece starts,
  * and its bytes in *room (NULL and 0 before the first piece): a caller may
  * write a piece there before it knows the piece's length, then take it
- * with cs_slab_alloc(len), len <= *room and len <= CS_SLAB_MAX_PIECE (a
- * larger piece is an allocation of its own), which returns this address as
- * long as nothing else on the thread took a piece in between. */
+ * with cs_slab_alloc(len), len <= *room (and, as for any piece, <=
+ * CS_SLAB_MAX_PIECE), which returns this address as long as nothing else
+ * on the thread took a piece in between. */
 void *cs_slab_free_end(size_t *room);
 
 /* Gives back what cs_slab_alloc gave; NULL is accepted. */
