@@ -1,19 +1,23 @@
 /* Nexus (Shen et al., SOSP'19) as Symphony's section 2 describes it and its
  * authors' emulator (nexuslb's run_nexus) runs it: a global scheduler that
- * re-plans every epoch, frontends that route each request to a backend of
- * its model, and backends (one per GPU) that run their models round-robin.
+ * plans (and, with replan, re-plans every epoch), frontends that route each
+ * request to a backend of its model, and backends (one per GPU) that run
+ * their models round-robin.
  *
  * Scheduler. The plan (nexus_plan.c: squishy bin packing) gives each GPU its
- * models and their batch sizes. At t = 0 it is computed from the clients'
- * declared rates ("declared", as if an earlier epoch had seen them) or is
- * one GPU per model ("one_gpu_per_model", nexuslb's start). At every
- * multiple of epoch_s it is recomputed from the arrivals of the epoch just
- * ended (their count / epoch_s, at least 0.1 req/s: nexuslb's floor, so a
- * quiet model keeps a backend) and its GPUs are chosen to keep models where
- * they were. Epochs are applied when the first event at or after their time
- * is handled: only routing and the backends' batches depend on the plan, and
- * both read it in events, so this is the same as a timer at the epoch's time
- * (which would keep an ended run alive).
+ * models and their batch sizes. At t = 0 it is the declared mix scaled to
+ * what the whole cluster holds ("whole_cluster", the default: the static
+ * schedule Symphony's experiments ran), the plan at the clients' declared
+ * rates ("declared", as if an earlier epoch had seen them) or one GPU per
+ * model ("one_gpu_per_model", nexuslb's start). With replan (off by
+ * default) it is recomputed at every multiple of epoch_s from the arrivals
+ * of the epoch just ended (their count / epoch_s, at least 0.1 req/s:
+ * nexuslb's floor, so a quiet model keeps a backend) and its GPUs are
+ * chosen to keep models where they were. Epochs are applied when the first
+ * event at or after their time is handled: only routing and the backends'
+ * batches depend on the plan, and both read it in events, so this is the
+ * same as a timer at the epoch's time (which would keep an ended run
+ * alive).
  *
  * Frontends. A request goes to one of `frontends` frontends uniformly at
  * random (a GRand seeded from the run's seed); each frontend routes it by

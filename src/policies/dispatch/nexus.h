@@ -99,12 +99,12 @@ typedef struct {
   int frontends;
   int64_t poll_ns;
   NexusInitial initial;
-  gboolean replan;         /* FALSE: the initial plan runs the whole run */
+  gboolean replan;         /* FALSE (default): the initial plan runs the whole run */
   /* Filled by the check when the scenario is compiled, for the summary. */
   char **models, **types;  /* names */
   int n_models, n_types;
   NexusPlan *initial_plan; /* what runs from t = 0 */
-  NexusPlan *declared_plan; /* the plan at the declared rates (one_gpu_per_model only) */
+  NexusPlan *declared_plan; /* the plan at the declared rates (initial not "declared") */
   double *declared_rps;
 } NexusParams;
 

@@ -519,13 +519,29 @@ void *cs_nexus_parse(CsParams *params, void *user_data, GError **error)
                                       "replan",  NULL };
   static const char *const initials[] = { "declared", "one_gpu_per_model", "whole_cluster",
                                           NULL };
-  /* Symphony's text: the scheduler re-plans every 10 s. nexuslb: 2 ms of
-   * network kept out of the saturate rule, a backend polls every 50 us, one
-   * frontend (at most 1000: each keeps a round-robin state per model and
-   * GPU). */
+  /* Symphony's text: the scheduler re-plans every 10 s (when replan is
+   * on). nexuslb: 2 ms of network kept out of the saturate rule, a backend
+   * polls every 50 us, one frontend (at most 1000: each keeps a round-robin
+   * state per model and GPU).
+   *
+   * The default plan is a static one for the whole cluster, never
+   * recomputed: Nexus as Symphony's experiments ran it (issue 31). nexuslb's
+   * run_nexus takes a static schedule (its "schedule" key, added the day
+   * after run_nexus first ran; static backends are never re-planned), and
+   * without one it would start each model on one GPU (LoadModel with no
+   * estimated workload) and re-plan only after 30 one-second rate samples.
+   * Symphony's paper reads the same way: its Figure 2 (right) has Nexus
+   * keeping every GPU busy at 3K req/s, before its peak goodput, which a
+   * plan packed to the load does not do (it leaves GPUs idle); section 5
+   * blames Nexus' "static partitioning of models to backends" for bursty
+   * loads; Table 2 compares Nexus with N b / (alpha b + beta) for all N = 8
+   * GPUs. Nexus' own epoch planning (initial_plan "declared", replan true)
+   * plans from the last rate with no headroom, as the real Nexus does, so a
+   * saturated GPU gets its full throughput and Poisson bursts make it drop
+   * about 2 % (docs/dispatch.md). */
   double epoch_s = 10.0, reserve_ms = 2.0, poll_us = 50.0;
-  int frontends = 1, initial = INITIAL_DECLARED;
-  gboolean replan = TRUE;
+  int frontends = 1, initial = INITIAL_WHOLE_CLUSTER;
+  gboolean replan = FALSE;
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_double(params, "epoch_s", FALSE, 0.001, 1e6, &epoch_s, error) ||
       !cs_params_double(params, "network_reserve_ms", FALSE, 0.0, 1e6, &reserve_ms, error) ||
@@ -537,7 +553,7 @@ void *cs_nexus_parse(CsParams *params, void *user_data, GError **error)
   if (!replan && cs_params_has(params, "epoch_s")) {
     cs_params_fail(params, error,
                    "\"epoch_s\" sets how often the plan is recomputed; with \"replan\": false "
-                   "it would be ignored");
+                   "(the default) it would be ignored: set \"replan\": true to re-plan");
     return NULL;
   }
   NexusParams *p = g_new0(NexusParams, 1);
