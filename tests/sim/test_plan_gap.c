@@ -121,6 +121,9 @@ static void test_eleven_percent_short_warns(void **state)
   assert_contains(w->message, "1100 of the 10000 measured requests were answered over the "
                               "118.5 ms SLO");
   assert_contains(w->message, "likely cause: router wait: requests waited a mean 49.5 ms");
+  /* latency 129 - j ms, a mean of 79.5: 49.5 in the router, 30 on the GPU */
+  assert_contains(w->message, "(mean latency 79.5 ms = router wait 49.5 + transfers 0 + GPU "
+                              "queue 0 + GPU 30, of which 30 alone)");
   assert_contains(w->message, "warnings.plan_gap = 0.1)");
   char *row = table_row(r);
   assert_contains(row, " 1000.0   11.0 ");
@@ -236,6 +239,25 @@ static void test_share_slowdown_names_gpu_sharing(void **state)
   test_dir_remove(dir);
 }
 
+/* A 25 ms SLO below the 30 ms a batch of 100 runs alone: manual placement
+ * expects 1000 req/s all the same (it counts capacity only), and no
+ * request can make it: execution itself is the cause. */
+static void test_batch_slower_than_the_slo_names_execution(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.2, 10);
+  const char *const sets[] = { "clients[0].slo_ms=25", NULL };
+  CsResults *r = run_with(dir, sets);
+  assert_int_equal(cs_results_model(r, 0)->good, 0);
+  const CsWarning *w = plan_gap(r);
+  assert_non_null(w);
+  assert_contains(w->message, "goodput 0 req/s is 100.0 % short of 1000 req/s");
+  assert_contains(w->message, "likely cause: execution: the batches alone on their GPU take a "
+                              "mean 30 ms, over the SLO");
+  cs_results_free(r);
+  test_dir_remove(dir);
+}
+
 /* A model the placement expects nothing of (no replica) is not judged: it
  * already has model_unserved. */
 static void test_model_without_expectation_is_not_judged(void **state)
@@ -263,6 +285,7 @@ int main(void)
     cmocka_unit_test(test_judged_against_the_smaller_of_expected_and_offered),
     cmocka_unit_test(test_overload_names_queue_growth),
     cmocka_unit_test(test_share_slowdown_names_gpu_sharing),
+    cmocka_unit_test(test_batch_slower_than_the_slo_names_execution),
     cmocka_unit_test(test_model_without_expectation_is_not_judged),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
