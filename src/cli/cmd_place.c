@@ -20,6 +20,36 @@ static const CsBatchPoint *point_of(const CsConfig *c, const CsReplica *r)
     r->batch);
 }
 
+/* Adds a plan_partial warning for each model with replicas whose expected
+ * goodput is below the rate the placement planned for: the plan itself
+ * expects part of its load to go unserved or late, which `clustersim run`
+ * then shows as bad requests without a plan_gap warning (it judges goodput
+ * against what the plan expected). A model without replicas already has
+ * model_unserved. The relative tolerance absorbs the rounding of a
+ * policy's sums (capacities added replica by replica). */
+static void warn_partial_plans(CsConfig *cfg)
+{
+  const CsPlacement *p = cfg->placement;
+  for (int m = 0; m < cfg->n_clients; m++) {
+    const CsClientConfig *cl = &cfg->clients[m];
+    double e = p->expected_goodput[m];
+    gboolean replicas = FALSE;
+    for (guint r = 0; r < p->replicas->len && !replicas; r++)
+      replicas = g_array_index(p->replicas, CsReplica, r).model == m;
+    if (!replicas || !(e < cl->planned_rate_rps * (1.0 - 1e-9)))
+      continue;
+    char *offered = cl->rate_rps != cl->planned_rate_rps
+                      ? g_strdup_printf(" (it sends %.4g req/s)", cl->rate_rps)
+                      : g_strdup("");
+    cs_warning_add(cfg->warnings, "plan_partial", cl->model, -1,
+                   "placement \"%s\" serves it only partly: it expects a goodput of %.4g of the "
+                   "%.4g req/s it planned for%s (%.1f %%)",
+                   cfg->placement_policy->name, e, cl->planned_rate_rps, offered,
+                   100.0 * e / cl->planned_rate_rps);
+    g_free(offered);
+  }
+}
+
 static void list_policies(void)
 {
   const CsPlacementPolicy *const *all = cs_placement_policy_list();
@@ -144,6 +174,7 @@ int cmd_place(int argc, char **argv)
   if (p->gpus_needed >= 0)
     cJSON_AddNumberToObject(root, "gpus_needed", p->gpus_needed);
   cJSON_AddStringToObject(root, "log", p->log->str);
+  warn_partial_plans(cfg);
   cJSON_AddItemToObject(root, "warnings", cs_warning_list_to_json(cfg->warnings));
   for (int i = 0; i < cs_warning_list_len(cfg->warnings); i++)
     cli_print_warning(cs_warning_list_get(cfg->warnings, i));

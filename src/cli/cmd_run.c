@@ -177,8 +177,10 @@ int cmd_run(int argc, char **argv)
   g_option_context_set_summary(ctx,
     "Simulates the scenario file and prints a per-model table: offered rate, throughput and\n"
     "goodput (results inside the measurement window, within SLO for goodput), the placement\n"
-    "policy's expected goodput, bad rate, latency percentiles, mean batch size and the\n"
-    "measured requests dropped, unserved, failed and late. Warnings go to stderr. With\n"
+    "policy's expected goodput and how far goodput falls short of it (gap_%), bad rate,\n"
+    "latency percentiles, mean batch size and the measured requests dropped, unserved,\n"
+    "failed and late. Warnings go to stderr (plan_gap: a model more than\n"
+    "warnings.plan_gap, default 10 %, short of its expected goodput). With\n"
     "--output DIR it writes DIR/summary.json (deterministic: same scenario and seed, same\n"
     "bytes) and DIR/scenario.json, the effective scenario that reproduces it; a DIR holding\n"
     "an earlier run's outputs is refused unless --force.");

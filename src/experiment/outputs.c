@@ -266,15 +266,29 @@ static gboolean shows_planned(const CsResults *r)
   return FALSE;
 }
 
-static void print_row(FILE *out, const CsModelResult *m, gboolean planned)
+/* The model's plan gap, 1 - goodput / min(expected, offered), as the
+ * plan_gap warning judges it (sim/plan_gap.c); NAN when the placement
+ * expected nothing of it (no placement, or an expected goodput of 0). */
+static double plan_gap_of(const CsModelResult *m, double *target)
 {
-  char slo[32], off[32], pla[32], thr[32], good[32], exp[32], bad[32], p50[32], p99[32], mb[32];
+  *target = 0.0;
+  if (!isfinite(m->expected_goodput_rps) || m->expected_goodput_rps <= 0)
+    return NAN;
+  *target = MIN(m->expected_goodput_rps, m->offered_rps);
+  return 1.0 - m->goodput_rps / *target;
+}
+
+static void print_row(FILE *out, const CsModelResult *m, gboolean planned, double gap)
+{
+  char slo[32], off[32], pla[32], thr[32], good[32], exp[32], gp[32], bad[32], p50[32], p99[32],
+    mb[32];
   fmt_num(slo, sizeof slo, m->slo_ms, 1);
   fmt_num(off, sizeof off, m->offered_rps, 1);
   fmt_num(pla, sizeof pla, m->planned_rps, 1);
   fmt_num(thr, sizeof thr, m->throughput_rps, 1);
   fmt_num(good, sizeof good, m->goodput_rps, 1);
   fmt_num(exp, sizeof exp, m->expected_goodput_rps, 1);
+  fmt_num(gp, sizeof gp, 100.0 * gap, 1);
   fmt_num(bad, sizeof bad, 100.0 * m->bad_rate, 2);
   fmt_num(p50, sizeof p50, m->latency.p50, 2);
   fmt_num(p99, sizeof p99, m->latency.p99, 2);
@@ -283,9 +297,9 @@ static void print_row(FILE *out, const CsModelResult *m, gboolean planned)
   if (planned)
     fprintf(out, " %9s", pla);
   fprintf(out,
-          " %10s %9s %9s %7s %9s %9s %6s %8" G_GINT64_FORMAT " %8" G_GINT64_FORMAT
+          " %10s %9s %9s %6s %7s %9s %9s %6s %8" G_GINT64_FORMAT " %8" G_GINT64_FORMAT
           " %7" G_GINT64_FORMAT " %7" G_GINT64_FORMAT "\n",
-          thr, good, exp, bad, p50, p99, mb, (gint64)m->dropped, (gint64)m->unserved,
+          thr, good, exp, gp, bad, p50, p99, mb, (gint64)m->dropped, (gint64)m->unserved,
           (gint64)m->failed, (gint64)m->late);
 }
 
@@ -295,17 +309,27 @@ void cs_results_print_table(const CsResults *r, FILE *out)
   fprintf(out, "%-16s %7s %9s", "model", "slo_ms", "offered");
   if (planned)
     fprintf(out, " %9s", "planned");
-  fprintf(out, " %10s %9s %9s %7s %9s %9s %6s %8s %8s %7s %7s\n", "throughput", "goodput",
-          "expected", "bad_%", "p50_ms", "p99_ms", "batch", "dropped", "unserved", "failed",
-          "late");
-  for (int i = 0; i < r->n_models; i++)
-    print_row(out, &r->models[i], planned);
-  print_row(out, &r->total, planned);
+  fprintf(out, " %10s %9s %9s %6s %7s %9s %9s %6s %8s %8s %7s %7s\n", "throughput", "goodput",
+          "expected", "gap_%", "bad_%", "p50_ms", "p99_ms", "batch", "dropped", "unserved",
+          "failed", "late");
+  /* The total's gap: the judged models' goodput against their targets. */
+  double target_sum = 0.0, goodput_sum = 0.0;
+  for (int i = 0; i < r->n_models; i++) {
+    double target;
+    double gap = plan_gap_of(&r->models[i], &target);
+    print_row(out, &r->models[i], planned, gap);
+    if (!isnan(gap)) {
+      target_sum += target;
+      goodput_sum += r->models[i].goodput_rps;
+    }
+  }
+  print_row(out, &r->total, planned, target_sum > 0 ? 1.0 - goodput_sum / target_sum : NAN);
   fprintf(out,
           "\nrates in req/s over the measurement window; throughput and goodput count results "
           "arriving in it;\nbad_%% counts measured requests not answered within the SLO "
           "(dropped, unserved, failed or too slow);\nlate = measured requests answered after "
-          "the window; dispatch %s; expected = goodput placement %s predicts\n",
+          "the window; dispatch %s; expected = goodput placement %s predicts;\ngap_%% = how far "
+          "goodput falls short of min(expected, offered) (negative: above it)\n",
           r->dispatch_policy, r->placement_policy);
   if (r->percentile_sketch > 0)
     fprintf(out, "percentiles (p50, p99 and the stages) from a quantile sketch: each within "

@@ -266,6 +266,9 @@ char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
   cJSON *out = object_member(root, "outputs");
   add_default(out, "requests_csv", cJSON_CreateBool(FALSE));
   add_default(out, "timeseries_bin_s", cJSON_CreateNumber(c->timeseries_bin_ns * 1e-9));
+  if (c->placement_policy) /* only a placement expects a goodput to fall short of */
+    add_default(object_member(root, "warnings"), "plan_gap",
+                c->plan_gap >= 0 ? cJSON_CreateNumber(c->plan_gap) : cJSON_CreateFalse());
   cJSON *ov = cJSON_CreateArray();
   for (int i = 0; c->overrides[i]; i++)
     cJSON_AddItemToArray(ov, cJSON_CreateString(c->overrides[i]));

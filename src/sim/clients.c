@@ -303,6 +303,7 @@ void cs_engine_on_result(Engine *e, Batch *b)
     };
     for (int s = CS_STAGE_ROUTER_WAIT + 1; s < CS_N_STAGES; s++)
       cs_samples_add_weighted(c->batch_stage[s], stage_ns[s], measured_in_batch);
+    c->iso_ns_sum += (double)b->iso_ns * measured_in_batch;
     c->batches++;
     c->batched_requests += b->n;
     if ((guint)b->n >= c->batch_sizes->len)

@@ -16,6 +16,9 @@
 #include "profiles/profile.h"
 #include "sim/warnings.h"
 
+/* warnings.plan_gap when the scenario does not set it (scenario.c says why). */
+#define CS_DEFAULT_PLAN_GAP 0.10
+
 typedef enum {
   CS_ARRIVAL_POISSON,  /* exponential gaps */
   CS_ARRIVAL_GAMMA,    /* gamma gaps with shape k (CV = 1/sqrt(k)) */
@@ -105,6 +108,8 @@ struct CsWorld {
   int64_t timeseries_bin_ns; /* bin width of time series outputs */
   double percentile_sketch; /* outputs.percentile_sketch: relative error of sketched
                                percentiles; 0: exact (samples.h) */
+  double plan_gap;        /* warnings.plan_gap: the shortfall of a model's goodput from
+                             its planned goodput that warns (fraction); < 0: no check */
   char *trace_desc;       /* JSON text describing the trace used (file, sha256, ...), or NULL */
   char **profile_files;   /* profile entries as written, NULL-terminated */
   char **profile_paths;   /* the same, resolved to absolute paths */

@@ -130,6 +130,7 @@ Batch *cs_engine_batch_new(Engine *e, int model, int cap)
   b->replica = -1;
   b->n = 0;
   b->not_before_ns = 0;
+  b->iso_ns = 0;
   b->inputs_at_node = FALSE;
   b->state = BATCH_HELD;
   b->next = NULL;
@@ -693,6 +694,7 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, FILE *decision
                      (gint64)(e.clients[i].generated - e.clients[i].resolved),
                      (gint64)e.clients[i].generated, cfg->dispatch->name);
   cs_engine_warn_about_run(res);
+  cs_engine_warn_plan_gap(res, e.clients, cfg);
 
   teardown(&e);
   res->wall_s = (g_get_monotonic_time() - t0) * 1e-6;

@@ -29,6 +29,7 @@ struct CsBatch {
   gboolean inputs_at_node; /* the policy forwarded the inputs earlier: no transfer on send */
   int state;             /* BatchState */
   int64_t dispatch_ns, node_ns, start_ns, end_ns;
+  int64_t iso_ns;        /* its isolated execution time on its GPU (MIG instance), set at start */
   struct CsBatch *next;  /* free list, the GPU's FIFO, or its worker's (MPS) */
 };
 typedef struct CsBatch Batch;

@@ -66,6 +66,10 @@ typedef struct {
   CsSamples *batch_stage[CS_N_STAGES]; /* weighted; [CS_STAGE_ROUTER_WAIT] NULL */
   GArray *batch_sizes;    /* int64 count per size */
   int64_t batches, batched_requests;
+  /* Sum over completed measured requests of their batch's isolated
+   * execution time (ns; the GPU stage's counterpart without sharing or
+   * interference), for the plan_gap warning's cause. */
+  double iso_ns_sum;
   int64_t resolved;       /* requests (warm-up included) answered, dropped, failed or unserved */
   /* What a controller observes (control.h): every request, warm-up included. */
   int64_t all_good, all_bad;
@@ -288,6 +292,15 @@ void cs_engine_fill_model_result(CsModelResult *m, Client *c);
 /* Totals over res's models, whose clients are clients (latency pooled);
  * cs_engine_fill_model_result has filled each model from its client. */
 void cs_engine_fill_total(CsResults *res, const Client *clients);
+/* TRUE when the model's last measured request finished more than
+ * max(10 SLOs, 1 s) after its window ended (the `unstable` warning). */
+gboolean cs_engine_model_unstable(const CsModelResult *m);
 void cs_engine_warn_about_run(CsResults *res);
+/* Adds a plan_gap warning for each model whose goodput falls short of the
+ * smaller of its expected goodput (finite, > 0) and its offered rate by
+ * more than cfg->plan_gap, naming the largest measured contributor to the
+ * shortfall. Call after cs_engine_warn_about_run (it reads res's models,
+ * filled from clients). */
+void cs_engine_warn_plan_gap(CsResults *res, const Client *clients, const CsConfig *cfg);
 
 #endif

@@ -105,6 +105,7 @@ static void gpu_start(Engine *e, int g, Batch *b)
     double speed = pow(MIN(1.0, f / d), e->cfg->mps_gamma);
     iso = cs_i64_round_sat(ceil((double)iso / speed)); /* saturates: refused as too late */
   }
+  b->iso_ns = iso;
   const CsModelProfile *prof = e->profile[b->model * e->n_gpu_types + e->gpus[g].type];
   double scalable = prof && w->share > 0.0 && w->share < 1.0
                       ? cs_share_scalable_fraction(prof, b->n) : NAN;

@@ -98,12 +98,16 @@ void cs_engine_fill_total(CsResults *res, const Client *clients)
  * within a few latencies (the last request's own latency), and the SLO
  * bounds those for any setting a researcher would call feasible; the 1 s
  * floor keeps short SLOs from flagging a burst. */
+gboolean cs_engine_model_unstable(const CsModelResult *m)
+{
+  return m->drain_s > MAX(10.0 * m->slo_ms * 1e-3, 1.0);
+}
+
 void cs_engine_warn_about_run(CsResults *res)
 {
   for (int i = 0; i < res->n_models; i++) {
     const CsModelResult *m = &res->models[i];
-    double limit_s = MAX(10.0 * m->slo_ms * 1e-3, 1.0);
-    if (m->drain_s > limit_s)
+    if (cs_engine_model_unstable(m))
       cs_warning_add(res->warnings, "unstable", m->model, -1,
                      "its last measured request finished %.3f s after the %.3f s measurement "
                      "window ended (%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT

@@ -13,7 +13,9 @@ check "--version" test "$("$bin" --version)" = "clustersim $(sed -n "s/^  versio
 "$bin" run "$q" --output "$tmp/a" --set clients[0].duration_s=5 >"$tmp/a.out" 2>"$tmp/a.err"
 check "run exits 0" test $? -eq 0
 check "table printed" grep -q "^resnet50 " "$tmp/a.out"
-check "stderr quiet when not a terminal" test ! -s "$tmp/a.err"
+# No progress when not a terminal: stderr holds the warnings only (alexnet's
+# plan_gap, README "Reading the quickstart").
+check "stderr quiet when not a terminal" bash -c "! grep -v '^clustersim: warning ' '$tmp/a.err'"
 check "summary.json written" test -s "$tmp/a/summary.json"
 check "no requests.csv unless asked" test ! -e "$tmp/a/requests.csv"
 "$bin" run "$q" --output "$tmp/b" --set clients[0].duration_s=5 >/dev/null 2>&1
@@ -61,6 +63,37 @@ import json,sys; d=json.load(open('$tmp/place.json')); sys.exit(0 if abs(d['expe
 "$bin" place "$tmp/usher.json" --set placement.policy=milp --set placement.time_limit_s=1000000 \
   >"$tmp/place.txt" 2>&1
 check "place prints the MILP's 1092.04" grep -q "^total .* 1092.04" "$tmp/place.txt"
+# The MILP places gpt2 nowhere (model_unserved) and t5 partly: of the thesis'
+# 1092.04 req/s, alexnet and resnet50 get their whole 400, t5 the remaining
+# 292.04 of its 400, 73.0 %.
+check "place warns that the MILP serves t5 only partly" grep -q \
+  '^clustersim: warning \[plan_partial\] t5: placement "milp" serves it only partly: it expects a goodput of 292 of the 400 req/s it planned for (73.0 %)$' \
+  "$tmp/place.txt"
+check "place: a model without replica is model_unserved, not plan_partial" bash -c \
+  "grep -q 'model_unserved\] gpt2' '$tmp/place.txt' && ! grep -q 'plan_partial\] gpt2' '$tmp/place.txt'"
+"$bin" place "$tmp/usher.json" --set placement.policy=milp --set placement.time_limit_s=1000000 \
+  --json >"$tmp/place_milp.json" 2>/dev/null
+check "place --json lists plan_partial" python3 -c "
+import json,sys; w=json.load(open('$tmp/place_milp.json'))['warnings']
+sys.exit(0 if [x['model'] for x in w if x['code'] == 'plan_partial'] == ['t5'] else 1)"
+# One replica of batch 100 running 0.2 x 100 + 10 = 30 ms serves 100 / 0.03 =
+# 3333.3 req/s: of 5000 req/s that is 66.7 %; of 3000 it is all.
+cat >"$tmp/lin.json" <<JSON
+{"format": "clustersim-profile", "version": 1, "source": "test",
+ "gpu_types": [{"name": "gpu", "description": "test GPU", "sm_count": 80, "memory_bytes": 17179869184}],
+ "models": [{"gpu": "gpu", "model": "a", "linear": {"alpha_ms": 0.2, "beta_ms": 10}}]}
+JSON
+cat >"$tmp/partial.json" <<JSON
+{"profiles": ["$tmp/lin.json"], "cluster": {"gpus": 1, "gpu_type": "gpu"},
+ "placement": {"policy": "manual", "replicas": [{"model": "a", "gpu": 0, "batch": 100}]},
+ "clients": [{"model": "a", "rate": 5000, "slo_ms": 100, "duration_s": 1}]}
+JSON
+"$bin" place "$tmp/partial.json" >"$tmp/partial.out" 2>"$tmp/partial.err"
+check "place: 3333 of 5000 req/s planned is partial" grep -qx \
+  'clustersim: warning \[plan_partial\] a: placement "manual" serves it only partly: it expects a goodput of 3333 of the 5000 req/s it planned for (66.7 %)' \
+  "$tmp/partial.err"
+"$bin" place "$tmp/partial.json" --set clients[0].rate=3000 >/dev/null 2>"$tmp/whole.err"
+check "place: 3000 of 3000 req/s planned is not partial" test ! -s "$tmp/whole.err"
 "$bin" calibrate >"$tmp/calib.txt" 2>&1
 check "calibrate prints the per-pair errors" grep -q "^alexnet+resnet50" "$tmp/calib.txt"
 check "calibrate prints the share rule's check" grep -q "^pooled, strict" "$tmp/calib.txt"

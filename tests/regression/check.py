@@ -40,10 +40,16 @@ def flatten(node, prefix, out):
                 continue
             flatten(v, f"{prefix}.{k}" if prefix else k, out)
     elif isinstance(node, list):
+        seen = {}
         for i, v in enumerate(node):
-            # name list items after their model/id where they have one
+            # name list items after their model/id where they have one; a
+            # tag met again (two warnings about one model) gets #2, #3, ...,
+            # or the later item would hide the earlier one's changes
             tag = v.get("model") if isinstance(v, dict) and "model" in v else (
                 f"gpu {v['id']}" if isinstance(v, dict) and "id" in v else str(i))
+            seen[tag] = seen.get(tag, 0) + 1
+            if seen[tag] > 1:
+                tag = f"{tag}#{seen[tag]}"
             flatten(v, f"{prefix}[{tag}]", out)
     else:
         out[prefix] = node
