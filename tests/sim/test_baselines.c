@@ -260,6 +260,37 @@ static void test_shepherd_purge_rules(void **state)
   cs_results_free(r);
 }
 
+static void test_shepherd_delay_timeline(void **state)
+{
+  (void)state;
+  /* nexuslb's emulator (tools/shepherd/flex_scheduler.cpp) plans a batch of
+   * b at t to start at t + d_ctrl + d_data x b and holds its GPU until it
+   * ends, and its candidate checks that end against the earliest deadline.
+   * One GPU, l(b) = b + 4 ms, d_ctrl 1 ms, d_data 0.5 ms a request, no
+   * preemption, SLO 14.9 ms. By hand: r0 (0 ms) runs [1.5, 6.5). r1..r3
+   * (1 ms, due 15.9) wait; at 6.5 the GPU frees: 3 would end at 6.5 + 1 +
+   * 1.5 + 7 = 16 > 15.9, 2 at 6.5 + 1 + 1 + 6 = 14.5, so {r1, r2} runs
+   * [8.5, 14.5). At 14.5 r3 cannot finish alone (14.5 + 6.5 = 21) and is
+   * dropped. Without d_data in the check all three would run, [7.5, 14.5). */
+  char *dir = test_dir_with_profile(1.0, 4.0);
+  const char *json =
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"shepherd\", \"d_ctrl_us\": 1000, \"d_data_us\": 500,"
+    " \"preemption\": false},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 14.9, \"arrival\": {\"process\": \"times\","
+    " \"times_ms\": [0, 1, 1, 1]}}]}";
+  Outcomes o = { 0 };
+  CsResults *r = run_recorded(dir, json, &o);
+  assert_int_equal(o.n, 4);
+  assert_int_equal(o.latency_ns[0], 6500000);
+  assert_int_equal(o.latency_ns[1], 13500000);
+  assert_int_equal(o.latency_ns[2], 13500000);
+  assert_true(o.dropped[3]);
+  assert_int_equal(cs_results_gpu_batches(r, 0), 2);
+  cs_results_free(r);
+  test_dir_remove(dir);
+}
+
 static void test_shepherd_against_table2(void **state)
 {
   (void)state;
@@ -518,6 +549,7 @@ int main(void)
     cmocka_unit_test(test_symphony_matches_nexuslb),
     cmocka_unit_test(test_shepherd_preemption_timeline),
     cmocka_unit_test(test_shepherd_purge_rules),
+    cmocka_unit_test(test_shepherd_delay_timeline),
     cmocka_unit_test(test_shepherd_against_table2),
     cmocka_unit_test(test_clockwork_timeline),
     cmocka_unit_test(test_clockwork_upgrade),
