@@ -174,10 +174,26 @@ def experiment_edits(exp_path, variant, point):
     exp_dir = os.path.dirname(os.path.join(ROOT, exp_path))
     base = os.path.normpath(os.path.join(exp_dir, exp["base"]))
     args = []
+    with open(base) as f:
+        base_json = json.load(f)
+
+    def walk(node, path):
+        for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+            node = node[int(part[1:-1])] if part.startswith("[") else node[part]
+        return node
+
+    def expand(path):
+        # `run --set` takes one element at a time; the sweep's "[*]" means every
+        # element of the base scenario's array.
+        if "[*]" not in path:
+            return [path]
+        head, tail = path.split("[*]", 1)
+        return [p for i in range(len(walk(base_json, head))) for p in expand(f"{head}[{i}]{tail}")]
 
     def add_set(edits):
         for path, value in edits.items():
-            args.extend(["--set", f"{path}={json.dumps(value)}"])
+            for p in expand(path):
+                args.extend(["--set", f"{p}={json.dumps(value)}"])
 
     found = [v for v in exp.get("variants", []) if v["name"] == variant]
     if not found:
@@ -222,6 +238,10 @@ def summary_metrics(summary):
         gpus_of[m["model"]] = {r["gpu"] for r in reps}
     used = set().union(*gpus_of.values()) if gpus_of else set()
     out["total"] = {"goodput_rps": summary["total"]["goodput_rps"], "gpus_used": float(len(used))}
+    # A policy that plans for more GPUs than the cluster has says how many in its log.
+    needed = re.search(r"^gpus_needed: (\d+)$", (summary.get("placement") or {}).get("log") or "", re.M)
+    if needed:
+        out["total"]["plan_gpus_needed"] = float(needed.group(1))
     names = sorted(gpus_of)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
@@ -238,17 +258,22 @@ def run_single(clustersim, source, workdir, log):
     res = Results()
     for i, r in enumerate(source["runs"]):
         base, edits = experiment_edits(source["experiment"], r["variant"], r.get("point", {}))
+        # Edits beyond the grid's (e.g. a larger cluster, to see how many GPUs
+        # a plan needs): such a run is no run of the sweep, so it is not
+        # checked against one.
+        for path, value in r.get("set", {}).items():
+            edits.extend(["--set", f"{path}={json.dumps(value)}"])
         seed = r.get("seed", 1)
         out = os.path.join(workdir, f"run-{os.path.basename(source['experiment'])}-{i}")
         run([clustersim, "run", base, "--seed", str(seed), "-o", out, "--force"] + edits, log)
         with open(os.path.join(out, "summary.json")) as f:
             metrics = summary_metrics(json.load(f))
-        point = point_key(list(r.get("point", {}).items()) + [("seed", seed)])
+        point = point_key(list(r.get("point", {}).items()) + list(r.get("set", {}).items()) + [("seed", seed)])
         for model, values in metrics.items():
             for metric, value in values.items():
-                res.add(r["variant"], point, model, metric, 1, float(value), 0.0)
+                res.add(r["variant"], point, model, metric, 1, math.nan if value is None else float(value), 0.0)
         sweep_runs = os.path.join(workdir, os.path.basename(source["experiment"]).removesuffix(".json"), "runs.csv")
-        if os.path.exists(sweep_runs):
+        if os.path.exists(sweep_runs) and not r.get("set"):
             with open(sweep_runs, newline="") as f:
                 rows = [row for row in csv.DictReader(f) if row["variant"] == r["variant"] and row["model"] == "total"
                         and row["seed"] == str(seed) and all(row[k] == str(v) for k, v in r.get("point", {}).items())]
@@ -286,6 +311,7 @@ def wanted_metrics(spec):
     def visit(node, defaults):
         if isinstance(node, dict):
             merged = dict(defaults)
+            merged.update({k: v for k, v in node.get("defaults", {}).items() if k in ("source", "metric")})
             merged.update({k: v for k, v in node.items() if k in ("source", "metric")})
             if "source" in merged and "metric" in merged and merged["source"] in wanted:
                 wanted[merged["source"]].add(merged["metric"])
@@ -548,7 +574,7 @@ def verdict_table(spec, results):
 def pivot_table(spec, table, results, where):
     """A table of one metric: rows and columns each a variant list or an axis."""
     src = table.get("source")
-    d = {"source": src, "metric": table.get("metric"), "model": table.get("model", "total")}
+    d = {"source": src, "metric": table.get("metric"), "model": table.get("model", "total"), "variant": table.get("variant")}
     digits = table.get("digits", 1)
     rows, cols = table["rows"], table["columns"]
     header = [table.get("corner", "")] + [c.get("label", c.get("value")) for c in cols]
@@ -559,7 +585,9 @@ def pivot_table(spec, table, results, where):
             fields = dict(d)
             point = dict(table.get("point", {}))
             for dim in (r, c):
-                if dim["dim"] == "variant":
+                if "point" in dim:
+                    point.update(dim["point"])
+                elif dim["dim"] == "variant":
                     fields["variant"] = dim["value"]
                 elif dim["dim"] == "model":
                     fields["model"] = dim["value"]
@@ -580,7 +608,14 @@ def pivot_table(spec, table, results, where):
 
 
 def expand_dim(dim):
-    """{"dim": "gpus", "values": [1, 2]} -> one entry per value."""
+    """{"dim": "gpus", "values": [1, 2]} -> one entry per value;
+    {"product": [dim, dim, ...]} -> one entry per combination of axis levels."""
+    if "product" in dim:
+        entries = [{"point": {}, "label": []}]
+        for d in dim["product"]:
+            entries = [{"point": {**e["point"], d["dim"]: str(v)}, "label": e["label"] + [str(v)]}
+                       for e in entries for v in d["values"]]
+        return [{"point": e["point"], "label": " | ".join(e["label"])} for e in entries]
     if "values" in dim:
         return [{"dim": dim["dim"], "value": str(v) if dim["dim"] not in ("variant", "model", "metric") else v,
                  "label": dim.get("labels", {}).get(str(v), str(v))} for v in dim["values"]]
