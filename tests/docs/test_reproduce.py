@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The judge of tools/reproduce.py on hand-made results: each verdict word and
+each comparison on both sides of its tolerance, non-default settings, parts not
+judged, and bad findings files (file, JSON path, what was expected)."""
+
+import importlib.util
+import json
+import math
+import os
+import sys
+import tempfile
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
+spec_ = importlib.util.spec_from_file_location("reproduce", os.path.join(ROOT, "tools", "reproduce.py"))
+rp = importlib.util.module_from_spec(spec_)
+spec_.loader.exec_module(rp)
+
+failures = 0
+checks = 0
+
+
+def check(name, cond):
+    global failures, checks
+    checks += 1
+    if not cond:
+        failures += 1
+        print(f"FAIL {name}")
+    else:
+        print(f"ok   {name}")
+
+
+def results():
+    r = rp.Results()
+    # A sweep "s" with variants a, b, c over an axis n = 1, 2, 3.
+    for variant, values in {"a": [100.0, 104.0, 110.0], "b": [90.0, 91.0, 89.0], "c": [100.0, 60.0, 95.0]}.items():
+        for n, v in zip((1, 2, 3), values):
+            r.add(variant, f"n={n}", "total", "goodput_rps", 5, v, 1.0)
+            r.add(variant, f"n={n}", "total", "submitted_rps", 5, 100.0, 0.5)
+    r.add("a", "", "total", "fewest_gpus_max", 5, math.nan, 0.0)
+    return {"s": r}
+
+
+def spec(findings, nondefault=None):
+    return {"name": "t", "page": "x.md", "_path": os.path.join(ROOT, "experiments", "findings", "t.json"),
+            "sources": {"s": {"kind": "sweep"}}, "nondefault": nondefault or {},
+            "defaults": {"source": "s", "metric": "goodput_rps"}, "findings": findings}
+
+
+def verdict(finding, nondefault=None):
+    s = spec([finding], nondefault)
+    return rp.Finding(s, finding, 0).verdict(results())
+
+
+def one(check_node, nondefault=None):
+    return verdict({"finding": "f", "checks": [check_node]}, nondefault)[0]
+
+
+# within: 104 against 100 is +4 % (holds at 5 %, not at 3 %); 106 would be outside.
+check("within 5 %: 104 vs 100 holds", one({"variant": "a", "point": {"n": 2}, "within": 100}) == "reproduced")
+check("within 3 %: 104 vs 100 fails", one({"variant": "a", "point": {"n": 2}, "within": 100, "tol": 0.03}) == "not reproduced")
+check("within: 110 vs 104.7 is +5.06 %, outside 5 %", one({"variant": "a", "point": {"n": 3}, "within": 104.7}) == "not reproduced")
+# range: 89 is 1.1 % below 90 (holds at 5 %, not at 1 %).
+check("range with tolerance", one({"variant": "b", "point": {"n": 3}, "range": [90, 95]}) == "reproduced")
+check("range, tolerance 1 %", one({"variant": "b", "point": {"n": 3}, "range": [90, 95], "tol": 0.01}) == "not reproduced")
+# order and highest.
+check("order a > b > c at n = 2", one({"order": True, "point": {"n": 2}, "values": [{"variant": "a"}, {"variant": "b"}, {"variant": "c"}]}) == "reproduced")
+check("order a > c at n = 1 (equal) fails", one({"order": True, "point": {"n": 1}, "values": [{"variant": "a"}, {"variant": "c"}]}) == "not reproduced")
+check("highest allows a tie", one({"highest": True, "point": {"n": 1}, "values": [{"variant": "a"}, {"variant": "b"}, {"variant": "c"}]}) == "reproduced")
+check("highest fails when another is above", one({"highest": True, "point": {"n": 1}, "values": [{"variant": "b"}, {"variant": "a"}]}) == "not reproduced")
+# trends over n: a increases, b is flat within 5 % (89..91 of 91), c is not monotone.
+series = lambda v: [{"variant": v, "point": {"n": n}} for n in (1, 2, 3)]
+check("increasing", one({"trend": "increasing", "values": series("a")}) == "reproduced")
+check("flat within 5 %", one({"trend": "flat", "values": series("b")}) == "reproduced")
+check("flat within 1 % fails (89 to 91)", one({"trend": "flat", "tol": 0.01, "values": series("b")}) == "not reproduced")
+check("decreasing fails for c", one({"trend": "decreasing", "values": series("c")}) == "not reproduced")
+# ratios and differences: a/submitted at n = 3 is 1.10; a - b at n = 2 is 13.
+check("per: 110 / 100 at least 1.1", one({"variant": "a", "point": {"n": 3}, "per": {"metric": "submitted_rps"}, "at_least": 1.1}) == "reproduced")
+check("per: 104 / 100 not at least 1.05", one({"variant": "a", "point": {"n": 2}, "per": {"metric": "submitted_rps"}, "at_least": 1.05}) == "not reproduced")
+check("minus: 104 - 91 = 13", one({"variant": "a", "point": {"n": 2}, "minus": {"variant": "b"}, "equal": 13}) == "reproduced")
+# none (a search that found nothing) fails every comparison unless none_as says what it means.
+check("none fails", one({"variant": "a", "metric": "fewest_gpus_max", "at_least": 1}) == "not reproduced")
+check("none_as", one({"variant": "a", "metric": "fewest_gpus_max", "none_as": 49, "at_least": 48}) == "reproduced")
+
+# Verdict words over several checks.
+two = {"finding": "f", "checks": [{"variant": "a", "point": {"n": 2}, "within": 100},
+                                  {"variant": "b", "point": {"n": 2}, "within": 100}]}
+word, text = verdict(two)
+check("one of two holds: partly, naming both", word == "partly reproduced" and "holds:" in text and "Does not hold:" in text)
+unj = {"finding": "f", "checks": [{"variant": "a", "point": {"n": 2}, "within": 100}], "unjudged": ["the shape of a figure"]}
+word, text = verdict(unj)
+check("every check holds but a part is not judged: partly, naming it", word == "partly reproduced" and "the shape of a figure" in text)
+nd = {"finding": "f", "checks": [{"variant": "a", "point": {"n": 2}, "within": 100, "default": {"variant": "b"}}]}
+word, text = verdict(nd, {"s.a": "a setting"})
+check("holds only with a non-default setting: says so, with the default's figure",
+      word == "reproduced only with non-default settings" and "with a setting" in text and "at defaults 91.0" in text)
+word, text = verdict({"finding": "f", "not_judged": "no numbers"})
+check("not judged", word == "not judged" and "no numbers" in text)
+
+# Bad findings files: file, JSON path, what was expected.
+with tempfile.TemporaryDirectory() as d:
+    bad = os.path.join(d, "bad.json")
+    with open(bad, "w") as f:
+        json.dump({"name": "x", "page": "p", "sources": {"s": {"kind": "sweeep"}}, "findings": []}, f)
+    try:
+        rp.load_findings(bad)
+        msg = ""
+    except rp.FindingsError as e:
+        msg = str(e)
+    check("bad source kind names the path and what is expected", 'sources.s.kind: expected "sweep", "provision" or "run"' in msg)
+try:
+    rp.Finding(spec([]), {"finding": "f", "checks": [{"variant": "a", "within": 1, "range": [1, 2]}]}, 0)
+    msg = ""
+except rp.FindingsError as e:
+    msg = str(e)
+check("two comparisons in one check are refused", "findings[0].checks[0]: expected exactly one comparison" in msg)
+try:
+    rp.Finding(spec([]), {"finding": "f", "checks": [{"variant": "zz", "point": {"n": 1}, "within": 1}]}, 0).verdict(results())
+    msg = ""
+except rp.FindingsError as e:
+    msg = str(e)
+check("a value with no result names what is missing", "no result for variant 'zz' at n=1" in msg)
+
+print(f"{checks - failures} passed, {failures} failed")
+sys.exit(1 if failures else 0)
