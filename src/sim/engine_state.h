@@ -178,7 +178,7 @@ struct CsEngine {
   int64_t bin_ns;
   /* Whether the run keeps the time series (CsRunOptions.timeseries): the
    * per-GPU, per-worker and per-model series above are filled only then;
-   * they double bin_ns whenever one holds more than CS_SERIES_MAX_RUNS
+   * they double bin_ns whenever one reaches CS_SERIES_MAX_RUNS
    * runs (cs_engine_coarsen_series), so they never grow without bound. */
   gboolean series;
   /* GPUs used per bin of the scenario's width, always (the summary's
@@ -214,13 +214,13 @@ void cs_engine_schedule_next_arrival(Engine *e, int ci);
 void cs_engine_flush_bin(Client *c);
 
 /* Doubles the bin width of every time series of the run (merging pairs of
- * bins) until none holds more than CS_SERIES_MAX_RUNS runs (gpus.c). */
+ * bins) until each holds fewer than CS_SERIES_MAX_RUNS runs (gpus.c). */
 void cs_engine_coarsen_series(Engine *e);
 
 /* Calls cs_engine_coarsen_series when series holds too many runs. */
 static inline void cs_engine_check_series(Engine *e, const GArray *series)
 {
-  if (G_UNLIKELY(series->len > CS_SERIES_MAX_RUNS))
+  if (G_UNLIKELY(series->len >= CS_SERIES_MAX_RUNS))
     cs_engine_coarsen_series(e);
 }
 

@@ -108,13 +108,13 @@ static void coarsen_once(Engine *e)
 static gboolean series_too_long(const Engine *e)
 {
   for (int g = 0; g < e->cfg->n_gpus; g++)
-    if (e->gpus[g].bins->len > CS_SERIES_MAX_RUNS || e->gpus[g].sm_bins->len > CS_SERIES_MAX_RUNS)
+    if (e->gpus[g].bins->len >= CS_SERIES_MAX_RUNS || e->gpus[g].sm_bins->len >= CS_SERIES_MAX_RUNS)
       return TRUE;
   for (int w = 0; w < e->n_workers; w++)
-    if (e->workers[w].bins->len > CS_SERIES_MAX_RUNS)
+    if (e->workers[w].bins->len >= CS_SERIES_MAX_RUNS)
       return TRUE;
   for (int i = 0; i < e->cfg->n_clients; i++)
-    if (e->clients[i].series->len > CS_SERIES_MAX_RUNS)
+    if (e->clients[i].series->len >= CS_SERIES_MAX_RUNS)
       return TRUE;
   return FALSE;
 }

@@ -95,9 +95,11 @@ CsResults *cs_results_alloc(int n_models, int n_gpus);
 
 
 
-/* The most runs one time series may hold before the engine doubles the
- * width of every series' bins (docs/scenario.md): with CsBinRun's 40 bytes,
- * at most 320 KiB per series (plus GArray's slack). */
+/* A time series reaching this many runs makes the engine double the width
+ * of every series' bins (docs/scenario.md), so that each holds fewer. With
+ * CsBinRun's 40 bytes, under 320 KiB per series; GArray's capacity (a
+ * power of two of bytes) then stays at 512 KiB, where one more run would
+ * make it 1 MiB. */
 #define CS_SERIES_MAX_RUNS 8192
 
 /* Sets r's gpus_used_mean and gpus_used_max (at width r->bin_ns, which
