@@ -202,7 +202,7 @@ struct CsRunOptions {
   /* Keep the run's time series (per GPU, per worker, per model), which
    * cs_results_write_gpu_timeseries, cs_results_write_gpu_detail and
    * cs_results_write_model_timeseries write; without it they fail. Their
-   * memory is bounded: whenever one series reaches 8,192 runs of equal
+   * memory is bounded: whenever one series reaches 4,096 runs of equal
    * bins, every series' bin width doubles (the summary's
    * "timeseries" section then states the width; docs/scenario.md). The
    * summary's GPUs-used figures are kept either way, at the scenario's bin

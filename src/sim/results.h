@@ -97,10 +97,10 @@ CsResults *cs_results_alloc(int n_models, int n_gpus);
 
 /* A time series reaching this many runs makes the engine double the width
  * of every series' bins (docs/scenario.md), so that each holds fewer. With
- * CsBinRun's 40 bytes, under 320 KiB per series; GArray's capacity (a
- * power of two of bytes) then stays at 512 KiB, where one more run would
- * make it 1 MiB. */
-#define CS_SERIES_MAX_RUNS 8192
+ * CsBinRun's 40 bytes, under 160 KiB per series; GArray's capacity (a
+ * power of two of bytes) then stays at 256 KiB, where one more run would
+ * make it 512 KiB. */
+#define CS_SERIES_MAX_RUNS 4096
 
 /* Sets r's gpus_used_mean and gpus_used_max (at width r->bin_ns, which
  * becomes used_bin_ns) from r->bin_total. */

@@ -312,18 +312,18 @@ static void summary_used(const CsResults *r, double *mean, double *max, double *
 }
 
 /* Issue 32: a run keeps no time series unless asked, and its series never
- * reach CS_SERIES_MAX_RUNS runs. N = 8192 requests 2 s apart, each
+ * reach CS_SERIES_MAX_RUNS runs. N = 4096 requests 2 s apart, each
  * 1 ms on the one GPU 100 ms after it was sent (the router's default wait),
  * answered within the SLO: in 1 s bins every series (GPU busy,
- * SM use, worker, model) has a run per even bin, N = 8192 of them, so the
- * width doubles once, to 2 s, where the N bins 0..8191 are consecutive and
+ * SM use, worker, model) has a run per even bin, N = 4096 of them, so the
+ * width doubles once, to 2 s, where the N bins 0..4095 are consecutive and
  * equal: one run each. GPUs used stay at the scenario's 1 s: used in the N
- * even bins of 0 .. 2 (N - 1) = 16382, so max 1, mean 8192 / 16383; the
- * count settles (used.h) every 2,050 busy periods, four times here. */
+ * even bins of 0 .. 2 (N - 1) = 8190, so max 1, mean 4096 / 8191; the
+ * count settles (used.h) every 2,050 busy periods, once here. */
 static void test_timeseries_bounded(void **state)
 {
   (void)state;
-  enum { N = 8192 };
+  enum { N = 4096 };
   char *dir = test_dir_with_profile(0.0, 1.0);
   GString *json = g_string_new(
     "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
@@ -342,7 +342,7 @@ static void test_timeseries_bounded(void **state)
   assert_null(r->gpu_bins[0]);
   assert_null(r->bin_total);
   summary_used(r, &mean, &max, &bin_s, &has_ts);
-  assert_true(fabs(mean - 8192.0 / 16383.0) <= 1e-15);
+  assert_true(fabs(mean - 4096.0 / 8191.0) <= 1e-15);
   assert_float_equal(max, 1.0, 0.0);
   assert_float_equal(bin_s, 1.0, 0.0);
   assert_false(has_ts);
@@ -367,12 +367,12 @@ static void test_timeseries_bounded(void **state)
   assert_int_equal(r->workers[0].bins->len, 1);
   assert_int_equal(r->model_series[0]->len, 1);
   summary_used(r, &mean, &max, &bin_s, &has_ts);
-  assert_true(fabs(mean - 8192.0 / 16383.0) <= 1e-15);
+  assert_true(fabs(mean - 4096.0 / 8191.0) <= 1e-15);
   assert_float_equal(max, 1.0, 0.0);
   assert_float_equal(bin_s, 1.0, 0.0);
   assert_true(has_ts);
   char *summary = cs_results_to_json(r);
-  assert_non_null(strstr(summary, "\"timeseries\":\t{\n\t\t\"bin_s\":\t2,\n\t\t\"requested_bin_s\":\t1,\n\t\t\"max_runs\":\t8192\n\t}"));
+  assert_non_null(strstr(summary, "\"timeseries\":\t{\n\t\t\"bin_s\":\t2,\n\t\t\"requested_bin_s\":\t1,\n\t\t\"max_runs\":\t4096\n\t}"));
   g_free(summary);
   /* A row per 2 s bin: one GPU used, 1 ms busy of 2 s. */
   assert_true(cs_results_write_gpu_timeseries(r, path, &err));
@@ -381,7 +381,7 @@ static void test_timeseries_bounded(void **state)
   char **lines = g_strsplit(text, "\n", -1);
   assert_int_equal(g_strv_length(lines), 1 + N + 1);
   assert_string_equal(lines[1], "0,1,0.000500");
-  assert_string_equal(lines[N], "16382,1,0.000500");
+  assert_string_equal(lines[N], "8190,1,0.000500");
   g_strfreev(lines);
   g_free(text);
   /* Per model: a request sent and a good result per bin, 0.5 good/s. */
@@ -390,7 +390,7 @@ static void test_timeseries_bounded(void **state)
   lines = g_strsplit(text, "\n", -1);
   assert_int_equal(g_strv_length(lines), 1 + N + 1);
   assert_string_equal(lines[1], "0,a,1,1,0,0.5");
-  assert_string_equal(lines[N], "16382,a,1,1,0,0.5");
+  assert_string_equal(lines[N], "8190,a,1,1,0,0.5");
   g_strfreev(lines);
   g_free(text);
   g_free(path);
