@@ -9,6 +9,16 @@ side (docs/performance.md):
      with interference), 4 M requests
   e  Symphony's deferred batch scheduling on 64 A100s (ResNet50, 150,000 req/s,
      10 s), 1.5 M requests
+  f  bench/day_16gpu.json: one simulated day, 16 V100s, 5 models at 30 req/s
+     each (Poisson), 13 M requests, GPUs mostly idle: where time series grow
+     with the span, not the requests (issue 32)
+  g  bench/maf2019_512gpu_day.json: 512 A100s, 24 models, the whole 8-hour MAF
+     2019 excerpt stretched to a simulated day at 16 times its rate, 49 M
+     requests, GPUs mostly idle (about a minute a run: not in the default set)
+
+With --with-output each run also writes the output set (--output to a
+temporary directory, --force), the time series included, as a user who
+wants summary.json runs it.
 
 Each is run REPEAT times per build, alternating builds, and the best run is
 printed: events per second, simulated requests per second (both of the
@@ -83,6 +93,9 @@ WORKLOADS = {
     "c": ("MAF 2019 excerpt, 8 h", os.path.join(HERE, "maf2019_8h.json")),
     "d": ("MPS co-location", scenario_d),
     "e": ("Symphony, 64 GPUs", scenario_e),
+    "f": ("day_16gpu.json, one day, 16 GPUs, low load", os.path.join(HERE, "day_16gpu.json")),
+    "g": ("maf2019_512gpu_day.json, one day, 512 GPUs, low load",
+          os.path.join(HERE, "maf2019_512gpu_day.json")),
 }
 
 ENGINE = re.compile(r"^engine: (\d+) events, ([\d.]+) s simulated, ([\d.]+) s wall, "
@@ -107,11 +120,13 @@ def peak_rss_tool():
     return _peak_rss
 
 
-def run(binary, path):
+def run(binary, path, output=None):
     """One run: (events/s, requests/s, command wall s, peak RSS MB, simulated
-    requests: engine wall x requests/s, to the rounding of the engine line)."""
+    requests: engine wall x requests/s, to the rounding of the engine line).
+    With output, the run writes its output set there (--force)."""
+    extra = ["--output", output, "--force"] if output else []
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as measured:
-        child = subprocess.run([peak_rss_tool(), measured.name, binary, "run", path],
+        child = subprocess.run([peak_rss_tool(), measured.name, binary, "run", path] + extra,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         fields = measured.read().split()
     m = ENGINE.search(child.stdout)
@@ -134,7 +149,9 @@ def build_label(build, builds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", action="append", help="build directory (repeatable)")
-    ap.add_argument("--only", default="a,b,c,d,e", help="workloads, comma separated")
+    ap.add_argument("--only", default="a,b,c,d,e,f", help="workloads, comma separated (g: opt-in)")
+    ap.add_argument("--with-output", action="store_true",
+                    help="runs write the output set (time series included) to a temporary directory")
     ap.add_argument("--repeat", type=int, default=int(os.environ.get("REPEAT", "3")))
     args = ap.parse_args()
     builds = args.build or [os.path.join(ROOT, "build-release")]
@@ -145,8 +162,9 @@ def main():
         subprocess.run(["ninja", "-C", b, "src/cli/clustersim"], check=True,
                        stdout=subprocess.DEVNULL)
     tmp = tempfile.mkdtemp(prefix="cs-bench-")
-    print("| workload | build | events/s | simulated requests/s | command wall s | peak RSS MB |")
-    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    print("| workload | build | events/s | simulated requests/s | ns/request | command wall s "
+          "| peak RSS MB |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for key in args.only.split(","):
         label, what = WORKLOADS[key]
         if callable(what):
@@ -160,15 +178,17 @@ def main():
             for b in builds:
                 if sys.stderr.isatty():
                     print(f"\r{key}: run {i + 1}/{args.repeat} of {b}   ", end="", file=sys.stderr)
-                r = run(os.path.join(b, "src", "cli", "clustersim"), path)
+                r = run(os.path.join(b, "src", "cli", "clustersim"), path,
+                        os.path.join(tmp, "out") if args.with_output else None)
                 if best[b] is None or r[1] > best[b][1]:
                     best[b] = r
         if sys.stderr.isatty():
             print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
         for b in builds:
             ev, rq, wall, rss, _ = best[b]
+            # ns per simulated request of the engine's own time (its line).
             print(f"| {key}: {label} | {build_label(b, builds)} | {ev:,} | {rq:,} "
-                  f"| {wall:.2f} | {rss:.0f} |", flush=True)
+                  f"| {1e9 / rq:.0f} | {wall:.2f} | {rss:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

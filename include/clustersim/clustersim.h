@@ -199,6 +199,15 @@ struct CsRunOptions {
    * request that leaves without running. Written under a temporary name and
    * renamed when the run succeeds; removed when it fails. */
   const char *decisions;
+  /* Keep the run's time series (per GPU, per worker, per model), which
+   * cs_results_write_gpu_timeseries, cs_results_write_gpu_detail and
+   * cs_results_write_model_timeseries write; without it they fail. Their
+   * memory is bounded: whenever one series reaches 4,096 runs of equal
+   * bins, every series' bin width doubles (the summary's
+   * "timeseries" section then states the width; docs/scenario.md). The
+   * summary's GPUs-used figures are kept either way, at the scenario's bin
+   * width, in O(GPUs) memory. */
+  gboolean timeseries;
 };
 
 /* The default of CsRunOptions.max_requests (and of the CLI's
@@ -351,8 +360,10 @@ CS_API char *cs_results_to_json(const CsResults *r);
  * default 1 s) in which some GPU ran a batch, in bin order, its start time,
  * the GPUs that ran anything in it and the average number of busy GPUs;
  * bins without a row are idle (zeros), so the file grows with what ran, not
- * with the simulated span. Returns FALSE with error set if the file cannot
- * be written. */
+ * with the simulated span. The bins are outputs.timeseries_bin_s wide, or a
+ * power-of-two multiple of it that the summary's "timeseries.bin_s" states
+ * (CsRunOptions.timeseries). Returns FALSE with error set if the file cannot
+ * be written, or (CS_ERROR_INVALID) if the run kept no time series. */
 CS_API gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *path,
                                                 GError **error);
 
@@ -361,7 +372,8 @@ CS_API gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *
  * the GPU's SMs) and the memory placed (% of the GPU); worker_path gets, per
  * worker (replica) and bin in which a batch of it finished, the batches that
  * finished and their mean execution time on the GPU. Bins without a row are
- * idle. Returns FALSE with error set if a file cannot be written. */
+ * idle. Returns FALSE with error set if a file cannot be written, or
+ * (CS_ERROR_INVALID) if the run kept no time series. */
 CS_API gboolean cs_results_write_gpu_detail(const CsResults *r, const char *gpu_path,
                                             const char *worker_path, GError **error);
 
@@ -371,7 +383,7 @@ CS_API gboolean cs_results_write_gpu_detail(const CsResults *r, const char *gpu_
  * that left without one (late, dropped, failed, unserved), with goodput in
  * req/s. cluster_path (may be NULL) gets the number of GPUs provisioned
  * (billed) at each time it changes. Returns FALSE with error set if a file
- * cannot be written. */
+ * cannot be written, or (CS_ERROR_INVALID) if the run kept no time series. */
 CS_API gboolean cs_results_write_model_timeseries(const CsResults *r, const char *path,
                                                   const char *cluster_path, GError **error);
 

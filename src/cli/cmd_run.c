@@ -284,6 +284,7 @@ int cmd_run(int argc, char **argv)
   opt.seed_override = seed;
   opt.max_requests = max_requests;
   opt.trace_json = trace;
+  opt.timeseries = output != NULL; /* the output set holds the time series */
   opt.decisions = decisions;
   opt.trace_from_s = window_from;
   opt.trace_to_s = window_to;

@@ -217,18 +217,19 @@ char *cs_results_to_json(const CsResults *r)
   add_num(as, "gpu_idle_fraction", idle);
   add_num(as, "advice_add_gpus", bad < 1.0 ? r->n_gpus * bad / (1.0 - bad) : NAN);
   add_num(as, "advice_remove_gpus", r->n_gpus * idle);
-  /* Over every bin up to the last one a GPU ran in; bins absent from the
-   * runs are idle and count as 0. */
-  int64_t max_used = 0, used_sum = 0, n_bins = r->bin_total ? cs_bins_end(r->bin_total) : 0;
-  for (guint i = 0; r->bin_total && i < r->bin_total->len; i++) {
-    const CsBinRun *run = &g_array_index(r->bin_total, CsBinRun, i);
-    max_used = MAX(max_used, run->b);
-    used_sum += run->b * run->n; /* <= GPUs x bins: no overflow */
+  /* GPUs used per bin of the scenario's width, over every bin up to the
+   * last one a GPU ran in, idle bins included (sim/used.h). */
+  add_num(as, "gpus_used_mean", r->gpus_used_mean);
+  cJSON_AddNumberToObject(as, "gpus_used_max", (double)r->gpus_used_max);
+  add_num(as, "timeseries_bin_s", r->used_bin_ns * 1e-9);
+  if (r->has_series && r->bin_ns != r->used_bin_ns) {
+    /* Only then, so that the summaries of shorter runs stay as they were:
+     * the CSV series' own width, doubled from the scenario's to bound them. */
+    cJSON *ts = cJSON_AddObjectToObject(root, "timeseries");
+    add_num(ts, "bin_s", r->bin_ns * 1e-9);
+    add_num(ts, "requested_bin_s", r->used_bin_ns * 1e-9);
+    cJSON_AddNumberToObject(ts, "max_runs", CS_SERIES_MAX_RUNS);
   }
-  double mean_used = n_bins > 0 ? (double)used_sum / (double)n_bins : 0.0;
-  add_num(as, "gpus_used_mean", mean_used);
-  cJSON_AddNumberToObject(as, "gpus_used_max", (double)max_used);
-  add_num(as, "timeseries_bin_s", r->bin_ns * 1e-9);
   if (r->percentile_sketch > 0) {
     /* Only then: exact runs' summaries stay as they were. */
     cJSON *pc = cJSON_AddObjectToObject(root, "percentiles");
@@ -393,11 +394,24 @@ static gboolean close_csv(FILE *f, const char *path, GError **error)
   return ok;
 }
 
+/* The writers of time series need a run that kept them. */
+static gboolean need_series(const CsResults *r, const char *path, GError **error)
+{
+  if (r->has_series)
+    return TRUE;
+  g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+              "%s: the run kept no time series (run it with CsRunOptions.timeseries set, as "
+              "clustersim run --output does)", path);
+  return FALSE;
+}
+
 /* The files are streamed: the time series are held as runs of equal bins
  * (sim/bins.h) and written a row per bin something happened in, so neither
  * memory nor the files grow with idle simulated time. */
 gboolean cs_results_write_gpu_timeseries(const CsResults *r, const char *path, GError **error)
 {
+  if (!need_series(r, path, error))
+    return FALSE;
   FILE *out = open_csv(path, "time_s,gpus_used,busy_gpus\n", error);
   if (!out)
     return FALSE;
@@ -424,6 +438,8 @@ static int cmp_i64(const void *a, const void *b)
 gboolean cs_results_write_model_timeseries(const CsResults *r, const char *path,
                                            const char *cluster_path, GError **error)
 {
+  if (!need_series(r, path, error))
+    return FALSE;
   FILE *out = open_csv(path, "time_s,model,sent,good,bad,goodput_rps\n", error);
   if (!out)
     return FALSE;
@@ -495,6 +511,8 @@ static const CsBinRun *walk_next(BinWalk *w)
 gboolean cs_results_write_gpu_detail(const CsResults *r, const char *gpu_path,
                                      const char *worker_path, GError **error)
 {
+  if (!need_series(r, gpu_path, error))
+    return FALSE;
   double bin_s = r->bin_ns * 1e-9;
   FILE *out = open_csv(gpu_path, "time_s,gpu,busy_fraction,sm_use,memory_pct\n", error);
   if (!out)

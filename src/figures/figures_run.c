@@ -241,6 +241,13 @@ gboolean cs_run_summary_read(RunSummary *r, GError **error)
                 cs_json_read_double(as, "timeseries_bin_s", TRUE, 1e-9, INFINITY, &r->bin_s,
                                     r->path, "autoscaling", error) &&
                 read_gpus(r, cJSON_GetObjectItemCaseSensitive(r->doc, "gpus"), error);
+  /* A long run's CSV series may have wider bins than the scenario asked for
+   * (issue 32): the summary's "timeseries" section then states theirs. */
+  const cJSON *ts = cJSON_GetObjectItemCaseSensitive(r->doc, "timeseries");
+  if (ok && ts)
+    ok = cs_json_expect_object(ts, r->path, "timeseries", error) &&
+         cs_json_read_double(ts, "bin_s", TRUE, 1e-9, INFINITY, &r->bin_s, r->path, "timeseries",
+                             error);
   const cJSON *models = cJSON_GetObjectItemCaseSensitive(r->doc, "models");
   if (ok && (!cJSON_IsArray(models) || cJSON_GetArraySize(models) == 0))
     ok = cs_json_fail(error, r->path, "models", "expected a non-empty array of models");

@@ -182,6 +182,8 @@ static void fill_gpus(const Replay *rp, CsResults *res, int64_t span_ns)
   }
   g_free(spans);
   res->bin_total = cs_bins_merge(res->gpu_bins, cfg->n_gpus);
+  res->has_series = TRUE; /* a replay's series follow its decision log, already in memory */
+  cs_results_used_from_total(res);
 }
 
 CsResults *cs_replay_results(const Replay *rp, const char *described, const char *requests_csv,

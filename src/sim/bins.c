@@ -42,6 +42,16 @@ static void add_bins(GArray *runs, int64_t bin, int64_t n, int64_t da, int64_t d
       last->a += da;
       last->b += db;
       last->x += dx;
+      /* Completed, the bin may now equal the run before it: it joins it. */
+      if (runs->len > 1) {
+        CsBinRun *prev = last - 1;
+        if (prev->first + prev->n == last_bin && prev->a == last->a && prev->b == last->b &&
+            prev->x == last->x) {
+          prev->n++;
+          g_array_set_size(runs, runs->len - 1);
+          last = prev;
+        }
+      }
       bin++;
       n--;
       if (n == 0)
@@ -77,9 +87,35 @@ void cs_bins_add_at(GArray *runs, int64_t bin, int64_t da, int64_t db)
   add_bins(runs, bin, 1, da, db, 0.0);
 }
 
-void cs_bins_add_x(GArray *runs, int64_t bin, double dx)
+void cs_bins_add_bin(GArray *runs, int64_t bin, int64_t da, int64_t db, double dx)
 {
-  add_bins(runs, bin, 1, 0, 0, dx);
+  add_bins(runs, bin, 1, da, db, dx);
+}
+
+GArray *cs_bins_coarsen(const GArray *runs)
+{
+  /* A run of n equal bins from f becomes: f's half of a wide bin when f is
+   * odd (shared with what came before), the wide bins it covers whole
+   * (twice its values), and its last bin's half of a wide bin when that one
+   * is left over. add_bins adds into the last wide bin already touched, so
+   * the halves shared by neighbouring runs sum. Bins are >= 0, so / 2 is
+   * the floor. */
+  GArray *out = g_array_sized_new(FALSE, FALSE, sizeof(CsBinRun), runs->len / 2 + 1);
+  for (guint i = 0; i < runs->len; i++) {
+    const CsBinRun *r = &g_array_index(runs, CsBinRun, i);
+    int64_t f = r->first, n = r->n;
+    if (f % 2 == 1) {
+      add_bins(out, f / 2, 1, r->a, r->b, r->x);
+      f++;
+      n--;
+    }
+    int64_t pairs = n / 2;
+    if (pairs > 0)
+      add_bins(out, f / 2, pairs, 2 * r->a, 2 * r->b, 2.0 * r->x);
+    if (n % 2 == 1)
+      add_bins(out, (f + n - 1) / 2, 1, r->a, r->b, r->x);
+  }
+  return out;
 }
 
 typedef struct {

@@ -37,12 +37,19 @@ void cs_bins_add_span(GArray *runs, int64_t bin_ns, int64_t start, int64_t end, 
  * already touched. */
 void cs_bins_add_at(GArray *runs, int64_t bin, int64_t da, int64_t db);
 
-/* Adds dx to bin's x; bin must not come before the last bin already
- * touched. */
-void cs_bins_add_x(GArray *runs, int64_t bin, double dx);
+/* Adds da, db and dx to bin's a, b and x at once (so that a bin equal to
+ * the run before it joins that run); bin must not come before the last bin
+ * already touched. */
+void cs_bins_add_bin(GArray *runs, int64_t bin, int64_t da, int64_t db, double dx);
 
 /* One past the last bin of the series (0 when empty). */
 int64_t cs_bins_end(const GArray *runs);
+
+/* Returns the series in bins twice as wide (g_array_unref it): bin k of
+ * the result holds the sums of bins 2k and 2k + 1 of runs (a, b and x
+ * added), stored as runs like its input. Takes O(R) time for R runs; the
+ * result has at most 2R + 1 runs and, where runs was dense, half as many. */
+GArray *cs_bins_coarsen(const GArray *runs);
 
 /* The series of the per-bin sums of the a values of n series (b: how many
  * of them have a > 0 in the bin; x unused), stored as runs like its inputs

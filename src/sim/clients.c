@@ -227,13 +227,26 @@ void cs_engine_unserved(Engine *e, int model, const Req *r)
 void cs_engine_flush_bin(Client *c)
 {
   if (c->open_bin >= 0) {
-    cs_bins_add_at(c->series, c->open_bin, c->open_good, c->open_bad);
-    cs_bins_add_x(c->series, c->open_bin, (double)c->open_sent);
+    /* One addition: a and b first and x after would leave each bin a run
+     * of its own, never joining an equal one before it. */
+    cs_bins_add_bin(c->series, c->open_bin, c->open_good, c->open_bad, (double)c->open_sent);
   }
   c->open_bin = -1;
   c->open_good = c->open_bad = c->open_sent = 0;
   c->bin_start = 1; /* no bin open: [1, 0) holds no time */
   c->bin_end = 0;
+}
+
+/* Closes client c's open bin and opens the one now falls in (in the
+ * series' width, which closing the old one may have doubled). */
+void cs_engine_open_bin(Engine *e, Client *c)
+{
+  cs_engine_flush_bin(c);
+  cs_engine_check_series(e, c->series);
+  int64_t bin = e->now / e->bin_ns;
+  c->open_bin = bin;
+  c->bin_start = bin * e->bin_ns;
+  c->bin_end = cs_i64_add_sat(c->bin_start, e->bin_ns);
 }
 
 void cs_engine_on_result(Engine *e, Batch *b)

@@ -375,6 +375,8 @@ static void setup(Engine *e)
     e->gpus[g].type = t;
   }
   e->bin_ns = cfg->timeseries_bin_ns;
+  e->series = e->opt && e->opt->timeseries;
+  cs_used_init(&e->used, cfg->n_gpus, cfg->timeseries_bin_ns);
   int n_pairs = cfg->n_clients * e->n_gpu_types;
   e->profile = g_new0(const CsModelProfile *, MAX(n_pairs, 1));
   e->latency = g_new0(GArray *, MAX(n_pairs, 1));
@@ -402,8 +404,8 @@ static void setup(Engine *e)
     c->batch_sizes = g_array_new(FALSE, TRUE, sizeof(int64_t));
     c->series = cs_bins_new();
     c->open_bin = -1;
-    c->bin_start = 1; /* no bin open */
-    c->bin_end = 0;
+    c->bin_start = e->series ? 1 : INT64_MIN; /* no bin open; without series, none ever */
+    c->bin_end = e->series ? 0 : INT64_MAX;
     c->mean_gap_s = 1.0 / c->cfg->rate_rps;
     double warm = c->cfg->rate_rps * c->cfg->warmup_ns * 1e-9;
     e->expected_requests += warm + (c->cfg->requests > 0
@@ -564,6 +566,7 @@ static void teardown(Engine *e)
     g_clear_pointer(&e->gpus[g].sm_bins, g_array_unref);
   }
   g_free(e->gpus);
+  cs_used_clear(&e->used);
   for (int w = 0; w < e->n_workers; w++)
     g_clear_pointer(&e->workers[w].bins, g_array_unref);
   g_free(e->workers);
@@ -623,6 +626,12 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, FILE *decision
               (gint64)e.clients[i].window_end_ns);
     fputs("]}\n", e.decisions);
   }
+  /* The open bins close into the series (which may double their width
+   * once more) before any series moves to the results. */
+  for (int i = 0; i < cfg->n_clients && e.series; i++) {
+    cs_engine_flush_bin(&e.clients[i]);
+    cs_engine_check_series(&e, e.clients[i].series);
+  }
   CsResults *res = cs_results_alloc(cfg->n_clients, cfg->n_gpus);
   for (int i = 0; i < cfg->n_clients; i++) {
     Client *c = &e.clients[i];
@@ -632,9 +641,10 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, FILE *decision
     res->models[i].expected_goodput_rps =
       cfg->placement ? cs_placement_expected_goodput(cfg->placement, i) : NAN;
     g_array_append_vals(res->batch_sizes[i], c->batch_sizes->data, c->batch_sizes->len);
-    cs_engine_flush_bin(c);
-    res->model_series[i] = c->series;
-    c->series = NULL;
+    if (e.series) {
+      res->model_series[i] = c->series;
+      c->series = NULL;
+    }
   }
   int n_replicas = cfg->placement ? cs_placement_n_replicas(cfg->placement) : 0;
   cs_engine_fill_total(res, e.clients);
@@ -651,16 +661,25 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, FILE *decision
     res->gpus[g].preempted_ns = e.gpus[g].preempted_ns;
     res->gpus[g].busy_fraction = e.now > 0 ? (double)e.gpus[g].busy_ns / (double)e.now : 0.0;
   }
+  /* GPUs used: every GPU is idle now, so every bin is final. */
+  cs_used_settle(&e.used, INT64_MAX);
+  res->used_bin_ns = cfg->timeseries_bin_ns;
+  res->gpus_used_mean = cs_used_mean(&e.used);
+  res->gpus_used_max = e.used.max;
+  res->has_series = e.series;
   /* Per-GPU and per-worker time series move to the results. */
   res->gpu_bins = g_new0(GArray *, MAX(cfg->n_gpus, 1));
   res->gpu_sm_bins = g_new0(GArray *, MAX(cfg->n_gpus, 1));
   for (int g = 0; g < cfg->n_gpus; g++) {
-    res->gpu_bins[g] = e.gpus[g].bins;
-    res->gpu_sm_bins[g] = e.gpus[g].sm_bins;
-    e.gpus[g].bins = e.gpus[g].sm_bins = NULL;
+    if (e.series) {
+      res->gpu_bins[g] = e.gpus[g].bins;
+      res->gpu_sm_bins[g] = e.gpus[g].sm_bins;
+      e.gpus[g].bins = e.gpus[g].sm_bins = NULL;
+    }
     res->gpus[g].memory_pct = 0;
   }
-  res->bin_total = cs_bins_merge(res->gpu_bins, cfg->n_gpus);
+  if (e.series)
+    res->bin_total = cs_bins_merge(res->gpu_bins, cfg->n_gpus);
   res->n_workers = e.n_workers;
   res->workers = g_new0(CsWorkerResult, MAX(e.n_workers, 1));
   for (int w = 0; w < e.n_workers; w++) {
@@ -668,8 +687,10 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, FILE *decision
     wr->model = g_strdup(cfg->clients[e.workers[w].model].model);
     wr->gpu = e.workers[w].gpu;
     wr->share = e.workers[w].share;
-    wr->bins = e.workers[w].bins;
-    e.workers[w].bins = NULL;
+    if (e.series) {
+      wr->bins = e.workers[w].bins;
+      e.workers[w].bins = NULL;
+    }
   }
   for (int r = 0; r < n_replicas; r++)
     if (!(cfg->replica_failed && cfg->replica_failed[r]))

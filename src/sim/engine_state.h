@@ -29,6 +29,7 @@
 #include "event_queue_impl.h"
 #include "gpu_exec.h"
 #include "bins.h"
+#include "used.h"
 #include "results.h"
 #include "samples.h"
 
@@ -179,6 +180,14 @@ struct CsEngine {
   /* Width of the time-series bins (Gpu.bins, Worker.bins); the totals over
    * GPUs (Symphony's "GPUs used") are merged from the GPUs' at the end. */
   int64_t bin_ns;
+  /* Whether the run keeps the time series (CsRunOptions.timeseries): the
+   * per-GPU, per-worker and per-model series above are filled only then;
+   * they double bin_ns whenever one reaches CS_SERIES_MAX_RUNS
+   * runs (cs_engine_coarsen_series), so they never grow without bound. */
+  gboolean series;
+  /* GPUs used per bin of the scenario's width, always (the summary's
+   * autoscaling figures), in O(GPUs) memory (used.h). */
+  CsUsed used;
   char *misuse;           /* the first misuse of a service by the dispatch policy, or NULL */
   char *limit;            /* the first time or size the run cannot represent, or NULL */
   gboolean cancelled;     /* the progress callback asked to stop */
@@ -208,18 +217,28 @@ void cs_engine_schedule_next_arrival(Engine *e, int ci);
 /* Closes client c's open bin into its series. */
 void cs_engine_flush_bin(Client *c);
 
+/* Doubles the bin width of every time series of the run (merging pairs of
+ * bins) until each holds fewer than CS_SERIES_MAX_RUNS runs (gpus.c). */
+void cs_engine_coarsen_series(Engine *e);
+
+/* Calls cs_engine_coarsen_series when series holds too many runs. */
+static inline void cs_engine_check_series(Engine *e, const GArray *series)
+{
+  if (G_UNLIKELY(series->len >= CS_SERIES_MAX_RUNS))
+    cs_engine_coarsen_series(e);
+}
+
 /* Counts results within the SLO, requests that left without one and
  * requests sent, now, into client c's per-bin series. */
-static inline void cs_engine_count_in_bin(const Engine *e, Client *c, int64_t good, int64_t bad,
+void cs_engine_open_bin(Engine *e, Client *c);
+
+/* Without time series (Engine.series) no bin is ever opened: [INT64_MIN,
+ * INT64_MAX) holds every time, and the counts below go nowhere. */
+static inline void cs_engine_count_in_bin(Engine *e, Client *c, int64_t good, int64_t bad,
                                           int64_t sent)
 {
-  if (G_UNLIKELY(e->now < c->bin_start || e->now >= c->bin_end)) {
-    int64_t bin = e->now / e->bin_ns;
-    cs_engine_flush_bin(c);
-    c->open_bin = bin;
-    c->bin_start = bin * e->bin_ns;
-    c->bin_end = cs_i64_add_sat(c->bin_start, e->bin_ns);
-  }
+  if (G_UNLIKELY(e->now < c->bin_start || e->now >= c->bin_end))
+    cs_engine_open_bin(e, c);
   c->open_good += good;
   c->open_bad += bad;
   c->open_sent += sent;

@@ -15,9 +15,10 @@
  * [start, end) to GPU g's bins. */
 static void account_sm(Engine *e, int g, int64_t start, int64_t end, double sm)
 {
-  if (end <= start || sm <= 0)
+  if (!e->series || end <= start || sm <= 0)
     return;
   cs_bins_add_span(e->gpus[g].sm_bins, e->bin_ns, start, end, sm);
+  cs_engine_check_series(e, e->gpus[g].sm_bins);
 }
 
 /* Called when GPU g's running set is about to change: books the SM use of
@@ -50,11 +51,81 @@ static CsBatchEvent batch_event(const Batch *b)
   return ev;
 }
 
+/* Settles the GPUs-used count (used.h) up to the bin of now: the GPUs busy
+ * now first add their busy periods so far, so that no later period reaches
+ * back before now's bin. O(GPUs), once per 2 x GPUs + 2,048 busy periods. */
+static void settle_used(Engine *e)
+{
+  for (int g = 0; g < e->cfg->n_gpus; g++)
+    if (e->gpus[g].busy_since >= 0)
+      cs_used_add(&e->used, g, e->gpus[g].busy_since, e->now);
+  cs_used_settle(&e->used, e->now / e->used.bin_ns);
+}
+
 /* Adds a busy period [start, end) of GPU g (at least one batch running) to
- * its time series. A GPU's busy periods arrive in time order. */
+ * the GPUs-used count and its time series. A GPU's busy periods arrive in
+ * time order. */
 static void account_bins(Engine *e, int g, int64_t start, int64_t end)
 {
-  cs_bins_add_span(e->gpus[g].bins, e->bin_ns, start, end, 0.0);
+  if (cs_used_add(&e->used, g, start, end))
+    settle_used(e);
+  if (e->series) {
+    cs_bins_add_span(e->gpus[g].bins, e->bin_ns, start, end, 0.0);
+    cs_engine_check_series(e, e->gpus[g].bins);
+  }
+}
+
+/* Coarsens every series of the run once; see engine_state.h. */
+static void coarsen_once(Engine *e)
+{
+  for (int g = 0; g < e->cfg->n_gpus; g++) {
+    GArray *busy = cs_bins_coarsen(e->gpus[g].bins), *sm = cs_bins_coarsen(e->gpus[g].sm_bins);
+    g_array_unref(e->gpus[g].bins);
+    g_array_unref(e->gpus[g].sm_bins);
+    e->gpus[g].bins = busy;
+    e->gpus[g].sm_bins = sm;
+  }
+  for (int w = 0; w < e->n_workers; w++) {
+    GArray *bins = cs_bins_coarsen(e->workers[w].bins);
+    g_array_unref(e->workers[w].bins);
+    e->workers[w].bins = bins;
+  }
+  e->bin_ns *= 2;
+  for (int i = 0; i < e->cfg->n_clients; i++) {
+    Client *c = &e->clients[i];
+    GArray *s = cs_bins_coarsen(c->series);
+    g_array_unref(c->series);
+    c->series = s;
+    /* The open bin's counts belong to the wide bin holding it. */
+    if (c->open_bin >= 0) {
+      c->open_bin /= 2;
+      c->bin_start = c->open_bin * e->bin_ns;
+      c->bin_end = cs_i64_add_sat(c->bin_start, e->bin_ns);
+    }
+  }
+}
+
+static gboolean series_too_long(const Engine *e)
+{
+  for (int g = 0; g < e->cfg->n_gpus; g++)
+    if (e->gpus[g].bins->len >= CS_SERIES_MAX_RUNS || e->gpus[g].sm_bins->len >= CS_SERIES_MAX_RUNS)
+      return TRUE;
+  for (int w = 0; w < e->n_workers; w++)
+    if (e->workers[w].bins->len >= CS_SERIES_MAX_RUNS)
+      return TRUE;
+  for (int i = 0; i < e->cfg->n_clients; i++)
+    if (e->clients[i].series->len >= CS_SERIES_MAX_RUNS)
+      return TRUE;
+  return FALSE;
+}
+
+void cs_engine_coarsen_series(Engine *e)
+{
+  /* Each doubling leaves a series at most as many runs as its wide bins
+   * hold something, so the loop ends by the time one bin spans the run. */
+  do
+    coarsen_once(e);
+  while (series_too_long(e));
 }
 
 /* Compute demand d of a batch of n: the model's WSM at that batch size, or at
@@ -252,7 +323,10 @@ void cs_engine_on_gpu_done(Engine *e, int g)
   b->state = BATCH_RETURNING;
   b->end_ns = e->now;
   /* Inference latency of this worker over time (by completion time). */
-  cs_bins_add_at(wk->bins, e->now / e->bin_ns, 1, b->end_ns - b->start_ns);
+  if (e->series) {
+    cs_bins_add_at(wk->bins, e->now / e->bin_ns, 1, b->end_ns - b->start_ns);
+    cs_engine_check_series(e, wk->bins);
+  }
   gpu->batches++;
   end_busy_period_if_idle(e, g);
   if (e->dispatch->on_batch_finish || (e->opt && e->opt->on_batch)) {

@@ -184,3 +184,18 @@ const char *cs_stage_name(CsStage s)
   return (s >= 0 && s < CS_N_STAGES) ? names[s] : "unknown";
 }
 
+
+void cs_results_used_from_total(CsResults *r)
+{
+  /* Over every bin up to the last one a GPU ran in; bins absent from the
+   * runs are idle and count as 0. */
+  int64_t max_used = 0, used_sum = 0, n_bins = r->bin_total ? cs_bins_end(r->bin_total) : 0;
+  for (guint i = 0; r->bin_total && i < r->bin_total->len; i++) {
+    const CsBinRun *run = &g_array_index(r->bin_total, CsBinRun, i);
+    max_used = MAX(max_used, run->b);
+    used_sum += run->b * run->n; /* <= GPUs x bins: no overflow */
+  }
+  r->used_bin_ns = r->bin_ns;
+  r->gpus_used_mean = n_bins > 0 ? (double)used_sum / (double)n_bins : 0.0;
+  r->gpus_used_max = max_used;
+}

@@ -55,7 +55,17 @@ struct CsResults {
   double wall_s;
   char *placement_policy;
   CsPlacement *placement;     /* the placement that ran (a copy, experiment/run.c), or NULL */
-  /* Time series (bins.h: runs of equal bins; absent bins hold zeros). */
+  /* GPUs used per bin of used_bin_ns (the scenario's outputs.
+   * timeseries_bin_s), kept by every run: the summary's autoscaling
+   * figures. */
+  int64_t used_bin_ns;
+  double gpus_used_mean;      /* over the bins up to the last one a GPU ran in */
+  int64_t gpus_used_max;
+  /* Time series (bins.h: runs of equal bins; absent bins hold zeros), kept
+   * only when has_series (CsRunOptions.timeseries); the series below are
+   * NULL otherwise. bin_ns may be a power-of-two multiple of used_bin_ns
+   * (the engine doubles it to bound the series' length). */
+  gboolean has_series;
   int64_t bin_ns;             /* width of a time-series bin */
   double percentile_sketch;   /* relative error of sketched percentiles; 0: exact */
   GArray **gpu_bins;          /* per GPU: a = ns with a batch running */
@@ -84,5 +94,16 @@ struct CsResults {
 CsResults *cs_results_alloc(int n_models, int n_gpus);
 
 
+
+/* A time series reaching this many runs makes the engine double the width
+ * of every series' bins (docs/scenario.md), so that each holds fewer. With
+ * CsBinRun's 40 bytes, under 160 KiB per series; GArray's capacity (a
+ * power of two of bytes) then stays at 256 KiB, where one more run would
+ * make it 512 KiB. */
+#define CS_SERIES_MAX_RUNS 4096
+
+/* Sets r's gpus_used_mean and gpus_used_max (at width r->bin_ns, which
+ * becomes used_bin_ns) from r->bin_total. */
+void cs_results_used_from_total(CsResults *r);
 
 #endif

@@ -74,6 +74,28 @@ check "gpu_busy: six bins drawn for GPU 0" \
 rows = open('$tmp/gap/figures/gpu_busy.dat').read().split('\n\n\n')[0].splitlines()
 rows = [l.split('\t') for l in rows if l and not l.startswith('#')]
 assert [r[1] for r in rows] == ['1', '0', '0', '0', '0', '1'], rows"
+# A run whose series doubled their width (issue 32): 4,096 requests 2 s
+# apart make 4,096 runs of 1 s bins, so the series end in 2 s bins, which
+# the summary states and the figure must use: one bin per request, all busy.
+python3 -c "
+import json
+print(json.dumps({'profiles': ['$prof'], 'cluster': {'gpus': 1, 'gpu_type': 'v100'},
+  'clients': [{'model': 'resnet50', 'slo_ms': 200, 'arrival': {'process': 'times',
+    'times_ms': [2000 * k for k in range(4096)]}}]}))" >"$tmp/wide.json"
+"$bin" run "$tmp/wide.json" --output "$tmp/wide" >/dev/null 2>&1
+check "a long run's series: summary.json states their doubled width" \
+  py "d['timeseries'] == {'bin_s': 2, 'requested_bin_s': 1, 'max_runs': 4096} and d['autoscaling']['timeseries_bin_s'] == 1" "$tmp/wide/summary.json"
+check "a long run's series: gpus_over_time.csv has a row per 2 s bin" \
+  python3 -c "
+rows = open('$tmp/wide/gpus_over_time.csv').read().splitlines()[1:]
+assert [r.split(',')[0] for r in rows] == [str(2 * k) for k in range(4096)], rows[:3]"
+"$bin" plot "$tmp/wide" --no-render >/dev/null 2>&1
+check "gpu_busy of a long run: drawn in the summary's 2 s bins" fig gpu-busy "$tmp/wide"
+check "gpu_busy of a long run: 4,096 bins, every one used" \
+  python3 -c "
+rows = open('$tmp/wide/figures/gpu_busy.dat').read().split('\n\n\n')[0].splitlines()
+rows = [l.split('\t') for l in rows if l and not l.startswith('#')]
+assert len(rows) == 4096 and all(r[1] == '1' for r in rows), rows[:3]"
 rcheck "latency_cdf.svg: models, axis labels, title" \
   fig svg "$tmp/r/figures/latency_cdf.svg" "resnet50 (n = " "alexnet (n = " "SLO 50 ms" \
   "end-to-end latency (ms)" "fraction of requests answered within x" "placement manual"

@@ -377,7 +377,9 @@ def check_placement(rundir):
 def check_gpu_busy(rundir):
     blocks = dat_blocks(os.path.join(rundir, "figures", "gpu_busy.dat"))
     s = json.load(open(os.path.join(rundir, "summary.json")))
-    bin_s = s["autoscaling"]["timeseries_bin_s"]
+    # The CSV series' width: the scenario's, or the doubled one a long run
+    # states in "timeseries" (docs/scenario.md).
+    bin_s = s.get("timeseries", {}).get("bin_s", s["autoscaling"]["timeseries_bin_s"])
     # gpus_over_time.csv has a row per bin some GPU ran in; the figure draws
     # every bin up to the last, the idle ones as zeros.
     rows = {round(float(r["time_s"]) / bin_s): r

@@ -168,6 +168,7 @@ static CsResults *run(const char *dir, const char *json, Script *script, Seen *s
   cs_registry_unref(reg);
   CsRunOptions opt;
   cs_run_options_init(&opt);
+  opt.timeseries = TRUE; /* test_move_makes_before_it_breaks reads them */
   if (seen) {
     seen->recs = g_array_new(FALSE, FALSE, sizeof(CsRequestRecord));
     opt.on_request = record;

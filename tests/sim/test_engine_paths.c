@@ -293,7 +293,7 @@ static void test_requests_csv_unwritable(void **state)
   cs_scenario_free(bad);
 
   /* The GPU detail files: an unwritable path is an error naming it. */
-  CsResults *r = test_run(sc, NULL);
+  CsResults *r = test_run_series(sc);
   char *ok_path = g_build_filename(dir, "gpu.csv", NULL);
   assert_false(cs_results_write_gpu_detail(r, missing, ok_path, &err));
   assert_non_null(err);

@@ -104,6 +104,7 @@ static void test_trace_intervals_far_apart(void **state)
   cs_run_options_init(&opt);
   opt.on_request = count_sends;
   opt.user_data = &seen;
+  opt.timeseries = TRUE;
   CsResults *r = test_run(sc, &opt);
   assert_true(seen.early > 0);
   assert_true(seen.late > 0);
@@ -269,7 +270,7 @@ static void test_timeseries_sparse(void **state)
     "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
     " \"clients\": [{\"model\": \"a\", \"slo_ms\": 50, \"arrival\": "
     "   {\"process\": \"times\", \"times_ms\": [0, 4e11]}}]}");
-  CsResults *r = test_run(sc, NULL);
+  CsResults *r = test_run_series(sc);
   assert_int_equal(r->gpu_bins[0]->len, 2);
   assert_int_equal(r->bin_total->len, 2);
   assert_int_equal(cs_bins_end(r->bin_total), 400000001);
@@ -295,6 +296,149 @@ static void test_timeseries_sparse(void **state)
   test_dir_remove(dir);
 }
 
+/* The summary's autoscaling figures of a run, read back from its JSON. */
+static void summary_used(const CsResults *r, double *mean, double *max, double *bin_s,
+                         gboolean *has_timeseries)
+{
+  char *summary = cs_results_to_json(r);
+  cJSON *doc = cJSON_Parse(summary);
+  cJSON *as = cJSON_GetObjectItem(doc, "autoscaling");
+  *mean = cJSON_GetObjectItem(as, "gpus_used_mean")->valuedouble;
+  *max = cJSON_GetObjectItem(as, "gpus_used_max")->valuedouble;
+  *bin_s = cJSON_GetObjectItem(as, "timeseries_bin_s")->valuedouble;
+  *has_timeseries = cJSON_GetObjectItem(doc, "timeseries") != NULL;
+  cJSON_Delete(doc);
+  g_free(summary);
+}
+
+/* Issue 32: a run keeps no time series unless asked, and its series never
+ * reach CS_SERIES_MAX_RUNS runs. N = 4096 requests 2 s apart, each
+ * 1 ms on the one GPU 100 ms after it was sent (the router's default wait),
+ * answered within the SLO: in 1 s bins every series (GPU busy,
+ * SM use, worker, model) has a run per even bin, N = 4096 of them, so the
+ * width doubles once, to 2 s, where the N bins 0..4095 are consecutive and
+ * equal: one run each. GPUs used stay at the scenario's 1 s: used in the N
+ * even bins of 0 .. 2 (N - 1) = 8190, so max 1, mean 4096 / 8191; the
+ * count settles (used.h) every 2,050 busy periods, once here. */
+static void test_timeseries_bounded(void **state)
+{
+  (void)state;
+  enum { N = 4096 };
+  char *dir = test_dir_with_profile(0.0, 1.0);
+  GString *json = g_string_new(
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 1000, \"arrival\": {\"process\": \"times\", \"times_ms\": [");
+  for (int k = 0; k < N; k++)
+    g_string_append_printf(json, "%s%d", k ? "," : "", 2000 * k);
+  g_string_append(json, "]}}]}");
+  CsScenario *sc = test_scenario(dir, json->str);
+  g_string_free(json, TRUE);
+  double mean, max, bin_s;
+  gboolean has_ts;
+
+  /* Without the series: none kept, the writers refuse, the figures hold. */
+  CsResults *r = test_run(sc, NULL);
+  assert_false(r->has_series);
+  assert_null(r->gpu_bins[0]);
+  assert_null(r->bin_total);
+  summary_used(r, &mean, &max, &bin_s, &has_ts);
+  assert_true(fabs(mean - 4096.0 / 8191.0) <= 1e-15);
+  assert_float_equal(max, 1.0, 0.0);
+  assert_float_equal(bin_s, 1.0, 0.0);
+  assert_false(has_ts);
+  char *path = g_build_filename(dir, "ts.csv", NULL);
+  GError *err = NULL;
+  assert_false(cs_results_write_gpu_timeseries(r, path, &err));
+  assert_int_equal(err->code, CS_ERROR_INVALID);
+  assert_non_null(strstr(err->message, "the run kept no time series"));
+  g_clear_error(&err);
+  assert_false(cs_results_write_gpu_detail(r, path, path, &err));
+  g_clear_error(&err);
+  assert_false(cs_results_write_model_timeseries(r, path, NULL, &err));
+  g_clear_error(&err);
+  assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
+  cs_results_free(r);
+
+  /* With them: 2 s bins, stated in the summary; the same GPUs used. */
+  r = test_run_series(sc);
+  assert_int_equal(r->bin_ns, INT64_C(2000000000));
+  assert_int_equal(r->gpu_bins[0]->len, 1);
+  assert_int_equal(r->gpu_sm_bins[0]->len, 1);
+  assert_int_equal(r->workers[0].bins->len, 1);
+  assert_int_equal(r->model_series[0]->len, 1);
+  summary_used(r, &mean, &max, &bin_s, &has_ts);
+  assert_true(fabs(mean - 4096.0 / 8191.0) <= 1e-15);
+  assert_float_equal(max, 1.0, 0.0);
+  assert_float_equal(bin_s, 1.0, 0.0);
+  assert_true(has_ts);
+  char *summary = cs_results_to_json(r);
+  assert_non_null(strstr(summary, "\"timeseries\":\t{\n\t\t\"bin_s\":\t2,\n\t\t\"requested_bin_s\":\t1,\n\t\t\"max_runs\":\t4096\n\t}"));
+  g_free(summary);
+  /* A row per 2 s bin: one GPU used, 1 ms busy of 2 s. */
+  assert_true(cs_results_write_gpu_timeseries(r, path, &err));
+  char *text = NULL;
+  assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  char **lines = g_strsplit(text, "\n", -1);
+  assert_int_equal(g_strv_length(lines), 1 + N + 1);
+  assert_string_equal(lines[1], "0,1,0.000500");
+  assert_string_equal(lines[N], "8190,1,0.000500");
+  g_strfreev(lines);
+  g_free(text);
+  /* Per model: a request sent and a good result per bin, 0.5 good/s. */
+  assert_true(cs_results_write_model_timeseries(r, path, NULL, &err));
+  assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  lines = g_strsplit(text, "\n", -1);
+  assert_int_equal(g_strv_length(lines), 1 + N + 1);
+  assert_string_equal(lines[1], "0,a,1,1,0,0.5");
+  assert_string_equal(lines[N], "8190,a,1,1,0,0.5");
+  g_strfreev(lines);
+  g_free(text);
+  g_free(path);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+}
+
+/* GPUs used across a settle of the count (used.h) while a GPU is busy: a's
+ * one batch (10^7 ms) keeps GPU 0 busy over [0.5, 10000.5) s, bins 0..10000;
+ * b's 2,100 batches (5 ms each, sent 2 s apart from 0) use GPU 1 in the even
+ * bins 0..4198. The count settles after 2,052 of b's busy periods, at about
+ * 4,102 s, with GPU 0's period still open: it must count GPU 0's bins so far
+ * then, and not again when the period ends. Max 2 (bins 0..4198 even), mean
+ * (10001 + 2100) / 10001 over bins 0..10000. */
+static void test_gpus_used_settle_while_busy(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.0, 1e7);
+  GString *json = g_string_new(
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 2, \"gpu_type\": \"gpu\"},"
+    " \"network\": \"zero\","
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": [{\"model\": \"a\", \"gpu\": 0, \"batch\": 1},"
+    "   {\"model\": \"b\", \"gpu\": 1, \"batch\": 1}]},"
+    " \"clients\": [{\"model\": \"a\", \"slo_ms\": 2e7, \"arrival\": {\"process\": \"times\", \"times_ms\": [500]}},"
+    "   {\"model\": \"b\", \"slo_ms\": 1000, \"arrival\": {\"process\": \"times\", \"times_ms\": [");
+  for (int k = 0; k < 2100; k++)
+    g_string_append_printf(json, "%s%d", k ? "," : "", 2000 * k);
+  g_string_append(json, "]}}]}");
+  CsScenario *sc = test_scenario(dir, json->str);
+  g_string_free(json, TRUE);
+  double mean, max, bin_s;
+  gboolean has_ts;
+  for (int with_series = 0; with_series < 2; with_series++) {
+    CsResults *r = with_series ? test_run_series(sc) : test_run(sc, NULL);
+    assert_int_equal(cs_results_model(r, 0)->completed, 1);
+    assert_int_equal(cs_results_model(r, 1)->completed, 2100);
+    summary_used(r, &mean, &max, &bin_s, &has_ts);
+    assert_true(fabs(mean - 12101.0 / 10001.0) <= 1e-15);
+    assert_float_equal(max, 2.0, 0.0);
+    assert_false(has_ts); /* 2,100 runs at most: no doubling */
+    cs_results_free(r);
+  }
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+}
+
 /* One batch of model a takes 10^6 ms = 1000 s; sent at 0.5 s it keeps the
  * GPU busy over [0.5, 1000.5) s: 0.5 s in bin 0, full bins 1..999, 0.5 s in
  * bin 1000. Three runs hold them, and the CSV a row per bin. */
@@ -307,7 +451,7 @@ static void test_timeseries_long_batch(void **state)
     " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
     " \"clients\": [{\"model\": \"a\", \"slo_ms\": 2e6, \"arrival\": "
     "   {\"process\": \"times\", \"times_ms\": [500]}}]}");
-  CsResults *r = test_run(sc, NULL);
+  CsResults *r = test_run_series(sc);
   assert_int_equal(r->gpu_bins[0]->len, 3);
   char *gpath = g_build_filename(dir, "g.csv", NULL), *wpath = g_build_filename(dir, "w.csv", NULL);
   char *tpath = g_build_filename(dir, "t.csv", NULL);
@@ -521,6 +665,29 @@ static void test_bins_against_dense(void **state)
       assert_int_equal(dense_a[s][next], 0);
     /* Fewer runs than spans' worth of bins: the long spans are runs. */
     assert_true(runs[s]->len < (guint)expect_end);
+    /* Coarsened (issue 32), bin k holds dense bins 2k and 2k + 1 summed;
+     * x to 1e-9, the sums of halves being exact in binary. */
+    GArray *wide = cs_bins_coarsen(runs[s]);
+    next = 0;
+    for (guint i = 0; i < wide->len; i++) {
+      const CsBinRun *r = &g_array_index(wide, CsBinRun, i);
+      assert_true(r->first >= next && r->n >= 1);
+      for (; next < r->first; next++)
+        assert_int_equal(dense_a[s][2 * next] + dense_a[s][2 * next + 1], 0);
+      for (int64_t b = r->first; b < r->first + r->n; b++) {
+        assert_int_equal(r->a, dense_a[s][2 * b] + dense_a[s][2 * b + 1]);
+        assert_float_equal(r->x, dense_x[s][2 * b] + dense_x[s][2 * b + 1], 1e-9);
+      }
+      if (i > 0) /* runs that could join did */
+        assert_false(g_array_index(wide, CsBinRun, i - 1).first +
+                       g_array_index(wide, CsBinRun, i - 1).n == r->first &&
+                     g_array_index(wide, CsBinRun, i - 1).a == r->a &&
+                     g_array_index(wide, CsBinRun, i - 1).x == r->x);
+      next = r->first + r->n;
+    }
+    for (; next < N / 2; next++)
+      assert_int_equal(dense_a[s][2 * next] + dense_a[s][2 * next + 1], 0);
+    g_array_unref(wide);
   }
   GArray *total = cs_bins_merge(runs, SERIES);
   int64_t next = 0;
@@ -586,6 +753,8 @@ int main(void)
     cmocka_unit_test(test_times_past_horizon),
     cmocka_unit_test(test_timeseries_sparse),
     cmocka_unit_test(test_timeseries_long_batch),
+    cmocka_unit_test(test_timeseries_bounded),
+    cmocka_unit_test(test_gpus_used_settle_while_busy),
     cmocka_unit_test(test_request_limit),
     cmocka_unit_test(test_engine_request_guard),
     cmocka_unit_test(test_usher_replicas_bounded),

@@ -199,7 +199,7 @@ static void test_gpu_timeseries_bins(void **state)
   int used[8];
   char *json = g_strdup_printf(tmpl, 1.0);
   CsScenario *sc = test_scenario(dir, json);
-  CsResults *r = test_run(sc, NULL);
+  CsResults *r = test_run_series(sc);
   assert_int_equal(read_timeseries(r, dir, 1.0, busy, used, 8), 2);
   assert_float_equal(busy[0], 0.1, 1e-9);
   assert_float_equal(busy[1], 0.1, 1e-9);
@@ -211,7 +211,7 @@ static void test_gpu_timeseries_bins(void **state)
 
   json = g_strdup_printf(tmpl, 0.25);
   sc = test_scenario(dir, json);
-  r = test_run(sc, NULL);
+  r = test_run_series(sc);
   assert_int_equal(read_timeseries(r, dir, 0.25, busy, used, 8), 2);
   for (int b = 0; b < 3; b++) {
     assert_float_equal(busy[b], 0.0, 0.0);
@@ -388,7 +388,7 @@ static void test_sm_use_nearest_point(void **state)
     " \"placement\": {\"policy\": \"manual\", \"replicas\": [{\"model\": \"a\", \"gpu\": 0, \"batch\": 6}]},"
     " \"clients\": [{\"model\": \"a\", \"slo_ms\": 1000, \"arrival\": {\"process\": \"times\","
     "   \"times_ms\": [0, 0, 0, 0, 0, 0]}}]}");
-  CsResults *r = test_run(sc, NULL);
+  CsResults *r = test_run_series(sc);
   char *gpath = g_build_filename(dir, "gpu.csv", NULL), *wpath = g_build_filename(dir, "w.csv", NULL);
   GError *err = NULL;
   assert_true(cs_results_write_gpu_detail(r, gpath, wpath, &err));

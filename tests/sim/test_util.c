@@ -61,3 +61,11 @@ CsResults *test_run(CsScenario *sc, const CsRunOptions *opt)
     fail_msg("run: %s", err->message);
   return r;
 }
+
+CsResults *test_run_series(CsScenario *sc)
+{
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.timeseries = TRUE;
+  return test_run(sc, &opt);
+}

@@ -17,5 +17,7 @@ CsScenario *test_scenario(const char *dir, const char *json);
 
 /* Runs a scenario; fails the test on error. */
 CsResults *test_run(CsScenario *sc, const CsRunOptions *opt);
+/* test_run keeping the time series (CsRunOptions.timeseries). */
+CsResults *test_run_series(CsScenario *sc);
 
 #endif
