@@ -8,7 +8,9 @@ passes when:
 - stdout is empty;
 - nothing was created: the directory holds exactly what the setup made;
 - stderr shows no sanitizer report, GLib critical or warning;
-- it took less than LIMIT_S seconds (a FIFO must not block).
+- it took less than LIMIT_S seconds (a FIFO must not block); a case that
+  failed only that is run again, three runs at most, so that a loaded
+  machine does not fail it while a blocking one still fails.
 
 Usage: bad_inputs.py CLUSTERSIM_BINARY SOURCE_ROOT [ID...]
 With IDs, only those cases run (for debugging one).
@@ -157,6 +159,16 @@ def read_table(path):
     return cases
 
 
+SLOW = ("took ", "still running after ")
+
+
+def only_slow(result):
+    """True when a case's only failure is its time (run_case's list)."""
+    if not isinstance(result, list) or not result or not result[0].startswith(SLOW):
+        return False
+    return all(r.startswith(SLOW) or r.startswith("stderr was:") for r in result)
+
+
 def run_case(case, binary, src, fixtures):
     """Returns a list of failures (empty: passed), or a skip reason string."""
     tmp = tempfile.mkdtemp(prefix="cs-bad-")
@@ -227,6 +239,14 @@ def main():
             continue
         try:
             result = run_case(case, binary, src, fixtures)
+            # A case that was only slow is run again, three runs at most: on
+            # a loaded machine one run can take seconds, while a case that
+            # waits on a FIFO blocks every time (docs/testing.md, "Under load").
+            for _ in range(2):
+                if not only_slow(result):
+                    break
+                print(f"# {case['id']}: {result[0]}; running it again")
+                result = run_case(case, binary, src, fixtures)
         except TableError as e:
             result = [f"table line {case['line']}: {e}"]
         command = case["id"].split("/")[0]

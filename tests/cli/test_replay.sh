@@ -10,13 +10,26 @@ cp "$src/tests/cli/bad_inputs/base.json" "$tmp/base.json"
 "$bin" run "$tmp/base.json" --set 'clients[0].requests=150' --set 'clients[0].rate=300' \
   --decisions "$tmp/d.jsonl" -o "$tmp/sim" --requests-csv >/dev/null 2>&1
 check "the run writes its decisions" test -s "$tmp/d.jsonl"
-"$bin" replay "$tmp/d.jsonl" --backend emulated --max-lateness-ms 50 -o "$tmp/rep" --requests-csv \
-  >"$tmp/table.txt" 2>"$tmp/err.txt"
-check "replay exits 0" test $? -eq 0
+# Keeping to the decided times within 50 ms is a property of the machine as
+# much as of the replay: on a loaded machine a burst of other work can delay
+# one replay's wake-ups past it. So a late replay (valid false, and nothing
+# else wrong) is run again, at most three times in all: a replay that is
+# always late still fails, a burst of load does not.
+for try in 1 2 3; do
+  rm -rf "$tmp/rep"
+  "$bin" replay "$tmp/d.jsonl" --backend emulated --max-lateness-ms 50 -o "$tmp/rep" --requests-csv \
+    >"$tmp/table.txt" 2>"$tmp/err.txt"
+  rc=$?
+  [ $rc -eq 0 ] && py 'd["replay"]["valid"] is False' "$tmp/rep/summary.json" || break
+  echo "# replay try $try was later than 50 ms (a loaded machine?): running it again"
+done
+check "replay exits 0" test $rc -eq 0
 check "no progress line when stderr is not a terminal" test ! -s "$tmp/err.txt"
 check "the table names the models" grep -q '^resnet50' "$tmp/table.txt"
-py 'd["replay"]["backend"] == "emulated" and d["replay"]["valid"] is True' "$tmp/rep/summary.json"
-py 'd["replay"]["lateness_ms"]["batch_sent"]["p99"] <= 50' "$tmp/rep/summary.json"
+check "the replay names its backend and is valid" \
+  py 'd["replay"]["backend"] == "emulated" and d["replay"]["valid"] is True' "$tmp/rep/summary.json"
+check "its batches were sent at most 50 ms late (p99)" \
+  py 'd["replay"]["lateness_ms"]["batch_sent"]["p99"] <= 50' "$tmp/rep/summary.json"
 cat > "$tmp/same.py" <<'PY'
 import csv, json, sys
 sim, rep = (json.load(open(f"{d}/summary.json")) for d in sys.argv[1:3])
@@ -59,7 +72,8 @@ check "deferred batches start no earlier than decided" python3 "$tmp/nb.py" "$tm
 "$bin" replay "$tmp/d.jsonl" --backend emulated --max-lateness-ms 0.000001 -o "$tmp/late" \
   >/dev/null 2>"$tmp/late.err"
 check "a replay later than its bound still exits 0" test $? -eq 0
-py 'd["replay"]["valid"] is False and any(w["code"] == "replay_late" for w in d["warnings"])' "$tmp/late/summary.json"
+check "... says it is not valid, with a replay_late warning" \
+  py 'd["replay"]["valid"] is False and any(w["code"] == "replay_late" for w in d["warnings"])' "$tmp/late/summary.json"
 check "... and warns on stderr" grep -q "replay_late" "$tmp/late.err"
 bad "an earlier replay's outputs are kept" "holds the outputs of an earlier run" \
   replay "$tmp/d.jsonl" --backend emulated -o "$tmp/rep"
@@ -78,7 +92,7 @@ if "$bin" replay "$tmp/d.jsonl" --backend nosuch 2>&1 | grep -q 'cuda'; then
   "$bin" replay "$tmp/d.jsonl" --backend cuda --max-lateness-ms 50 -o "$tmp/cu" >/dev/null 2>"$tmp/cu.err"
   status=$?
   if [ $status -eq 0 ]; then
-    py 'd["replay"]["backend"] == "cuda"' "$tmp/cu/summary.json"
+    check "the cuda replay names its backend" py 'd["replay"]["backend"] == "cuda"' "$tmp/cu/summary.json"
   else
     check "cuda without a usable GPU: exit 2" test $status -eq 2
     check "... naming the worker that did not start" grep -q 'backend "cuda": the worker of resnet50 on GPU [0-9]* (CUDA device [0-9]*) did not start' "$tmp/cu.err"

@@ -8,10 +8,6 @@
 # spinning would take both cores from the tests running beside this one.
 . "$(dirname "$0")/harness.sh"
 
-"$bin" profile measure --backend emulated --like v100_thesis --models resnet50,alexnet \
-  --gpu-type emu --batches 4,8,16 --repeat 9 --pair-batch 8 -o "$tmp/m" >/dev/null 2>&1
-check "profile measure exits 0" test $? -eq 0
-check "the measured profile loads" "$bin" profile show "$tmp/m/profile.json" --json
 cat > "$tmp/back.py" <<'PY'
 import json, re, sys
 src, got = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
@@ -27,16 +23,36 @@ for m in got["models"]:
         # on a loaded machine most wake-ups can be late by a millisecond or
         # more, which moves the median (a CI run saw that) but not the p10.
         p10, p90 = (float(x) for x in re.fullmatch(r"p10 (\S+) ms, p90 (\S+) ms", b["note"]).groups())
-        assert want <= p10 <= b["latency_ms"] <= p90, (m["model"], b, want)
+        # The note's p10 and p90 are rounded to 0.0001 ms (a median of
+        # 9.600259 ms once came with "p10 9.6003 ms"): half of that either way.
+        r = 0.00005
+        assert want <= p10 + r and p10 - r <= b["latency_ms"] <= p90 + r, (m["model"], b, want)
         assert p10 <= want * 1.05 + 0.2, (m["model"], b, want)
         assert b["latency_ms"] <= want * 1.5 + 2, (m["model"], b, want)
         n += 1
 assert n == 6, n
 assert "profile measure --backend emulated" in got["source"] and "UTC" in got["source"]
 PY
+# The p10 bound needs one in ten wake-ups of a run to be on time; a burst
+# of other work can hold every one of a run's up. A measurement that misses
+# it is taken again, three times at most: a backend that sleeps too long
+# still fails every time, a busy minute of the machine does not.
+for try in 1 2 3; do
+  rm -rf "$tmp/m"
+  "$bin" profile measure --backend emulated --like v100_thesis --models resnet50,alexnet \
+    --gpu-type emu --batches 4,8,16 --repeat 9 --pair-batch 8 -o "$tmp/m" >/dev/null 2>&1
+  rc=$?
+  [ $rc -eq 0 ] || break
+  python3 "$tmp/back.py" "$src/data/profiles/v100_thesis.json" "$tmp/m/profile.json" \
+    >"$tmp/back.txt" 2>&1 && break
+  echo "# measurement try $try missed its bounds (a loaded machine?): $(tail -n 1 "$tmp/back.txt")"
+done
+check "profile measure exits 0" test $rc -eq 0
+check "the measured profile loads" "$bin" profile show "$tmp/m/profile.json" --json
 check "the emulated backend's profile is the profile it emulates" \
   python3 "$tmp/back.py" "$src/data/profiles/v100_thesis.json" "$tmp/m/profile.json"
-py 'len(d["pairs"]) == 2 and all(0.95 <= p["slowdown"] <= 1.1 for p in d["pairs"])' "$tmp/m/interference.json"
+check "the emulated pairs slow each other down by at most 10 %" \
+  py 'len(d["pairs"]) == 2 and all(0.95 <= p["slowdown"] <= 1.1 for p in d["pairs"])' "$tmp/m/interference.json"
 bad "measure: a model without a profile" "model nosuch has no profile on GPU type v100" \
   profile measure --backend emulated --like v100_thesis --models nosuch --gpu-type e -o "$tmp/x"
 bad "measure: batches not ascending" "--batches: expected ascending batch sizes" \
@@ -53,11 +69,24 @@ check "a refused measurement writes nothing" test ! -e "$tmp/x"
   --models alexnet,resnet50 --gpu-type emu --batches 1,16 --shares 20,50,100 --repeat 5 \
   --pair-batch 0 -o "$tmp/s" >/dev/null 2>&1
 check "profile measure --shares exits 0" test $? -eq 0
+# A share's latency is a median of sleeps, which wake up late by what the
+# machine's load makes them: a fixed bound on that (0.2 ms) failed on a
+# machine with a load of 7-14 on 2 cores. The same run measured that
+# lateness itself: its isolated latencies (profile.json, at 100 %) are the
+# same kind of sleeps in the same rounds, and their p90 above the latency
+# they emulate is the run's own late wake-up. The shares' medians may be
+# late by that much, no more; never early.
 cat > "$tmp/shares.py" <<'PY'
-import json, sys
-prof, tab, got = (json.load(open(p)) for p in sys.argv[1:4])
+import json, re, sys
+prof, tab, got, measured = (json.load(open(p)) for p in sys.argv[1:5])
 iso = {(m["model"], b["batch"]): b["latency_ms"] for m in prof["models"] for b in m["batches"]}
 table = {m["model"]: {(b, s): l for b, s, l in m["share_latency"]} for m in tab["models"]}
+late = 0.0
+for m in measured["models"]:
+    for b in m["batches"]:
+        p90 = float(re.fullmatch(r"p10 \S+ ms, p90 (\S+) ms", b["note"]).group(1))
+        late = max(late, p90 - iso[(m["model"], b["batch"])])
+print(f"# this run's late wake-ups: up to {late:.3f} ms (p90 of the isolated latencies)")
 n = 0
 for m in got["models"]:
     rows = {(b, s): l for b, s, l in m["share_latency"]}
@@ -65,14 +94,15 @@ for m in got["models"]:
     for (b, s), l in rows.items():
         t = table[m["model"]]
         want = iso[(m["model"], b)] * t[(b, s)] / t[(b, 100)]
-        assert want <= l <= want * 1.05 + 0.2, (m["model"], b, s, l, want)
+        assert want <= l <= want * 1.05 + 0.2 + late, (m["model"], b, s, l, want, late)
         n += 1
 assert n == 12, n
 assert "share_latency: each batch size alone" in got["source"]
 assert "pairs" not in got and "Pairs not measured" in got["source"]
 PY
 check "measured share tables are the emulated ones" python3 "$tmp/shares.py" \
-  "$src/data/profiles/igniter_v100_profile.json" "$src/data/profiles/igniter_v100.json" "$tmp/s/interference.json"
+  "$src/data/profiles/igniter_v100_profile.json" "$src/data/profiles/igniter_v100.json" \
+  "$tmp/s/interference.json" "$tmp/s/profile.json"
 check "the measured share tables load" "$bin" run "$src/examples/quickstart.json" \
   --set "cluster.interference=\"$tmp/s/interference.json\"" --json >/dev/null
 bad "measure: shares on a backend without shares" "--shares: backend cpu does not run workers on a share" \
@@ -84,10 +114,23 @@ bad "measure: a share above 100 %" "--shares: expected ascending percentages in 
 
 cp "$src/examples/validate/colocated.json" "$tmp/col.json"
 sed -i 's|\.\./\.\./data/profiles/v100_thesis.json|v100_thesis|' "$tmp/col.json"
-"$bin" validate "$tmp/col.json" --backend emulated --sleep-idle --repeat 5 --set 'clients[0].duration_s=2' \
-  --set 'clients[1].duration_s=2' --set 'clients[0].rate=150' --set 'clients[1].rate=300' \
-  --max-lateness-ms 20 -o "$tmp/v" >"$tmp/v.txt" 2>"$tmp/v.err"
-check "validate exits 0" test $? -eq 0
+# The replay's error is its overhead plus the machine's late wake-ups, and a
+# burst of other work can push one validation past the bounds below; such a
+# validation is run again, three times at most (see "Under load" in
+# docs/testing.md): a replay that is always off still fails.
+col_ok='d["replay_valid"] and d["batch_execution_error_pct"]["batches"] > 50 and d["batch_execution_error_pct"]["median_abs"] < 5'
+col_models='all(abs(m["p50_diff_pct"]) < 10 and abs(m["goodput_diff_pct"]) < 5 for m in d["models"])'
+for try in 1 2 3; do
+  rm -rf "$tmp/v"
+  "$bin" validate "$tmp/col.json" --backend emulated --sleep-idle --repeat 5 --set 'clients[0].duration_s=2' \
+    --set 'clients[1].duration_s=2' --set 'clients[0].rate=150' --set 'clients[1].rate=300' \
+    --max-lateness-ms 20 -o "$tmp/v" >"$tmp/v.txt" 2>"$tmp/v.err"
+  rc=$?
+  [ $rc -eq 0 ] || break
+  py "$col_ok and $col_models" "$tmp/v/report.json" && break
+  echo "# validation try $try missed its bounds (a loaded machine?): running it again"
+done
+check "validate exits 0" test $rc -eq 0
 check "validate prints its report" grep -q "Batch execution time, real vs simulated" "$tmp/v.txt"
 for f in report.json report.md scenario.json decisions.jsonl profile/profile.json \
          profile/interference.json simulated/summary.json replayed/summary.json \
@@ -96,9 +139,10 @@ for f in report.json report.md scenario.json decisions.jsonl profile/profile.jso
 done
 # Emulated batches last their profiled latency, which the simulation used:
 # the error is the replay's overhead and the timer's.
-py 'd["replay_valid"] and d["batch_execution_error_pct"]["batches"] > 50 and d["batch_execution_error_pct"]["median_abs"] < 5' "$tmp/v/report.json"
-py 'all(abs(m["p50_diff_pct"]) < 10 and abs(m["goodput_diff_pct"]) < 5 for m in d["models"])' "$tmp/v/report.json"
-py 'd["placement"]["policy"] == "manual" and d["cluster"]["gpu_type"] == "emulated_measured" and d["cluster"]["interference"].endswith("interference.json")' "$tmp/v/scenario.json"
+check "validate: replay valid, batch execution error median under 5 %" py "$col_ok" "$tmp/v/report.json"
+check "validate: p50 within 10 %, goodput within 5 %" py "$col_models" "$tmp/v/report.json"
+check "the validation's scenario runs on the measured profile" \
+  py 'd["placement"]["policy"] == "manual" and d["cluster"]["gpu_type"] == "emulated_measured" and d["cluster"]["interference"].endswith("interference.json")' "$tmp/v/scenario.json"
 # A placement with MPS shares: validate measures the backend at those shares
 # (and 100 %) and simulates on the measured tables; the emulated backend
 # runs them by the scenario's tables, so the error stays the overhead's.
@@ -113,12 +157,22 @@ cat > "$tmp/shares.json" <<'JSON'
    {"model": "resnet50", "rate": 200, "slo_ms": 200, "arrival": "poisson", "duration_s": 1.5, "warmup_s": 0.2},
    {"model": "alexnet", "rate": 300, "slo_ms": 150, "arrival": "poisson", "duration_s": 1.5, "warmup_s": 0.2}]}
 JSON
-"$bin" validate "$tmp/shares.json" --backend emulated --sleep-idle --repeat 3 --max-lateness-ms 20 \
-  -o "$tmp/vs" >/dev/null 2>&1
-check "validate with shares exits 0" test $? -eq 0
-py 'sorted({s for m in d["models"] for b, s, l in m["share_latency"]}) == [40, 60, 100]' "$tmp/vs/profile/interference.json"
 # Batches of a few ms: a loaded machine's late wake-ups are a few % of them.
-py 'd["batch_execution_error_pct"]["median_abs"] < 10 and all(abs(m["goodput_diff_pct"]) < 5 for m in d["models"])' "$tmp/vs/report.json"
+vs_ok='d["batch_execution_error_pct"]["median_abs"] < 10 and all(abs(m["goodput_diff_pct"]) < 5 for m in d["models"])'
+for try in 1 2 3; do
+  rm -rf "$tmp/vs"
+  "$bin" validate "$tmp/shares.json" --backend emulated --sleep-idle --repeat 3 --max-lateness-ms 20 \
+    -o "$tmp/vs" >/dev/null 2>&1
+  rc=$?
+  [ $rc -eq 0 ] || break
+  py "$vs_ok" "$tmp/vs/report.json" && break
+  echo "# validation with shares, try $try, missed its bounds (a loaded machine?): running it again"
+done
+check "validate with shares exits 0" test $rc -eq 0
+check "validate measured the placement's shares and 100 %" \
+  py 'sorted({s for m in d["models"] for b, s, l in m["share_latency"]}) == [40, 60, 100]' "$tmp/vs/profile/interference.json"
+check "validate with shares: batch execution error median under 10 %, goodput within 5 %" \
+  py "$vs_ok" "$tmp/vs/report.json"
 bad "validate: an earlier validation is kept" "holds an earlier validation" \
   validate "$tmp/col.json" --backend emulated -o "$tmp/v"
 bad "validate: no backend" "expected --backend NAME" validate "$tmp/col.json" -o "$tmp/w"

@@ -2,6 +2,7 @@
 #include "fuzz_common.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,15 +190,22 @@ gboolean fuzz_validation_cheap(CsScenario *sc)
   const cJSON *pl = cJSON_GetObjectItemCaseSensitive(cs_scenario_root(sc), "placement");
   const cJSON *policy = cJSON_GetObjectItemCaseSensitive(pl, "policy");
   if (cJSON_IsString(policy) && strstr(policy->valuestring, "milp")) {
+    /* Nodes, not seconds: where a solve is cut must not depend on the
+     * machine's load, as the run is repeated and compared byte for byte.
+     * Unrecorded: the effective scenario holds the caps as if they were
+     * given. A value validation would refuse is left for it to refuse. */
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(pl, "node_limit");
     const cJSON *limit = cJSON_GetObjectItemCaseSensitive(pl, "time_limit_s");
-    /* Unrecorded: the effective scenario holds the cap as if it were given. */
-    if (!cJSON_IsNumber(limit) || limit->valuedouble > FUZZ_MILP_SECONDS) {
-      GError *error = NULL;
-      char *cap = g_strdup_printf("%g", FUZZ_MILP_SECONDS);
-      if (!cs_scenario_set_unrecorded(sc, "placement.time_limit_s", cap, &error))
-        fuzz_reject(&error);
-      g_free(cap);
-    }
+    GError *error = NULL;
+    if ((!nodes || (cJSON_IsNumber(nodes) && nodes->valuedouble > FUZZ_MILP_NODES &&
+                    nodes->valuedouble <= G_MAXINT && nodes->valuedouble == floor(nodes->valuedouble))) &&
+        !cs_scenario_set_unrecorded(sc, "placement.node_limit", G_STRINGIFY(FUZZ_MILP_NODES),
+                                    &error))
+      fuzz_reject(&error);
+    if ((!limit || (cJSON_IsNumber(limit) && limit->valuedouble >= 0.001 &&
+                    limit->valuedouble <= 1e6)) &&
+        !cs_scenario_set_unrecorded(sc, "placement.time_limit_s", "1e6", &error))
+      fuzz_reject(&error);
   }
   const cJSON *cl = cJSON_GetObjectItemCaseSensitive(cs_scenario_root(sc), "cluster");
   if (!cJSON_IsObject(cl))

@@ -74,7 +74,8 @@ static CsPlacement *run(const CsPlacementProblem *in, const char *name, const ch
   /* No wall clock in a result: a MILP object without its own time_limit_s
    * gets 1e6 s, not GLPK's default 60 s, which a slow machine could reach. */
   g_autofree char *limited = NULL;
-  if (strstr(name, "milp") && json[0] == '{' && !strstr(json, "time_limit_s")) {
+  if (strstr(name, "milp") && json[0] == '{' && !strstr(json, "time_limit_s") &&
+      !strstr(json, "node_limit")) { /* node_limit alone: no clock either (milp.h) */
     const char *rest = json + 1 + strspn(json + 1, " ");
     json = limited = g_strconcat("{\"time_limit_s\": 1e6", *rest == '}' ? "" : ", ", rest, NULL);
   }
@@ -690,6 +691,50 @@ static void test_milp_large_start_short_of_every_rate(void **state)
   cs_placement_free(p);
 }
 
+/* placement.node_limit: the cut counts branch-and-bound nodes, not seconds
+ * (milp.h), so where it falls is the same on any machine. The instance of
+ * the time-limit tests needs branching before GLPK's first integer solution
+ * (about 80 callbacks in, above): cut at the root (node_limit 1) the greedy
+ * start is kept, and the log says why and that no clock was involved; with
+ * room for the whole search it is solved to optimality; the same limit
+ * gives the same placement twice. Before node_limit a scenario could bound
+ * the MILP only by wall-clock time (the fuzzers' 1 s cap gave two runs of
+ * one scenario different placements on a loaded machine). */
+static void test_milp_node_limit(void **state)
+{
+  BigInstance b;
+  big_instance(&b, *state);
+  CsPlacement *root = expect_ok(&b.in, "milp", "{\"metric\": \"wao\", \"node_limit\": 1}");
+  const char *log = root->log->str;
+  if (!strstr(log, "node limit 1, no time limit") ||
+      !strstr(log, "node limit reached before its first solution, the greedy start kept") ||
+      !strstr(log, "the same on any machine") || strstr(log, "machine speed"))
+    fail_msg("node_limit 1: unexpected log:\n%s", log);
+  CsPlacement *again = expect_ok(&b.in, "milp", "{\"metric\": \"wao\", \"node_limit\": 1}");
+  assert_string_equal(again->log->str, log);
+  CsPlacement *full = expect_ok(&b.in, "milp",
+                                "{\"metric\": \"wao\", \"node_limit\": 1000000}");
+  if (!strstr(full->log->str, "status: optimal"))
+    fail_msg("node_limit 10^6: expected an optimal solve:\n%s", full->log->str);
+  CsPlacement *timed = expect_ok(&b.in, "milp", "{\"metric\": \"wao\"}");
+  assert_true(fabs(cs_placement_expected_total(full) - cs_placement_expected_total(timed)) < 1e-6);
+  assert_true(cs_placement_expected_total(root) <= cs_placement_expected_total(full) + 1e-6);
+  /* Both limits: both named, whichever comes first cuts. */
+  CsPlacement *both = expect_ok(&b.in, "milp",
+                                "{\"metric\": \"wao\", \"node_limit\": 1, \"time_limit_s\": 1e6}");
+  if (!strstr(both->log->str, "time limit 1e+06 s, node limit 1") ||
+      !strstr(both->log->str, "time or node limit reached before its first solution"))
+    fail_msg("both limits: unexpected log:\n%s", both->log->str);
+  cs_placement_free(root);
+  cs_placement_free(again);
+  cs_placement_free(full);
+  cs_placement_free(timed);
+  cs_placement_free(both);
+  expect_error(&b.in, "milp", "{\"node_limit\": 0}", "placement.node_limit");
+  expect_error(&b.in, "milp", "{\"node_limit\": 2.5}", "placement.node_limit");
+  expect_error(&b.in, "milp", "{\"node_limit\": \"10\"}", "placement.node_limit");
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -706,6 +751,7 @@ int main(void)
     cmocka_unit_test(test_milp_time_limit_feasible),
     cmocka_unit_test(test_milp_time_limit_tie_break_fails),
     cmocka_unit_test(test_milp_time_limit_tie_break_feasible),
+    cmocka_unit_test(test_milp_node_limit),
   };
   return cmocka_run_group_tests(tests, setup, thesis_profiles_teardown);
 }

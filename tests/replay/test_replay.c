@@ -259,16 +259,17 @@ static void test_counting_with_drops(void **state)
   counting_reproduces(symphony_scenario, TRUE);
 }
 
-/* A real replay on "emulated": batches run as long as their profiled
- * latency, in the order and where they were decided. */
-static void test_emulated_replay(void **state)
+/* One replay of r's decisions on "emulated" into rep_csv: asserts what
+ * holds on any machine (the counts, the same batch, GPU and worker per
+ * request, execution at least the profiled latency, never before the
+ * inputs arrived) and returns whether it also kept to the times (valid
+ * within 50 ms, p50 within 5 ms of the simulation's, no batch 50 ms longer
+ * than profiled), which a burst of other work on the machine can break. */
+static gboolean emulated_replay_once(const SimRun *r, const char *rep_csv, const CsProfileSet *ps)
 {
-  (void)state;
-  SimRun r = simulate(router_scenario, 0.8);
-  char *rep_csv = g_build_filename(r.dir, "replay.csv", NULL);
   CsReplayOptions opt;
   cs_replay_options_init(&opt);
-  opt.decisions = r.log_path;
+  opt.decisions = r->log_path;
   opt.backend = cs_backend_builtin("emulated");
   opt.requests_csv = rep_csv;
   opt.max_lateness_ms = 50; /* generous: a shared machine; the figures come from bench/ */
@@ -276,24 +277,19 @@ static void test_emulated_replay(void **state)
   CsResults *res = cs_replay(&opt, &err);
   if (!res)
     fail_msg("%s", err->message);
-  assert_true(cs_results_replay_valid(res));
+  gboolean on_time = cs_results_replay_valid(res);
   assert_non_null(strstr(res->replay_json, "\"backend\":\"emulated\""));
   for (int m = 0; m < res->n_models; m++) {
-    assert_int_equal(res->models[m].generated, r.sim->models[m].generated);
-    assert_int_equal(res->models[m].measured, r.sim->models[m].measured);
-    assert_int_equal(res->models[m].completed, r.sim->models[m].completed);
-    assert_int_equal(res->models[m].batches, r.sim->models[m].batches);
+    assert_int_equal(res->models[m].generated, r->sim->models[m].generated);
+    assert_int_equal(res->models[m].measured, r->sim->models[m].measured);
+    assert_int_equal(res->models[m].completed, r->sim->models[m].completed);
+    assert_int_equal(res->models[m].batches, r->sim->models[m].batches);
     /* The emulated GPU is the simulator's without interference (none here):
      * the latencies differ by the replay's overhead alone. */
-    assert_true(fabs(res->models[m].latency.p50 - r.sim->models[m].latency.p50) < 5.0);
+    on_time = on_time && fabs(res->models[m].latency.p50 - r->sim->models[m].latency.p50) < 5.0;
   }
-  /* Row by row: the same batch, GPU and worker; execution at least the
-   * profiled latency; never before the inputs arrived. */
-  char **a = sorted_rows(rep_csv), **b = sorted_rows(r.csv_path);
+  char **a = sorted_rows(rep_csv), **b = sorted_rows(r->csv_path);
   assert_int_equal(g_strv_length(a), g_strv_length(b));
-  CsProfileSet *ps = cs_profile_set_new();
-  char *prof = source_path("data/profiles/v100_thesis.json");
-  assert_true(cs_profile_set_load_file(ps, prof, NULL));
   for (int i = 0; a[i]; i++) {
     if (!*a[i] || g_str_has_prefix(a[i], "id,"))
       continue;
@@ -308,16 +304,40 @@ static void test_emulated_replay(void **state)
     int64_t profiled = cs_model_profile_latency_ns(cs_profile_set_lookup(ps, "v100", x[1]), n);
     assert_true(start >= node);
     assert_true(end - start >= profiled);
-    assert_true(end - start < profiled + 50000000);
+    on_time = on_time && end - start < profiled + 50000000;
     g_strfreev(x);
     g_strfreev(y);
   }
-  cs_profile_set_free(ps);
-  g_free(prof);
   g_strfreev(a);
   g_strfreev(b);
-  g_free(rep_csv);
   cs_results_free(res);
+  return on_time;
+}
+
+/* A real replay on "emulated": batches run as long as their profiled
+ * latency, in the order and where they were decided. What depends on the
+ * machine keeping time is asked of one replay in at most three: a replay
+ * that is always late fails, a busy moment of a shared machine does not
+ * (docs/testing.md, "Under load"). */
+static void test_emulated_replay(void **state)
+{
+  (void)state;
+  SimRun r = simulate(router_scenario, 0.8);
+  char *rep_csv = g_build_filename(r.dir, "replay.csv", NULL);
+  CsProfileSet *ps = cs_profile_set_new();
+  char *prof = source_path("data/profiles/v100_thesis.json");
+  assert_true(cs_profile_set_load_file(ps, prof, NULL));
+  gboolean on_time = FALSE;
+  for (int try = 1; try <= 3 && !on_time; try++) {
+    on_time = emulated_replay_once(&r, rep_csv, ps);
+    if (!on_time)
+      print_message("replay try %d was late (a loaded machine?)%s\n", try,
+                    try < 3 ? ": running it again" : "");
+  }
+  assert_true(on_time);
+  cs_profile_set_free(ps);
+  g_free(prof);
+  g_free(rep_csv);
   sim_run_free(&r);
 }
 

@@ -210,6 +210,7 @@ typedef struct {
   gboolean start_given;    /* start was handed to GLPK */
   gint64 last_call_us;     /* the previous callback, 0 before the first */
   gint64 longest_step_us;  /* the longest time between two callbacks so far */
+  int nodes;               /* nodes explored so far (the root, then one per GLP_ISELECT) */
 } SolveState;
 
 /* Branch-and-bound callback: hands GLPK the start solution at its first
@@ -221,7 +222,10 @@ typedef struct {
  * callbacks so far: on 64 models x 64 GPUs a node takes about 4 s, and
  * waiting for the deadline itself overran it by that much) or when the
  * injected time_up says so (milp.h). GLPK's own tm_lim counts only
- * glp_intopt's time and overshot it by seconds on large instances. */
+ * glp_intopt's time and overshot it by seconds on large instances.
+ * opt->node_limit is counted at GLP_ISELECT, where GLPK is about to pick the
+ * next node: once that many have been explored (the root counts) it ends
+ * the search there, the same way on any machine. */
 static void bnb_callback(glp_tree *tree, void *info)
 {
   SolveState *st = info;
@@ -234,6 +238,11 @@ static void bnb_callback(glp_tree *tree, void *info)
     st->last_gap = glp_ios_mip_gap(tree);
   if (st->timed_out)
     return;
+  if (r == GLP_ISELECT && st->opt->node_limit > 0 && ++st->nodes >= st->opt->node_limit) {
+    st->timed_out = TRUE;
+    glp_ios_terminate(tree);
+    return;
+  }
   gint64 now = g_get_monotonic_time();
   if (st->last_call_us)
     st->longest_step_us = MAX(st->longest_step_us, now - st->last_call_us);
@@ -260,6 +269,41 @@ const char *cs_milp_intopt_message(int ret)
   case GLP_ESTOP: return "stopped by the application";
   default: return "unknown glp_intopt return code";
   }
+}
+
+const char *cs_milp_limit_reached(const CsMilpOptions *opt)
+{
+  if (opt->node_limit <= 0)
+    return "time limit reached";
+  return isfinite(opt->time_limit_s) && !opt->time_up ? "time or node limit reached"
+                                                       : "node limit reached";
+}
+
+const char *cs_milp_limit_stopped(const CsMilpOptions *opt)
+{
+  if (opt->node_limit <= 0)
+    return "stopped by time limit";
+  return isfinite(opt->time_limit_s) && !opt->time_up ? "stopped by time or node limit"
+                                                       : "stopped by node limit";
+}
+
+const char *cs_milp_ret_message(const CsMilpOptions *opt, int ret)
+{
+  return ret == GLP_ETMLIM ? cs_milp_limit_reached(opt) : cs_milp_intopt_message(ret);
+}
+
+const char *cs_milp_cut_note(const CsMilpOptions *opt)
+{
+  /* Only a wall-clock limit makes where a solve is cut machine-dependent. */
+  return isfinite(opt->time_limit_s) && !opt->time_up ? "depends on machine speed"
+                                                       : "the same on any machine";
+}
+
+const char *cs_milp_raise_hint(const CsMilpOptions *opt)
+{
+  if (opt->node_limit <= 0)
+    return "; raise time_limit_s";
+  return isfinite(opt->time_limit_s) ? "; raise time_limit_s or node_limit" : "; raise node_limit";
 }
 
 /* Milliseconds from now to deadline_us, at least 1 (GLPK's limits). */
@@ -319,7 +363,7 @@ static int solve(glp_prob *lp, const CsMilpOptions *opt, gint64 deadline_us, con
   parm.br_tech = large ? GLP_BR_DTH : GLP_BR_PCH;
   parm.tm_lim = opt->time_up ? G_MAXINT : cs_milp_ms_left(deadline_us);
   SolveState st = { .last_gap = NAN, .opt = opt, .deadline_us = deadline_us,
-                    .start = large ? start : NULL };
+                    .start = large ? start : NULL, .nodes = 1 };
   parm.cb_func = bnb_callback;
   parm.cb_info = &st;
   if (mode == CS_MILP_SOLVE_MASTER) {
@@ -444,7 +488,7 @@ static gboolean tie_break(MilpProblem *pb, const CsMilpOptions *opt, double good
     return FALSE;
   }
   g_string_append_printf(log, "prefer_small_batch: tie-break solve %s%s\n",
-                         o.status == GLP_OPT ? "optimal" : "stopped by time limit",
+                         o.status == GLP_OPT ? "optimal" : cs_milp_limit_stopped(opt),
                          o.status == GLP_OPT ? "" : " (best tie-break found)");
   memcpy(x_first, x, sizeof(double) * ((size_t)pb->n_cols + 1));
   g_free(x);
@@ -529,10 +573,9 @@ static gboolean solve_per_gpu(MilpProblem *pb, const CsPlacementProblem *in,
     else
       g_string_append_printf(log,
                              "%s status: %s, best solution found kept, MIP gap %.4g%%, "
-                             "objective %.2f req/s (not proven optimal; depends on machine "
-                             "speed)\n",
-                             cs_milp_solver_name(opt), cs_milp_intopt_message(ret), gap * 100.0,
-                             info->objective);
+                             "objective %.2f req/s (not proven optimal; %s)\n",
+                             cs_milp_solver_name(opt), cs_milp_ret_message(opt, ret), gap * 100.0,
+                             info->objective, cs_milp_cut_note(opt));
   } else {
     if (ret == GLP_ETMLIM && !large)
       start_goodput = start_solution(pb, in, opt, start, &start_ok, log);
@@ -546,16 +589,16 @@ static gboolean solve_per_gpu(MilpProblem *pb, const CsPlacementProblem *in,
     info->status = CS_MILP_HEURISTIC;
     info->objective = start_goodput;
     g_string_append_printf(log,
-                           "%s status: time limit reached before its first solution, the "
-                           "greedy start kept, objective %.2f req/s (not proven optimal, gap "
-                           "unknown; depends on machine speed)\n", cs_milp_solver_name(opt),
-                           start_goodput);
+                           "%s status: %s before its first solution, the greedy start kept, "
+                           "objective %.2f req/s (not proven optimal, gap unknown; %s)\n",
+                           cs_milp_solver_name(opt), cs_milp_limit_reached(opt), start_goodput,
+                           cs_milp_cut_note(opt));
     memcpy(x, start, sizeof(double) * (size_t)(pb->n_cols + 1));
   } else if (!ok) {
     g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                 "placement \"milp\": %s found no solution: %s (code %d, status %d)%s",
-                cs_milp_solver_name(opt), cs_milp_intopt_message(ret), ret, out.status,
-                ret == GLP_ETMLIM ? "; raise time_limit_s" : "");
+                cs_milp_solver_name(opt), cs_milp_ret_message(opt, ret), ret, out.status,
+                ret == GLP_ETMLIM ? cs_milp_raise_hint(opt) : "");
   }
   g_free(start);
   if (ok) {
@@ -608,11 +651,18 @@ CsPlacement *cs_milp_place(const CsPlacementProblem *in, const CsMilpOptions *op
       opt->formulation == CS_MILP_FORM_CONFIGURATIONS ||
       (opt->formulation == CS_MILP_FORM_AUTO &&
        (in->n_gpus > THESIS_MAX_GPUS || in->n_models > THESIS_MAX_MODELS));
-    g_string_append_printf(log, "milp: metric %s, time limit %.3g s, solver %s%s%s\n",
-                           cs_place_metric_name(opt->metric), opt->time_limit_s,
+    char *limits = !isfinite(opt->time_limit_s)
+                     ? g_strdup_printf("node limit %d, no time limit", opt->node_limit)
+                   : opt->node_limit > 0
+                     ? g_strdup_printf("time limit %.3g s, node limit %d", opt->time_limit_s,
+                                       opt->node_limit)
+                     : g_strdup_printf("time limit %.3g s", opt->time_limit_s);
+    g_string_append_printf(log, "milp: metric %s, %s, solver %s%s%s\n",
+                           cs_place_metric_name(opt->metric), limits,
                            cs_milp_solver_name(opt),
                            opt->prefer_small_batch ? ", prefer_small_batch" : "",
                            configurations ? ", configuration formulation" : "");
+    g_free(limits);
     if (!configurations && opt->enumerate_limit != 0)
       g_string_append_printf(log, "formulation auto: the per-GPU model on this size (at most %d "
                                   "GPUs and %d models); enumerate_limit %d is not used\n",

@@ -60,7 +60,8 @@ gboolean cs_milp_have_cbc(void);
 
 typedef struct {
   CsCreqMetric metric;
-  double time_limit_s;          /* the whole call: construction and both solves */
+  double time_limit_s;          /* the whole call: construction and both solves; INFINITY:
+                                   no time limit (node_limit then bounds the solves) */
   gboolean prefer_small_batch;  /* lexicographic second solve (see above) */
   const int *max_replicas;      /* n_models entries, or NULL for "number of GPUs" */
   const int *batches;           /* candidate batch sizes, ascending (borrowed) */
@@ -71,6 +72,11 @@ typedef struct {
   int enumerate_limit;          /* configurations: list them all when there are at most
                                    this many (0: 20000; negative: never, always column
                                    generation) */
+  int node_limit;               /* > 0: each branch and bound (GLPK: the goodput solve, the
+                                   tie-break solve, the configuration master; CBC: its
+                                   maxNodes) explores at most this many nodes, the root
+                                   included, then ends as the time limit does. Counts, not
+                                   seconds: the same cut on any machine. 0: none */
   CsMilpTimeUp time_up;         /* NULL (users): GLPK's wall-clock time limit only; else
                                    also asked during both solves (tests) */
   void *time_up_data;           /* passed to time_up (borrowed) */
@@ -79,8 +85,8 @@ typedef struct {
 typedef enum {
   CS_MILP_EMPTY,     /* nothing to decide (no GPU or no candidate): no solve */
   CS_MILP_OPTIMAL,   /* proven optimal */
-  CS_MILP_FEASIBLE,  /* time limit hit: best solution found, see gap */
-  CS_MILP_HEURISTIC, /* time limit hit before GLPK's first solution: the greedy start */
+  CS_MILP_FEASIBLE,  /* time or node limit hit: best solution found, see gap */
+  CS_MILP_HEURISTIC, /* time or node limit hit before GLPK's first solution: the greedy start */
 } CsMilpStatus;
 
 typedef struct {

@@ -21,7 +21,7 @@
  * header's declarations). */
 #define CBC_FUNCTIONS(X)                                                                         \
   X(Cbc_newModel) X(Cbc_loadProblem) X(Cbc_setObjSense) X(Cbc_setInteger) X(Cbc_setLogLevel)     \
-  X(Cbc_setParameter) X(Cbc_setMaximumSeconds) X(Cbc_setMIPStartI) X(Cbc_solve)               \
+  X(Cbc_setParameter) X(Cbc_setMaximumSeconds) X(Cbc_setMaximumNodes) X(Cbc_setMIPStartI) X(Cbc_solve)               \
   X(Cbc_bestSolution) X(Cbc_isProvenOptimal) X(Cbc_isProvenInfeasible) X(Cbc_getObjValue)     \
   X(Cbc_getBestPossibleObjValue) X(Cbc_deleteModel)
 #define CBC_POINTER(name) static __typeof__(&name) p_##name;
@@ -120,6 +120,9 @@ int cs_milp_cbc_solve(glp_prob *lp, const CsMilpOptions *opt, gint64 deadline_us
   p_Cbc_setParameter(model, "threads", "0");
   double left = (double)(deadline_us - g_get_monotonic_time()) / 1e6;
   p_Cbc_setMaximumSeconds(model, opt->time_up ? 1e9 : MAX(left, 0.001));
+  /* node_limit: CBC's own node count, the same on any machine (one thread). */
+  if (opt->node_limit > 0)
+    p_Cbc_setMaximumNodes(model, opt->node_limit);
   if (start) {
     int *idx = g_new(int, (size_t)n);
     for (int j = 0; j < n; j++)

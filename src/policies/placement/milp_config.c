@@ -140,12 +140,12 @@ static gboolean config_tie_break(MilpMaster *ms, double goodput, gint64 deadline
     g_string_append_printf(log,
                            "prefer_small_batch: tie-break solve failed (%s); keeping the first "
                            "solution\n",
-                           cs_milp_intopt_message(o.ret));
+                           cs_milp_ret_message(ms->opt, o.ret));
   else {
     g_string_append_printf(log, "prefer_small_batch: tie-break solve over the %u configurations "
                                 "%s%s\n",
                            ms->configs->len, o.status == GLP_OPT ? "optimal" :
-                           "stopped by time limit",
+                           cs_milp_limit_stopped(ms->opt),
                            o.status == GLP_OPT ? "" : " (best tie-break found)");
     memcpy(x, y, sizeof(double) * ((size_t)n_cols + 1));
   }
@@ -299,25 +299,25 @@ gboolean cs_milp_config_solve(const MilpProblem *pb, const CsPlacementProblem *i
       g_string_append_printf(log,
                              "%s status: %s, best solution found kept, gap %.4g%% to the "
                              "bound %.2f req/s, objective %.2f req/s (not proven optimal; "
-                             "depends on machine speed)\n",
-                             cs_milp_solver_name(opt), cs_milp_intopt_message(out.ret),
-                             info->gap * 100.0, bound, obj);
+                             "%s)\n",
+                             cs_milp_solver_name(opt), cs_milp_ret_message(opt, out.ret),
+                             info->gap * 100.0, bound, obj, cs_milp_cut_note(opt));
   } else if (out.ret == GLP_ETMLIM && start_ok) {
     info->status = CS_MILP_HEURISTIC;
     info->objective = start_goodput;
     info->bound = bound;
     g_string_append_printf(log,
-                           "%s status: time limit reached before its first solution, the "
-                           "greedy start kept, objective %.2f req/s (not proven optimal, gap "
-                           "unknown; depends on machine speed)\n",
-                           cs_milp_solver_name(opt), start_goodput);
+                           "%s status: %s before its first solution, the greedy start kept, "
+                           "objective %.2f req/s (not proven optimal, gap unknown; %s)\n",
+                           cs_milp_solver_name(opt), cs_milp_limit_reached(opt), start_goodput,
+                           cs_milp_cut_note(opt));
     memcpy(x, start, sizeof(double) * ((size_t)n_cols + 1));
   } else {
     ok = FALSE;
     g_set_error(error, CS_ERROR, CS_ERROR_POLICY,
                 "placement \"milp\": %s found no solution: %s (code %d, status %d)%s",
-                cs_milp_solver_name(opt), cs_milp_intopt_message(out.ret), out.ret, out.status,
-                out.ret == GLP_ETMLIM ? "; raise time_limit_s" : "");
+                cs_milp_solver_name(opt), cs_milp_ret_message(opt, out.ret), out.ret, out.status,
+                out.ret == GLP_ETMLIM ? cs_milp_raise_hint(opt) : "");
   }
   cs_milp_cfg_duals_clear(&duals);
   if (ok && opt->prefer_small_batch && info->status != CS_MILP_HEURISTIC)

@@ -77,6 +77,26 @@ gboolean cs_milp_tie_break_begin(glp_prob *lp, int n_models, double goodput,
 /* Text for a glp_intopt return code. */
 const char *cs_milp_intopt_message(int ret);
 
+/* How a cut solve is named in logs and errors, by the limits opt sets (a
+ * time limit, node_limit, or both): "time limit reached", "node limit
+ * reached" or "time or node limit reached". */
+const char *cs_milp_limit_reached(const CsMilpOptions *opt);
+
+/* The same as "stopped by time limit" (or node limit, or both). */
+const char *cs_milp_limit_stopped(const CsMilpOptions *opt);
+
+/* cs_milp_intopt_message(ret), with GLP_ETMLIM named by
+ * cs_milp_limit_reached(opt). */
+const char *cs_milp_ret_message(const CsMilpOptions *opt, int ret);
+
+/* Whether a cut solve's result depends on machine speed: "depends on
+ * machine speed" under a wall-clock limit, else "the same on any machine". */
+const char *cs_milp_cut_note(const CsMilpOptions *opt);
+
+/* The advice appended to a "found no solution" error after a cut:
+ * "; raise time_limit_s" (or node_limit, or either). */
+const char *cs_milp_raise_hint(const CsMilpOptions *opt);
+
 /* Milliseconds from now to deadline_us, at least 1 (GLPK's limits). */
 int cs_milp_ms_left(gint64 deadline_us);
 
@@ -124,8 +144,8 @@ gboolean cs_milp_config_solve(const MilpProblem *pb, const CsPlacementProblem *i
 gboolean cs_milp_cbc_load(char **why);
 
 /* Solves lp with CBC (milp_cbc.c; only when built with CS_HAVE_CBC) within
- * deadline_us (opt->time_up is not consulted: CBC's C interface has no
- * node callback), from start (1-based, or NULL). Returns GLP_OPT, GLP_FEAS
+ * deadline_us and opt->node_limit (CBC's maxNodes; opt->time_up is not
+ * consulted: CBC's C interface has no node callback), from start (1-based, or NULL). Returns GLP_OPT, GLP_FEAS
  * (a solution, cut by the limit), GLP_NOFEAS or GLP_UNDEF (none found in
  * time); with a solution fills x[1..n], *objective and *gap (0 when
  * optimal). */

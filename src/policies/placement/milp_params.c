@@ -2,6 +2,7 @@
  * the model and the solve). */
 #include "milp.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "milp_internal.h"
@@ -58,16 +59,21 @@ static CsPlacement *milp_place_params(const CsPlacementProblem *in, CsParams *pa
   static const char *const keys[] = { "policy",       "metric",      "time_limit_s",
                                       "prefer_small_batch", "max_replicas", "batch_sizes",
                                       "mps_shares",   "solver",      "formulation",
-                                      "enumerate_limit", NULL };
+                                      "enumerate_limit", "node_limit", NULL };
   CsMilpOptions opt = { .metric = default_metric, .time_limit_s = 60.0 };
   int *batches = NULL, *max_rep = NULL;
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_place_read_metric(params, "metric", metric_fixed ? policy : NULL, "milp", &opt.metric,
                             error) ||
       !cs_params_double(params, "time_limit_s", FALSE, 0.001, 1e6, &opt.time_limit_s, error) ||
+      !cs_params_int(params, "node_limit", FALSE, 1, G_MAXINT, &opt.node_limit, error) ||
       !cs_params_bool(params, "prefer_small_batch", FALSE, &opt.prefer_small_batch, error) ||
       !cs_params_bool(params, "mps_shares", FALSE, &opt.mps_shares, error))
     return NULL;
+  /* node_limit alone: no wall clock at all, so a cut solve gives the same
+   * placement on any machine (milp.h); with time_limit_s both apply. */
+  if (opt.node_limit > 0 && !cs_params_has(params, "time_limit_s"))
+    opt.time_limit_s = INFINITY;
   const char *solver = "glpk";
   if (!cs_params_string(params, "solver", FALSE, &solver, error))
     return NULL;
