@@ -578,7 +578,9 @@ def pivot_table(spec, table, results, where):
     digits = table.get("digits", 1)
     rows, cols = table["rows"], table["columns"]
     header = [table.get("corner", "")] + [c.get("label", c.get("value")) for c in cols]
-    lines = ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    head = "| " + " | ".join(header) + " |"
+    # A label may span several columns ("SLO ms | load"): count the cells drawn.
+    lines = ["", head, "|" + "---|" * (head.count(" | ") + 1)]
     for r in rows:
         cells = [str(r.get("label", r.get("value")))]
         for c in cols:
@@ -692,6 +694,7 @@ def main():
         return 2
 
     changes = {}  # path -> (old text, new text)
+    moved = {}  # page -> the "mean ± ci" texts of results that this run changed
     all_blocks = {}
     log = sys.stderr if sys.stderr.isatty() else open(os.devnull, "w")
     try:
@@ -704,7 +707,7 @@ def main():
                     rpath = os.path.join(RESULTS_DIR, spec["name"], f"{sid}.csv")
                     if spec in selected and not args.from_results:
                         source = dict(source)
-                        source["metrics"] = sorted(wanted[sid])
+                        source["metrics"] = sorted(wanted[sid] | (QUOTED_METRICS if source["kind"] == "sweep" else set()))
                         if source["kind"] == "sweep":
                             res = run_sweep(clustersim, source, work, args.j, log, args.reuse)
                         elif source["kind"] == "run":
@@ -715,6 +718,8 @@ def main():
                         old = open(rpath).read() if os.path.exists(rpath) else ""
                         if new != old:
                             changes[rpath] = (old, new)
+                            moved[spec["page"]] = moved.get(spec["page"], set()) | (
+                                quoted_strings(parse_results_text(old)) - quoted_strings(parse_results_text(new)))
                         # Judged from the results as written, so that a rerun and
                         # --from-results give the same docs to the last digit.
                         results[sid] = parse_results_text(new)
@@ -729,6 +734,7 @@ def main():
             old, new = render_doc(page, all_blocks, used)
             if new != old:
                 changes[page] = (old, new)
+        stale = stale_quotes(moved, changes)
         unused = sorted(set(all_blocks) - used)
         if unused:
             raise FindingsError("generated parts no doc shows (add <!-- gen:ID --><!-- /gen --> where they belong): " + ", ".join(unused))
@@ -739,6 +745,8 @@ def main():
         print(f"reproduce: a run failed: {e}", file=sys.stderr)
         return 1
 
+    for line in stale:
+        print(line, file=sys.stderr)
     if args.check:
         if not changes:
             print(f"reproduce: the committed results and docs are current ({len(specs)} findings files)")
@@ -756,7 +764,46 @@ def main():
         print(f"wrote {os.path.relpath(path, ROOT)}")
     if not changes:
         print("nothing changed")
+    if stale:
+        print(f"reproduce: {len(stale)} number(s) in the prose quote a result that moved: update them and rerun", file=sys.stderr)
+        return 1
     return 0
+
+
+# Metrics of a sweep that the pages' prose quotes (as "mean ± ci"), kept in the
+# results beside those the findings and tables read, so that a quote of one
+# that moves is found.
+QUOTED_METRICS = {"goodput_rps", "throughput_rps", "submitted_rps", "max_load_rps", "mean_batch",
+                  "median_batch", "latency_p50_ms", "latency_p99_ms"}
+QUOTE_RE = re.compile(r"(\d+(?:\.\d+)?)\s+±\s+(\d+(?:\.\d+)?)")
+
+
+def quoted_strings(results):
+    """Every "mean ± ci" text a page could quote of these results (1 or 2 decimals)."""
+    out = set()
+    for n, mean, ci in results.rows.values():
+        if not math.isnan(mean) and not math.isnan(ci):
+            out.update(fmt_value(mean, ci, d) for d in (1, 2))
+    return out
+
+
+def stale_quotes(moved, changes):
+    """Lines of the pages' prose (outside the generated parts) that quote a
+    result this run changed: the number there is the old one."""
+    out = []
+    for page, texts in sorted(moved.items()):
+        if not texts:
+            continue
+        path = os.path.join(ROOT, page)
+        text = changes[path][1] if path in changes else open(path).read()
+        prose = GEN_RE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+        # A quote may be wrapped across lines: "2391.2 ±" then "76.3".
+        for q in QUOTE_RE.finditer(prose):
+            quote = f"{q.group(1)} ± {q.group(2)}"
+            if quote in texts:
+                lineno = prose.count("\n", 0, q.start()) + 1
+                out.append(f"{page}:{lineno}: quotes {quote}, a result that has moved")
+    return out
 
 
 def parse_results_text(text):

@@ -96,6 +96,16 @@ check("holds only with a non-default setting: says so, with the default's figure
 word, text = verdict({"finding": "f", "not_judged": "no numbers"})
 check("not judged", word == "not judged" and "no numbers" in text)
 
+# Prose that quotes a result which moved is found, also wrapped across lines,
+# and not inside a generated part (which the program rewrites itself).
+page = os.path.join(rp.ROOT, "docs", "x.md")
+text = "a\nquote 12.0 ±\n  1.0 here\n<!-- gen:v -->12.0 ± 1.0<!-- /gen -->\n13.0 ± 1.0 stays\n"
+stale = rp.stale_quotes({"docs/x.md": {"12.0 ± 1.0"}}, {page: ("", text)})
+check("a quote of a moved result is reported with its line", stale == ["docs/x.md:2: quotes 12.0 ± 1.0, a result that has moved"])
+r = rp.Results()
+r.add("a", "", "total", "goodput_rps", 5, 12.04, 0.96)
+check("quoted strings at 1 and 2 decimals", rp.quoted_strings(r) == {"12.0 ± 1.0", "12.04 ± 0.96"})
+
 # Bad findings files: file, JSON path, what was expected.
 with tempfile.TemporaryDirectory() as d:
     bad = os.path.join(d, "bad.json")
