@@ -700,6 +700,7 @@ def main():
     try:
         with tempfile.TemporaryDirectory(prefix="reproduce-") as tmp:
             work = args.workdir or tmp
+            os.makedirs(work, exist_ok=True)
             for spec in specs:
                 wanted = wanted_metrics(spec)
                 results = {}
