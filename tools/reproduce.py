@@ -292,10 +292,31 @@ def load_findings(path):
             spec = json.load(f)
     except json.JSONDecodeError as e:
         fail_input(path, f"line {e.lineno}", f"not JSON: {e.msg}")
+    if not isinstance(spec, dict):
+        fail_input(path, "(top)", "expected an object")
+    keys = {"name", "title", "paper", "page", "sources", "nondefault", "defaults", "findings", "tables", "values"}
     for key in ("name", "page", "sources", "findings"):
         if key not in spec:
             fail_input(path, key, "missing (expected name, page, sources, findings, tables)")
+    unknown = sorted(set(spec) - keys)
+    if unknown:
+        fail_input(path, unknown[0], f"not a field of a findings file (expected {', '.join(sorted(keys))})")
+    if not isinstance(spec["sources"], dict) or not isinstance(spec["findings"], list):
+        fail_input(path, "sources, findings", "expected an object of sources and a list of findings")
+    if not all(isinstance(v, str) for v in spec.get("nondefault", {}).values()):
+        fail_input(path, "nondefault", "expected an object of SOURCE.VARIANT: the setting in words")
+    if "tol" in spec.get("defaults", {}):
+        fail_input(path, "defaults.tol", "a tolerance is each check's own (relative or absolute by its comparison)")
+    if not os.path.exists(os.path.join(ROOT, spec["page"])):
+        fail_input(path, "page", f"{spec['page']}: no such page")
+    ids = [t.get("id") for t in spec.get("tables", [])]
+    if len(set(ids)) != len(ids) or None in ids:
+        fail_input(path, "tables", "expected a unique id for every table")
+    # Sweeps first: a single run of a grid is checked against its sweep's row.
+    spec["sources"] = dict(sorted(spec["sources"].items(), key=lambda kv: kv[1].get("kind") != "sweep"))
     for sid, source in spec["sources"].items():
+        if not isinstance(source, dict):
+            fail_input(path, f"sources.{sid}", "expected an object")
         kind = source.get("kind")
         if kind not in ("sweep", "provision", "run"):
             fail_input(path, f"sources.{sid}.kind", f'expected "sweep", "provision" or "run", got {kind!r}')
@@ -313,6 +334,8 @@ def wanted_metrics(spec):
             merged = dict(defaults)
             merged.update({k: v for k, v in node.get("defaults", {}).items() if k in ("source", "metric")})
             merged.update({k: v for k, v in node.items() if k in ("source", "metric")})
+            if node.get("dim") == "metric" and "source" in merged and merged["source"] in wanted:
+                wanted[merged["source"]].update(node.get("values", [node.get("value")]))
             if "source" in merged and "metric" in merged and merged["source"] in wanted:
                 wanted[merged["source"]].add(merged["metric"])
             for v in node.values():
@@ -321,7 +344,8 @@ def wanted_metrics(spec):
             for v in node:
                 visit(v, defaults)
 
-    visit({"findings": spec["findings"], "tables": spec.get("tables", [])}, spec.get("defaults", {}))
+    visit({"findings": spec["findings"], "tables": spec.get("tables", []), "values": spec.get("values", {})},
+          spec.get("defaults", {}))
     return wanted
 
 
@@ -343,9 +367,25 @@ class Ref:
         self.label = fields.get("label")
         self.scale = fields.get("scale", 1.0)
         self.none_as = fields.get("none_as")
+        # "max_of": the value is the largest of these variants' (e.g. "the best policy").
+        self.max_of = fields.get("max_of")
+        if self.max_of is not None and (not isinstance(self.max_of, list) or not self.max_of
+                                        or not all(isinstance(v, str) for v in self.max_of)):
+            fail_input(spec["_path"], where + ".max_of", "expected a list of variant names")
+        if self.max_of is not None:
+            fields = merged(fields, {"variant": fields.get("variant", self.max_of[0])})
+            self.variant = fields["variant"]
         self.per = self.minus = None
-        base = {k: v for k, v in fields.items() if k not in ("per", "minus", "label", "none_as")}
-        if "per" in fields:
+        if "per" in fields and "minus" in fields:
+            fail_input(spec["_path"], where, "per and minus: expected one of them, not both")
+        # The value the ratio or difference is taken against shares this one's
+        # source, variant, point, model and metric unless it says otherwise, but
+        # not its scale, label, none_as or max_of.
+        base = {k: v for k, v in fields.items() if k not in ("per", "minus", "label", "none_as", "scale", "max_of")}
+        self.per_const = None
+        if isinstance(fields.get("per"), (int, float)) and not isinstance(fields.get("per"), bool):
+            self.per_const = float(fields["per"])  # a stated number, e.g. a paper's bound
+        elif "per" in fields:
             self.per = Ref(spec, merged(base, fields["per"]), where + ".per")
         if "minus" in fields:
             self.minus = Ref(spec, merged(base, fields["minus"]), where + ".minus")
@@ -365,12 +405,25 @@ class Ref:
                        f"no result for variant {self.variant!r} at {self.point_string() or 'the only point'},"
                        f" model {self.model!r}, metric {self.metric!r} in source {self.source!r}")
         n, mean, ci = got
+        if self.max_of:
+            best = None
+            for v in self.max_of:
+                row = results[self.source].get(v, self.point_string(), self.model, self.metric)
+                if row is None:
+                    fail_input(self.spec["_path"], self.where, f"max_of: no result for variant {v!r}")
+                if math.isnan(row[1]):
+                    return math.nan, math.nan
+                if best is None or row[1] > best[1]:
+                    best = row
+            n, mean, ci = best
         if math.isnan(mean) and self.none_as is not None:
             mean, ci = float(self.none_as), 0.0
         mean, ci = mean * self.scale, ci * self.scale
         # A value relative to another result of the same source: "per" divides
         # by it (ratios), "minus" subtracts it (differences); the confidence
         # interval is then not shown, as the two are not independent.
+        if self.per_const is not None:
+            return (mean / self.per_const if self.per_const else math.nan), 0.0
         if self.per is not None:
             other, _ = self.per.value(results)
             return (mean / other if other else math.nan), 0.0
@@ -380,7 +433,13 @@ class Ref:
         return mean, ci
 
     def nondefault(self):
-        return self.spec.get("nondefault", {}).get(f"{self.source}.{self.variant}")
+        """The non-default settings this value needs, also through per, minus and max_of."""
+        variants = self.max_of or [self.variant]
+        own = {self.spec.get("nondefault", {}).get(f"{self.source}.{v}") for v in variants}
+        for other in (self.per, self.minus):
+            if other is not None:
+                own |= other.nondefault()
+        return {x for x in own if x}
 
 
 def merged(defaults, node):
@@ -410,12 +469,20 @@ def fmt_pct(x):
 class Check:
     """One stated number of a finding and how it is compared."""
 
-    KINDS = ("within", "range", "at_least", "at_most", "equal", "order", "highest", "trend", "ratio_within")
-    REF_FIELDS = ("source", "metric", "model", "variant", "point", "digits", "per", "minus", "none_as", "scale")
+    KINDS = ("within", "range", "at_least", "at_most", "above", "below", "equal", "order", "highest", "trend",
+             "ratio_within")
+    REF_FIELDS = ("source", "metric", "model", "variant", "point", "digits", "per", "minus", "none_as", "scale",
+                  "max_of")
+    KEYS = set(KINDS) | set(REF_FIELDS) | {"label", "tol", "default", "values"}
 
     def __init__(self, spec, node, defaults, where):
         self.spec = spec
         self.where = where
+        if not isinstance(node, dict):
+            fail_input(spec["_path"], where, "expected an object (a check)")
+        unknown = sorted(set(node) - self.KEYS)
+        if unknown:
+            fail_input(spec["_path"], where, f"{unknown[0]}: not a field of a check (expected {', '.join(sorted(self.KEYS))})")
         d = merged(defaults, {k: v for k, v in node.items() if k in self.REF_FIELDS})
         self.digits = d.get("digits", 1)
         self.label = node.get("label", "")
@@ -424,9 +491,21 @@ class Check:
             fail_input(spec["_path"], where, f"expected exactly one comparison of {', '.join(self.KINDS)}")
         self.kind = kinds[0]
         self.arg = node[self.kind]
-        # Relative tolerance for within/range/ratio_within/flat trends (5 % unless
+        number = (int, float)
+        if self.kind in ("within", "at_least", "at_most", "above", "below", "equal", "ratio_within") and (
+                not isinstance(self.arg, number) or isinstance(self.arg, bool)):
+            fail_input(spec["_path"], f"{where}.{self.kind}", "expected a number")
+        if self.kind == "range" and not (isinstance(self.arg, list) and len(self.arg) == 2
+                                         and all(isinstance(x, number) for x in self.arg)):
+            fail_input(spec["_path"], f"{where}.range", "expected [low, high]")
+        if self.kind == "trend" and self.arg not in ("increasing", "decreasing", "flat", "not_decreasing"):
+            fail_input(spec["_path"], f"{where}.trend", f'expected "increasing", "decreasing", "flat" or "not_decreasing", got {self.arg!r}')
+        # The tolerance is the check's own, never inherited: relative for
+        # within/range/ratio_within and flat or not-decreasing trends (5 % unless
         # stated), absolute for equal (exact unless stated).
-        self.tol = node.get("tol", defaults.get("tol", 0 if self.kind == "equal" else 0.05))
+        self.tol = node.get("tol", 0 if self.kind == "equal" else 0.05)
+        if not isinstance(self.tol, number) or self.tol < 0:
+            fail_input(spec["_path"], f"{where}.tol", "expected a number >= 0")
         self.default = node.get("default")
         if self.kind in ("order", "highest", "trend", "ratio_within"):
             refs = node.get("values")
@@ -435,6 +514,9 @@ class Check:
             self.refs = [Ref(spec, merged(d, r), f"{where}.values[{i}]") for i, r in enumerate(refs)]
         else:
             self.refs = [Ref(spec, d, where)]
+        if self.nondefault() and self.default is None:
+            fail_input(spec["_path"], where, "default: required (a value here needs a non-default setting, "
+                       "so the row must give the default's figure beside it)")
         if self.default is not None:
             # One set of edits for every value, or a list: one per value.
             per_value = self.default if isinstance(self.default, list) else [self.default] * len(self.refs)
@@ -444,7 +526,7 @@ class Check:
 
     def nondefault(self):
         """The non-default settings this check's values need (an empty list when none)."""
-        return sorted({r.nondefault() for r in self.refs if r.nondefault()})
+        return sorted(set().union(*(r.nondefault() for r in self.refs)))
 
     def judge(self, results, refs=None):
         """Returns (holds, text): whether the stated number holds, and the measured figures."""
@@ -461,11 +543,14 @@ class Check:
             lo, hi = a
             ok = not math.isnan(m) and lo * (1 - self.tol) <= m <= hi * (1 + self.tol)
             edge = lo if m < lo else hi if m > hi else None
-            where = "in range" if edge is None else f"{fmt_pct((m - edge) / edge)} of {edge:g}"
+            where = ("none" if math.isnan(m) else "in range" if edge is None
+                     else f"{fmt_pct((m - edge) / edge) if edge else f'{m - edge:+g}'} of {edge:g}")
             return ok, f"{shown} against {lo:g}-{hi:g} ({where}; within {self.tol * 100:g} %: {'yes' if ok else 'no'})"
-        if k in ("at_least", "at_most"):
-            ok = not math.isnan(m) and (m >= a if k == "at_least" else m <= a)
-            return ok, f"{shown} ({'≥' if k == 'at_least' else '≤'} {a:g}: {'yes' if ok else 'no'})"
+        if k in ("at_least", "at_most", "above", "below"):
+            op = {"at_least": (lambda x: x >= a, "≥"), "at_most": (lambda x: x <= a, "≤"),
+                  "above": (lambda x: x > a, ">"), "below": (lambda x: x < a, "<")}[k]
+            ok = not math.isnan(m) and op[0](m)
+            return ok, f"{shown} ({op[1]} {a:g}: {'yes' if ok else 'no'})"
         if k == "equal":
             ok = not math.isnan(m) and abs(m - a) <= self.tol
             within = f"within {self.tol:g}" if self.tol else "equal"
@@ -475,22 +560,30 @@ class Check:
             r = m / m2 if m2 else math.nan
             ok = not math.isnan(r) and abs(r - a) <= self.tol * abs(a)
             return ok, f"{fmt_num(m, dg)} / {fmt_num(m2, dg)} = {r * 100:.1f} % against {a * 100:g} % ({'yes' if ok else 'no'})"
-        if k == "order":
-            means = [v[0] for v in vals]
-            ok = all(x > y for x, y in zip(means, means[1:]))
+        means = [v[0] for v in vals]
+        if any(math.isnan(x) for x in means) and k in ("order", "highest", "trend"):
+            return False, " → ".join(fmt_num(x, dg) for x in means) + " (a value is missing: no)"
+        if k in ("order", "highest"):
+            # One value is above another only when the gap exceeds the noise:
+            # the half-widths of the two 95 % intervals combined (a gap within
+            # them is a tie, and a tie does not make an order).
+            def above(i, j):
+                return means[i] - means[j] > math.hypot(vals[i][1], vals[j][1])
             names = [r.label or r.variant for r in refs]
-            shown = f"{names[0]} {fmt_num(means[0], dg)}"
-            for n, x, prev in zip(names[1:], means[1:], means):
-                shown += f" {'>' if prev > x else '≤'} {n} {fmt_num(x, dg)}"
-            return ok, shown + ("" if ok else " (order does not hold)")
-        if k == "highest":
-            means = [v[0] for v in vals]
-            ok = not math.isnan(means[0]) and all(means[0] >= x for x in means[1:] if not math.isnan(x))
-            names = [r.label or r.variant for r in refs]
-            return ok, (f"{names[0]} {fmt_num(means[0], dg)} {'≥' if ok else 'not ≥'} "
-                        + ", ".join(f"{n} {fmt_num(x, dg)}" for n, x in zip(names[1:], means[1:])))
+            if k == "order":
+                pairs = [(i, i + 1) for i in range(len(means) - 1)]
+            else:
+                pairs = [(0, j) for j in range(1, len(means))]
+            ok = all(above(i, j) for i, j in pairs)
+            if k == "order":
+                shown = f"{names[0]} {fmt_value(*vals[0], dg)}"
+                for i, j in pairs:
+                    shown += f" {'>' if above(i, j) else 'not >'} {names[j]} {fmt_value(*vals[j], dg)}"
+                return ok, shown + ("" if ok else " (the order does not hold beyond the intervals)")
+            return ok, (f"{names[0]} {fmt_value(*vals[0], dg)} {'above' if ok else 'not above all of'} "
+                        + ", ".join(f"{n} {fmt_value(*v, dg)}" for n, v in zip(names[1:], vals[1:]))
+                        + ("" if ok else " (beyond the intervals)"))
         if k == "trend":
-            means = [v[0] for v in vals]
             steps = list(zip(means, means[1:]))
             if a == "increasing":
                 ok = all(y > x for x, y in steps)
@@ -499,18 +592,27 @@ class Check:
             elif a == "flat":
                 top = max(abs(x) for x in means) or 1.0
                 ok = (max(means) - min(means)) <= self.tol * top
-            elif a == "not_decreasing":
-                ok = all(y >= x * (1 - self.tol) for x, y in steps)
-            else:
-                fail_input(self.spec["_path"], self.where, f'trend: expected "increasing", "decreasing", "flat" or "not_decreasing", got {a!r}')
+            else:  # not_decreasing: never more than tol below the highest value before it
+                ok = all(means[i] >= max(means[:i]) * (1 - self.tol) for i in range(1, len(means)))
             return ok, " → ".join(fmt_num(x, dg) for x in means) + f" ({a.replace('_', ' ')}: {'yes' if ok else 'no'})"
         raise AssertionError(k)
 
 
 class Finding:
+    KEYS = {"finding", "note", "not_judged", "unjudged", "defaults", "checks"}
+
     def __init__(self, spec, node, index):
         where = f"findings[{index}]"
         self.spec = spec
+        if not isinstance(node, dict):
+            fail_input(spec["_path"], where, "expected an object (a finding)")
+        unknown = sorted(set(node) - self.KEYS)
+        if unknown:
+            fail_input(spec["_path"], where, f"{unknown[0]}: not a field of a finding (expected {', '.join(sorted(self.KEYS))})")
+        if not isinstance(node.get("checks", []), list) or not isinstance(node.get("unjudged", []), list):
+            fail_input(spec["_path"], where, "checks and unjudged: expected lists")
+        if "tol" in node.get("defaults", {}):
+            fail_input(spec["_path"], where + ".defaults.tol", "a tolerance is each check's own (relative or absolute by its comparison)")
         if "finding" not in node:
             fail_input(spec["_path"], where, "finding: missing (the paper's statement, short)")
         self.text = node["finding"]
@@ -534,13 +636,13 @@ class Finding:
             label = f"{c.label}: " if c.label else ""
             extra = ""
             nd = c.nondefault()
+            needs_setting = False
             if nd:
-                extra = f" [with {', '.join(nd)}"
-                if c.default is not None:
-                    dok, dtext = c.judge(results, c.default_refs)
-                    extra += f"; at defaults {dtext}"
-                extra += "]"
-            judged.append((ok, bool(nd), label + text + extra))
+                dok, dtext = c.judge(results, c.default_refs)
+                extra = f" [with {', '.join(nd)}; at defaults {dtext}]"
+                # A check that holds at the defaults too needs no setting.
+                needs_setting = ok and not dok
+            judged.append((ok, needs_setting, label + text + extra))
         held = [j for j in judged if j[0]]
         unjudged = ("; not judged (no output of the runs holds it): " + "; ".join(self.unjudged)) if self.unjudged else ""
         if len(held) == len(judged) and self.unjudged:
@@ -601,6 +703,11 @@ def pivot_table(spec, table, results, where):
             ref = Ref(spec, fields, where)
             got = results[src].get(ref.variant, ref.point_string(), ref.model, ref.metric)
             if got is None:
+                # A cell without a result is a typo unless the table says some are expected.
+                if not table.get("missing", False):
+                    fail_input(spec["_path"], where, f"no result for variant {ref.variant!r} at "
+                               f"{ref.point_string() or 'the only point'}, model {ref.model!r}, metric {ref.metric!r} "
+                               '(a table whose cells may be missing says "missing": true)')
                 cells.append("-")
                 continue
             m, ci = got[1], got[2]
@@ -681,6 +788,8 @@ def main():
             if fn.endswith(".json"):
                 specs.append(load_findings(os.path.join(FINDINGS_DIR, fn)))
         names = {s["name"] for s in specs}
+        if len(names) != len(specs):
+            raise FindingsError("two findings files have the same name")
         for o in args.only:
             if o not in names:
                 raise FindingsError(f"--only {o}: no findings file of that name (have: {', '.join(sorted(names))})")
@@ -742,6 +851,10 @@ def main():
     except FindingsError as e:
         print(f"reproduce: {e}", file=sys.stderr)
         return 2
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        # A findings file of the wrong shape that the checks above did not name.
+        print(f"reproduce: a findings file (experiments/findings/) is malformed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
     except RuntimeError as e:
         print(f"reproduce: a run failed: {e}", file=sys.stderr)
         return 1
@@ -792,7 +905,12 @@ def stale_quotes(moved, changes):
     """Lines of the pages' prose (outside the generated parts) that quote a
     result this run changed: the number there is the old one."""
     out = []
-    for page, texts in sorted(moved.items()):
+    every = set().union(*moved.values()) if moved else set()
+    pages = dict(moved)
+    # docs/experiments.md quotes every reproduction.
+    for doc in DOCS:
+        pages[os.path.relpath(doc, ROOT)] = every
+    for page, texts in sorted(pages.items()):
         if not texts:
             continue
         path = os.path.join(ROOT, page)

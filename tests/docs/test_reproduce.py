@@ -29,6 +29,18 @@ def check(name, cond):
         print(f"ok   {name}")
 
 
+def raises(fn, text):
+    """Whether fn raises FindingsError with text in its message."""
+    try:
+        fn()
+    except rp.FindingsError as e:
+        if text in str(e):
+            return True
+        print(f"     (message was: {e})")
+        return False
+    return False
+
+
 def results():
     r = rp.Results()
     # A sweep "s" with variants a, b, c over an axis n = 1, 2, 3.
@@ -65,14 +77,30 @@ check("range, tolerance 1 %", one({"variant": "b", "point": {"n": 3}, "range": [
 # order and highest.
 check("order a > b > c at n = 2", one({"order": True, "point": {"n": 2}, "values": [{"variant": "a"}, {"variant": "b"}, {"variant": "c"}]}) == "reproduced")
 check("order a > c at n = 1 (equal) fails", one({"order": True, "point": {"n": 1}, "values": [{"variant": "a"}, {"variant": "c"}]}) == "not reproduced")
-check("highest allows a tie", one({"highest": True, "point": {"n": 1}, "values": [{"variant": "a"}, {"variant": "b"}, {"variant": "c"}]}) == "reproduced")
+check("a tie is not highest", one({"highest": True, "point": {"n": 1}, "values": [{"variant": "a"}, {"variant": "b"}, {"variant": "c"}]}) == "not reproduced")
+check("highest: above every other beyond the intervals", one({"highest": True, "point": {"n": 2}, "values": [{"variant": "a"}, {"variant": "b"}, {"variant": "c"}]}) == "reproduced")
 check("highest fails when another is above", one({"highest": True, "point": {"n": 1}, "values": [{"variant": "b"}, {"variant": "a"}]}) == "not reproduced")
+# A gap within the combined intervals is a tie: 91 ± 1 against 90 ± 1 (gap 1 < 1.41).
+check("order within the intervals does not hold", one({"order": True, "values": [{"variant": "b", "point": {"n": 2}}, {"variant": "b", "point": {"n": 1}}]}) == "not reproduced")
+# A missing value fails an order, a highest and a trend, wherever it is.
+check("flat with a missing value fails", one({"trend": "flat", "values": [{"variant": "a", "point": {"n": 1}}, {"variant": "a", "metric": "fewest_gpus_max"}, {"variant": "a", "point": {"n": 1}}]}) == "not reproduced")
+check("highest with a missing competitor fails", one({"highest": True, "values": [{"variant": "a", "point": {"n": 3}}, {"variant": "a", "metric": "fewest_gpus_max"}]}) == "not reproduced")
+# max_of: the best of several variants (a: 110 at n = 3).
+check("max_of takes the best", one({"max_of": ["b", "a", "c"], "point": {"n": 3}, "equal": 110}) == "reproduced")
 # trends over n: a increases, b is flat within 5 % (89..91 of 91), c is not monotone.
 series = lambda v: [{"variant": v, "point": {"n": n}} for n in (1, 2, 3)]
 check("increasing", one({"trend": "increasing", "values": series("a")}) == "reproduced")
 check("flat within 5 %", one({"trend": "flat", "values": series("b")}) == "reproduced")
 check("flat within 1 % fails (89 to 91)", one({"trend": "flat", "tol": 0.01, "values": series("b")}) == "not reproduced")
 check("decreasing fails for c", one({"trend": "decreasing", "values": series("c")}) == "not reproduced")
+# not_decreasing is within the tolerance of the highest value before, not of the step before:
+# 100 -> 96 -> 91.5 steps down 4 % and 4.7 % but is 8.5 % below 100.
+r2 = results()
+for n, v in zip((1, 2, 3), (100.0, 96.0, 91.5)):
+    r2["s"].add("d", f"n={n}", "total", "goodput_rps", 5, v, 0.0)
+nd_check = rp.Finding(spec([]), {"finding": "f", "checks": [{"trend": "not_decreasing", "values": series("d")}]}, 0)
+check("not_decreasing does not compound its tolerance", nd_check.verdict(r2)[0] == "not reproduced")
+check("per a stated number", one({"variant": "a", "point": {"n": 3}, "per": 110, "equal": 1}) == "reproduced")
 # ratios and differences: a/submitted at n = 3 is 1.10; a - b at n = 2 is 13.
 check("per: 110 / 100 at least 1.1", one({"variant": "a", "point": {"n": 3}, "per": {"metric": "submitted_rps"}, "at_least": 1.1}) == "reproduced")
 check("per: 104 / 100 not at least 1.05", one({"variant": "a", "point": {"n": 2}, "per": {"metric": "submitted_rps"}, "at_least": 1.05}) == "not reproduced")
@@ -93,6 +121,11 @@ nd = {"finding": "f", "checks": [{"variant": "a", "point": {"n": 2}, "within": 1
 word, text = verdict(nd, {"s.a": "a setting"})
 check("holds only with a non-default setting: says so, with the default's figure",
       word == "reproduced only with non-default settings" and "with a setting" in text and "at defaults 91.0" in text)
+nd2 = {"finding": "f", "checks": [{"variant": "a", "point": {"n": 1}, "within": 100, "default": {"variant": "c"}}]}
+check("a check that holds at the defaults too needs no setting", verdict(nd2, {"s.a": "a setting"})[0] == "reproduced")
+nd3 = {"finding": "f", "checks": [{"variant": "c", "point": {"n": 2}, "per": {"variant": "a"}, "at_most": 1}]}
+check("a non-default setting behind per is seen (and needs a default)",
+      raises(lambda: verdict(nd3, {"s.a": "a setting"}), "default: required"))
 word, text = verdict({"finding": "f", "not_judged": "no numbers"})
 check("not judged", word == "not judged" and "no numbers" in text)
 
@@ -107,10 +140,16 @@ r.add("a", "", "total", "goodput_rps", 5, 12.04, 0.96)
 check("quoted strings at 1 and 2 decimals", rp.quoted_strings(r) == {"12.0 ± 1.0", "12.04 ± 0.96"})
 
 # Bad findings files: file, JSON path, what was expected.
+check("an unknown key of a check is refused (a misspelt unjudged or tol)",
+      raises(lambda: verdict({"finding": "f", "checks": [{"variant": "a", "within": 1, "tolerance": 0.1}]}), "tolerance: not a field of a check"))
+check("an unknown key of a finding is refused",
+      raises(lambda: verdict({"finding": "f", "unjudgd": ["x"], "checks": [{"variant": "a", "point": {"n": 1}, "within": 100}]}), "unjudgd: not a field of a finding"))
+check("a comparison's value of the wrong type is refused", raises(lambda: verdict({"finding": "f", "checks": [{"variant": "a", "within": "90"}]}), "within: expected a number"))
+check("per and minus together are refused", raises(lambda: verdict({"finding": "f", "checks": [{"variant": "a", "per": {"variant": "b"}, "minus": {"variant": "b"}, "at_least": 1}]}), "expected one of them"))
 with tempfile.TemporaryDirectory() as d:
     bad = os.path.join(d, "bad.json")
     with open(bad, "w") as f:
-        json.dump({"name": "x", "page": "p", "sources": {"s": {"kind": "sweeep"}}, "findings": []}, f)
+        json.dump({"name": "x", "page": "README.md", "sources": {"s": {"kind": "sweeep"}}, "findings": []}, f)
     try:
         rp.load_findings(bad)
         msg = ""
