@@ -13,6 +13,7 @@ Outputs (in --out-dir, default data/profiles of the repo):
   v100_thesis.json, symphony_linear.json   (format: docs/profiles.md)
   symphony_table2.json          Symphony Table 2's two rows (transcribed below)
   symphony_fig6a/beta_N.json    Symphony Figure 6a's synthetic profiles
+  symphony_fig2.json            Symphony Figure 2's ten ResNet models (section 5.4)
 
 Numbers are copied as decimal text (no float round trip), so a value in the
 output reads exactly as in the table; only seconds become milliseconds.
@@ -285,6 +286,21 @@ def symphony_fig6a(beta):
             "gpu_types": [gpu], "models": models}
 
 
+def symphony_fig2():
+    """Section 5.4's setting of Figure 2: "10 ResNet models with 100ms latency
+    SLO": ten copies of Table 2's ResNet50 (the paper names no other ResNet),
+    each its own model, on the 1080 Ti."""
+    name, alpha, beta, _ = [row for row in TABLE2_ROWS if row[0] == "ResNet50"][0]
+    models = [{"gpu": "1080ti", "model": "resnet50_%d" % i, "slo_ms": 100,
+               "linear": {"alpha_ms": num(alpha), "beta_ms": num(beta)}} for i in range(10)]
+    source = ("Written by tools/convert_profiles.py after %s, section 5.4 (the setting of "
+              "Figure 2: \"10 ResNet models with 100ms latency SLO with 24 emulated GPUs\"): ten "
+              "copies of Table 2's %s (latency_ms(b) = %s b + %s) with an SLO of 100 ms. No payload "
+              "sizes are published: run with a zero network." % (SYMPHONY, name, alpha, beta))
+    return {"format": "clustersim-profile", "version": 1, "source": source,
+            "gpu_types": [GTX_1080TI], "models": models}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source-dir",
@@ -298,6 +314,7 @@ def main():
         "v100_thesis.json": convert_v100(args.source_dir),
         "symphony_linear.json": convert_symphony(args.source_dir),
         "symphony_table2.json": symphony_table2(),
+        "symphony_fig2.json": symphony_fig2(),
     }
     for beta in FIG6A_BETAS:
         outputs["symphony_fig6a/beta_%d.json" % beta] = symphony_fig6a(beta)
