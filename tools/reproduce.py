@@ -18,7 +18,9 @@ tolerance) and the tables the docs show. This program
      with the reason);
   3. rewrites the generated parts of the docs: everything between
      <!-- gen:ID --> and <!-- /gen --> in docs/experiments.md and
-     docs/reproductions/*.md.
+     docs/reproductions/*.md: the verdict table of each findings file
+     (verdicts:NAME), its tables (table:NAME:ID) and single numbers its
+     "values" name for the prose (value:NAME:ID).
 
 Usage:
   tools/reproduce.py [--build DIR] [-j N] [--only NAME ...]   rerun, write results and docs

@@ -139,6 +139,15 @@ r = rp.Results()
 r.add("a", "", "total", "goodput_rps", 5, 12.04, 0.96)
 check("quoted strings at 1 and 2 decimals", rp.quoted_strings(r) == {"12.0 ± 1.0", "12.04 ± 0.96"})
 
+# A single number of the results for the prose, and a table, as the docs show them.
+sp = spec([{"finding": "f", "not_judged": "x"}])
+sp["values"] = {"a2": {"variant": "a", "point": {"n": 2}}}
+sp["tables"] = [{"id": "t", "source": "s", "metric": "goodput_rps", "corner": "n",
+                 "rows": [{"dim": "n", "values": [1, 2]}], "columns": [{"dim": "variant", "values": ["a", "b"]}]}]
+blocks = rp.generated_blocks(sp, results())
+check("an inline value", blocks.get("value:t:a2") == "104.0 ± 1.0")
+check("a table", blocks.get("table:t:t") == "\n| n | a | b |\n|---|---|---|\n| 1 | 100.0 ± 1.0 | 90.0 ± 1.0 |\n| 2 | 104.0 ± 1.0 | 91.0 ± 1.0 |\n")
+
 # Bad findings files: file, JSON path, what was expected.
 check("an unknown key of a check is refused (a misspelt unjudged or tol)",
       raises(lambda: verdict({"finding": "f", "checks": [{"variant": "a", "within": 1, "tolerance": 0.1}]}), "tolerance: not a field of a check"))
