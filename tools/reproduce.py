@@ -63,6 +63,15 @@ def fail_input(path, where, what):
     raise FindingsError(f"{os.path.relpath(path, ROOT)}: {where}: {what}")
 
 
+def refuse_unknown_keys(path, where, node, keys, what):
+    """Fails on the first key of node not in keys: a misspelt field would
+    otherwise be ignored (a misspelt "unjudged" turns partly into reproduced)."""
+    unknown = sorted(set(node) - keys)
+    if unknown:
+        fail_input(path, f"{where}.{unknown[0]}" if where else unknown[0],
+                   f"not a field of {what} (expected {', '.join(sorted(keys))})")
+
+
 # ---- results -------------------------------------------------------------------------------
 
 
@@ -300,9 +309,7 @@ def load_findings(path):
     for key in ("name", "page", "sources", "findings"):
         if key not in spec:
             fail_input(path, key, "missing (expected name, page, sources, findings, tables)")
-    unknown = sorted(set(spec) - keys)
-    if unknown:
-        fail_input(path, unknown[0], f"not a field of a findings file (expected {', '.join(sorted(keys))})")
+    refuse_unknown_keys(path, "", spec, keys, "a findings file")
     if not isinstance(spec["sources"], dict) or not isinstance(spec["findings"], list):
         fail_input(path, "sources, findings", "expected an object of sources and a list of findings")
     if not all(isinstance(v, str) for v in spec.get("nondefault", {}).values()):
@@ -400,12 +407,19 @@ class Ref:
     def point_string(self):
         return point_key(list(self.point.items()))
 
+    def lookup(self, results):
+        """The (n, mean, ci95) of this value's own row, or None when the results have none."""
+        return results[self.source].get(self.variant, self.point_string(), self.model, self.metric)
+
+    def missing(self):
+        """What a failed lookup names."""
+        return (f"no result for variant {self.variant!r} at {self.point_string() or 'the only point'},"
+                f" model {self.model!r}, metric {self.metric!r} in source {self.source!r}")
+
     def value(self, results):
-        got = results[self.source].get(self.variant, self.point_string(), self.model, self.metric)
+        got = self.lookup(results)
         if got is None:
-            fail_input(self.spec["_path"], self.where,
-                       f"no result for variant {self.variant!r} at {self.point_string() or 'the only point'},"
-                       f" model {self.model!r}, metric {self.metric!r} in source {self.source!r}")
+            fail_input(self.spec["_path"], self.where, self.missing())
         n, mean, ci = got
         if self.max_of:
             best = None
@@ -482,9 +496,7 @@ class Check:
         self.where = where
         if not isinstance(node, dict):
             fail_input(spec["_path"], where, "expected an object (a check)")
-        unknown = sorted(set(node) - self.KEYS)
-        if unknown:
-            fail_input(spec["_path"], where, f"{unknown[0]}: not a field of a check (expected {', '.join(sorted(self.KEYS))})")
+        refuse_unknown_keys(spec["_path"], where, node, self.KEYS, "a check")
         d = merged(defaults, {k: v for k, v in node.items() if k in self.REF_FIELDS})
         self.digits = d.get("digits", 1)
         self.label = node.get("label", "")
@@ -608,9 +620,7 @@ class Finding:
         self.spec = spec
         if not isinstance(node, dict):
             fail_input(spec["_path"], where, "expected an object (a finding)")
-        unknown = sorted(set(node) - self.KEYS)
-        if unknown:
-            fail_input(spec["_path"], where, f"{unknown[0]}: not a field of a finding (expected {', '.join(sorted(self.KEYS))})")
+        refuse_unknown_keys(spec["_path"], where, node, self.KEYS, "a finding")
         if not isinstance(node.get("checks", []), list) or not isinstance(node.get("unjudged", []), list):
             fail_input(spec["_path"], where, "checks and unjudged: expected lists")
         if "tol" in node.get("defaults", {}):
@@ -703,13 +713,12 @@ def pivot_table(spec, table, results, where):
                     point[dim["dim"]] = dim["value"]
             fields["point"] = point
             ref = Ref(spec, fields, where)
-            got = results[src].get(ref.variant, ref.point_string(), ref.model, ref.metric)
+            got = ref.lookup(results)
             if got is None:
                 # A cell without a result is a typo unless the table says some are expected.
                 if not table.get("missing", False):
-                    fail_input(spec["_path"], where, f"no result for variant {ref.variant!r} at "
-                               f"{ref.point_string() or 'the only point'}, model {ref.model!r}, metric {ref.metric!r} "
-                               '(a table whose cells may be missing says "missing": true)')
+                    fail_input(spec["_path"], where, ref.missing() +
+                               ' (a table whose cells may be missing says "missing": true)')
                 cells.append("-")
                 continue
             m, ci = got[1], got[2]
