@@ -6,6 +6,9 @@
 #   bad DESCRIPTION MESSAGE ARGS...  clustersim ARGS exits 2, prints MESSAGE on
 #                                    stderr and nothing on stdout
 #   py EXPR FILE                     a Python condition on the JSON document d of FILE
+#   retry_timing WHAT RUN OK         runs the function RUN, three times at most, while it
+#                                    exits 0 but the function OK fails (bounds of real time
+#                                    a loaded machine can miss); sets rc to RUN's last status
 #   finish                           prints "N passed, M failed"; exits 1 on a failure
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -39,6 +42,17 @@ bad() {
 
 py() {
   python3 -c "import json,sys; d=json.load(open('$2')); sys.exit(0 if ($1) else 1)"
+}
+
+retry_timing() {
+  local what=$1 run=$2 ok=$3 try
+  for try in 1 2 3; do
+    "$run"
+    rc=$?
+    [ $rc -eq 0 ] || return 0
+    "$ok" && return 0
+    echo "# $what, try $try, missed its bounds of real time (a loaded machine?): running it again"
+  done
 }
 
 finish() {

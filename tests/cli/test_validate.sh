@@ -37,16 +37,16 @@ PY
 # of other work can hold every one of a run's up. A measurement that misses
 # it is taken again, three times at most: a backend that sleeps too long
 # still fails every time, a busy minute of the machine does not.
-for try in 1 2 3; do
+measure_once() {
   rm -rf "$tmp/m"
   "$bin" profile measure --backend emulated --like v100_thesis --models resnet50,alexnet \
     --gpu-type emu --batches 4,8,16 --repeat 9 --pair-batch 8 -o "$tmp/m" >/dev/null 2>&1
-  rc=$?
-  [ $rc -eq 0 ] || break
-  python3 "$tmp/back.py" "$src/data/profiles/v100_thesis.json" "$tmp/m/profile.json" \
-    >"$tmp/back.txt" 2>&1 && break
-  echo "# measurement try $try missed its bounds (a loaded machine?): $(tail -n 1 "$tmp/back.txt")"
-done
+}
+measured_back() {
+  python3 "$tmp/back.py" "$src/data/profiles/v100_thesis.json" "$tmp/m/profile.json" >"$tmp/back.txt" 2>&1 ||
+    { echo "# $(tail -n 1 "$tmp/back.txt")"; return 1; }
+}
+retry_timing "the measurement" measure_once measured_back
 check "profile measure exits 0" test $rc -eq 0
 check "the measured profile loads" "$bin" profile show "$tmp/m/profile.json" --json
 check "the emulated backend's profile is the profile it emulates" \
@@ -120,16 +120,14 @@ sed -i 's|\.\./\.\./data/profiles/v100_thesis.json|v100_thesis|' "$tmp/col.json"
 # docs/testing.md): a replay that is always off still fails.
 col_ok='d["replay_valid"] and d["batch_execution_error_pct"]["batches"] > 50 and d["batch_execution_error_pct"]["median_abs"] < 5'
 col_models='all(abs(m["p50_diff_pct"]) < 10 and abs(m["goodput_diff_pct"]) < 5 for m in d["models"])'
-for try in 1 2 3; do
+validate_once() {
   rm -rf "$tmp/v"
   "$bin" validate "$tmp/col.json" --backend emulated --sleep-idle --repeat 5 --set 'clients[0].duration_s=2' \
     --set 'clients[1].duration_s=2' --set 'clients[0].rate=150' --set 'clients[1].rate=300' \
     --max-lateness-ms 20 -o "$tmp/v" >"$tmp/v.txt" 2>"$tmp/v.err"
-  rc=$?
-  [ $rc -eq 0 ] || break
-  py "$col_ok and $col_models" "$tmp/v/report.json" && break
-  echo "# validation try $try missed its bounds (a loaded machine?): running it again"
-done
+}
+validated() { py "$col_ok and $col_models" "$tmp/v/report.json"; }
+retry_timing "the validation" validate_once validated
 check "validate exits 0" test $rc -eq 0
 check "validate prints its report" grep -q "Batch execution time, real vs simulated" "$tmp/v.txt"
 for f in report.json report.md scenario.json decisions.jsonl profile/profile.json \
@@ -159,15 +157,13 @@ cat > "$tmp/shares.json" <<'JSON'
 JSON
 # Batches of a few ms: a loaded machine's late wake-ups are a few % of them.
 vs_ok='d["batch_execution_error_pct"]["median_abs"] < 10 and all(abs(m["goodput_diff_pct"]) < 5 for m in d["models"])'
-for try in 1 2 3; do
+validate_shares_once() {
   rm -rf "$tmp/vs"
   "$bin" validate "$tmp/shares.json" --backend emulated --sleep-idle --repeat 3 --max-lateness-ms 20 \
     -o "$tmp/vs" >/dev/null 2>&1
-  rc=$?
-  [ $rc -eq 0 ] || break
-  py "$vs_ok" "$tmp/vs/report.json" && break
-  echo "# validation with shares, try $try, missed its bounds (a loaded machine?): running it again"
-done
+}
+validated_shares() { py "$vs_ok" "$tmp/vs/report.json"; }
+retry_timing "the validation with shares" validate_shares_once validated_shares
 check "validate with shares exits 0" test $rc -eq 0
 check "validate measured the placement's shares and 100 %" \
   py 'sorted({s for m in d["models"] for b, s, l in m["share_latency"]}) == [40, 60, 100]' "$tmp/vs/profile/interference.json"
