@@ -365,6 +365,29 @@ static void count_gpu(const CsRequestRecord *rec, void *user)
     per_gpu[rec->gpu]++;
 }
 
+/* Table 2's ResNet50 (1.053 b + 5.072 ms) declared at 4050 req/s with
+ * constant gaps for 2 s on 8 GPUs under the Nexus dispatch DISPATCH (a JSON
+ * object); per_gpu[g] counts the requests GPU g served. */
+static CsResults *run_table2_per_gpu(const char *dispatch, int per_gpu[8])
+{
+  char *dir = test_dir_with_profile(1.053, 5.072);
+  char *json = g_strdup_printf(
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 8, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": %s, \"clients\": [{\"model\": \"a\", \"rate\": 4050,"
+    " \"slo_ms\": 25, \"duration_s\": 2, \"arrival\": \"constant\"}]}",
+    dispatch);
+  CsScenario *sc = test_scenario(dir, json);
+  g_free(json);
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = count_gpu;
+  opt.user_data = per_gpu;
+  CsResults *r = test_run(sc, &opt);
+  cs_scenario_free(sc);
+  test_dir_remove(dir);
+  return r;
+}
+
 static void test_weighted_routing(void **state)
 {
   (void)state;
@@ -373,18 +396,9 @@ static void test_weighted_routing(void **state)
    * req/s and one residual at 5 / 13.791 ms = 362.55 req/s; the frontend
    * splits 8100 requests by those weights. Nothing re-plans (an epoch of
    * 10 s). */
-  char *dir = test_dir_with_profile(1.053, 5.072);
-  CsScenario *sc = test_scenario(
-    dir, "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 8, \"gpu_type\": \"gpu\"},"
-         " \"dispatch\": {\"policy\": \"nexus\", \"initial_plan\": \"declared\", \"replan\": true},"
-         " \"clients\": [{\"model\": \"a\", \"rate\": 4050,"
-         " \"slo_ms\": 25, \"duration_s\": 2, \"arrival\": \"constant\"}]}");
   int per_gpu[8] = { 0 };
-  CsRunOptions opt;
-  cs_run_options_init(&opt);
-  opt.on_request = count_gpu;
-  opt.user_data = per_gpu;
-  CsResults *r = test_run(sc, &opt);
+  CsResults *r =
+    run_table2_per_gpu("{\"policy\": \"nexus\", \"initial_plan\": \"declared\", \"replan\": true}", per_gpu);
   /* Constant gaps and exact shares: nothing is dropped. */
   double sat = 6 / 11.39e-3, res = 4050 - 7 * sat;
   assert_int_equal(cs_results_model(r, 0)->dropped, 0);
@@ -392,8 +406,6 @@ static void test_weighted_routing(void **state)
     assert_true(fabs(per_gpu[g] - 8100 * sat / 4050) <= 2);
   assert_true(fabs(per_gpu[7] - 8100 * res / 4050) <= 2);
   cs_results_free(r);
-  cs_scenario_free(sc);
-  test_dir_remove(dir);
 }
 
 static void test_defaults_whole_cluster(void **state)
@@ -406,17 +418,8 @@ static void test_defaults_whole_cluster(void **state)
    * the frontend alternates strictly and each GPU gets 8100 / 8 = 1012.5
    * requests (with Nexus' own planning: 1063.6 on seven, 655.2 on the
    * eighth). Constant gaps at 96 % of capacity: nothing is dropped. */
-  char *dir = test_dir_with_profile(1.053, 5.072);
-  CsScenario *sc = test_scenario(
-    dir, "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 8, \"gpu_type\": \"gpu\"},"
-         " \"dispatch\": {\"policy\": \"nexus\"}, \"clients\": [{\"model\": \"a\", \"rate\": 4050,"
-         " \"slo_ms\": 25, \"duration_s\": 2, \"arrival\": \"constant\"}]}");
   int per_gpu[8] = { 0 };
-  CsRunOptions opt;
-  cs_run_options_init(&opt);
-  opt.on_request = count_gpu;
-  opt.user_data = per_gpu;
-  CsResults *r = test_run(sc, &opt);
+  CsResults *r = run_table2_per_gpu("{\"policy\": \"nexus\"}", per_gpu);
   assert_int_equal(cs_results_model(r, 0)->dropped, 0);
   for (int g = 0; g < 8; g++)
     assert_true(fabs(per_gpu[g] - 8100 / 8.0) <= 1);
@@ -428,8 +431,6 @@ static void test_defaults_whole_cluster(void **state)
   cJSON_Delete(doc);
   g_free(json);
   cs_results_free(r);
-  cs_scenario_free(sc);
-  test_dir_remove(dir);
 }
 
 typedef struct {
