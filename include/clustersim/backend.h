@@ -129,10 +129,18 @@ typedef struct {
    * batch up to 20 % slower on the machines this was developed on. Costs a
    * core per executor. */
   gboolean spin_idle;
+  /* A replay takes as long as the run it records: one whose log spans more
+   * than this many seconds (its last request, batch or end record) is
+   * refused before the backend is opened, with CS_ERROR_INVALID giving the
+   * span; 0: the default, CS_REPLAY_DEFAULT_MAX_DURATION_S; < 0: no bound. */
+  double max_duration_s;
 } CsReplayOptions;
 
+/* The default bound on a replay's real duration: an hour. */
+#define CS_REPLAY_DEFAULT_MAX_DURATION_S 3600.0
+
 /* Fills opt with the defaults: no log, no backend, a 1 ms lateness bound,
- * no CSV, no progress. Never fails. */
+ * no CSV, no progress, the default bound on the duration. Never fails. */
 CS_API void cs_replay_options_init(CsReplayOptions *opt);
 
 /* Replays opt->decisions on opt->backend in real time (it takes as long as
@@ -140,7 +148,8 @@ CS_API void cs_replay_options_init(CsReplayOptions *opt);
  * section (lateness, validity, the backend's description); NULL with error
  * set when the log is unreadable or malformed (CS_ERROR_IO, CS_ERROR_PARSE or
  * CS_ERROR_INVALID, naming the
- * file, the line and the field), or the backend fails (CS_ERROR_POLICY). A
+ * file, the line and the field), spans more than opt->max_duration_s
+ * (CS_ERROR_INVALID), or the backend fails (CS_ERROR_POLICY). A
  * replay whose lateness exceeds the bound still returns results, with
  * cs_results_replay_valid FALSE and a warning "replay_late". */
 CS_API CsResults *cs_replay(const CsReplayOptions *opt, GError **error);

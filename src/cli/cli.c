@@ -131,6 +131,28 @@ gboolean cli_parse_max_requests(const char *prog, const char *text, gint64 *max)
   return TRUE;
 }
 
+gboolean cli_parse_max_duration(const char *prog, const char *text, double *max)
+{
+  *max = 0;
+  if (!text)
+    return TRUE;
+  if (g_ascii_strcasecmp(text, "none") == 0) {
+    *max = -1;
+    return TRUE;
+  }
+  char *end = NULL;
+  double v = g_ascii_strtod(text, &end);
+  if (end == text || *end || !(v > 0 && v < 1e12)) {
+    char *m = g_strdup_printf("--max-duration-s %s: expected a number of seconds in (0, 1e12), "
+                              "or none", text);
+    cli_fail(prog, m);
+    g_free(m);
+    return FALSE;
+  }
+  *max = v;
+  return TRUE;
+}
+
 static gboolean on_progress(double fraction, int64_t sim_time_ns, void *user_data)
 {
   CliProgress *p = user_data;

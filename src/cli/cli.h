@@ -39,6 +39,16 @@ gboolean cli_parse_seed(const char *prog, const char *text, gint64 *seed);
  * Returns FALSE after printing the error. */
 gboolean cli_parse_max_requests(const char *prog, const char *text, gint64 *max);
 
+/* Parses --max-duration-s text into *max: 0 (the library's default, an
+ * hour) when text is NULL, -1 for "none" (no bound), else the number of
+ * seconds > 0. Returns FALSE after printing the error. */
+gboolean cli_parse_max_duration(const char *prog, const char *text, double *max);
+
+/* The help text of --max-duration-s (replay, validate). */
+#define CLI_MAX_DURATION_HELP                                                                 \
+  "Refuse to start when the real time it would take exceeds S seconds (default 3600); "       \
+  "none: no bound"
+
 /* The help text of --max-requests, shared by the commands that simulate. */
 #define CLI_MAX_REQUESTS_HELP                                                                 \
   "Refuse a run whose clients would send more than N requests (default 100000000; memory "    \

@@ -1,5 +1,6 @@
 /* clustersim replay DECISIONS --backend NAME [--backend-option KEY=VALUE]...
- *                  [--max-lateness-ms X] [--output DIR [--force]] [--requests-csv] [--json]
+ *                  [--max-lateness-ms X] [--max-duration-s S|none] [--output DIR [--force]]
+ *                  [--requests-csv] [--json]
  *
  * Plays a decision log (clustersim run --decisions) back in real time on an
  * execution backend and prints the per-model table of what was measured;
@@ -19,14 +20,15 @@
 int cmd_replay(int argc, char **argv)
 {
   const char *prog = "clustersim replay";
-  char *backend_name = NULL, *output = NULL;
+  char *backend_name = NULL, *output = NULL, *max_duration_text = NULL;
   char **backend_options = NULL;
-  double max_late = 1.0;
+  double max_late = 1.0, max_duration = 0;
   gboolean requests_csv = FALSE, force = FALSE, json = FALSE, spin = FALSE;
   GOptionEntry entries[] = {
     { "backend", 'b', 0, G_OPTION_ARG_STRING, &backend_name, "Execution backend (required): emulated, cpu or cuda (docs/replay.md)", "NAME" },
     { "backend-option", 0, 0, G_OPTION_ARG_STRING_ARRAY, &backend_options, "A backend setting, e.g. cores=1 (repeatable)", "KEY=VALUE" },
     { "max-lateness-ms", 0, 0, G_OPTION_ARG_DOUBLE, &max_late, "The replay is valid when the 99th percentile of its own lateness (batches sent, and started, after they were due) is at most this (default 1)", "MS" },
+    { "max-duration-s", 0, 0, G_OPTION_ARG_STRING, &max_duration_text, CLI_MAX_DURATION_HELP " (the log's span)", "S" },
     { "spin", 0, 0, G_OPTION_ARG_NONE, &spin, "Executors spin between batches instead of sleeping (a core each; steadier timing on virtual machines)", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write summary.json (and requests.csv if asked) to DIR", "DIR" },
     { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace the outputs in DIR", NULL },
@@ -39,7 +41,8 @@ int cmd_replay(int argc, char **argv)
   g_option_context_set_summary(ctx,
     "Replays a decision log (clustersim run SCENARIO --decisions FILE) in real time: requests\n"
     "sent at their recorded times, batches formed and sent as the simulator decided, executed\n"
-    "by the backend, timed with the monotonic clock. It takes as long as the simulated run.\n"
+    "by the backend, timed with the monotonic clock. It takes as long as the simulated run\n"
+    "(refused beyond --max-duration-s, an hour by default).\n"
     "The summary has the shape of a run's, with a \"replay\" section: the backend, the\n"
     "replay's own lateness and whether it stayed within --max-lateness-ms.");
   GError *err = NULL;
@@ -70,6 +73,10 @@ int cmd_replay(int argc, char **argv)
   g_free(names);
   if (!(max_late > 0 && max_late < 1e6)) {
     status = cli_fail(prog, "--max-lateness-ms: expected a number of ms > 0");
+    goto out;
+  }
+  if (!cli_parse_max_duration(prog, max_duration_text, &max_duration)) {
+    status = EXIT_BAD_INPUT;
     goto out;
   }
   if ((requests_csv || force) && !output) {
@@ -103,6 +110,7 @@ int cmd_replay(int argc, char **argv)
   opt.max_lateness_ms = max_late;
   opt.progress = isatty(STDERR_FILENO);
   opt.spin_idle = spin;
+  opt.max_duration_s = max_duration;
   gboolean created = FALSE;
   if (output && !g_file_test(output, G_FILE_TEST_EXISTS)) {
     if (g_mkdir_with_parents(output, 0755) != 0) {
@@ -144,6 +152,7 @@ out:
   cs_results_free(res);
   g_free(backend_name);
   g_free(output);
+  g_free(max_duration_text);
   g_free(summary_path);
   g_free(csv_path);
   g_strfreev(backend_options);

@@ -1,5 +1,6 @@
 /* clustersim validate SCENARIO --backend NAME [--backend-option KEY=VALUE]...
- *                    [--repeat N] [--max-lateness-ms X] -o DIR [--force]
+ *                    [--repeat N] [--max-lateness-ms X] [--max-duration-s S|none] -o DIR
+ *                    [--force]
  *
  * The simulator against a backend, in one command (docs/replay.md):
  *   1. place: run SCENARIO as given, for its placement and batch sizes;
@@ -291,10 +292,10 @@ static char *validation_scenario(CsScenario *sc, const CsResults *first, const c
 int cmd_validate(int argc, char **argv)
 {
   const char *prog = "clustersim validate";
-  char *backend_name = NULL, *output = NULL;
+  char *backend_name = NULL, *output = NULL, *max_duration_text = NULL;
   char **backend_options = NULL;
   int repeat = 15;
-  double max_late = 1.0;
+  double max_late = 1.0, max_duration = 0;
   gboolean force = FALSE, sleep_idle = FALSE;
   CliOverrides overrides = { 0 };
   GOptionEntry entries[] = {
@@ -302,6 +303,7 @@ int cmd_validate(int argc, char **argv)
     { "backend-option", 0, 0, G_OPTION_ARG_STRING_ARRAY, &backend_options, "A backend setting (repeatable)", "KEY=VALUE" },
     { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, "Timed executions per profiled point (default 15)", "N" },
     { "max-lateness-ms", 0, 0, G_OPTION_ARG_DOUBLE, &max_late, "The replay's validity bound (default 1)", "MS" },
+    { "max-duration-s", 0, 0, G_OPTION_ARG_STRING, &max_duration_text, CLI_MAX_DURATION_HELP " (profiling, estimated from the scenario's profile, and the replay)", "S" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Directory for everything (required)", "DIR" },
     { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace an earlier validation in DIR", NULL },
     { "sleep-idle", 0, 0, G_OPTION_ARG_NONE, &sleep_idle, "Replay executors sleep between batches (default: they spin, as the profile's measurements run back to back)", NULL },
@@ -355,6 +357,10 @@ int cmd_validate(int argc, char **argv)
   }
   if (repeat < 3 || repeat > 100000 || !(max_late > 0)) {
     status = cli_fail(prog, "--repeat: expected an integer in [3, 100000]; --max-lateness-ms > 0");
+    goto out;
+  }
+  if (!cli_parse_max_duration(prog, max_duration_text, &max_duration)) {
+    status = EXIT_BAD_INPUT;
     goto out;
   }
   char *report_path = g_build_filename(output, "report.json", NULL);
@@ -438,6 +444,37 @@ int cmd_validate(int argc, char **argv)
             "backend %s does not run shares: the real workers use the whole GPU, the simulation "
             "caps them by its share model (docs/replay.md)\n", backend->name);
     g_array_set_size(shares, 0);
+  }
+  /* A placement's batch may be up to 2^20, and every size up to it is
+   * profiled: refuse a validation that would take longer than its bound
+   * before the backend is opened. */
+  CsMeasureOptions est = { .backend = backend, .like = like, .like_type = like_type,
+                           .models = (const char *const *)models,
+                           .batches = (const int *)batches->data, .n_batches = (int)batches->len,
+                           .repeat = repeat,
+                           .pair_batch = mps && g_strv_length(models) > 1 ? MIN(8, max_batch) : 0,
+                           .shares = (const int *)shares->data, .n_shares = (int)shares->len };
+  double profiling_s = cs_measure_expected_s(&est);
+  est.repeat = MAX(5, repeat / 3);
+  est.pair_batch = 0;
+  est.n_shares = 0;
+  double again_s = cs_measure_expected_s(&est);
+  double replay_s = cs_results_sim_time_ns(first) * 1e-9;
+  double limit_s = max_duration == 0 ? CS_REPLAY_DEFAULT_MAX_DURATION_S : max_duration;
+  double total_s = profiling_s + replay_s + again_s;
+  if (limit_s > 0 && total_s > limit_s) {
+    char *words = cs_duration_words(total_s);
+    char *m = g_strdup_printf("%s: the validation would take %s of real time (profiling "
+                              "%d models at %u batch sizes, %.3g s; the replay, %.3g s; "
+                              "profiling again, %.3g s; estimated from the scenario's profile), "
+                              "more than the limit of %g s (--max-duration-s raises it; none "
+                              "lifts it)",
+                              argv[1], words, (int)g_strv_length(models), batches->len,
+                              profiling_s, replay_s, again_s, limit_s);
+    status = cli_fail(prog, m);
+    g_free(m);
+    g_free(words);
+    goto out;
   }
   fprintf(stderr, "validate: profiling backend %s (%d models, batch 1..%d%s%s)\n", backend->name,
           cs_results_n_models(first), max_batch, mps ? ", pairs" : "",
@@ -532,6 +569,7 @@ int cmd_validate(int argc, char **argv)
   ro.spin_idle = !sleep_idle;
   ro.max_lateness_ms = max_late;
   ro.requests_csv = rep_csv;
+  ro.max_duration_s = max_duration;
   if (!(rep = cs_replay(&ro, &err))) {
     status = cli_fail(prog, err->message);
     goto out;
@@ -597,6 +635,7 @@ out:
   cs_interference_set_free(tables);
   g_free(types);
   g_strfreev(backend_options);
+  g_free(max_duration_text);
   g_array_unref(batches);
   g_array_unref(shares);
   g_string_free(md, TRUE);

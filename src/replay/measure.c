@@ -192,11 +192,53 @@ static char *print(cJSON *o)
   return copy;
 }
 
+double cs_measure_expected_s(const CsMeasureOptions *o)
+{
+  int n_models = (int)g_strv_length((char **)o->models);
+  int ns = 1 + o->n_shares;
+  double ns_total = 0, pair_ns = 0;
+  for (int m = 0; m < n_models; m++) {
+    const CsModelProfile *p = cs_profile_set_lookup(o->like, o->like_type, o->models[m]);
+    if (!p)
+      continue;
+    double sweep = 0;
+    for (int k = 0; k < o->n_batches; k++)
+      sweep += (double)cs_model_profile_latency_ns(p, o->batches[k]);
+    ns_total += ns * (1e8 + (UNTIMED + o->repeat) * sweep);
+    if (o->pair_batch > 0)
+      pair_ns += (n_models - 1) *
+                 (1e8 + (UNTIMED + o->repeat) * (double)cs_model_profile_latency_ns(p, o->pair_batch));
+  }
+  return (ns_total + pair_ns) * 1e-9;
+}
+
+char *cs_duration_words(double s)
+{
+  if (s < 120)
+    return g_strdup_printf("%.3g s", s);
+  if (s < 7200)
+    return g_strdup_printf("%.3g s (about %.3g min)", s, s / 60);
+  if (s < 3 * 86400)
+    return g_strdup_printf("%.3g s (about %.3g h)", s, s / 3600);
+  return g_strdup_printf("%.3g s (about %.3g days)", s, s / 86400);
+}
+
 gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **interference,
                             char **described, GError **error)
 {
   *profile = *interference = *described = NULL;
   int n_models = (int)g_strv_length((char **)o->models);
+  /* The isolated job holds every sample at once (its rounds interleave
+   * every point): bound them before the backend is touched. */
+  double samples = (double)n_models * (1 + o->n_shares) * o->n_batches * (UNTIMED + o->repeat);
+  if (samples > CS_MEASURE_MAX_SAMPLES) {
+    g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                "measuring %d models at %d shares (the whole GPU included) and %d batch "
+                "sizes, %d runs each, would hold %.3g timed samples (%.3g MiB), more than the limit of %d",
+                n_models, 1 + o->n_shares, o->n_batches, UNTIMED + o->repeat, samples,
+                samples * sizeof(double) / (1024.0 * 1024.0), CS_MEASURE_MAX_SAMPLES);
+    return FALSE;
+  }
   const CsModelProfile **like = g_new0(const CsModelProfile *, MAX(n_models, 1));
   for (int m = 0; m < n_models; m++) {
     like[m] = cs_profile_set_lookup(o->like, o->like_type, o->models[m]);

@@ -32,11 +32,29 @@ typedef struct {
   void *backend_state;
 } CsMeasureOptions;
 
+/* The real time cs_measure_backend(o) is expected to take, in seconds:
+ * per worker (model x share) 100 ms of warm-up, then (3 + repeat) runs of
+ * every batch size, and per ordered pair 100 ms and (3 + repeat) runs of the
+ * victim's pair batch, each run taking the latency of o->like on
+ * o->like_type (which the emulated backend sleeps for and the cpu and cuda
+ * backends size their models from). A model without a profile counts 0. */
+double cs_measure_expected_s(const CsMeasureOptions *o);
+
+/* The most timed samples cs_measure_backend holds ((models x (1 + shares)
+ * x batch sizes) x (3 + repeat) doubles, 200 MB): more is refused before
+ * anything is allocated or run. */
+#define CS_MEASURE_MAX_SAMPLES 25000000
+
+/* A duration in seconds for messages, in larger units beside when long:
+ * "23.6 s", "9.01e+06 s (about 104 days)". Returns newly allocated text. */
+char *cs_duration_words(double s);
+
 /* Measures on o->backend (one GPU, workers concurrent as under MPS) and
  * returns the profile and interference files as JSON text (g_free), and the
  * backend's description (JSON text; g_free). *interference is NULL without
  * pairs and shares. FALSE with error set when the backend fails, cannot run
- * shares that were asked for, or a model has no profile on like_type. */
+ * shares that were asked for, a model has no profile on like_type, or the
+ * samples would exceed CS_MEASURE_MAX_SAMPLES (CS_ERROR_INVALID). */
 gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **interference,
                             char **described, GError **error);
 

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "backends.h"
+#include "measure.h"
 #include "common/json_input.h"
 #include "replay_internal.h"
 #include "scenario/scenario.h"
@@ -350,6 +351,23 @@ CsResults *cs_replay(const CsReplayOptions *opt, GError **error)
   DecisionLog *log = cs_decision_log_read(opt->decisions, error);
   if (!log)
     return NULL;
+  /* The replay sleeps until each time of the log: a span of years would
+   * hold the caller for years. Checked before the backend is opened. */
+  double max_s = opt->max_duration_s == 0 ? CS_REPLAY_DEFAULT_MAX_DURATION_S : opt->max_duration_s;
+  int64_t span_ns = log->end_ns;
+  if (log->timeline->len > 0)
+    span_ns = MAX(span_ns, g_array_index(log->timeline, DlEvent, log->timeline->len - 1).at_ns);
+  if (max_s > 0 && span_ns * 1e-9 > max_s) {
+    char *words = cs_duration_words(span_ns * 1e-9);
+    g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                "%s: the replay would take %s of real time (the log's last record is at "
+                "%" G_GINT64_FORMAT " ns), more than the limit of %g s (--max-duration-s, or "
+                "CsReplayOptions.max_duration_s, raises it; none lifts it)",
+                log->path, words, (gint64)span_ns, max_s);
+    g_free(words);
+    cs_decision_log_free(log);
+    return NULL;
+  }
   CsConfig *cfg = cs_replay_compile_scenario(log, error);
   if (!cfg) {
     cs_decision_log_free(log);

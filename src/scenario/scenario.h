@@ -58,4 +58,15 @@ double cs_config_expected_requests(const CsConfig *c, int i, double rate_multipl
 gboolean cs_config_check_requests(const CsConfig *c, const char *file, int64_t max_requests,
                                   double rate_multiplier, const char *how, GError **error);
 
+/* The most GPUs a cluster may have, MIG instances counted (each is a GPU
+ * of the cluster numbering): memory grows with them, and the count is
+ * checked while the cluster section is read, before its GPUs are allocated.
+ * A node holds at most as many. */
+#define CS_MAX_GPUS (1 << 20)
+
+/* Peak memory of a run per GPU, in bytes, for the estimate in messages:
+ * measured with /usr/bin/time on a run of one model on one node of 2^20
+ * GPUs (1.6 GB), rounded down. */
+#define CS_BYTES_PER_GPU 1536
+
 #endif

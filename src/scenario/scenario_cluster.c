@@ -9,6 +9,7 @@
 #include "clustersim/clustersim.h"
 #include "common/json_input.h"
 #include "sim/config.h"
+#include "scenario.h"
 #include "scenario_internal.h"
 
 gboolean cs_scenario_read_profiles(const CsScenario *sc, CsConfig *c, GError **error)
@@ -113,8 +114,13 @@ gboolean cs_scenario_read_network(const CsScenario *sc, CsConfig *c, GError **er
 /* Appends n GPUs of a type on a node. With "mig" (a list of instances, each
  * {"sm_fraction": f, "memory_fraction": m}), every GPU is split into those
  * instances, and each instance is a GPU of the cluster numbering. */
+/* *total counts the GPUs of every node read so far, those not appended
+ * included: once it passes CS_MAX_GPUS nothing more is appended (the caller
+ * refuses the cluster with the whole count), so that memory stays bounded
+ * whatever the nodes ask for. */
 static gboolean add_gpus(const CsScenario *sc, GArray *gpus, int node, const char *type, int n,
-                         const cJSON *obj, const char *path, int *physical, GError **error)
+                         const cJSON *obj, const char *path, int *physical, gint64 *total,
+                         GError **error)
 {
   const cJSON *mig = cJSON_GetObjectItemCaseSensitive(obj, "mig");
   char *mp = cs_json_path_key(path, "mig");
@@ -150,7 +156,8 @@ static gboolean add_gpus(const CsScenario *sc, GArray *gpus, int node, const cha
                         "most 1",
                         sum_sm, sum_mem);
   }
-  for (int g = 0; ok && g < n; g++) {
+  *total += (gint64)n * MAX(n_inst, 1);
+  for (int g = 0; ok && *total <= CS_MAX_GPUS && g < n; g++) {
     int phys = (*physical)++;
     for (int k = 0; k < MAX(n_inst, 1); k++) {
       CsGpuConfig gc = { .node = node, .gpu_type = g_strdup(type), .physical = phys,
@@ -222,6 +229,7 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
   static const char *const node_keys[] = { "gpus", "gpu_type", "mig", "price_per_hour",
                                            "price_source", NULL };
   int physical = 0;
+  gint64 total = 0;
   const char *interference = NULL, *overflow = "error", *share_rule = "scalable";
   c->mps_gamma = 1.0;
   /* Model loads (controllers): PCIe 3.0 x16 moves about 12 GB/s host to
@@ -298,7 +306,7 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
         const char *type = NULL;
         ok = cs_json_expect_object(node, sc->name, jp, error) &&
              cs_json_check_keys(node, node_keys, sc->name, jp, error) &&
-             cs_json_read_int(node, "gpus", TRUE, 1, 1 << 20, &n, sc->name, jp, error) &&
+             cs_json_read_int(node, "gpus", TRUE, 1, CS_MAX_GPUS, &n, sc->name, jp, error) &&
              cs_json_read_string(node, "gpu_type", TRUE, &type, sc->name, jp, error);
         if (ok && !cs_profile_set_gpu_type(c->profiles, type)) {
           char *hint = cs_profile_set_suggest_gpu_type(c->profiles, type);
@@ -306,7 +314,7 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
                             "gpu_type \"%s\" is not defined by any loaded profile%s", type, hint);
           g_free(hint);
         }
-        ok = ok && add_gpus(sc, gpus, i, type, n, node, jp, &physical, error) &&
+        ok = ok && add_gpus(sc, gpus, i, type, n, node, jp, &physical, &total, error) &&
              read_price(sc, c, node, jp, type, n, node_list, error);
         g_free(jp);
         i++;
@@ -318,7 +326,7 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
   } else {
     int n = 0;
     const char *type = NULL;
-    ok = cs_json_read_int(cl, "gpus", TRUE, 1, 1 << 20, &n, sc->name, "cluster", error) &&
+    ok = cs_json_read_int(cl, "gpus", TRUE, 1, CS_MAX_GPUS, &n, sc->name, "cluster", error) &&
          cs_json_read_string(cl, "gpu_type", TRUE, &type, sc->name, "cluster", error);
     if (ok && !cs_profile_set_gpu_type(c->profiles, type)) {
       char *hint = cs_profile_set_suggest_gpu_type(c->profiles, type);
@@ -326,10 +334,18 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
                         "\"%s\" is not defined by any loaded profile%s", type, hint);
       g_free(hint);
     }
-    ok = ok && add_gpus(sc, gpus, 0, type, n, cl, "cluster", &physical, error) &&
+    ok = ok && add_gpus(sc, gpus, 0, type, n, cl, "cluster", &physical, &total, error) &&
          read_price(sc, c, cl, "cluster", type, n, node_list, error);
     c->n_nodes = 1;
   }
+  if (ok && total > CS_MAX_GPUS)
+    ok = cs_json_fail(error, sc->name, "cluster",
+                      "the cluster has %" G_GINT64_FORMAT " GPUs (MIG instances counted), more "
+                      "than the limit of %d (2^20); it would need about %.3g GiB of memory for "
+                      "them (%d bytes per GPU)",
+                      (gint64)total, CS_MAX_GPUS,
+                      (double)total * CS_BYTES_PER_GPU / (1024.0 * 1024.0 * 1024.0),
+                      CS_BYTES_PER_GPU);
   c->n_gpus = (int)gpus->len;
   c->gpus = (CsGpuConfig *)g_array_free(gpus, FALSE);
   /* Only the nodes read whole: cs_config_free frees n_nodes of them. */
