@@ -54,7 +54,9 @@ CS_API CsParamsKind cs_params_kind(const CsParams *p);
  * object", "a boolean" or "null" (the library's own wording). */
 CS_API const char *cs_params_kind_name(const CsParams *p);
 
-/* Number of elements of an array or members of an object; 0 otherwise. */
+/* Number of elements of an array or members of an object; 0 otherwise.
+ * Both this and cs_params_at take constant time (the members are listed
+ * once, on first use): reading a list by index is linear. */
 CS_API int cs_params_size(const CsParams *p);
 
 /* The i-th element of an array or member of an object, in document order;

@@ -69,11 +69,14 @@ static void print_fit(const CsIgniterCoefs *c, const cJSON *doc, FILE *out)
     double worst = 0;
     int wb = 0;
     double ws = 0;
-    for (int i = 0; i < cJSON_GetArraySize(bs); i++)
-      for (int j = 0; j < cJSON_GetArraySize(ss); j++) {
-        int b = cJSON_GetArrayItem(bs, i)->valueint;
-        double s = cJSON_GetArrayItem(ss, j)->valuedouble;
-        double meas = cJSON_GetArrayItem(cJSON_GetArrayItem(lat, i), j)->valuedouble;
+    /* The grid walked along its lists (indexing a cJSON array walks it). */
+    const cJSON *bi = bs ? bs->child : NULL, *row = lat ? lat->child : NULL;
+    for (; bi && row; bi = bi->next, row = row->next)
+      for (const cJSON *sj = ss ? ss->child : NULL, *cell = row->child; sj && cell;
+           sj = sj->next, cell = cell->next) {
+        int b = bi->valueint;
+        double s = sj->valuedouble;
+        double meas = cell->valuedouble;
         double rel = fabs(cs_igniter_active_solo_ms(cm, b, s) - meas) / meas;
         if (rel > worst) {
           worst = rel;

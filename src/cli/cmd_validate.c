@@ -214,14 +214,15 @@ static double profile_drift_pct(const char *before, const char *after)
   GArray *r = g_array_new(FALSE, FALSE, sizeof(double));
   cJSON *ma = cJSON_GetObjectItemCaseSensitive(a, "models");
   cJSON *mb = cJSON_GetObjectItemCaseSensitive(b, "models");
-  for (int m = 0; m < cJSON_GetArraySize(ma) && m < cJSON_GetArraySize(mb); m++) {
-    cJSON *ba = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ma, m), "batches");
-    cJSON *bb = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(mb, m), "batches");
-    for (int k = 0; k < cJSON_GetArraySize(ba) && k < cJSON_GetArraySize(bb); k++) {
-      double x = cJSON_GetNumberValue(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ba, k), "latency_ms"));
-      double y = cJSON_GetNumberValue(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(bb, k), "latency_ms"));
+  /* Both profiles walked side by side (indexing a cJSON array walks it). */
+  for (cJSON *pa = ma ? ma->child : NULL, *pb = mb ? mb->child : NULL; pa && pb;
+       pa = pa->next, pb = pb->next) {
+    cJSON *ba = cJSON_GetObjectItemCaseSensitive(pa, "batches");
+    cJSON *bb = cJSON_GetObjectItemCaseSensitive(pb, "batches");
+    for (cJSON *xa = ba ? ba->child : NULL, *xb = bb ? bb->child : NULL; xa && xb;
+         xa = xa->next, xb = xb->next) {
+      double x = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(xa, "latency_ms"));
+      double y = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(xb, "latency_ms"));
       double q = 100.0 * (y / x - 1.0);
       if (x > 0 && isfinite(q))
         g_array_append_val(r, q);

@@ -21,6 +21,12 @@ struct CsParams {
   GHashTable *members;   /* const cJSON * -> CsParams *, views created so far */
   GPtrArray *order;      /* the same views in creation order (for the check) */
   gboolean asked_all;    /* cs_params_to_json read everything below */
+  /* The array's (or object's) members in order, taken on the first
+   * cs_params_size or cs_params_at: cJSON finds the i-th member by walking
+   * its list, and a policy reading a list by index would take n^2 / 2
+   * steps (30,000 manual replicas took 20 s). */
+  const cJSON **items;
+  int n_items;
   char *owned_file;      /* root only */
 };
 
@@ -56,6 +62,7 @@ void cs_params_free(CsParams *p)
     g_hash_table_destroy(p->asked);
   g_free(p->path);
   g_free(p->owned_file);
+  g_free(p->items);
   g_free(p);
 }
 
@@ -154,16 +161,32 @@ const char *cs_params_kind_name(const CsParams *p)
   return cs_json_type_name(p->node);
 }
 
+/* The members of p's array or object, listed once (one walk). */
+static void index_items(CsParams *p)
+{
+  if (p->items || !(cJSON_IsArray(p->node) || cJSON_IsObject(p->node)))
+    return;
+  GPtrArray *a = g_ptr_array_new();
+  const cJSON *n;
+  cJSON_ArrayForEach(n, p->node)
+    g_ptr_array_add(a, (gpointer)n);
+  p->n_items = (int)a->len;
+  g_ptr_array_add(a, NULL); /* items is non-NULL once listed, also when empty */
+  p->items = (const cJSON **)g_ptr_array_free(a, FALSE);
+}
+
 int cs_params_size(const CsParams *p)
 {
-  return cJSON_IsArray(p->node) || cJSON_IsObject(p->node) ? cJSON_GetArraySize(p->node) : 0;
+  /* The index is a cache: listing it leaves the view as the caller sees it. */
+  index_items((CsParams *)p);
+  return p->n_items;
 }
 
 CsParams *cs_params_at(CsParams *p, int i)
 {
   if (i < 0 || i >= cs_params_size(p))
     return NULL;
-  const cJSON *n = cJSON_GetArrayItem(p->node, i);
+  const cJSON *n = p->items[i];
   if (cJSON_IsObject(p->node)) {
     cs_params_mark_known(p, n->string);
     return member(p, n, cs_json_path_key(p->path, n->string));

@@ -139,10 +139,15 @@ static gboolean read_edits(const CsExperiment *e, const cJSON *obj, const char *
   if (unset && !cJSON_IsArray(unset))
     ok = cs_json_fail(error, e->file, upath, "expected an array of scenario paths, got %s",
                       cs_json_type_name(unset));
-  for (int i = 0; ok && unset && i < cJSON_GetArraySize(unset); i++) {
-    char *where = cs_json_path_index(upath, i);
+  int i = 0;
+  const cJSON *u;
+  cJSON_ArrayForEach(u, (cJSON_IsArray(unset) ? unset : NULL))
+  {
+    if (!ok)
+      break;
+    char *where = cs_json_path_index(upath, i++);
     const char *p = NULL;
-    ok = cs_json_value_string(cJSON_GetArrayItem(unset, i), &p, e->file, where, error) &&
+    ok = cs_json_value_string(u, &p, e->file, where, error) &&
          check_edit_path(e, p, where, error);
     if (ok)
       add_edit(lv, p, NULL, where);
@@ -175,14 +180,13 @@ static gboolean read_edits(const CsExperiment *e, const cJSON *obj, const char *
   return ok;
 }
 
-/* Checks that name (at path) differs from the names before it in names. */
-static gboolean check_unique(const CsExperiment *e, GPtrArray *names, const char *name,
+/* Checks that name (at path) differs from the names before it in names (a
+ * set: a list would make the check quadratic in the names). */
+static gboolean check_unique(const CsExperiment *e, GHashTable *names, const char *name,
                              const char *what, const char *path, GError **error)
 {
-  for (guint i = 0; i < names->len; i++)
-    if (strcmp(g_ptr_array_index(names, i), name) == 0)
-      return cs_json_fail(error, e->file, path, "%s \"%s\" appears twice", what, name);
-  g_ptr_array_add(names, (gpointer)name);
+  if (!g_hash_table_add(names, (gpointer)name))
+    return cs_json_fail(error, e->file, path, "%s \"%s\" appears twice", what, name);
   return TRUE;
 }
 
@@ -199,11 +203,15 @@ static gboolean read_variants(CsExperiment *e, const cJSON *root, GError **error
     return cs_json_fail(error, e->file, "variants",
                         "expected a non-empty array of {\"name\", \"set\", \"unset\"}, got %s",
                         cs_json_type_name(vs));
-  GPtrArray *names = g_ptr_array_new();
+  GHashTable *names = g_hash_table_new(g_str_hash, g_str_equal);
   gboolean ok = TRUE;
-  for (int i = 0; ok && i < cJSON_GetArraySize(vs); i++) {
-    const cJSON *v = cJSON_GetArrayItem(vs, i);
-    char *path = cs_json_path_index("variants", i);
+  int i = 0;
+  const cJSON *v;
+  cJSON_ArrayForEach(v, vs)
+  {
+    if (!ok)
+      break;
+    char *path = cs_json_path_index("variants", i++);
     const char *name = NULL;
     ok = cs_json_expect_object(v, e->file, path, error) &&
          cs_json_check_keys(v, keys, e->file, path, error) &&
@@ -220,7 +228,7 @@ static gboolean read_variants(CsExperiment *e, const cJSON *root, GError **error
     }
     g_free(path);
   }
-  g_ptr_array_free(names, TRUE);
+  g_hash_table_destroy(names);
   return ok;
 }
 
@@ -257,15 +265,16 @@ static gboolean read_value_axis(CsExperiment *e, const cJSON *ax, const char *pa
   else if (labels && (!cJSON_IsArray(labels) || cJSON_GetArraySize(labels) != n))
     ok = cs_json_fail(error, e->file, lpath, "expected an array of %d labels (one per value)",
                       n);
-  GPtrArray *names = g_ptr_array_new();
-  for (int i = 0; ok && i < n; i++) {
-    const cJSON *v = cJSON_GetArrayItem(values, i);
+  GHashTable *names = g_hash_table_new(g_str_hash, g_str_equal);
+  /* Values and labels walked side by side (indexing a cJSON array walks its list). */
+  const cJSON *v = ok ? values->child : NULL, *lab = labels ? labels->child : NULL;
+  for (int i = 0; ok && i < n; i++, v = v->next, lab = lab ? lab->next : NULL) {
     char *where = cs_json_path_index(vpath, i);
     char *label = NULL;
     if (labels) {
       char *lw = cs_json_path_index(lpath, i);
       const char *l = NULL;
-      ok = cs_json_value_string(cJSON_GetArrayItem(labels, i), &l, e->file, lw, error);
+      ok = cs_json_value_string(lab, &l, e->file, lw, error);
       label = g_strdup(l);
       g_free(lw);
     } else {
@@ -282,7 +291,7 @@ static gboolean read_value_axis(CsExperiment *e, const cJSON *ax, const char *pa
     g_free(label);
     g_free(where);
   }
-  g_ptr_array_free(names, TRUE);
+  g_hash_table_destroy(names);
   g_free(vpath);
   g_free(lpath);
   return ok;
@@ -300,10 +309,14 @@ static gboolean read_level_axis(CsExperiment *e, const cJSON *ax, const char *pa
     ok = cs_json_fail(error, e->file, lpath,
                       "expected a non-empty array of {\"label\", \"set\", \"unset\"}, got %s",
                       cs_json_type_name(levels));
-  GPtrArray *names = g_ptr_array_new();
-  for (int i = 0; ok && i < cJSON_GetArraySize(levels); i++) {
-    const cJSON *l = cJSON_GetArrayItem(levels, i);
-    char *where = cs_json_path_index(lpath, i);
+  GHashTable *names = g_hash_table_new(g_str_hash, g_str_equal);
+  int i = 0;
+  const cJSON *l;
+  cJSON_ArrayForEach(l, (ok ? levels : NULL))
+  {
+    if (!ok)
+      break;
+    char *where = cs_json_path_index(lpath, i++);
     const char *label = NULL;
     ok = cs_json_expect_object(l, e->file, where, error) &&
          cs_json_check_keys(l, keys, e->file, where, error) &&
@@ -320,7 +333,7 @@ static gboolean read_level_axis(CsExperiment *e, const cJSON *ax, const char *pa
     }
     g_free(where);
   }
-  g_ptr_array_free(names, TRUE);
+  g_hash_table_destroy(names);
   g_free(lpath);
   return ok;
 }
@@ -340,11 +353,15 @@ static gboolean read_axes(CsExperiment *e, const cJSON *root, GError **error)
   if (!cJSON_IsArray(axes))
     return cs_json_fail(error, e->file, "axes", "expected an array of axes, got %s",
                         cs_json_type_name(axes));
-  GPtrArray *names = g_ptr_array_new();
+  GHashTable *names = g_hash_table_new(g_str_hash, g_str_equal);
   gboolean ok = TRUE;
-  for (int i = 0; ok && i < cJSON_GetArraySize(axes); i++) {
-    const cJSON *ax = cJSON_GetArrayItem(axes, i);
-    char *path = cs_json_path_index("axes", i);
+  int i = 0;
+  const cJSON *ax;
+  cJSON_ArrayForEach(ax, axes)
+  {
+    if (!ok)
+      break;
+    char *path = cs_json_path_index("axes", i++);
     const char *name = NULL;
     ok = cs_json_expect_object(ax, e->file, path, error) &&
          cs_json_check_keys(ax, keys, e->file, path, error) &&
@@ -378,7 +395,7 @@ static gboolean read_axes(CsExperiment *e, const cJSON *root, GError **error)
     }
     g_free(path);
   }
-  g_ptr_array_free(names, TRUE);
+  g_hash_table_destroy(names);
   return ok;
 }
 
@@ -396,19 +413,28 @@ static gboolean read_seeds(CsExperiment *e, const cJSON *root, GError **error)
     int n = cJSON_GetArraySize(s);
     if (n == 0)
       return cs_json_fail(error, e->file, "seeds", "expected at least one seed");
-    for (int i = 0; i < n; i++) {
-      char *where = cs_json_path_index("seeds", i);
+    /* The seeds seen, as a set: a scan of the list would be quadratic. */
+    GHashTable *seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    int i = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, s)
+    {
+      char *where = cs_json_path_index("seeds", i++);
       int64_t v;
-      gboolean ok = cs_json_value_int64(cJSON_GetArrayItem(s, i), 0, max_seed, &v, e->file,
-                                        where, error);
-      for (guint j = 0; ok && j < e->seeds->len; j++)
-        if (g_array_index(e->seeds, int64_t, j) == v)
-          ok = cs_json_fail(error, e->file, where, "seed %" G_GINT64_FORMAT " appears twice", v);
+      gboolean ok = cs_json_value_int64(x, 0, max_seed, &v, e->file, where, error);
+      gint64 *key = ok ? g_new(gint64, 1) : NULL;
+      if (key)
+        *key = v;
+      if (ok && !g_hash_table_add(seen, key))
+        ok = cs_json_fail(error, e->file, where, "seed %" G_GINT64_FORMAT " appears twice", v);
       g_free(where);
-      if (!ok)
+      if (!ok) {
+        g_hash_table_destroy(seen);
         return FALSE;
+      }
       g_array_append_val(e->seeds, v);
     }
+    g_hash_table_destroy(seen);
     return TRUE;
   }
   int64_t first = 0, count = 0;

@@ -205,11 +205,15 @@ static gboolean claim_runs(const Shard *shards, int k, int *owner, GError **erro
   gboolean ok = TRUE;
   if (!cJSON_IsArray(ids))
     ok = cs_json_fail(error, path, "run_ids", "expected an array of run numbers");
-  for (int i = 0; ok && i < cJSON_GetArraySize(ids); i++) {
-    char *where = cs_json_path_index("run_ids", i);
+  int i = 0;
+  const cJSON *x;
+  cJSON_ArrayForEach(x, (ok ? ids : NULL))
+  {
+    if (!ok)
+      break;
+    char *where = cs_json_path_index("run_ids", i++);
     int64_t id;
-    ok = cs_json_value_int64(cJSON_GetArrayItem(ids, i), 0, s->runs - 1, &id, path, where,
-                             error);
+    ok = cs_json_value_int64(x, 0, s->runs - 1, &id, path, where, error);
     if (ok && owner[id] >= 0) {
       g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
                   "run %d appears in two shards: %s and %s (a shard given twice?)", (int)id,

@@ -57,9 +57,13 @@ static gboolean read_replicas(RunSummary *r, RunModel *m, const cJSON *o, const 
   m->replicas = g_array_new(FALSE, FALSE, sizeof(RunReplica));
   if (!cJSON_IsArray(reps))
     ok = cs_json_fail(error, r->path, rw, "expected an array of {\"gpu\", \"batch\", \"mps_share\"}");
-  for (int k = 0; ok && k < cJSON_GetArraySize(reps); k++) {
-    const cJSON *x = cJSON_GetArrayItem(reps, k);
-    char *xw = cs_json_path_index(rw, k);
+  int k = 0;
+  const cJSON *x;
+  cJSON_ArrayForEach(x, (ok ? reps : NULL))
+  {
+    if (!ok)
+      break;
+    char *xw = cs_json_path_index(rw, k++);
     RunReplica rep = { .share = NAN };
     ok = cs_json_expect_object(x, r->path, xw, error) &&
          cs_json_read_int(x, "gpu", TRUE, 0, r->n_gpus - 1, &rep.gpu, r->path, xw, error) &&
@@ -180,8 +184,8 @@ static gboolean read_gpus(RunSummary *r, const cJSON *gpus, GError **error)
   r->n_gpus = cJSON_GetArraySize(gpus);
   r->gpus = g_new0(RunGpu, r->n_gpus);
   gboolean ok = TRUE;
-  for (int g = 0; ok && g < r->n_gpus; g++) {
-    const cJSON *o = cJSON_GetArrayItem(gpus, g);
+  const cJSON *o = gpus->child;
+  for (int g = 0; ok && g < r->n_gpus; g++, o = o->next) {
     char *w = cs_json_path_index("gpus", g);
     RunGpu *x = &r->gpus[g];
     int id = -1;
@@ -255,9 +259,10 @@ gboolean cs_run_summary_read(RunSummary *r, GError **error)
     r->n_models = cJSON_GetArraySize(models);
     r->models = g_new0(RunModel, r->n_models);
   }
-  for (int i = 0; ok && i < r->n_models; i++) {
+  const cJSON *mo = ok ? models->child : NULL;
+  for (int i = 0; ok && i < r->n_models; i++, mo = mo->next) {
     char *w = cs_json_path_index("models", i);
-    ok = read_model(r, &r->models[i], cJSON_GetArrayItem(models, i), w, error);
+    ok = read_model(r, &r->models[i], mo, w, error);
     g_free(w);
   }
   return ok;

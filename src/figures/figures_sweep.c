@@ -116,10 +116,13 @@ static gboolean read_string_list(const cJSON *a, const char *file, const char *p
 {
   if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) == 0)
     return cs_json_fail(error, file, path, "expected a non-empty array of strings");
-  for (int i = 0; i < cJSON_GetArraySize(a); i++) {
+  int i = 0;
+  const cJSON *x;
+  cJSON_ArrayForEach(x, a)
+  {
     const char *s;
-    char *where = cs_json_path_index(path, i);
-    gboolean ok = cs_json_value_string(cJSON_GetArrayItem(a, i), &s, file, where, error);
+    char *where = cs_json_path_index(path, i++);
+    gboolean ok = cs_json_value_string(x, &s, file, where, error);
     g_free(where);
     if (!ok)
       return FALSE;
@@ -164,9 +167,9 @@ static gboolean read_sweep_json(Sweep *s, GError **error)
     for (int a = 0; a < s->n_axes; a++)
       s->axes[a].labels = g_ptr_array_new_with_free_func(g_free);
   }
-  for (int a = 0; ok && a < s->n_axes; a++) {
+  const cJSON *o = ok ? axes->child : NULL;
+  for (int a = 0; ok && a < s->n_axes; a++, o = o->next) {
     Axis *ax = &s->axes[a];
-    const cJSON *o = cJSON_GetArrayItem(axes, a);
     char *where = cs_json_path_index("axes", a);
     char *lw = cs_json_path_key(where, "labels");
     ok = cs_json_expect_object(o, path, where, error) &&

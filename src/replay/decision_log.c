@@ -53,8 +53,8 @@ static gboolean read_header(DecisionLog *log, cJSON *h, GError **error)
   log->models = g_new0(char *, log->n_models + 1);
   log->slo_ns = g_new0(int64_t, log->n_models);
   log->gpu_types = g_new0(char *, log->n_gpus + 1);
-  for (int m = 0; m < log->n_models; m++) {
-    cJSON *o = cJSON_GetArrayItem(models, m);
+  cJSON *o = models->child;
+  for (int m = 0; m < log->n_models; m++, o = o->next) {
     char *path = g_strdup_printf("line 1: models[%d]", m);
     const char *name = NULL;
     gboolean ok = cJSON_IsObject(o) &&
@@ -66,8 +66,8 @@ static gboolean read_header(DecisionLog *log, cJSON *h, GError **error)
       return error && *error ? FALSE : fail(error, f, 1, "models[%d]: expected an object", m);
     log->models[m] = g_strdup(name);
   }
-  for (int g = 0; g < log->n_gpus; g++) {
-    cJSON *o = cJSON_GetArrayItem(gpus, g);
+  o = gpus->child;
+  for (int g = 0; g < log->n_gpus; g++, o = o->next) {
     char *path = g_strdup_printf("line 1: gpus[%d]", g);
     const char *type = NULL;
     gboolean ok = cJSON_IsObject(o) &&
@@ -217,9 +217,9 @@ static gboolean read_end(DecisionLog *log, cJSON *o, gint64 line, GError **error
                 log->n_models);
   log->window_start_ns = g_new0(int64_t, log->n_models);
   log->window_end_ns = g_new0(int64_t, log->n_models);
-  for (int m = 0; m < log->n_models; m++) {
+  cJSON *x = w->child;
+  for (int m = 0; m < log->n_models; m++, x = x->next) {
     char *p = g_strdup_printf("line %" G_GINT64_FORMAT ": windows[%d]", line, m);
-    cJSON *x = cJSON_GetArrayItem(w, m);
     ok = cs_json_read_int64(x, "start_ns", TRUE, 0, MAX_TIME_NS, &log->window_start_ns[m], f, p,
                             error) &&
          cs_json_read_int64(x, "end_ns", TRUE, 0, MAX_TIME_NS, &log->window_end_ns[m], f, p, error);

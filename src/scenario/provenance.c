@@ -206,10 +206,11 @@ char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
   /* The price that ran, with its source, so that a change of the profile's
    * default does not change what the effective scenario costs. */
   cJSON *node_list = cJSON_GetObjectItemCaseSensitive(cl, "nodes");
-  for (int i = 0; i < c->n_nodes; i++) {
+  /* Walked along the list: indexing a cJSON array walks it from the start. */
+  cJSON *o = node_list ? node_list->child : cl;
+  for (int i = 0; i < c->n_nodes && o; i++, o = node_list ? o->next : NULL) {
     const CsNodeConfig *n = &c->nodes[i];
-    cJSON *o = node_list ? cJSON_GetArrayItem(node_list, i) : cl;
-    if (isnan(n->price_per_hour) || !o)
+    if (isnan(n->price_per_hour))
       continue;
     add_default(o, "price_per_hour", cJSON_CreateNumber(n->price_per_hour));
     add_default(o, "price_source", cJSON_CreateString(n->price_source));
@@ -246,9 +247,9 @@ char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
   }
   cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "clients");
   cJSON *top_duration = cJSON_GetObjectItemCaseSensitive(root, "duration_s");
-  for (int i = 0; i < c->n_clients; i++) {
+  o = list ? list->child : NULL;
+  for (int i = 0; i < c->n_clients && o; i++, o = o->next) {
     const CsClientConfig *cc = &c->clients[i];
-    cJSON *o = cJSON_GetArrayItem(list, i);
     add_default(o, "arrival", cJSON_CreateString("poisson"));
     gboolean trace = cc->window_ns > 0;
     if (!trace && cc->arrival != CS_ARRIVAL_TIMES && top_duration &&

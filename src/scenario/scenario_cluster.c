@@ -138,8 +138,12 @@ static gboolean add_gpus(const CsScenario *sc, GArray *gpus, int node, const cha
     memf = g_new0(double, n_inst);
     double sum_sm = 0, sum_mem = 0;
     static const char *const keys[] = { "sm_fraction", "memory_fraction", NULL };
-    for (int k = 0; ok && k < n_inst; k++) {
-      const cJSON *inst = cJSON_GetArrayItem(mig, k);
+    int k = 0;
+    const cJSON *inst;
+    cJSON_ArrayForEach(inst, mig)
+    {
+      if (!ok)
+        break;
       char *ip = cs_json_path_index(mp, k);
       ok = cs_json_expect_object(inst, sc->name, ip, error) &&
            cs_json_check_keys(inst, keys, sc->name, ip, error) &&
@@ -149,6 +153,7 @@ static gboolean add_gpus(const CsScenario *sc, GArray *gpus, int node, const cha
       sum_sm += smf[k];
       sum_mem += memf[k];
       g_free(ip);
+      k++;
     }
     if (ok && (sum_sm > 1 + 1e-9 || sum_mem > 1 + 1e-9))
       ok = cs_json_fail(error, sc->name, mp,

@@ -38,8 +38,11 @@ static gboolean refuse_ignored_settings(const CsScenario *sc, const CsConfig *c,
                         "GPUs uses neither, so it would be ignored; remove it",
                         c->dispatch->name);
   const cJSON *list = cJSON_GetObjectItemCaseSensitive(sc->root, "clients");
-  for (int m = 0; m < c->n_clients; m++)
-    if (cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(list, m), "planned_rate")) {
+  int m = 0;
+  const cJSON *client;
+  cJSON_ArrayForEach(client, list)
+  {
+    if (cJSON_GetObjectItemCaseSensitive(client, "planned_rate")) {
       char *jp = g_strdup_printf("clients[%d].planned_rate", m);
       cs_json_fail(error, sc->name, jp,
                    "dispatch \"%s\" uses no placement, so nothing plans for this rate; remove it",
@@ -47,6 +50,8 @@ static gboolean refuse_ignored_settings(const CsScenario *sc, const CsConfig *c,
       g_free(jp);
       return FALSE;
     }
+    m++;
+  }
   return TRUE;
 }
 

@@ -286,8 +286,10 @@ static gboolean read_rate_scale(const cJSON *obj, const char *file, Ctx *x, doub
   x->profile_at = *own_at = g_new(double, n);
   x->profile_scale = *own_scale = g_new(double, n);
   x->n_points = n;
-  for (int i = 0; i < n; i++) {
-    const cJSON *pt = cJSON_GetArrayItem(v, i);
+  int i = 0;
+  const cJSON *pt;
+  cJSON_ArrayForEach(pt, v)
+  {
     char *pp = g_strdup_printf("trace.rate_scale[%d]", i);
     gboolean ok = cs_json_expect_object(pt, file, pp, error) &&
                   cs_json_check_keys(pt, keys, file, pp, error) &&
@@ -304,16 +306,24 @@ static gboolean read_rate_scale(const cJSON *obj, const char *file, Ctx *x, doub
     g_free(pp);
     if (!ok)
       return FALSE;
+    i++;
   }
   return TRUE;
 }
 
-/* The profile's factor at t seconds of trace time from the window's start. */
+/* The profile's factor at t seconds of trace time from the window's start.
+ * The point before t by bisection: a walk from the first point for every
+ * interval would take intervals x points. */
 static double profile_at(const Ctx *x, double t)
 {
-  int i = 0;
-  while (i + 1 < x->n_points && x->profile_at[i + 1] <= t)
-    i++;
+  int i = 0, hi = x->n_points - 1; /* profile_at[i] <= t (at_s starts at 0), i <= hi */
+  while (i < hi) {
+    int mid = i + (hi - i + 1) / 2;
+    if (x->profile_at[mid] <= t)
+      i = mid;
+    else
+      hi = mid - 1;
+  }
   if (i + 1 == x->n_points)
     return x->profile_scale[i];
   double a = x->profile_at[i], b = x->profile_at[i + 1];
