@@ -140,11 +140,7 @@ static gboolean read_edits(const CsExperiment *e, const cJSON *obj, const char *
     ok = cs_json_fail(error, e->file, upath, "expected an array of scenario paths, got %s",
                       cs_json_type_name(unset));
   int i = 0;
-  const cJSON *u;
-  cJSON_ArrayForEach(u, (cJSON_IsArray(unset) ? unset : NULL))
-  {
-    if (!ok)
-      break;
+  for (const cJSON *u = cJSON_IsArray(unset) ? unset->child : NULL; ok && u; u = u->next) {
     char *where = cs_json_path_index(upath, i++);
     const char *p = NULL;
     ok = cs_json_value_string(u, &p, e->file, where, error) &&
@@ -206,11 +202,7 @@ static gboolean read_variants(CsExperiment *e, const cJSON *root, GError **error
   GHashTable *names = g_hash_table_new(g_str_hash, g_str_equal);
   gboolean ok = TRUE;
   int i = 0;
-  const cJSON *v;
-  cJSON_ArrayForEach(v, vs)
-  {
-    if (!ok)
-      break;
+  for (const cJSON *v = vs->child; ok && v; v = v->next) {
     char *path = cs_json_path_index("variants", i++);
     const char *name = NULL;
     ok = cs_json_expect_object(v, e->file, path, error) &&
@@ -311,11 +303,7 @@ static gboolean read_level_axis(CsExperiment *e, const cJSON *ax, const char *pa
                       cs_json_type_name(levels));
   GHashTable *names = g_hash_table_new(g_str_hash, g_str_equal);
   int i = 0;
-  const cJSON *l;
-  cJSON_ArrayForEach(l, (ok ? levels : NULL))
-  {
-    if (!ok)
-      break;
+  for (const cJSON *l = ok ? levels->child : NULL; ok && l; l = l->next) {
     char *where = cs_json_path_index(lpath, i++);
     const char *label = NULL;
     ok = cs_json_expect_object(l, e->file, where, error) &&
@@ -356,11 +344,7 @@ static gboolean read_axes(CsExperiment *e, const cJSON *root, GError **error)
   GHashTable *names = g_hash_table_new(g_str_hash, g_str_equal);
   gboolean ok = TRUE;
   int i = 0;
-  const cJSON *ax;
-  cJSON_ArrayForEach(ax, axes)
-  {
-    if (!ok)
-      break;
+  for (const cJSON *ax = axes->child; ok && ax; ax = ax->next) {
     char *path = cs_json_path_index("axes", i++);
     const char *name = NULL;
     ok = cs_json_expect_object(ax, e->file, path, error) &&
