@@ -30,6 +30,28 @@
  * policy stops the run; cs_run() then returns NULL with CS_ERROR_POLICY and a
  * message naming the policy, the call and the simulated time. A policy bug
  * never turns into a silently wrong number.
+ *
+ * The engine keeps its own record of every request it gave the policy (its
+ * id, model, send time, "measured", and whether the policy still holds it)
+ * and checks each CsRequest and CsBatch a service is given against it. So
+ * these are misuses too, each stopping the run at the call: a request the
+ * engine never gave (or a pointer kept past on_request), a request changed
+ * (send_ns, measured), added to a batch of another model, or leaving the
+ * policy twice (sent twice, added twice to a batch that is sent, sent and
+ * dropped); a batch sent twice, added to, changed or discarded once sent, or
+ * read once discarded or answered; a NULL batch or request; a capacity, a
+ * batch or an exec_ns size beyond CS_BATCH_MAX. A NULL engine (or world, or
+ * batch to a getter) is refused as GLib refuses a broken precondition: a
+ * critical warning, and the call returns 0, -1, NULL or FALSE doing nothing
+ * (the run then says which requests were never sent: warning
+ * requests_held).
+ *
+ * Lifetimes: the CsRequest of on_request lives for that call only; the
+ * policy keeps a copy (it is a plain value: copy all of it), and passes
+ * that copy to the services. A batch is the policy's from cs_engine_batch_new
+ * until it sends or discards it, the engine's after; a cs_batch_request
+ * pointer is valid until the next cs_batch_add to that batch, its send or its
+ * discard. CsBatchEvent pointers live for their callback.
  */
 #ifndef CLUSTERSIM_DISPATCH_H
 #define CLUSTERSIM_DISPATCH_H
@@ -107,6 +129,11 @@ typedef struct {
 
 typedef struct CsBatch CsBatch;
 
+/* The largest batch a policy may form, in requests: the largest batch size
+ * a profile or a placement takes. cs_engine_batch_new refuses a larger
+ * capacity, cs_batch_add a larger batch, cs_engine_exec_ns a larger n. */
+#define CS_BATCH_MAX (1 << 20)
+
 /* ---- Engine services ------------------------------------------------------------------ */
 
 typedef struct CsEngine CsEngine;
@@ -131,7 +158,8 @@ CS_API CsTimer cs_engine_timer(CsEngine *e, int64_t at_ns, uint32_t arg);
 CS_API gboolean cs_engine_cancel(CsEngine *e, CsTimer t);
 
 /* Returns an empty batch of model with room for capacity requests (a hint: it
- * grows). The policy owns it until it sends it. */
+ * grows; at most CS_BATCH_MAX). The policy owns it until it sends or
+ * discards it. */
 CS_API CsBatch *cs_engine_batch_new(CsEngine *e, int model, int capacity);
 
 /* Gives back a batch the policy holds without sending it, after it sent,
@@ -139,13 +167,16 @@ CS_API CsBatch *cs_engine_batch_new(CsEngine *e, int model, int capacity);
  * not touched. A batch already sent is a misuse. */
 CS_API void cs_engine_batch_discard(CsEngine *e, CsBatch *b);
 
-/* Appends a request the policy holds to its batch. */
+/* Appends a request the policy holds (as on_request gave it, or an
+ * unchanged copy) to its batch, a batch of the request's model the policy
+ * holds. The request still belongs to the policy until the batch is sent. */
 CS_API void cs_batch_add(CsEngine *e, CsBatch *b, const CsRequest *r);
 
 /* Requests in the batch, and its model. */
 CS_API int cs_batch_size(const CsBatch *b);
 CS_API int cs_batch_model(const CsBatch *b);
-/* The i-th request of the batch (NULL when out of range). */
+/* The i-th request of the batch (NULL when out of range); valid until the
+ * next cs_batch_add to the batch, its send or its discard. */
 CS_API const CsRequest *cs_batch_request(const CsBatch *b, int i);
 
 /* The GPU must not start the batch before t_ns (Symphony's deferred start);
@@ -201,7 +232,7 @@ CS_API void cs_engine_drop(CsEngine *e, int model, const CsRequest *r);
 CS_API void cs_engine_unserved(CsEngine *e, int model, const CsRequest *r);
 
 /* Execution time of a batch of n requests of model on gpu when it runs alone
- * on the GPU (the profile's exec time), in ns. n >= 1. */
+ * on the GPU (the profile's exec time), in ns. 1 <= n <= CS_BATCH_MAX. */
 CS_API int64_t cs_engine_exec_ns(CsEngine *e, int model, int gpu, int n);
 
 /* GPU state: batches sent to gpu that have not arrived at its node yet
@@ -245,7 +276,9 @@ typedef struct CsDispatchPolicy {
   /* Creates the per-run state. Required. */
   void *(*create)(CsEngine *e, const void *params, void *user_data);
   void (*destroy)(void *state);
-  /* A request of model arrives; the policy owns it from now on. Required. */
+  /* A request of model arrives; the policy owns it from now on (until it
+   * sends it in a batch, drops it or marks it unserved: once). r lives for
+   * this call only: keep a copy, never the pointer. Required. */
   void (*on_request)(void *state, int model, const CsRequest *r);
   /* A timer the policy set fires; arg is what it passed to cs_engine_timer. */
   void (*on_timer)(void *state, uint32_t arg);

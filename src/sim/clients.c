@@ -204,7 +204,9 @@ static void emit_unserved(Engine *e, int model, const Req *r, gboolean dropped,
 
 void cs_engine_drop(Engine *e, int model, const Req *r)
 {
-  if (!cs_engine_model_ok(e, "cs_engine_drop", model))
+  g_return_if_fail(e != NULL);
+  if (!cs_engine_model_ok(e, "cs_engine_drop", model) ||
+      !cs_ledger_leave(e, "cs_engine_drop", r, model, FALSE))
     return;
   e->clients[model].dropped += r->measured;
   emit_unserved(e, model, r, TRUE, FALSE);
@@ -212,13 +214,16 @@ void cs_engine_drop(Engine *e, int model, const Req *r)
 
 void cs_engine_fail(Engine *e, int model, const Req *r)
 {
+  cs_ledger_done(e, r);
   e->clients[model].failed += r->measured;
   emit_unserved(e, model, r, FALSE, FALSE);
 }
 
 void cs_engine_unserved(Engine *e, int model, const Req *r)
 {
-  if (!cs_engine_model_ok(e, "cs_engine_unserved", model))
+  g_return_if_fail(e != NULL);
+  if (!cs_engine_model_ok(e, "cs_engine_unserved", model) ||
+      !cs_ledger_leave(e, "cs_engine_unserved", r, model, FALSE))
     return;
   e->clients[model].unserved += r->measured;
   emit_unserved(e, model, r, FALSE, TRUE);
@@ -323,5 +328,7 @@ void cs_engine_on_result(Engine *e, Batch *b)
       g_array_set_size(c->batch_sizes, b->n + 1);
     g_array_index(c->batch_sizes, int64_t, b->n)++;
   }
+  for (int i = 0; i < b->n; i++)
+    cs_ledger_done(e, &b->reqs[i]);
   batch_release(e, b);
 }

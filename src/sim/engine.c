@@ -86,220 +86,50 @@ gboolean cs_engine_model_ok(Engine *e, const char *call, int model)
 
 const CsWorld *cs_engine_world(const Engine *e)
 {
+  g_return_val_if_fail(e != NULL, NULL);
   return e->cfg;
 }
 
 int64_t cs_engine_now(const Engine *e)
 {
+  g_return_val_if_fail(e != NULL, 0);
   return e->now;
 }
 
 CsTimer cs_engine_timer(Engine *e, int64_t at, uint32_t arg)
 {
+  g_return_val_if_fail(e != NULL, CS_TIMER_NONE);
   return cs_timer_pack(eq_push(e->q, MAX(at, e->now), EV_DISPATCH, arg, NULL));
 }
 
 gboolean cs_engine_cancel(Engine *e, CsTimer t)
 {
+  g_return_val_if_fail(e != NULL, FALSE);
   return cs_eq_cancel(e->q, cs_timer_unpack(t));
-}
-
-Batch *cs_engine_batch_new(Engine *e, int model, int cap)
-{
-  if (model < 0 || model >= e->cfg->n_clients) {
-    cs_engine_misuse(e, "cs_engine_batch_new: model %d out of range (the scenario has %d)", model,
-           e->cfg->n_clients);
-    model = 0;
-  }
-  cap = MAX(cap, 1);
-  Batch *b = e->free_batches;
-  if (b) {
-    e->free_batches = b->next;
-    if (b->cap < cap) {
-      b->reqs = g_renew(Req, b->reqs, cap);
-      b->cap = cap;
-    }
-  } else {
-    b = g_new0(Batch, 1);
-    b->reqs = g_new(Req, cap);
-    b->cap = cap;
-    g_ptr_array_add(e->batches, b);
-  }
-  b->model = model;
-  b->gpu = -1;
-  b->replica = -1;
-  b->n = 0;
-  b->not_before_ns = 0;
-  b->iso_ns = 0;
-  b->inputs_at_node = FALSE;
-  b->state = BATCH_HELD;
-  b->next = NULL;
-  return b;
-}
-
-void cs_engine_batch_discard(Engine *e, Batch *b)
-{
-  if (!b || b->state != BATCH_HELD) {
-    cs_engine_misuse(e, "cs_engine_batch_discard: the batch is not one the policy holds");
-    return;
-  }
-  batch_release(e, b);
-}
-
-void cs_batch_add(Engine *e, Batch *b, const Req *r)
-{
-  (void)e;
-  if (b->n == b->cap) {
-    b->cap *= 2;
-    b->reqs = g_renew(Req, b->reqs, b->cap);
-  }
-  b->reqs[b->n++] = *r;
-}
-
-int cs_batch_size(const Batch *b)
-{
-  return b->n;
-}
-
-int cs_batch_model(const Batch *b)
-{
-  return b->model;
-}
-
-const Req *cs_batch_request(const Batch *b, int i)
-{
-  return i >= 0 && i < b->n ? &b->reqs[i] : NULL;
-}
-
-void cs_batch_set_not_before(Batch *b, int64_t t_ns)
-{
-  b->not_before_ns = t_ns;
-}
-
-void cs_batch_set_inputs_at_node(Batch *b)
-{
-  b->inputs_at_node = TRUE;
-}
-
-/* Network transfer of the batch's requests to gpu's node, then its queue. */
-static void send(Engine *e, Batch *b, int gpu, int worker)
-{
-  e->workers[worker].outstanding++;
-  b->gpu = gpu;
-  b->worker = worker;
-  b->id = ++e->next_batch_id;
-  b->dispatch_ns = e->now;
-  b->node_ns = -1;
-  e->gpus[gpu].in_transfer++;
-  b->state = BATCH_IN_TRANSFER;
-  if (G_UNLIKELY(e->decisions)) {
-    const Worker *w = &e->workers[worker];
-    fprintf(e->decisions,
-            "{\"ev\":\"batch\",\"id\":%" G_GUINT64_FORMAT ",\"model\":%d,\"gpu\":%d,\"worker\":%d,"
-            "\"replica\":%d,\"mps_share\":%.17g,\"dispatch_ns\":%" G_GINT64_FORMAT
-            ",\"not_before_ns\":%" G_GINT64_FORMAT ",\"inputs_at_node\":%s,\"requests\":[",
-            (guint64)b->id, b->model, gpu, worker, b->replica, w->share, (gint64)e->now,
-            (gint64)MAX(b->not_before_ns, e->now), b->inputs_at_node ? "true" : "false");
-    for (int i = 0; i < b->n; i++)
-      fprintf(e->decisions, "%s%" G_GUINT64_FORMAT, i ? "," : "", (guint64)b->reqs[i].id);
-    fputs("]}\n", e->decisions);
-  }
-  int64_t at = b->inputs_at_node ? e->now
-                                 : cs_engine_transfer_end(e, b, e->clients[b->model].cfg->input_bytes,
-                                                          "request payload");
-  eq_push(e->q, at, EV_BATCH_AT_NODE, 0, b);
-}
-
-void cs_engine_send_replica(Engine *e, Batch *b, int replica)
-{
-  const CsReplica *r = replica >= 0 && replica < (int)e->replicas->len
-                         ? &g_array_index(e->replicas, CsReplica, replica)
-                         : NULL;
-  if (!e->cfg->placement)
-    cs_engine_misuse(e, "cs_engine_send_replica: the run has no placement (a centralized policy sends "
-              "with cs_engine_send_gpu)");
-  else if (!r)
-    cs_engine_misuse(e, "cs_engine_send_replica: replica %d out of range (the run has %u)", replica,
-           e->replicas->len);
-  else if (r->model != b->model)
-    cs_engine_misuse(e, "cs_engine_send_replica: a batch of %s sent to replica %d, which serves %s",
-           e->cfg->clients[b->model].model, replica, e->cfg->clients[r->model].model);
-  else if (b->n == 0)
-    cs_engine_misuse(e, "cs_engine_send_replica: the batch is empty");
-  else if (!cs_engine_replica_active(e, replica))
-    cs_engine_misuse(e, "cs_engine_send_replica: replica %d is not active (waiting, loading, "
-                     "draining or retired: see cs_engine_replica_active)", replica);
-  if (e->misuse) {
-    batch_release(e, b);
-    return;
-  }
-  b->replica = replica;
-  send(e, b, r->gpu, replica);
-}
-
-void cs_engine_send_gpu(Engine *e, Batch *b, int gpu)
-{
-  if (e->cfg->placement)
-    cs_engine_misuse(e, "cs_engine_send_gpu: the run has a placement (a placement-based policy sends "
-              "with cs_engine_send_replica)");
-  else if (gpu < 0 || gpu >= e->cfg->n_gpus)
-    cs_engine_misuse(e, "cs_engine_send_gpu: gpu %d out of range (the cluster has %d)", gpu,
-           e->cfg->n_gpus);
-  else if (b->n == 0)
-    cs_engine_misuse(e, "cs_engine_send_gpu: the batch is empty");
-  else if (!cs_control_gpu_takes_work(e, gpu))
-    cs_engine_misuse(e, "cs_engine_send_gpu: gpu %d takes no work now (off, provisioning or "
-                     "released: see cs_engine_gpu_ready)", gpu);
-  if (e->misuse) {
-    batch_release(e, b);
-    return;
-  }
-  send(e, b, gpu, b->model * e->cfg->n_gpus + gpu); /* a worker per (model, GPU) */
-}
-
-int64_t cs_engine_exec_ns(Engine *e, int model, int gpu, int n)
-{
-  if (G_UNLIKELY(model < 0 || model >= e->cfg->n_clients || gpu < 0 || gpu >= e->cfg->n_gpus ||
-                 n < 1)) {
-    cs_engine_misuse(e, "cs_engine_exec_ns: model %d, gpu %d, batch %d out of range", model, gpu, n);
-    return INT64_MAX / 8;
-  }
-  int k = model * e->n_gpu_types + e->gpus[gpu].type;
-  GArray *t = e->latency[k];
-  if (G_UNLIKELY((guint)n >= t->len)) {
-    /* Filled on first use: policies may form batches of any size. */
-    const CsModelProfile *prof = e->profile[k];
-    if (!prof) {
-      cs_engine_misuse(e, "cs_engine_exec_ns: %s has no profile on gpu %d's type %s",
-             e->cfg->clients[model].model, gpu, e->cfg->gpus[gpu].gpu_type);
-      return INT64_MAX / 8;
-    }
-    guint old = t->len;
-    g_array_set_size(t, MAX((guint)n + 1, old * 2));
-    for (guint s = MAX(old, 1); s < t->len; s++)
-      g_array_index(t, int64_t, s) = cs_model_profile_exec_ns(prof, (int)s);
-  }
-  return g_array_index(t, int64_t, n);
 }
 
 int cs_engine_n_replicas(const Engine *e)
 {
+  g_return_val_if_fail(e != NULL, 0);
   return e->replicas ? (int)e->replicas->len : 0;
 }
 
 const CsReplica *cs_engine_replica(const Engine *e, int i)
 {
+  g_return_val_if_fail(e != NULL, NULL);
   return i >= 0 && i < cs_engine_n_replicas(e) ? &g_array_index(e->replicas, CsReplica, i) : NULL;
 }
 
 gboolean cs_engine_replica_active(const Engine *e, int i)
 {
+  g_return_val_if_fail(e != NULL, FALSE);
   return i >= 0 && i < cs_engine_n_replicas(e) &&
          g_array_index(e->replica_life, ReplicaLife, i).life == CS_REPLICA_ACTIVE;
 }
 
 gboolean cs_engine_replica_pending(const Engine *e, int i)
 {
+  g_return_val_if_fail(e != NULL, FALSE);
   if (i < 0 || i >= cs_engine_n_replicas(e))
     return FALSE;
   int life = g_array_index(e->replica_life, ReplicaLife, i).life;
@@ -308,21 +138,25 @@ gboolean cs_engine_replica_pending(const Engine *e, int i)
 
 gboolean cs_engine_gpu_ready(const Engine *e, int gpu)
 {
+  g_return_val_if_fail(e != NULL, FALSE);
   return gpu >= 0 && gpu < e->cfg->n_gpus && cs_control_gpu_takes_work(e, gpu);
 }
 
 int cs_engine_gpu_in_transfer(const Engine *e, int gpu)
 {
+  g_return_val_if_fail(e != NULL, 0);
   return gpu >= 0 && gpu < e->cfg->n_gpus ? e->gpus[gpu].in_transfer : 0;
 }
 
 int cs_engine_gpu_queued(const Engine *e, int gpu)
 {
+  g_return_val_if_fail(e != NULL, 0);
   return gpu >= 0 && gpu < e->cfg->n_gpus ? e->gpus[gpu].queued : 0;
 }
 
 int cs_engine_gpu_running(const Engine *e, int gpu)
 {
+  g_return_val_if_fail(e != NULL, 0);
   return gpu >= 0 && gpu < e->cfg->n_gpus ? e->gpus[gpu].n_running : 0;
 }
 
@@ -364,6 +198,7 @@ static void setup(Engine *e)
   e->q = cs_eq_new();
   cs_eq_set_stream_kind(e->q, EV_ARRIVAL); /* the clients' arrivals: the stream */
   e->batches = g_ptr_array_new();
+  cs_ledger_init(&e->ledger);
   e->gpus = g_new0(Gpu, MAX(cfg->n_gpus, 1));
   e->gpu_types = g_new0(const char *, MAX(cfg->n_gpus, 1));
   for (int g = 0; g < cfg->n_gpus; g++) {
@@ -577,6 +412,7 @@ static void teardown(Engine *e)
     g_free(b);
   }
   g_ptr_array_free(e->batches, TRUE);
+  cs_ledger_clear(&e->ledger);
   cs_eq_free(e->q);
   g_free(e->misuse);
   g_free(e->limit);

@@ -16,6 +16,7 @@ typedef struct CsEngine Engine;
 typedef CsRequest Req;
 
 struct CsBatch {
+  struct CsEngine *engine; /* its engine, for the misuse of a service that takes none */
   int model;             /* client index */
   int gpu;               /* GPU it runs on */
   int worker;            /* worker that runs it: the replica index, or model * n_gpus + gpu */

@@ -152,6 +152,28 @@ typedef struct {
 
 typedef struct CsControl ControlState;
 
+/* batches.c: the requests the dispatch policy was given, from the oldest
+ * not yet answered to the newest (ids first..first + entries->len - 1),
+ * each with its model, send time, "measured" and where it is. */
+typedef struct {
+  GArray *entries;
+  uint64_t first; /* id of entries[0] */
+  uint64_t open;  /* every request before it is answered (first <= open) */
+} CsLedger;
+
+/* batches.c: the ledger (CsLedger). cs_ledger_add enters a request given to
+ * the policy; cs_ledger_leave checks that r is one the policy holds,
+ * unchanged and of model (-1: any), and marks it sent (in flight) or gone,
+ * else records the misuse naming call and returns FALSE; cs_ledger_return
+ * gives a sent request back to the policy (preemption); cs_ledger_done
+ * marks a sent request answered. */
+void cs_ledger_init(CsLedger *l);
+void cs_ledger_clear(CsLedger *l);
+void cs_ledger_add(Engine *e, const Req *r, int model);
+gboolean cs_ledger_leave(Engine *e, const char *call, const Req *r, int model, gboolean sent);
+void cs_ledger_return(Engine *e, const Req *r);
+void cs_ledger_done(Engine *e, const Req *r);
+
 struct CsEngine {
   const CsConfig *cfg;
   const CsRunOptions *opt;
@@ -189,6 +211,7 @@ struct CsEngine {
    * autoscaling figures), in O(GPUs) memory (used.h). */
   CsUsed used;
   char *misuse;           /* the first misuse of a service by the dispatch policy, or NULL */
+  CsLedger ledger;        /* the requests given to the policy (batches.c) */
   char *limit;            /* the first time or size the run cannot represent, or NULL */
   gboolean cancelled;     /* the progress callback asked to stop */
   int cap_workers;        /* room in workers */
@@ -264,8 +287,13 @@ static inline void on_arrival(Engine *e, int ci)
     fprintf(e->decisions, "{\"ev\":\"request\",\"id\":%" G_GUINT64_FORMAT ",\"model\":%d,\"send_ns\":%"
             G_GINT64_FORMAT ",\"measured\":%s}\n", (guint64)r.id, ci, (gint64)r.send_ns,
             r.measured ? "true" : "false");
+  cs_ledger_add(e, &r, ci);
   e->dispatch->on_request(e->dispatch_state, ci, &r);
+  /* r lives only during the call (dispatch.h): a pointer kept past it now
+   * reads an id the engine never gave, which every service refuses. */
+  r.id = UINT64_MAX;
 }
+
 
 /* engine.c: records (the first) misuse of a service by the dispatch policy:
  * the run stops and cs_engine_run fails with CS_ERROR_POLICY and the message. */

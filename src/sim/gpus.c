@@ -349,6 +349,8 @@ static void preempt_batch(Engine *e, int g, Batch *b, GArray *out)
 {
   Gpu *gpu = &e->gpus[g];
   g_array_append_vals(out, b->reqs, (guint)b->n);
+  for (int i = 0; i < b->n; i++)
+    cs_ledger_return(e, &b->reqs[i]); /* the policy holds them again */
   gpu->preempted++;
   e->workers[b->worker].outstanding--;
   switch (b->state) {
@@ -402,6 +404,7 @@ static gint batch_by_id(gconstpointer a, gconstpointer b)
 
 int cs_engine_preempt_gpu(Engine *e, int gpu, GArray *out)
 {
+  g_return_val_if_fail(e != NULL, 0);
   if (e->cfg->placement) {
     cs_engine_misuse(e, "cs_engine_preempt_gpu: the run has a placement (only centralized "
                         "policies may preempt)");

@@ -40,6 +40,7 @@ static void add_owned(CsWarningList *l, const char *code, const char *model, int
 void cs_warning_add(CsWarningList *l, const char *code, const char *model, int gpu,
                     const char *fmt, ...)
 {
+  g_return_if_fail(l != NULL && code != NULL && fmt != NULL);
   va_list ap;
   va_start(ap, fmt);
   add_owned(l, code, model, gpu, g_strdup_vprintf(fmt, ap));

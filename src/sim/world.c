@@ -4,6 +4,7 @@
 
 int cs_world_n_models(const CsWorld *w)
 {
+  g_return_val_if_fail(w != NULL, 0);
   return w->n_clients;
 }
 
@@ -11,11 +12,13 @@ int cs_world_n_models(const CsWorld *w)
  * policy reads through these. */
 static gboolean model_ok(const CsWorld *w, int m)
 {
+  g_return_val_if_fail(w != NULL, FALSE);
   return m >= 0 && m < w->n_clients;
 }
 
 static gboolean gpu_ok(const CsWorld *w, int g)
 {
+  g_return_val_if_fail(w != NULL, FALSE);
   return g >= 0 && g < w->n_gpus;
 }
 
@@ -51,6 +54,7 @@ int64_t cs_world_output_bytes(const CsWorld *w, int model)
 
 int cs_world_n_gpus(const CsWorld *w)
 {
+  g_return_val_if_fail(w != NULL, 0);
   return w->n_gpus;
 }
 
@@ -66,6 +70,7 @@ int cs_world_gpu_node(const CsWorld *w, int gpu)
 
 const CsProfileSet *cs_world_profiles(const CsWorld *w)
 {
+  g_return_val_if_fail(w != NULL, NULL);
   return w->profiles;
 }
 
@@ -78,15 +83,18 @@ const CsModelProfile *cs_world_profile(const CsWorld *w, int model, int gpu)
 
 const CsPlacement *cs_world_placement(const CsWorld *w)
 {
+  g_return_val_if_fail(w != NULL, NULL);
   return w->placement;
 }
 
 int64_t cs_world_network_ns(const CsWorld *w, int64_t bytes)
 {
+  g_return_val_if_fail(w != NULL, 0);
   return cs_network_curve_latency_ns(w->network, bytes);
 }
 
 uint64_t cs_world_seed(const CsWorld *w)
 {
+  g_return_val_if_fail(w != NULL, 0);
   return w->seed;
 }

@@ -838,8 +838,9 @@ static void test_requests_leave_once(void **state)
     void (*on_request)(void *, int, const CsRequest *);
     const char *message;
   } cases[] = {
-    { twice_on_request, "dispatch policy \"bad\": 10 requests of a left the policy more than "
-                        "once (sent, dropped or marked unserved twice)" },
+    { twice_on_request, "dispatch policy \"bad\": cs_engine_drop: request 0 already left the "
+                        "policy (sent, dropped or marked unserved): a request leaves it once (at "
+                        "0.000000 s simulated)" },
     { bad_model_on_request, "dispatch policy \"bad\": cs_engine_unserved: model 3 out of range "
                             "(the scenario has 1) (at 0.000000 s simulated)" },
   };

@@ -629,6 +629,28 @@ static void test_growth_tie_goes_to_first_gpu(void **state)
 
 /* ---- bad input --------------------------------------------------------------------- */
 
+/* No model yields a workload: an SLO of 0.01 ms is below alexnet's idle
+ * and transfer time at any share, so nothing is placed, no GPU is planned,
+ * and the empty list of workloads is not sorted (qsort may not be given
+ * the NULL data of an empty array: UBSan reported it). */
+static void test_no_workload(void **state)
+{
+  Instance x;
+  static const char *const names[] = { "alexnet" };
+  static const double slo[] = { 0.01 }, rate[] = { 100 };
+  instance(&x, 1, names, slo, rate, 2);
+  CsIgniterOptions opt = { .coefs = *state, .slo_fraction = 0.5, .split = TRUE };
+  CsIgniterInfo info;
+  CsPlacement *p = cs_igniter_place(&x.in, &opt, &info, NULL);
+  assert_non_null(p);
+  assert_int_equal(p->replicas->len, 0);
+  assert_int_equal(info.gpus_planned, 0);
+  assert_int_equal(p->gpus_needed, 0);
+  assert_non_null(strstr(p->log->str, "alexnet: not served"));
+  cs_placement_free(p);
+  cs_igniter_info_clear(&info);
+}
+
 static void test_bad_parameters(void **state)
 {
   (void)state;
@@ -776,6 +798,7 @@ int main(void)
     cmocka_unit_test(test_slo_fraction),
     cmocka_unit_test(test_share_at_target_not_raised),
     cmocka_unit_test(test_growth_tie_goes_to_first_gpu),
+    cmocka_unit_test(test_no_workload),
     cmocka_unit_test(test_bad_parameters),
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_bad_coefficient_files),

@@ -339,7 +339,8 @@ CsPlacement *cs_igniter_place(const CsPlacementProblem *in, const CsIgniterOptio
     split_model(in, opt, m, cs_igniter_coefs_find(c, in->models[m].name), wla, log, info);
   Workload *wl = (Workload *)(void *)wla->data;
   int n_wl = (int)wla->len;
-  qsort(wl, (size_t)n_wl, sizeof *wl, compare_workloads);
+  if (n_wl > 1) /* an empty array's data is NULL, which qsort may not be given */
+    qsort(wl, (size_t)n_wl, sizeof *wl, compare_workloads);
   GPtrArray *plan = provision(c, wl, n_wl);
   cs_placement_set_gpus_needed(p, (int)plan->len);
   g_string_append_printf(log, "gpus_needed: %u\n", plan->len);

@@ -1,0 +1,304 @@
+/* The dispatch interface defends itself (issue 34): each misuse a careless
+ * policy can make stops the run at the call with CS_ERROR_POLICY, naming the
+ * call and the simulated time, as clustersim/dispatch.h documents. Like
+ * test_api.c, this test includes only <clustersim/clustersim.h> and links
+ * the shared library.
+ *
+ * Each case is a policy whose on_request makes one misuse on the first
+ * request (at 0 s: constant arrivals at 100 req/s start at 0). The expected
+ * messages are the ones the header promises, with the request's own values
+ * (request 0 of model a, sent at 0 ns, measured: no warm-up). */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <clustersim/clustersim.h>
+
+#include "test_util.h"
+
+static char *dir;
+
+typedef struct {
+  CsEngine *e;
+  int calls;
+} Bad;
+
+static void *bad_create(CsEngine *e, const void *params, void *user_data)
+{
+  (void)params, (void)user_data;
+  Bad *b = g_new0(Bad, 1);
+  b->e = e;
+  return b;
+}
+
+/* A batch of model 0 holding r. */
+static CsBatch *one(CsEngine *e, const CsRequest *r)
+{
+  CsBatch *b = cs_engine_batch_new(e, 0, 1);
+  cs_batch_add(e, b, r);
+  return b;
+}
+
+static void send_twice(CsEngine *e, const CsRequest *r)
+{
+  CsBatch *b = one(e, r);
+  cs_engine_send_gpu(e, b, 0);
+  cs_engine_send_gpu(e, b, 0);
+}
+
+static void add_after_send(CsEngine *e, const CsRequest *r)
+{
+  CsBatch *b = one(e, r);
+  cs_engine_send_gpu(e, b, 0);
+  cs_batch_add(e, b, r);
+}
+
+static void not_before_after_send(CsEngine *e, const CsRequest *r)
+{
+  CsBatch *b = one(e, r);
+  cs_engine_send_gpu(e, b, 0);
+  cs_batch_set_not_before(b, 5);
+}
+
+static void read_after_discard(CsEngine *e, const CsRequest *r)
+{
+  CsBatch *b = cs_engine_batch_new(e, 0, 1);
+  cs_engine_batch_discard(e, b);
+  (void)cs_batch_size(b);
+  cs_engine_drop(e, 0, r);
+}
+
+static void huge_capacity(CsEngine *e, const CsRequest *r)
+{
+  cs_engine_send_gpu(e, cs_engine_batch_new(e, 0, INT_MAX), 0);
+  (void)r;
+}
+
+static void huge_exec(CsEngine *e, const CsRequest *r)
+{
+  (void)cs_engine_exec_ns(e, 0, 0, INT_MAX);
+  cs_engine_drop(e, 0, r);
+}
+
+static void shifted_copy(CsEngine *e, const CsRequest *r)
+{
+  CsRequest c = *r;
+  c.send_ns -= 1000;
+  cs_engine_send_gpu(e, one(e, &c), 0);
+}
+
+static void flipped_copy(CsEngine *e, const CsRequest *r)
+{
+  CsRequest c = *r;
+  c.measured = !c.measured;
+  cs_engine_drop(e, 0, &c);
+}
+
+static void forged(CsEngine *e, const CsRequest *r)
+{
+  CsRequest c = { .id = 999, .send_ns = r->send_ns, .measured = r->measured };
+  cs_engine_unserved(e, 0, &c);
+}
+
+static void null_batch(CsEngine *e, const CsRequest *r)
+{
+  (void)r;
+  cs_engine_send_gpu(e, NULL, 0);
+}
+
+static void null_request(CsEngine *e, const CsRequest *r)
+{
+  (void)r;
+  cs_batch_add(e, cs_engine_batch_new(e, 0, 1), NULL);
+}
+
+static void null_drop(CsEngine *e, const CsRequest *r)
+{
+  (void)r;
+  cs_engine_drop(e, 0, NULL);
+}
+
+static void added_twice(CsEngine *e, const CsRequest *r)
+{
+  CsBatch *b = one(e, r);
+  cs_batch_add(e, b, r);
+  cs_engine_send_gpu(e, b, 0);
+}
+
+static void sent_then_dropped(CsEngine *e, const CsRequest *r)
+{
+  cs_engine_send_gpu(e, one(e, r), 0);
+  cs_engine_drop(e, 0, r);
+}
+
+static void dropped_then_sent(CsEngine *e, const CsRequest *r)
+{
+  CsBatch *b = one(e, r);
+  cs_engine_drop(e, 0, r);
+  cs_engine_send_gpu(e, b, 1);
+}
+
+/* Two models: request 1 (of b) into a batch of a. */
+static void wrong_model(CsEngine *e, const CsRequest *r)
+{
+  if (r->id == 0) {
+    cs_engine_drop(e, 0, r);
+    return;
+  }
+  cs_batch_add(e, cs_engine_batch_new(e, 0, 1), r);
+}
+
+typedef void (*Misuse)(CsEngine *e, const CsRequest *r);
+static Misuse current;
+
+static void bad_on_request(void *state, int model, const CsRequest *r)
+{
+  (void)model;
+  current(((Bad *)state)->e, r);
+}
+
+static CsScenario *scenario(CsRegistry *reg, int n_models)
+{
+  char *json = g_strdup_printf(
+    "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 2, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"bad\"}, \"clients\": ["
+    "{\"model\": \"a\", \"rate\": 100, \"slo_ms\": 50, \"arrival\": \"constant\", \"requests\": 10}%s]}",
+    n_models > 1 ? ", {\"model\": \"b\", \"rate\": 100, \"slo_ms\": 50, \"arrival\": \"constant\","
+                   " \"requests\": 10}" : "");
+  CsScenario *sc = test_scenario(dir, json);
+  g_free(json);
+  cs_scenario_set_registry(sc, reg);
+  return sc;
+}
+
+static const CsDispatchPolicy bad = {
+  .name = "bad", .uses_placement = FALSE, .create = bad_create, .destroy = g_free,
+  .on_request = bad_on_request,
+};
+
+static CsResults *run_with(Misuse m, int n_models, GError **err)
+{
+  current = m;
+  CsRegistry *r = cs_registry_new();
+  assert_true(cs_registry_add_dispatch(r, &bad, NULL, NULL));
+  CsScenario *sc = scenario(r, n_models);
+  cs_registry_unref(r);
+  CsResults *res = cs_run(sc, NULL, err);
+  cs_scenario_free(sc);
+  return res;
+}
+
+#define AT0 " (at 0.000000 s simulated)"
+#define LEFT " already left the policy (sent, dropped or marked unserved): a request leaves it once"
+#define HELD_NOT ": the batch is not one the policy holds (sent): once sent or discarded a batch is the engine's"
+
+static void test_each_misuse_stops_the_run(void **state)
+{
+  (void)state;
+  static const struct {
+    Misuse misuse;
+    int n_models;
+    const char *message;
+  } cases[] = {
+    { send_twice, 1, "cs_engine_send_gpu" HELD_NOT AT0 },
+    { add_after_send, 1, "cs_batch_add" HELD_NOT AT0 },
+    { not_before_after_send, 1, "cs_batch_set_not_before" HELD_NOT AT0 },
+    { read_after_discard, 1, "cs_batch_size: the batch was discarded or its result arrived: it "
+                             "is no longer the policy's to read" AT0 },
+    { huge_capacity, 1, "cs_engine_batch_new: capacity 2147483647 beyond the largest batch, "
+                        "1048576 requests (CS_BATCH_MAX)" AT0 },
+    { huge_exec, 1, "cs_engine_exec_ns: model 0, gpu 0, batch 2147483647 out of range (batches "
+                    "of 1 to 1048576, CS_BATCH_MAX)" AT0 },
+    { shifted_copy, 1, "cs_batch_add: request 0 was changed: send_ns -1000, measured true, where "
+                       "the engine gave send_ns 0, measured true (a copy must keep every field)" AT0 },
+    { flipped_copy, 1, "cs_engine_drop: request 0 was changed: send_ns 0, measured false, where "
+                       "the engine gave send_ns 0, measured true" },
+    { forged, 1, "cs_engine_unserved: request 999 is not one the engine gave the policy" },
+    { null_batch, 1, "cs_engine_send_gpu: the batch is NULL" AT0 },
+    { null_request, 1, "cs_batch_add: the request is NULL" AT0 },
+    { null_drop, 1, "cs_engine_drop: the request is NULL" AT0 },
+    { added_twice, 1, "cs_engine_send_gpu: request 0" LEFT AT0 },
+    { sent_then_dropped, 1, "cs_engine_drop: request 0" LEFT AT0 },
+    { dropped_then_sent, 1, "cs_engine_send_gpu: request 0" LEFT AT0 },
+    { wrong_model, 2, "cs_batch_add: request 1 is of model b, not a" AT0 },
+  };
+  /* CS_MISUSE_CASE=i runs case i alone (to see one misuse's behaviour). */
+  const char *only = g_getenv("CS_MISUSE_CASE");
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    if (only && (size_t)atoi(only) != i)
+      continue;
+    GError *err = NULL;
+    CsResults *res = run_with(cases[i].misuse, cases[i].n_models, &err);
+    if (res)
+      fail_msg("case %zu: the run did not stop", i);
+    assert_non_null(err);
+    if (!strstr(err->message, "dispatch policy \"bad\": ") || !strstr(err->message, cases[i].message))
+      fail_msg("case %zu:\ngot      %s\nexpected %s", i, err->message, cases[i].message);
+    assert_true(g_error_matches(err, CS_ERROR, CS_ERROR_POLICY));
+    g_error_free(err);
+  }
+}
+
+/* A NULL engine is a broken precondition, refused as GLib refuses one: a
+ * critical warning per call, nothing done, and the run says that the
+ * requests were never sent. */
+static int criticals;
+
+static void count_critical(const gchar *domain, GLogLevelFlags level, const gchar *message,
+                           gpointer user_data)
+{
+  (void)domain, (void)level, (void)user_data;
+  if (strstr(message, "cs_engine_drop") && strstr(message, "e != NULL"))
+    criticals++;
+}
+
+static void null_engine(CsEngine *e, const CsRequest *r)
+{
+  (void)e;
+  cs_engine_drop(NULL, 0, r);
+}
+
+static void test_null_engine_refused(void **state)
+{
+  (void)state;
+  GLogFunc old = g_log_set_default_handler(count_critical, NULL);
+  criticals = 0;
+  GError *err = NULL;
+  CsResults *res = run_with(null_engine, 1, &err);
+  g_log_set_default_handler(old, NULL);
+  assert_non_null(res);
+  assert_int_equal(criticals, 10);
+  assert_int_equal(cs_results_model(res, 0)->completed, 0);
+  gboolean held = FALSE;
+  for (int i = 0; i < cs_results_n_warnings(res); i++)
+    held = held || strcmp(cs_results_warning(res, i)->code, "requests_held") == 0;
+  assert_true(held);
+  cs_results_free(res);
+}
+
+static int setup(void **state)
+{
+  (void)state;
+  dir = test_dir_with_profile(1.0, 4.0);
+  return 0;
+}
+
+static int teardown(void **state)
+{
+  (void)state;
+  test_dir_remove(dir);
+  return 0;
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_each_misuse_stops_the_run),
+    cmocka_unit_test(test_null_engine_refused),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
