@@ -22,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ALL=(fuzz_scenario fuzz_set fuzz_simulate fuzz_profile fuzz_network fuzz_interference
-     fuzz_maf2019 fuzz_maf2021 fuzz_azure_llm fuzz_decisions)
+     fuzz_maf2019 fuzz_maf2021 fuzz_azure_llm fuzz_decisions fuzz_dispatch)
 seconds=60 jobs=1 replay=0 harnesses=() ninja_jobs=()
 usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 2; }
 while [ $# -gt 0 ]; do
@@ -78,6 +78,7 @@ mkdir -p "$TMPDIR"
 dict_of() {
   case "$1" in
     fuzz_maf2019|fuzz_maf2021|fuzz_azure_llm) echo tests/fuzz/dict/csv.dict ;;
+    fuzz_dispatch) ;; # a script of calls in bytes: no words to suggest
     *) echo tests/fuzz/dict/json.dict ;;
   esac
 }
@@ -107,7 +108,15 @@ for h in "${harnesses[@]}"; do
   cp -n tests/fuzz/corpus/"$h"/* "$work/corpus/"
   before=$(date +%s)
   args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048
-        -dict="$(dict_of "$h")" -artifact_prefix="$work/" -print_final_stats=1)
+        -artifact_prefix="$work/" -print_final_stats=1)
+  dict=$(dict_of "$h")
+  [ -z "$dict" ] || args+=(-dict="$dict")
+  # Scenarios and logs may grow to 10^5-element arrays (a reader that indexes
+  # its lists takes seconds there: issue 34); libFuzzer would keep inputs
+  # below the largest seed, 4 KiB for most.
+  case "$h" in
+    fuzz_scenario|fuzz_set|fuzz_simulate|fuzz_decisions) args+=(-max_len=1048576) ;;
+  esac
   [ "$jobs" -le 1 ] || args+=(-fork="$jobs")
   # In a subshell whose stderr is dropped: bash's own "Aborted" line for a
   # harness killed by a signal says nothing the log does not.

@@ -14,7 +14,7 @@
 #include "scenario/scenario.h"
 
 /* A run is simulated only when the scenario asks for at most this many
- * requests in all on at most FUZZ_MAX_GPUS GPUs: such a run takes
+ * requests in all on at most FUZZ_MAX_GPUS_LINEAR GPUs: such a run takes
  * milliseconds even under the sanitizers, so every input stays far below
  * libFuzzer's timeout, while the values that shape it (rates, SLOs,
  * latencies, payloads, start times, shares) are all still free. Bigger runs
@@ -183,8 +183,20 @@ static double node_gpus(const cJSON *node, const cJSON *mig)
 }
 
 /* Validation computes the placement, whose cost grows with the cluster (the
- * MILP policies solve with GLPK): a valid 10,000-GPU cluster would only show
- * up as a timeout, which is no bug. */
+ * MILP policies solve with GLPK, usher matches, search simulates): a valid
+ * 10,000-GPU cluster would only show up as a timeout, which is no bug. The
+ * dedicated and manual placements (and dispatch without placement) cost
+ * time linear in the GPUs, and may have thousands; a cluster beyond the
+ * limit (CS_MAX_GPUS) is refused while it is read, before anything is
+ * allocated, so it is validated too, however many GPUs it asks for. */
+static gboolean placement_linear(const cJSON *root)
+{
+  const cJSON *pl = cJSON_GetObjectItemCaseSensitive(root, "placement");
+  const cJSON *policy = cJSON_GetObjectItemCaseSensitive(pl, "policy");
+  return !pl || (cJSON_IsString(policy) && (strcmp(policy->valuestring, "dedicated") == 0 ||
+                                            strcmp(policy->valuestring, "manual") == 0));
+}
+
 gboolean fuzz_validation_cheap(CsScenario *sc)
 {
   const cJSON *pl = cJSON_GetObjectItemCaseSensitive(cs_scenario_root(sc), "placement");
@@ -213,8 +225,9 @@ gboolean fuzz_validation_cheap(CsScenario *sc)
   const cJSON *mig = cJSON_GetObjectItemCaseSensitive(cl, "mig");
   const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(cl, "nodes");
   double total = node_gpus(cl, NULL);
+  int cap = placement_linear(cs_scenario_root(sc)) ? FUZZ_MAX_GPUS_LINEAR : FUZZ_MAX_GPUS;
   if (cJSON_IsArray(nodes)) {
-    if (cJSON_GetArraySize(nodes) > FUZZ_MAX_GPUS) {
+    if (cJSON_GetArraySize(nodes) > cap) {
       fuzz_note("%d nodes: too big to validate", cJSON_GetArraySize(nodes));
       return FALSE;
     }
@@ -225,9 +238,11 @@ gboolean fuzz_validation_cheap(CsScenario *sc)
         total += node_gpus(node, mig);
     }
   }
-  if (total > FUZZ_MAX_GPUS)
+  if (total > CS_MAX_GPUS)
+    return TRUE; /* refused as it is read */
+  if (total > cap)
     fuzz_note("%.0f GPUs: too big to validate", total);
-  return total <= FUZZ_MAX_GPUS;
+  return total <= cap;
 }
 
 /* ---- The invariants a run must keep (docs/scenario.md, clustersim.h) ---- */
@@ -352,18 +367,21 @@ static void check_results(const RunCheck *k, const CsResults *r)
  * computed again for the run: a MILP solve that hits its time limit this
  * time). The built-in dispatch policies never misuse the engine, and nothing
  * else may fail: that is a finding. */
-static gboolean run_error_expected(const GError *error, gboolean invalid_ok)
+static gboolean run_error_expected(const GError *error, gboolean invalid_ok, gboolean misuse_ok)
 {
   if (error->domain != CS_ERROR)
     return FALSE;
   if (error->code == CS_ERROR_INVALID)
     return invalid_ok;
-  return error->code == CS_ERROR_POLICY && !g_str_has_prefix(error->message, "dispatch policy \"");
+  return error->code == CS_ERROR_POLICY &&
+         (misuse_ok || !g_str_has_prefix(error->message, "dispatch policy \""));
 }
 
 /* Runs sc with every check; NULL (after a note) when the run fails as
- * run_error_expected allows (with invalid_ok, an invalid run too). */
-static CsResults *run_with_checks(CsScenario *sc, int n_models, int n_gpus, gboolean invalid_ok)
+ * run_error_expected allows (with invalid_ok, an invalid run too; with
+ * misuse_ok, a dispatch policy's misuse). */
+static CsResults *run_checks(CsScenario *sc, int n_models, int n_gpus, gboolean invalid_ok,
+                             gboolean misuse_ok)
 {
   RunCheck k = { .n_models = n_models, .n_gpus = n_gpus };
   int64_t **counters[] = { &k.records, &k.measured, &k.completed, &k.good,
@@ -379,7 +397,7 @@ static CsResults *run_with_checks(CsScenario *sc, int n_models, int n_gpus, gboo
   opt.max_requests = FUZZ_MAX_REQUESTS;
   GError *error = NULL;
   CsResults *r = cs_run(sc, &opt, &error);
-  if (!r && !run_error_expected(error, invalid_ok))
+  if (!r && !run_error_expected(error, invalid_ok, misuse_ok))
     fuzz_fail("validated scenario failed to run: %s", error->message);
   if (r)
     check_results(&k, r);
@@ -388,6 +406,16 @@ static CsResults *run_with_checks(CsScenario *sc, int n_models, int n_gpus, gboo
   for (size_t i = 0; i < G_N_ELEMENTS(counters); i++)
     g_free(*counters[i]);
   return r;
+}
+
+static CsResults *run_with_checks(CsScenario *sc, int n_models, int n_gpus, gboolean invalid_ok)
+{
+  return run_checks(sc, n_models, n_gpus, invalid_ok, FALSE);
+}
+
+CsResults *fuzz_run_policy(CsScenario *sc, int n_models, int n_gpus)
+{
+  return run_checks(sc, n_models, n_gpus, FALSE, TRUE);
 }
 
 gboolean fuzz_run_checked(CsScenario *sc)
@@ -400,7 +428,7 @@ gboolean fuzz_run_checked(CsScenario *sc)
   }
   int n_models = c->n_clients, n_gpus = c->n_gpus;
   cs_config_free(c);
-  if (n_gpus > FUZZ_MAX_GPUS) {
+  if (n_gpus > FUZZ_MAX_GPUS_LINEAR) {
     fuzz_note("%d GPUs: too big to run", n_gpus);
     return FALSE;
   }

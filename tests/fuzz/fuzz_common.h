@@ -62,13 +62,17 @@ void fuzz_note(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 void fuzz_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2) G_GNUC_NORETURN;
 
 /* TRUE when validating the scenario is cheap enough to do on every input: its
- * cluster has at most FUZZ_MAX_GPUS GPUs as far as the document says. Caps
+ * cluster has at most FUZZ_MAX_GPUS GPUs as far as the document says, or
+ * FUZZ_MAX_GPUS_LINEAR under a placement whose cost is linear in the GPUs
+ * (dedicated, manual, none), or more than the library's limit (refused
+ * before anything is allocated). Caps
  * the MILP policies' branch and bound at FUZZ_MILP_NODES nodes per solve
  * (placement.node_limit) and lifts their wall-clock limit to the largest
  * allowed (10^6 s): a solve cut by the clock would depend on machine speed,
  * and fuzz_simulate compares two runs of a scenario byte for byte (with the
  * default 60 s, libFuzzer's timeout would report a hang). */
 #define FUZZ_MAX_GPUS 16
+#define FUZZ_MAX_GPUS_LINEAR 4096
 #define FUZZ_MILP_NODES 200
 gboolean fuzz_validation_cheap(CsScenario *sc);
 
@@ -77,6 +81,12 @@ gboolean fuzz_validation_cheap(CsScenario *sc);
  * that its effective scenario reproduces the results byte for byte. Returns
  * TRUE when it ran. Invalid scenarios are no finding: it returns FALSE. */
 gboolean fuzz_run_checked(CsScenario *sc);
+
+/* Runs sc (of n_models models on n_gpus GPUs) with the observers of
+ * fuzz_run_checked; a dispatch policy's misuse (CS_ERROR_POLICY naming it)
+ * is an expected end, any other failure a finding. Returns the results, or
+ * NULL when the run stopped on a misuse. */
+CsResults *fuzz_run_policy(CsScenario *sc, int n_models, int n_gpus);
 
 /* For the trace harnesses: parses each scenario of templates (NULL-ended),
  * points its "trace.file" at path, validates it and runs it as

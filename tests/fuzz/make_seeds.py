@@ -353,6 +353,44 @@ def main():
     for i, block in enumerate(doc_json_blocks("docs/gpu-model.md", "clustersim-interference")):
         c("fuzz_interference", f"docs_{i}.json", block)
 
+    # Large sizes with bounded work (issue 34): 10^5 send times the readers
+    # walk once; 3000 GPUs under a placement linear in them.
+    c("fuzz_scenario", "times_1e5.json", json.dumps(
+        {"name": "10^5 explicit send times: a list the readers walk once", "seed": 1,
+         "profiles": ["v100_thesis"], "network": "zero",
+         "cluster": {"gpus": 2, "gpu_type": "v100"},
+         "dispatch": {"policy": "router", "max_wait_ms": 10}, "placement": {"policy": "dedicated"},
+         "clients": [{"model": "resnet50", "slo_ms": 200,
+                      "arrival": {"process": "times", "times_ms": [0] * 100000}}]},
+        separators=(",", ":")))
+    c("fuzz_simulate", "gpus_3000.json", json.dumps(
+        {"name": "3000 GPUs in 4 nodes: linear validation, a short run", "seed": 1,
+         "profiles": ["v100_thesis"], "network": "zero",
+         "cluster": {"nodes": [{"gpus": 750, "gpu_type": "v100"}] * 4},
+         "dispatch": {"policy": "router", "max_wait_ms": 10}, "placement": {"policy": "dedicated"},
+         "clients": [{"model": "resnet50", "rate": 100, "slo_ms": 200, "requests": 200},
+                     {"model": "alexnet", "rate": 100, "slo_ms": 200, "requests": 200}]}))
+    # Scripts of calls for fuzz_dispatch (its header says how bytes become
+    # calls); each one runs to the end (a misuse would not be accepted).
+    m0, m1 = [0, 0, 0, 3, 1, 0, 0, 0, 2, 0, 1], [0, 0, 2, 3, 1, 0, 0, 0, 2, 0, 2]
+    scripts = {
+        "central_one_by_one": [0] + [13, 0, 0] * 80,
+        "placed_one_by_one": [1] + [13, 0, 0] * 80,
+        "central_batches": [0] + (m0 + m1) * 40,
+        "placed_batches_timers": [1] + ([0, 1, 0, 3, 1, 1, 0, 0, 2, 1, 1] +
+                                        [0, 1, 2, 3, 1, 1, 0, 0, 2, 1, 2] +
+                                        [5, 1, 10, 6, 0, 12, 0, 0, 0, 0, 0]) * 20,
+        "central_preempt_drop": [0] + [13, 0, 0, 8, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0,
+                                       9, 0, 0, 0, 3] * 20,
+        "discard_and_defer": [0, 0, 2, 0, 2, 1, 2, 0, 0, 10, 2, 5, 11, 2, 7, 2, 12, 0, 0, 0, 0, 0,
+                              0, 4, 0, 1, 1, 4, 0, 0, 2, 4, 1],
+    }
+    for name, script in scripts.items():
+        path = os.path.join(CORPUS, "fuzz_dispatch", name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(bytes(script))
+
     write(os.path.join(FUZZ, "dict", "json.dict"), json_dictionary())
     write(os.path.join(FUZZ, "dict", "csv.dict"), csv_dictionary())
 
