@@ -95,6 +95,18 @@ static CsRequest pick(Policy *p, int how, int k)
   return r;
 }
 
+/* A new batch for slot j (-1: none). The engine reuses batches: a stale
+ * pointer of another slot may now name this one, whose additions only its
+ * new owner tracks, so such pointers are forgotten. */
+static CsBatch *fresh(Policy *p, int model, int cap, int j)
+{
+  CsBatch *b = cs_engine_batch_new(p->e, model, cap);
+  for (int k = 0; k < SLOTS; k++)
+    if (k != j && p->slot[k] == b)
+      p->slot[k] = NULL;
+  return b;
+}
+
 static void check_batch(Policy *p, int j)
 {
   CsBatch *b = p->slot[j];
@@ -137,7 +149,7 @@ static void one_call(Policy *p, int op)
     int model = arg(s) % 3 == 2 ? 1 : 0; /* arguments read in order, one statement each */
     int cap = 1 << (arg(s) % 24);
     g_array_set_size(p->added[j], 0);
-    p->slot[j] = cs_engine_batch_new(p->e, model, cap);
+    p->slot[j] = fresh(p, model, cap, j);
     break;
   }
   case 1: { /* add a request */
@@ -210,7 +222,7 @@ static void one_call(Policy *p, int op)
     if (p->held->len > 0) {
       CsRequest r = take(p, arg(s));
       int model = (int)(r.id % 2);
-      CsBatch *b = cs_engine_batch_new(p->e, model, 1);
+      CsBatch *b = fresh(p, model, 1, -1);
       cs_batch_add(p->e, b, &r);
       if (p->placed)
         cs_engine_send_replica(p->e, b, model);
