@@ -289,11 +289,11 @@ static inline void on_arrival(Engine *e, int ci)
             r.measured ? "true" : "false");
   cs_ledger_add(e, &r, ci);
   e->dispatch->on_request(e->dispatch_state, ci, &r);
-  /* r lives only during the call (dispatch.h): a pointer kept past it now
-   * reads an id the engine never gave, which every service refuses. */
-  r.id = UINT64_MAX;
+  /* r lives only during the call (dispatch.h): a pointer kept past it then
+   * reads an id the engine never gave, which every service refuses (a
+   * volatile store, which the compiler keeps although r dies here). */
+  *(volatile uint64_t *)&r.id = UINT64_MAX;
 }
-
 
 /* engine.c: records (the first) misuse of a service by the dispatch policy:
  * the run stops and cs_engine_run fails with CS_ERROR_POLICY and the message. */
