@@ -77,6 +77,9 @@ typedef struct {
   double mps_share; /* fraction of the GPU's SMs in (0, 1], or 0 for no MPS limit */
 } CsReplica;
 
+/* A placement; every function below refuses a NULL one as GLib refuses a
+ * broken precondition (a critical warning; 0, -1, NaN or NULL returned,
+ * nothing done). */
 typedef struct CsPlacement CsPlacement;
 
 /* Returns a new empty placement for n_models models (expected goodput 0 for

@@ -280,6 +280,33 @@ static void test_null_engine_refused(void **state)
   cs_results_free(res);
 }
 
+/* The getters a dispatch policy reads the world through refuse NULL the
+ * same way: cs_world_placement is NULL for a centralized policy. */
+static int any_critical;
+
+static void count_any(const gchar *domain, GLogLevelFlags level, const gchar *message,
+                      gpointer user_data)
+{
+  (void)domain, (void)level, (void)user_data;
+  if (strstr(message, "!= NULL"))
+    any_critical++;
+}
+
+static void test_null_getters_refused(void **state)
+{
+  (void)state;
+  GLogFunc old = g_log_set_default_handler(count_any, NULL);
+  any_critical = 0;
+  assert_int_equal(cs_placement_n_replicas(NULL), 0);
+  assert_null(cs_placement_replica(NULL, 0));
+  assert_int_equal(cs_world_n_models(NULL), 0);
+  assert_null(cs_world_model_name(NULL, 0));
+  assert_int_equal(cs_engine_now(NULL), 0);
+  assert_int_equal(cs_batch_size(NULL), 0);
+  g_log_set_default_handler(old, NULL);
+  assert_int_equal(any_critical, 6);
+}
+
 static int setup(void **state)
 {
   (void)state;
@@ -299,6 +326,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_each_misuse_stops_the_run),
     cmocka_unit_test(test_null_engine_refused),
+    cmocka_unit_test(test_null_getters_refused),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -47,18 +47,21 @@ CsPlacement *cs_placement_copy(const CsPlacement *p)
 
 void cs_placement_add(CsPlacement *p, int model, int gpu, int batch, double mps_share)
 {
+  g_return_if_fail(p != NULL);
   CsReplica r = { .model = model, .gpu = gpu, .batch = batch, .mps_share = mps_share };
   g_array_append_val(p->replicas, r);
 }
 
 void cs_placement_remove_replica(CsPlacement *p, int i)
 {
+  g_return_if_fail(p != NULL);
   g_return_if_fail(i >= 0 && i < (int)p->replicas->len);
   g_array_remove_index(p->replicas, (guint)i);
 }
 
 void cs_placement_set_expected_goodput(CsPlacement *p, int model, double rps)
 {
+  g_return_if_fail(p != NULL);
   g_return_if_fail(model >= 0 && model < p->n_models);
   p->expected_goodput[model] = rps;
   /* In model order from 0, so that every reader sums the same way. */
@@ -70,6 +73,7 @@ void cs_placement_set_expected_goodput(CsPlacement *p, int model, double rps)
 
 void cs_placement_log(CsPlacement *p, const char *fmt, ...)
 {
+  g_return_if_fail(p != NULL);
   va_list ap;
   va_start(ap, fmt);
   g_string_append_vprintf(p->log, fmt, ap);
@@ -78,51 +82,61 @@ void cs_placement_log(CsPlacement *p, const char *fmt, ...)
 
 void cs_placement_set_creq_metric(CsPlacement *p, CsCreqMetric metric)
 {
+  g_return_if_fail(p != NULL);
   p->creq_metric = (int)metric;
 }
 
 void cs_placement_set_gpus_needed(CsPlacement *p, int gpus)
 {
+  g_return_if_fail(p != NULL);
   p->gpus_needed = gpus;
 }
 
 int cs_placement_n_models(const CsPlacement *p)
 {
+  g_return_val_if_fail(p != NULL, 0);
   return p->n_models;
 }
 
 int cs_placement_n_replicas(const CsPlacement *p)
 {
+  g_return_val_if_fail(p != NULL, 0);
   return (int)p->replicas->len;
 }
 
 const CsReplica *cs_placement_replica(const CsPlacement *p, int i)
 {
+  g_return_val_if_fail(p != NULL, NULL);
   return i >= 0 && i < (int)p->replicas->len ? &g_array_index(p->replicas, CsReplica, i) : NULL;
 }
 
 double cs_placement_expected_goodput(const CsPlacement *p, int model)
 {
+  g_return_val_if_fail(p != NULL, NAN);
   return model >= 0 && model < p->n_models ? p->expected_goodput[model] : NAN;
 }
 
 double cs_placement_expected_total(const CsPlacement *p)
 {
+  g_return_val_if_fail(p != NULL, NAN);
   return p->expected_total;
 }
 
 const char *cs_placement_log_text(const CsPlacement *p)
 {
+  g_return_val_if_fail(p != NULL, NULL);
   return p->log->str;
 }
 
 int cs_placement_creq_metric(const CsPlacement *p)
 {
+  g_return_val_if_fail(p != NULL, -1);
   return p->creq_metric;
 }
 
 int cs_placement_gpus_needed(const CsPlacement *p)
 {
+  g_return_val_if_fail(p != NULL, -1);
   return p->gpus_needed;
 }
 
