@@ -270,6 +270,7 @@ static CsInterferenceFallback batch_share_fallback(const CsBatchShareFit *fit)
   fb.c = fit->c;
   fb.batch_exponent = fit->x;
   fb.share_exponent = fit->z;
+  fb.fixed_exponent = fit->w;
   fb.combine_exponent = MAX(1.0, 1.0 / fit->z);
   return fb;
 }
@@ -330,10 +331,13 @@ static gboolean run_pairs(CsGpuCalibration *c, const CsInterferenceSet *set, con
       break;
     int v1 = model_slot(models, r->m1), v2 = model_slot(models, r->m2);
     double s1 = r->p1 / 100.0, s2 = 1.0 - s1;
+    /* iGniter's tables give no line of batch sizes here: no victim term
+     * (fixed_v 0), one group. */
     obs[2 * i] = (CsPairObs){ v1, v2, r->b1, r->b2, s1, s2,
-                              r->l1 / cs_interference_share_latency_ms(set, i1, r->b1, s1) };
+                              r->l1 / cs_interference_share_latency_ms(set, i1, r->b1, s1), 0, 0 };
     obs[2 * i + 1] = (CsPairObs){ v2, v1, r->b2, r->b1, s2, s1,
-                                  r->l2 / cs_interference_share_latency_ms(set, i2, r->b2, s2) };
+                                  r->l2 / cs_interference_share_latency_ms(set, i2, r->b2, s2),
+                                  0, 0 };
   }
   c->n_pairs = (int)names->len;
   c->n_models = (int)models->len;

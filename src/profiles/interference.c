@@ -56,6 +56,8 @@ double cs_interference_fallback_excess(const CsInterferenceFallback *fb, const C
     return cs_interference_fallback_eval(fb, v->util, a->util) - 1.0;
   double e = fb->c * pow((double)a->batch, fb->batch_exponent) *
              pow(4.0 * a->sm_share * v->sm_share, fb->share_exponent);
+  if (fb->fixed_exponent != 0.0) /* skipped, not multiplied by 1: outputs stay bit-identical */
+    e *= pow(MAX(CLAMP(v->fixed, 0.0, 1.0), CS_INTERFERENCE_MIN_FIXED), fb->fixed_exponent);
   return e > 0.0 ? e : 0.0;
 }
 
@@ -443,7 +445,7 @@ static gboolean parse_fallback(CsInterferenceSet *set, const cJSON *node, const 
   static const char *const linear_keys[] = { "form", "constant", "victim", "aggressor",
                                              "metric", "default_util_pct", NULL };
   static const char *const batch_share_keys[] = { "form", "c", "batch_exponent",
-                                                  "share_exponent", NULL };
+                                                  "share_exponent", "fixed_exponent", NULL };
   const char *p = "fallback";
   CsInterferenceFallback *fb = &set->fb;
   const char *form = "linear"; /* a version-1 file without "form" means the linear one */
@@ -457,6 +459,8 @@ static gboolean parse_fallback(CsInterferenceSet *set, const cJSON *node, const 
         !cs_json_read_double(node, "batch_exponent", FALSE, -10.0, 10.0, &fb->batch_exponent,
                              file, p, error) ||
         !cs_json_read_double(node, "share_exponent", FALSE, 0.01, 10.0, &fb->share_exponent,
+                             file, p, error) ||
+        !cs_json_read_double(node, "fixed_exponent", FALSE, 0.0, 10.0, &fb->fixed_exponent,
                              file, p, error))
       return FALSE;
     fb->combine = CS_COMBINE_NORM;

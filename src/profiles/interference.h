@@ -70,6 +70,7 @@ typedef struct {
   double c;              /* excess at batch 1 and s_a s_v = 1/4, >= 0 */
   double batch_exponent; /* x */
   double share_exponent; /* z */
+  double fixed_exponent; /* w: the victim's fixed part phi enters as max(phi, 0.05)^w; 0 = off */
   /* linear */
   double constant;       /* c0 >= 0 */
   double victim;         /* coefficient of the victim's utilisation (fraction) */
@@ -104,7 +105,14 @@ typedef struct {
   int batch;
   double sm_share; /* fraction of the SMs it may occupy, (0, 1] */
   double util;     /* utilisation (fraction) for the linear form */
+  double fixed;    /* phi: the part of its isolated latency that does not scale with batch
+                      or SMs, 1 - cs_share_scalable_fraction (share_rule.h), in [0, 1];
+                      read on the victim side when fixed_exponent != 0 */
 } CsPairSide;
+
+/* The floor of phi in the victim term: a batch whose latency is all
+ * batch-proportional still has launches and synchronisations to lose. */
+#define CS_INTERFERENCE_MIN_FIXED 0.05
 
 /* Excess (slowdown - 1, >= 0) of victim v next to aggressor a under fb's
  * form. */

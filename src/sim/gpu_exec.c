@@ -23,6 +23,7 @@ typedef struct {
   double cap;        /* MPS cap, (0, 1] */
   double demand;     /* min(d, r): share of the SMs it occupies */
   double util;       /* utilisation for the parametric fallback */
+  double fixed;      /* phi, the spec's fixed part, for the fallback's victim term */
   double acc;        /* sum over the others of the combining rule's terms */
   double f;          /* F, from acc */
   double speed;      /* current speed */
@@ -108,7 +109,8 @@ static double pair_term(const CsGpuExec *st, const Job *v, const Job *a)
   if (!isnan(measured)) {
     e = measured - 1.0;
   } else {
-    CsPairSide sv = { v->batch, v->demand, v->util }, sa = { a->batch, a->demand, a->util };
+    CsPairSide sv = { v->batch, v->demand, v->util, v->fixed },
+               sa = { a->batch, a->demand, a->util, a->fixed };
     e = cs_interference_fallback_excess(&cfg->fallback, &sv, &sa);
     double k = cfg->use_pair_table ? cs_interference_pair_scale(cfg->tables, v->model, a->model)
                                    : NAN;
@@ -116,6 +118,12 @@ static double pair_term(const CsGpuExec *st, const Job *v, const Job *a)
       e *= k;
   }
   return cs_interference_combine_term(&cfg->fallback, e);
+}
+
+const CsInterferenceFallback *cs_gpu_exec_fallback(const CsGpuExec *st)
+{
+  g_return_val_if_fail(st != NULL, NULL);
+  return &st->cfg.fallback;
 }
 
 /* Moves every running batch forward to now at its current speed. */
@@ -191,13 +199,14 @@ void cs_gpu_exec_start(CsGpuExec *st, int64_t now, uint64_t job_id, const CsGpuJ
                 cfg->tables) ? spec->model : -1;
 
   Job j = { .id = job_id, .worker = spec->worker, .model = model, .batch = spec->batch,
-            .start_ns = now, .remaining = (double)spec->iso_ns, .cap = 1.0, .demand = d };
+            .start_ns = now, .remaining = (double)spec->iso_ns, .cap = 1.0, .demand = d,
+            .fixed = CLAMP(spec->fixed, 0.0, 1.0) };
   if (cfg->mode == CS_GPU_MPS && r > 0.0) {
     j.demand = MIN(d, r);
     if (cfg->use_share_tables && cs_interference_has_share_table(cfg->tables, model))
       j.cap = 1.0 / cs_interference_share_slowdown(cfg->tables, model, spec->batch, r);
     else if (cfg->share_rule == CS_SHARE_RULE_SCALABLE)
-      j.cap = 1.0 / cs_share_rule_ratio(1.0 - spec->fixed, cfg->share_serial, r);
+      j.cap = 1.0 / cs_share_rule_ratio(1.0 - j.fixed, cfg->share_serial, r);
     else if (r < d)
       j.cap = pow(r / d, cfg->gamma);
   }

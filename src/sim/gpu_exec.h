@@ -88,8 +88,10 @@ typedef struct {
   double demand;   /* compute demand d in (0, 1], e.g. WSM / 100; NAN = cfg default */
   double share;    /* MPS share r in (0, 1]; 0 = no share (ignored without MPS) */
   int worker;      /* worker (replica) id, >= 0 */
-  double fixed;    /* fraction of iso_ns that does not scale with SMs (copies, fixed
-                      costs), 1 - cs_share_scalable_fraction; 0 = all of it scales */
+  double fixed;    /* fraction of iso_ns that does not scale with SMs or batch (copies,
+                      fixed costs), 1 - cs_share_scalable_fraction; 0 = all of it scales.
+                      Read by the share rule under a share, and as the victim's phi by
+                      an interference model with a fixed_exponent */
 } CsGpuJobSpec;
 
 /* What a running batch looks like now (for time series and tests). */
@@ -132,6 +134,9 @@ gboolean cs_gpu_exec_finish(CsGpuExec *st, int64_t now, uint64_t job_id);
 /* Running batches, and the i-th in start order (0 <= i < n). */
 int cs_gpu_exec_n_running(const CsGpuExec *st);
 void cs_gpu_exec_job(const CsGpuExec *st, int i, CsGpuJobInfo *out);
+
+/* The interference model this GPU uses (its config's fallback); owned by st. */
+const CsInterferenceFallback *cs_gpu_exec_fallback(const CsGpuExec *st);
 
 /* Current speed of job_id, NAN if it is not running. */
 double cs_gpu_exec_speed(const CsGpuExec *st, uint64_t job_id);

@@ -178,8 +178,11 @@ static void gpu_start(Engine *e, int g, Batch *b)
   }
   b->iso_ns = iso;
   const CsModelProfile *prof = e->profile[b->model * e->n_gpu_types + e->gpus[g].type];
-  double scalable = prof && w->share > 0.0 && w->share < 1.0
-                      ? cs_share_scalable_fraction(prof, b->n) : NAN;
+  /* The fixed part feeds the share rule under a share and the interference
+   * model's victim term when its data has one; looked up only then. */
+  gboolean needs_fixed = (w->share > 0.0 && w->share < 1.0) ||
+                         cs_gpu_exec_fallback(gpu->exec)->fixed_exponent != 0.0;
+  double scalable = prof && needs_fixed ? cs_share_scalable_fraction(prof, b->n) : NAN;
   CsGpuJobSpec spec = {
     .model = w->interference_model,
     .batch = b->n,
