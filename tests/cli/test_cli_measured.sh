@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# clustersim profile import and calibrate --measured on the shipped measured
+# data (docs/profiles.md "Importing measured data", docs/gpu-model.md "Scoring
+# measured rows"). Expected values are computed here from the CSV rows with
+# python3, not copied from the program's output.
+# Usage: test_cli_measured.sh CLUSTERSIM_BINARY SOURCE_ROOT
+. "$(dirname "$0")/harness.sh"
+unset CLUSTERSIM_DATA_DIR
+m="$src/data/measured"
+
+# ---- profile import ------------------------------------------------------
+"$bin" profile import "$m/gpulet_a100_isolated.csv" "$m/gpulet_a100_pairs.csv" --gpu-type a100_gpulet \
+  -o "$tmp/a.json" --interference "$tmp/ai.json" >"$tmp/imp.out" 2>"$tmp/imp.err"
+check "import: exit 0, nothing on stdout" bash -c "[ $? -eq 0 ] && [ ! -s '$tmp/imp.out' ]"
+check "import: counts on stderr" grep -qF "(70 batch points) and $tmp/ai.json (420 share cells, 8 pairs from 1960 rows)" "$tmp/imp.err"
+mkdir "$tmp/again"
+"$bin" profile import "$m/gpulet_a100_isolated.csv" "$m/gpulet_a100_pairs.csv" --gpu-type a100_gpulet \
+  -o "$tmp/again/a.json" --interference "$tmp/again/ai.json" 2>/dev/null
+for f in a.json ai.json a.sources.csv ai.sources.csv; do
+  check "import: $f byte-identical on rerun" cmp -s "$tmp/$f" "$tmp/again/$f"
+done
+check "import: every isolated row at 100 % is a batch point, every other one a share cell (values, notes)" python3 -c "
+import csv, json, sys
+rows = list(csv.DictReader(open('$m/gpulet_a100_isolated.csv')))
+p = json.load(open('$tmp/a.json')); i = json.load(open('$tmp/ai.json'))
+pts = {(x['model'], b['batch']): (b['latency_ms'], b['note']) for x in p['models'] for b in x['batches']}
+cells = {(x['model'], c[0], c[1]): c[2] for x in i['models'] for c in x['share_latency']}
+ok = len(pts) == 70 and len(cells) == 420
+for r in rows:
+    k = (r['model'], int(r['batch']))
+    ok = ok and cells[k + (float(r['share_pct']),)] == float(r['latency_ms'])
+    if r['share_pct'] == '100':
+        ok = ok and pts[k] == (float(r['latency_ms']), r['source_path'])
+sys.exit(0 if ok else 1)"
+check "import: provenance names a CSV line for every number" python3 -c "
+import csv, json, sys
+s = list(csv.DictReader(open('$tmp/ai.sources.csv')))
+rows = {int(r['line']) for r in s if r['file'] == 'gpulet_a100_pairs.csv'}
+cells = [r for r in s if '.share_latency[' in r['json_path']]
+sys.exit(0 if len(rows) == 1960 and len(cells) == 420 and all(r['source_path'] for r in s) else 1)"
+check "import: source names each CSV with its sha256" python3 -c "
+import hashlib, json, sys
+src = json.load(open('$tmp/ai.json'))['source']
+h = hashlib.sha256(open('$m/gpulet_a100_pairs.csv', 'rb').read()).hexdigest()
+sys.exit(0 if 'gpulet_a100_pairs.csv (sha256 %s)' % h in src else 1)"
+
+h=source,gpu,model,batch,share_pct,mig_gpcs,partners,latency_ms,isolated_latency_ms,kind
+printf '%s\n' "$h" s,g,m,1,,,,2,,isolated s,g,m,2,,,,3,,isolated s,g,m,1,,1,,5,,isolated \
+  's,g,m,1,50,,a:b=1:s=25;b:b=1:s=25,4,2,colocated' >"$tmp/mixed.csv"
+"$bin" profile import "$tmp/mixed.csv" -o "$tmp/mixed.json" --interference "$tmp/mixedi.json" 2>"$tmp/mixed.err"
+check "import: unmapped rows counted and named (MIG)" grep -qF "1 row not imported: MIG instance rows (mig_gpcs; not an MPS share of the whole GPU) (mixed.csv line 4)" "$tmp/mixed.err"
+check "import: unmapped rows counted and named (several partners)" grep -qF "1 row not imported: co-located with several partners or copies (pairs take one) (mixed.csv line 5)" "$tmp/mixed.err"
+
+# ---- calibrate --measured --------------------------------------------------
+"$bin" calibrate --measured "$m/igniter_v100_pairs.csv" --profile v100_igniter --json >"$tmp/ig.json" 2>"$tmp/ig.err"
+check "calibrate --measured: exit 0, stderr empty" bash -c "[ $? -eq 0 ] && [ ! -s '$tmp/ig.err' ]"
+check "calibrate --measured --json: total, baselines, sources, pairs" py "d['total']['rows'] == 750 and
+  set(d['total']) >= {'rows', 'median_pct', 'p90_pct'} and
+  set(d['baselines']) == {'none', 'constant', 'pair_factor', 'pair_loglinear'} and
+  [s['source'] for s in d['sources']] == ['igniter_icloud_ecnu'] and len(d['pairs']) == 6 and
+  all(p['measured_scale'] and p['rows'] == 125 for p in d['pairs']) and
+  d['inputs']['interference'] == 'igniter_v100.json' and d['not_scored']['rows'] == 0" "$tmp/ig.json"
+check "calibrate --measured: none = |isolated - real| / real (the profile's 100 % column completes the tables)" python3 -c "
+import csv, json, statistics, sys
+r = list(csv.DictReader(open('$m/igniter_v100_pairs.csv')))
+e = sorted(abs(float(x['isolated_latency_ms']) - float(x['latency_ms'])) / float(x['latency_ms']) for x in r)
+d = json.load(open('$tmp/ig.json'))
+sys.exit(0 if abs(d['baselines']['none']['median_pct'] - 100 * statistics.median(e)) < 1e-3 else 1)"
+check "calibrate --measured: constant = exp(mean log(latency / isolated)) of the shipped rows" python3 -c "
+import csv, json, math, sys
+r = list(csv.DictReader(open('$m/igniter_v100_pairs.csv')))
+k = math.exp(sum(math.log(float(x['latency_ms']) / float(x['isolated_latency_ms'])) for x in r) / len(r))
+d = json.load(open('$tmp/ig.json'))
+sys.exit(0 if abs(d['constant']['slowdown'] - k) < 1e-12 and d['constant']['rows'] == 750 else 1)"
+"$bin" calibrate --measured "$m/igniter_v100_pairs.csv" --profile igniter_v100_profile --json >"$tmp/ig2.json" 2>&1
+"$bin" calibrate --measured "$m/igniter_v100_pairs.csv" --profile "$src/data/profiles/igniter_v100_profile.json" \
+  --interference "$src/data/profiles/igniter_v100.json" --json >"$tmp/ig3.json" 2>&1
+check "calibrate --measured: --profile by GPU type, shipped name or path: same report" \
+  bash -c "cmp -s '$tmp/ig.json' '$tmp/ig2.json' && cmp -s '$tmp/ig.json' '$tmp/ig3.json'"
+"$bin" calibrate --measured "$m/gpulet_a100_pairs.csv" --profile a100_gpulet >"$tmp/g.txt" 2>&1
+check "calibrate --measured: text report, 1960 rows, pairs marked measured" \
+  bash -c "grep -q '^rows scored: 1960; not scored: 0' '$tmp/g.txt' && [ \$(grep -c '(measured scale)' '$tmp/g.txt') -eq 8 ]"
+"$bin" calibrate --measured "$m/gpulet_a100_isolated.csv" --measured "$m/gpulet_a100_pairs.csv" --profile a100_gpulet --json >"$tmp/g2.json" 2>&1
+check "calibrate --measured: isolated rows counted as not scored" py "d['total']['rows'] == 1960 and d['not_scored']['rows'] == 420" "$tmp/g2.json"
+finish
