@@ -82,4 +82,25 @@ check "calibrate --measured: text report, 1960 rows, pairs marked measured" \
   bash -c "grep -q '^rows scored: 1960; not scored: 0' '$tmp/g.txt' && [ \$(grep -c '(measured scale)' '$tmp/g.txt') -eq 8 ]"
 "$bin" calibrate --measured "$m/gpulet_a100_isolated.csv" --measured "$m/gpulet_a100_pairs.csv" --profile a100_gpulet --json >"$tmp/g2.json" 2>&1
 check "calibrate --measured: isolated rows counted as not scored" py "d['total']['rows'] == 1960 and d['not_scored']['rows'] == 420" "$tmp/g2.json"
+
+# ---- profile measure --csv: the same format, read back by import and calibrate --
+"$bin" profile measure --backend emulated --like v100_thesis --like-interference igniter_v100 \
+  --models resnet50,vgg19 --batches 1,2 --pair-batch 2 --shares 50,100 --repeat 3 --gpu-type emu \
+  -o "$tmp/meas" --csv "$tmp/meas.csv" >"$tmp/meas.out" 2>"$tmp/meas.err"
+check "measure --csv: exit 0, the CSV path printed" bash -c "[ $? -eq 0 ] && grep -qx '$tmp/meas.csv' '$tmp/meas.out'"
+check "measure --csv: isolated, 50 % and pair rows (100 % is the isolated row), as profile.json" python3 -c "
+import csv, json, sys
+r = list(csv.DictReader(open('$tmp/meas.csv')))
+p = json.load(open('$tmp/meas/profile.json'))
+iso = {(x['model'], int(x['batch'])): float(x['latency_ms']) for x in r if x['kind'] == 'isolated' and not x['share_pct']}
+want = {(m['model'], b['batch']): b['latency_ms'] for m in p['models'] for b in m['batches']}
+ok = len(r) == 4 + 4 + 2 and all(abs(iso[k] - want[k]) <= 1e-6 * want[k] for k in want)
+ok = ok and sorted(x['share_pct'] for x in r if x['share_pct']) == ['50'] * 4
+ok = ok and sorted(x['partners'] for x in r if x['kind'] == 'colocated') == ['resnet50:b=2', 'vgg19:b=2']
+ok = ok and all(x['machine'] and x['source_path'] for x in r)
+sys.exit(0 if ok else 1)"
+"$bin" profile import "$tmp/meas.csv" -o "$tmp/emu.json" --interference "$tmp/emu_interference.json" 2>"$tmp/emu.err"
+check "measure --csv: profile import reads it (pairs without shares named)" bash -c "[ $? -eq 0 ] && grep -qF '2 rows not imported: co-located without the MPS share of both sides' '$tmp/emu.err'"
+"$bin" calibrate --measured "$tmp/meas.csv" --profile "$tmp/emu.json" --json >"$tmp/emu.score" 2>&1
+check "measure --csv: calibrate --measured scores its pairs" py "d['total']['rows'] == 2 and d['inputs']['interference'] == 'emu_interference.json'" "$tmp/emu.score"
 finish
