@@ -213,6 +213,14 @@ int cmd_calibrate_measured(const CalibrateMeasuredArgs *a)
     status = cli_fail(prog, err->message);
     goto out;
   }
+  if (res->gpus->len > 1) {
+    GString *g = g_string_new(NULL);
+    for (guint i = 0; i < res->gpus->len; i++)
+      g_string_append_printf(g, "%s\"%s\"", i ? ", " : "", (char *)res->gpus->pdata[i]);
+    fprintf(stderr, "%s: warning: the scored rows were measured on %u GPUs (%s), all predicted "
+            "with one profile (GPU type %s)\n", prog, res->gpus->len, g->str, gpu);
+    g_string_free(g, TRUE);
+  }
   if (a->json) {
     cJSON *root = cs_score_json(res);
     cJSON *in = cJSON_CreateObject();

@@ -298,6 +298,7 @@ CsScoreResult *cs_score_measured(const CsScoreOptions *opt, GError **error)
         g_array_append_val(jobs, j);
     }
   res->skipped = g_ptr_array_new_with_free_func(g_free);
+  res->gpus = g_ptr_array_new_with_free_func(g_free);
   for (guint i = 0; i < skips->len; i++) {
     Skip *s = skips->pdata[i];
     g_ptr_array_add(res->skipped, g_strdup_printf("%d row%s: %s", s->n, s->n == 1 ? "" : "s",
@@ -341,18 +342,19 @@ CsScoreResult *cs_score_measured(const CsScoreOptions *opt, GError **error)
     res->sim_ms[CS_SCORE_MODEL][i] = simulate(&cfg_model, j);
     res->sim_ms[CS_SCORE_NONE][i] = simulate(&cfg_none, j);
     res->row_source[i] = slot(sources, j->source);
-    res->row_pair[i] = slot(pairs, j->pair);
+    /* A pair of one source: the same names elsewhere were measured elsewhere. */
+    char *key = g_strdup_printf("%s\t%s", j->source, j->pair);
+    res->row_pair[i] = slot(pairs, key);
+    g_free(key);
+    slot(res->gpus, j->row->gpu);
   }
 
-  /* constant: per source when the shipped data has it, else pooled. */
-  const char *only = sources->len == 1 ? sources->pdata[0] : NULL;
-  res->constant_rows = only ? fit_constant(opt, only, &res->constant) : 0;
-  if (res->constant_rows > 0)
-    res->constant_from = g_strdup_printf("shipped pair rows of source %s", only);
-  else {
-    res->constant_rows = fit_constant(opt, NULL, &res->constant);
-    res->constant_from = g_strdup("shipped pair rows (all sources)");
-  }
+  /* constant: per source, on its own shipped rows when there are any, else
+   * on all of them. */
+  double *k_source = g_new(double, sources->len + 1);
+  for (guint i = 0; i < sources->len; i++)
+    if (fit_constant(opt, sources->pdata[i], &k_source[i]) == 0)
+      fit_constant(opt, NULL, &k_source[i]);
   /* pair_factor: exp(mean log(measured / none)) per pair, on these rows. */
   double *lsum = g_new0(double, pairs->len + 1);
   int *lcount = g_new0(int, pairs->len + 1);
@@ -363,11 +365,12 @@ CsScoreResult *cs_score_measured(const CsScoreOptions *opt, GError **error)
   for (int i = 0; i < n; i++) {
     int p = res->row_pair[i];
     double none = res->sim_ms[CS_SCORE_NONE][i];
-    res->sim_ms[CS_SCORE_CONSTANT][i] = none * res->constant;
+    res->sim_ms[CS_SCORE_CONSTANT][i] = none * k_source[res->row_source[i]];
     res->sim_ms[CS_SCORE_PAIR_FACTOR][i] = none * exp(lsum[p] / lcount[p]);
   }
   g_free(lsum);
   g_free(lcount);
+  g_free(k_source);
   for (guint p = 0; p < pairs->len; p++)
     fit_loglinear(res, (const Job *)(void *)jobs->data, (int)p);
 
@@ -376,6 +379,13 @@ CsScoreResult *cs_score_measured(const CsScoreOptions *opt, GError **error)
   res->n_sources = (int)sources->len;
   res->n_pairs = (int)pairs->len;
   res->sources = make_groups(res, sources, res->row_source);
+  for (int i = 0; i < res->n_sources; i++) {
+    CsScoreGroup *g = &res->sources[i];
+    g->constant_rows = fit_constant(opt, g->name, &g->constant);
+    g->constant_own = g->constant_rows > 0;
+    if (!g->constant_own)
+      g->constant_rows = fit_constant(opt, NULL, &g->constant);
+  }
   res->pairs = make_groups(res, pairs, res->row_pair);
   /* A pair is "measured" when the interference data has its (single
    * partner's) ordered pair. */
@@ -413,9 +423,10 @@ void cs_score_result_free(CsScoreResult *r)
     g_free(r->pairs[i].name);
   g_free(r->sources);
   g_free(r->pairs);
-  g_free(r->constant_from);
   if (r->skipped)
     g_ptr_array_free(r->skipped, TRUE);
+  if (r->gpus)
+    g_ptr_array_free(r->gpus, TRUE);
   g_free(r);
 }
 
@@ -423,7 +434,7 @@ void cs_score_result_free(CsScoreResult *r)
 
 static void print_group(const CsScoreGroup *g, const char *label, FILE *out)
 {
-  fprintf(out, "%-44s %6d", label, g->stat[0].n);
+  fprintf(out, "%-52s %6d", label, g->stat[0].n);
   for (int m = 0; m < CS_SCORE_N_METHODS; m++)
     fprintf(out, "  %6.1f %6.1f", 100 * g->stat[m].median, 100 * g->stat[m].p90);
   fputc('\n', out);
@@ -438,10 +449,15 @@ void cs_score_print(const CsScoreResult *r, const char *header, FILE *out)
     fprintf(out, "%s%s", i ? "; " : "", (char *)r->skipped->pdata[i]);
   if (r->skipped->len)
     fputs(")\n", out);
-  fprintf(out, "constant slowdown %.4f fitted on %d %s\n\n", r->constant, r->constant_rows,
-          r->constant_from);
+  for (int i = 0; i < r->n_sources; i++) {
+    const CsScoreGroup *g = &r->sources[i];
+    fprintf(out, "constant slowdown of source %s: %.4f, fitted on %d shipped pair rows%s\n",
+            g->name, g->constant, g->constant_rows, g->constant_own ? " of that source"
+                                                                 : " (all sources: none of it)");
+  }
+  fputc('\n', out);
   fprintf(out, "|sim - real| / real, %% (median p90)\n");
-  fprintf(out, "%-44s %6s", "", "rows");
+  fprintf(out, "%-52s %6s", "", "rows");
   for (int m = 0; m < CS_SCORE_N_METHODS; m++)
     fprintf(out, "  %13s", method_names[m]);
   fputc('\n', out);
@@ -452,8 +468,14 @@ void cs_score_print(const CsScoreResult *r, const char *header, FILE *out)
     g_free(l);
   }
   for (int i = 0; i < r->n_pairs; i++) {
-    char *l = g_strdup_printf("pair %s%s", r->pairs[i].name,
-                              r->pairs[i].measured ? " (measured scale)" : "");
+    const char *tab = strchr(r->pairs[i].name, '\t');
+    char *src = g_strndup(r->pairs[i].name, (gsize)(tab - r->pairs[i].name));
+    char *l = r->n_sources > 1
+                ? g_strdup_printf("pair %s%s, %s", tab + 1,
+                                  r->pairs[i].measured ? " (measured scale)" : "", src)
+                : g_strdup_printf("pair %s%s", tab + 1,
+                                  r->pairs[i].measured ? " (measured scale)" : "");
+    g_free(src);
     print_group(&r->pairs[i], l, out);
     g_free(l);
   }
@@ -489,30 +511,37 @@ cJSON *cs_score_json(const CsScoreResult *r)
   cJSON *b = cJSON_AddObjectToObject(root, "baselines");
   for (int m = CS_SCORE_NONE; m < CS_SCORE_N_METHODS; m++)
     cJSON_AddItemToObject(b, method_names[m], stat_json(&r->total.stat[m]));
-  cJSON *c = cJSON_AddObjectToObject(root, "constant");
-  if (isfinite(r->constant))
-    cJSON_AddNumberToObject(c, "slowdown", r->constant);
-  else
-    cJSON_AddNullToObject(c, "slowdown");
-  cJSON_AddNumberToObject(c, "rows", r->constant_rows);
-  cJSON_AddStringToObject(c, "fitted_on", r->constant_from);
   cJSON *s = cJSON_AddArrayToObject(root, "sources");
   for (int i = 0; i < r->n_sources; i++) {
-    cJSON *o = group_json(&r->sources[i]);
-    cJSON_AddItemToObject(o, "source", cJSON_CreateString(r->sources[i].name));
+    const CsScoreGroup *g = &r->sources[i];
+    cJSON *o = group_json(g);
+    cJSON_AddItemToObject(o, "source", cJSON_CreateString(g->name));
+    cJSON *c = cJSON_AddObjectToObject(o, "constant");
+    if (isfinite(g->constant))
+      cJSON_AddNumberToObject(c, "slowdown", g->constant);
+    else
+      cJSON_AddNullToObject(c, "slowdown");
+    cJSON_AddNumberToObject(c, "rows", g->constant_rows);
+    cJSON_AddBoolToObject(c, "own_source", g->constant_own);
     cJSON_AddItemToArray(s, o);
   }
   cJSON *p = cJSON_AddArrayToObject(root, "pairs");
   for (int i = 0; i < r->n_pairs; i++) {
     cJSON *o = group_json(&r->pairs[i]);
-    const char *bar = strchr(r->pairs[i].name, '|');
-    char *victim = g_strndup(r->pairs[i].name, (gsize)(bar - r->pairs[i].name));
+    const char *tab = strchr(r->pairs[i].name, '\t'), *bar = strchr(tab, '|');
+    char *src = g_strndup(r->pairs[i].name, (gsize)(tab - r->pairs[i].name));
+    char *victim = g_strndup(tab + 1, (gsize)(bar - tab - 1));
+    cJSON_AddStringToObject(o, "source", src);
+    g_free(src);
     cJSON_AddStringToObject(o, "victim", victim);
     cJSON_AddStringToObject(o, "aggressor", bar + 1);
     cJSON_AddBoolToObject(o, "measured_scale", r->pairs[i].measured);
     g_free(victim);
     cJSON_AddItemToArray(p, o);
   }
+  cJSON *gpus = cJSON_AddArrayToObject(root, "gpus");
+  for (guint i = 0; i < r->gpus->len; i++)
+    cJSON_AddItemToArray(gpus, cJSON_CreateString(r->gpus->pdata[i]));
   cJSON *ns = cJSON_AddObjectToObject(root, "not_scored");
   cJSON_AddNumberToObject(ns, "rows", r->n_skipped);
   cJSON *why = cJSON_AddArrayToObject(ns, "reasons");

@@ -24,8 +24,8 @@
  *                of log(measured / none), truncated SVD) on the scored rows
  *                themselves (the first partner's batch and share): the floor
  *                of ../shared/data/measured/README.md, in sample.
- * Statistics (median, p90, n) per source, per ordered pair (victim, the
- * partners' models joined by "+") and in total. Rows not scored are counted
+ * Statistics (median, p90, n) per source, per ordered pair of a source
+ * (victim, the partners' models joined by "+") and in total. Rows not scored are counted
  * per reason. Deterministic; nothing global.
  */
 #ifndef CS_CALIBRATE_MEASURED_H
@@ -69,6 +69,12 @@ typedef struct {
   char *name;                         /* source, or "victim|aggressor" */
   gboolean measured;                  /* pairs: the interference data has this pair */
   CsCalibStat stat[CS_SCORE_N_METHODS];
+  /* sources: the constant baseline's K (NAN when the shipped data has no
+   * usable row), the rows it was fitted on, and whether those are the
+   * source's own (else every shipped pair row) */
+  double constant;
+  int constant_rows;
+  gboolean constant_own;
 } CsScoreGroup;
 
 typedef struct {
@@ -78,10 +84,9 @@ typedef struct {
   int *row_source, *row_pair;         /* indices into sources / pairs */
   CsScoreGroup total;
   int n_sources, n_pairs;
-  CsScoreGroup *sources, *pairs;      /* sorted by name */
-  double constant;                    /* K, NAN when the shipped data has no usable row */
-  int constant_rows;
-  char *constant_from;                /* "source S" or "all shipped pair rows" */
+  CsScoreGroup *sources, *pairs;      /* sorted by name; a pair's name is
+                                         "SOURCE\tVICTIM|PARTNERS" */
+  GPtrArray *gpus;                    /* the gpu values of the scored rows, first seen first */
   GPtrArray *skipped;                 /* "N rows: REASON" */
   int n_skipped;
 } CsScoreResult;
@@ -92,8 +97,8 @@ CsScoreResult *cs_score_measured(const CsScoreOptions *opt, GError **error);
 void cs_score_result_free(CsScoreResult *r);
 
 /* The report as text, and as a JSON object with "total": {"rows",
- * "median_pct", "p90_pct"}, "baselines", "sources", "pairs", "constant",
- * "not_scored". */
+ * "median_pct", "p90_pct", "max_pct", "baselines"}, "baselines", "sources"
+ * (each with its "constant"), "pairs", "gpus", "not_scored". */
 void cs_score_print(const CsScoreResult *r, const char *header, FILE *out);
 cJSON *cs_score_json(const CsScoreResult *r);
 

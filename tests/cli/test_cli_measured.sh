@@ -71,7 +71,8 @@ import csv, json, math, sys
 r = list(csv.DictReader(open('$m/igniter_v100_pairs.csv')))
 k = math.exp(sum(math.log(float(x['latency_ms']) / float(x['isolated_latency_ms'])) for x in r) / len(r))
 d = json.load(open('$tmp/ig.json'))
-sys.exit(0 if abs(d['constant']['slowdown'] - k) < 1e-12 and d['constant']['rows'] == 750 else 1)"
+c = d['sources'][0]['constant']
+sys.exit(0 if abs(c['slowdown'] - k) < 1e-12 and c['rows'] == 750 and c['own_source'] else 1)"
 "$bin" calibrate --measured "$m/igniter_v100_pairs.csv" --profile igniter_v100_profile --json >"$tmp/ig2.json" 2>&1
 "$bin" calibrate --measured "$m/igniter_v100_pairs.csv" --profile "$src/data/profiles/igniter_v100_profile.json" \
   --interference "$src/data/profiles/igniter_v100.json" --json >"$tmp/ig3.json" 2>&1
@@ -82,6 +83,12 @@ check "calibrate --measured: text report, 1960 rows, pairs marked measured" \
   bash -c "grep -q '^rows scored: 1960; not scored: 0' '$tmp/g.txt' && [ \$(grep -c '(measured scale)' '$tmp/g.txt') -eq 8 ]"
 "$bin" calibrate --measured "$m/gpulet_a100_isolated.csv" --measured "$m/gpulet_a100_pairs.csv" --profile a100_gpulet --json >"$tmp/g2.json" 2>&1
 check "calibrate --measured: isolated rows counted as not scored" py "d['total']['rows'] == 1960 and d['not_scored']['rows'] == 420" "$tmp/g2.json"
+"$bin" calibrate --measured "$m/gpulet_a100_pairs.csv" --measured "$m/igniter_v100_pairs.csv" --profile a100_gpulet --json >"$tmp/mix.json" 2>"$tmp/mix.err"
+check "calibrate --measured: rows of two GPUs with one profile warned about, the others not scored" bash -c "
+  grep -qF 'warning: the scored rows were measured on 2 GPUs' '$tmp/mix.err' &&
+  python3 -c \"import json,sys; d=json.load(open('$tmp/mix.json')); sys.exit(0 if d['total']['rows'] == 1960 + 250 and d['not_scored']['rows'] == 500 and len(d['gpus']) == 2 else 1)\""
+check "calibrate --measured: pairs are per source (resnet50|vgg19 twice)" py "len(d['pairs']) == 8 + 2 and
+  sorted(p['source'] for p in d['pairs'] if (p['victim'], p['aggressor']) == ('resnet50', 'vgg19')) == ['gpulet_0909wlgur', 'igniter_icloud_ecnu']" "$tmp/mix.json"
 
 # ---- profile measure --csv: the same format, read back by import and calibrate --
 "$bin" profile measure --backend emulated --like v100_thesis --like-interference igniter_v100 \

@@ -134,8 +134,9 @@ static void test_hand_computed(void **state)
   assert_close(r->sim_ms[CS_SCORE_NONE][0], 4.0, eps);
   assert_close(r->sim_ms[CS_SCORE_NONE][1], 6.0, eps);
   /* constant on source s of the shipped rows: exp(mean(log 1.2, log 1.5)) */
-  assert_close(r->constant, sqrt(1.2 * 1.5), 1e-12);
-  assert_int_equal(r->constant_rows, 2);
+  assert_close(r->sources[0].constant, sqrt(1.2 * 1.5), 1e-12);
+  assert_int_equal(r->sources[0].constant_rows, 2);
+  assert_true(r->sources[0].constant_own);
   assert_close(r->sim_ms[CS_SCORE_CONSTANT][1], 6.0 * sqrt(1.8), eps);
   /* one row per pair: the pair's factor (and the log-linear one) is exact */
   assert_close(r->sim_ms[CS_SCORE_PAIR_FACTOR][0], 5.6, eps);
@@ -148,9 +149,9 @@ static void test_hand_computed(void **state)
   /* none: |iso - real| / real, median of 1.6 / 5.6 and 1 / 7 */
   assert_close(r->total.stat[CS_SCORE_NONE].median, (1.6 / 5.6 + 1.0 / 7.0) / 2, 1e-6);
   assert_int_equal(r->n_pairs, 2);
-  assert_string_equal(r->pairs[0].name, "a|b");
+  assert_string_equal(r->pairs[0].name, "s\ta|b");
   assert_true(r->pairs[0].measured);
-  assert_string_equal(r->pairs[1].name, "b|a");
+  assert_string_equal(r->pairs[1].name, "s\tb|a");
   assert_false(r->pairs[1].measured);
   assert_int_equal(r->n_sources, 1);
   assert_string_equal(r->sources[0].name, "s");
@@ -190,8 +191,8 @@ static void test_no_tables_no_rows(void **state)
   opt.files = &fx->rows;
   CsScoreResult *r = cs_score_measured(&opt, &e);
   assert_non_null(r);
-  assert_true(isnan(r->constant));
-  assert_int_equal(r->constant_rows, 0);
+  assert_true(isnan(r->sources[0].constant));
+  assert_int_equal(r->sources[0].constant_rows, 0);
   assert_true(r->sim_ms[CS_SCORE_NONE][0] >= 2.5 - 1e-6);
   assert_true(r->sim_ms[CS_SCORE_MODEL][0] > r->sim_ms[CS_SCORE_NONE][0]);
   assert_false(r->pairs[0].measured);
