@@ -1,7 +1,9 @@
-/* clustersim calibrate [--interference F] [--experiments F] [--profile F] [--gamma G] */
+/* clustersim calibrate [--interference F] [--experiments F] [--profile F] [--gamma G]
+ * clustersim calibrate --measured FILE.csv ... --profile NAME [--json] (cmd_calibrate_measured.c) */
 #include <stdio.h>
 
 #include "cli.h"
+#include "cmd_calibrate.h"
 #include "profiles/calibrate.h"
 #include "common/data_files.h"
 
@@ -19,7 +21,9 @@ int cmd_calibrate(int argc, char **argv)
 {
   const char *prog = "clustersim calibrate";
   char *interference = NULL, *experiments = NULL, *profile = NULL, *share_profile = NULL,
-       *share_gpu = NULL, *points = NULL;
+       *share_gpu = NULL, *points = NULL, *gpu_type = NULL;
+  char **measured = NULL;
+  gboolean json = FALSE;
   double gamma = 1.0;
   GOptionEntry entries[] = {
     { "interference", 0, 0, G_OPTION_ARG_FILENAME, &interference, "Interference tables (default: igniter_v100.json from the data directory)", "FILE" },
@@ -28,6 +32,9 @@ int cmd_calibrate(int argc, char **argv)
     { "share-profile", 0, 0, G_OPTION_ARG_FILENAME, &share_profile, "Profile of the share tables' models, for the MPS share rule's check (default: igniter_v100_profile.json)", "FILE" },
     { "share-gpu-type", 0, 0, G_OPTION_ARG_STRING, &share_gpu, "Their GPU type in it (default: v100_igniter)", "T" },
     { "points", 0, 0, G_OPTION_ARG_FILENAME, &points, "Also write every measured pair latency with what each variant simulates for it, as CSV (tools/plot_calibration.py draws them)", "FILE" },
+    { "measured", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &measured, "Score the GPU model on the co-located rows of this measured CSV instead (docs/gpu-model.md, \"Scoring measured rows\"; repeatable; needs --profile)", "FILE.csv" },
+    { "gpu-type", 0, 0, G_OPTION_ARG_STRING, &gpu_type, "With --measured: the GPU type of the profile (default: its only one, or the GPU type --profile names)", "T" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "With --measured: print the report as a JSON object", NULL },
     { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &gamma, "Exponent of the power share rule (r/d)^gamma, for comparison (default 1.0)", "G" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
@@ -40,6 +47,10 @@ int cmd_calibrate(int argc, char **argv)
     "the model's fit; and the fit itself (GSL nonlinear least squares) with 95 % intervals;\n"
     "then the MPS share rule for models without a share table against the shipped share\n"
     "tables, leaving one model out of its fit.\n"
+    "With --measured FILE.csv (repeatable) --profile NAME: predicts every co-located row of the\n"
+    "files with the GPU model instead and reports the errors per source, per ordered pair and\n"
+    "in total, beside the baselines; --profile takes a file, a shipped profile's name or a GPU\n"
+    "type, its interference file is found beside it unless --interference names one.\n"
     "docs/gpu-model.md explains the figures.");
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *err = NULL;
@@ -57,6 +68,21 @@ int cmd_calibrate(int argc, char **argv)
    * MPS cap (r/d)^gamma 0, and a batch that never progresses hung the run. */
   if (!(gamma >= 0.01 && gamma <= 100)) {
     status = cli_fail(prog, "--gamma: expected a number in [0.01, 100], as cluster.mps_gamma");
+    goto out;
+  }
+  if (measured) {
+    if (experiments || share_profile || share_gpu || points) {
+      status = cli_fail(prog, "--measured scores measured rows: --experiments, --share-profile, "
+                        "--share-gpu-type and --points belong to the other report");
+      goto out;
+    }
+    CalibrateMeasuredArgs a = { .measured = measured, .profile = profile, .gpu_type = gpu_type,
+                                .interference = interference, .gamma = gamma, .json = json };
+    status = cmd_calibrate_measured(&a);
+    goto out;
+  }
+  if (json || gpu_type) {
+    status = cli_fail(prog, json ? "--json: only with --measured" : "--gpu-type: only with --measured");
     goto out;
   }
   ipath = data_file(interference, "igniter_v100.json");
@@ -91,6 +117,8 @@ out:
   g_free(interference);
   g_free(experiments);
   g_free(profile);
+  g_free(gpu_type);
+  g_strfreev(measured);
   g_option_context_free(ctx);
   return status;
 }
