@@ -102,8 +102,16 @@ int cmd_calibrate(int argc, char **argv)
     char *msg = g_strdup_printf("--points: %s", err->message);
     status = cli_fail(prog, msg);
     g_free(msg);
-  } else
+  } else {
     cs_gpu_calibration_print(c, &opt, stdout);
+    CsJointCalibration *joint = calibrate_joint_shipped(&err);
+    if (joint) {
+      fputc('\n', stdout);
+      cs_joint_calibration_print(joint, stdout);
+      cs_joint_calibration_free(joint);
+    } else
+      status = cli_fail("clustersim", err->message);
+  }
   cs_gpu_calibration_free(c);
 out:
   g_clear_error(&err);

@@ -13,8 +13,8 @@ typedef struct {
   CsPairObs *obs;
   int n;
   int *pair;        /* index into its group's pair_names */
-  int *victim;      /* index into its group's model_names, or -1 */
-  int *aggressor;   /* likewise (a model that is never a victim gets -1) */
+  int *victim;      /* index into its group's model_names */
+  int *aggressor;   /* likewise */
 } Rows;
 
 static int name_slot(char **names, int *n, int max, const char *name)
@@ -68,7 +68,9 @@ static gboolean collect_names(const CsJointGroupSpec *g, CsJointGroupResult *res
       int p = name_slot(res->pair_names, &res->n_pairs, CS_JOINT_MAX_PAIRS, pn);
       g_free(pn);
       int m = name_slot(res->model_names, &res->n_models, CS_JOINT_MAX_MODELS, r->model);
-      if (p < 0 || m < 0)
+      int a = name_slot(res->model_names, &res->n_models, CS_JOINT_MAX_MODELS,
+                        r->partners[0].model);
+      if (p < 0 || m < 0 || a < 0)
         return cs_json_fail(error, g->files[f]->path, NULL, "line %" G_GINT64_FORMAT ": more "
                             "than %d model pairs or %d models in group \"%s\"", r->line,
                             CS_JOINT_MAX_PAIRS, CS_JOINT_MAX_MODELS, g->name);
@@ -387,8 +389,10 @@ void cs_joint_calibration_print(const CsJointCalibration *c, FILE *out)
       stat2(out, &r->lopo_pair[p]);
     }
     fprintf(out, "\n  %s, each model left out (as the victim):", r->name);
-    for (int m = 0; m < r->n_models; m++) {
-      fprintf(out, "%s %s", m ? ";" : "", r->model_names[m]);
+    for (int m = 0, shown = 0; m < r->n_models; m++) {
+      if (r->lomo_model[m].n == 0) /* never a victim */
+        continue;
+      fprintf(out, "%s %s", shown++ ? ";" : "", r->model_names[m]);
       stat2(out, &r->lomo_model[m]);
     }
     fputc('\n', out);

@@ -62,8 +62,8 @@ typedef struct {
   char *pair_names[CS_JOINT_MAX_PAIRS]; /* "m1+m2", sorted */
   CsCalibStat lopo_pair[CS_JOINT_MAX_PAIRS];
   int n_models;
-  char *model_names[CS_JOINT_MAX_MODELS]; /* models seen as victims, sorted */
-  CsCalibStat lomo_model[CS_JOINT_MAX_MODELS];
+  char *model_names[CS_JOINT_MAX_MODELS]; /* models of its pairs, sorted */
+  CsCalibStat lomo_model[CS_JOINT_MAX_MODELS]; /* n = 0 for a model never the victim */
   CsCalibStat lopo, toggle, lomo, logo, in_sample;
   int n_scales;                         /* measured ordered pairs */
   char *scale_victim[CS_JOINT_MAX_PAIRS * 2], *scale_aggressor[CS_JOINT_MAX_PAIRS * 2];

@@ -41,7 +41,12 @@ static CsGpuJobSpec spec_of(const CsScoreOptions *opt, const CsModelProfile *pro
 {
   double share = isnan(share_pct) || share_pct >= 100 ? 0.0 : share_pct / 100.0;
   const CsBatchPoint *near = cs_model_profile_nearest_point(prof, batch);
-  double scalable = share > 0.0 && share < 1.0 ? cs_share_scalable_fraction(prof, batch) : NAN;
+  CsInterferenceFallback builtin;
+  cs_interference_fallback_init(&builtin);
+  const CsInterferenceFallback *fb = opt->tables ? cs_interference_set_fallback(opt->tables)
+                                                 : &builtin;
+  gboolean needs_fixed = (share > 0.0 && share < 1.0) || fb->fixed_exponent != 0.0;
+  double scalable = needs_fixed ? cs_share_scalable_fraction(prof, batch) : NAN;
   return (CsGpuJobSpec){
     .model = cs_interference_set_find(opt->tables, model),
     .batch = batch,

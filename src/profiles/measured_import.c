@@ -7,6 +7,7 @@
 #include "common/json_input.h"
 #include "profiles/interference_fit.h"
 #include "profiles/profile.h"
+#include "profiles/share_rule.h"
 
 /* One row that maps to an output. */
 typedef struct {
@@ -324,6 +325,8 @@ static void add_fallback(cJSON *root, const CsInterferenceFallback *fb)
   cJSON_AddNumberToObject(f, "c", fb->c);
   cJSON_AddNumberToObject(f, "batch_exponent", fb->batch_exponent);
   cJSON_AddNumberToObject(f, "share_exponent", fb->share_exponent);
+  if (fb->fixed_exponent != 0.0)
+    cJSON_AddNumberToObject(f, "fixed_exponent", fb->fixed_exponent);
   cJSON *c = cJSON_AddObjectToObject(root, "combine");
   if (fb->combine == CS_COMBINE_PRODUCT)
     cJSON_AddStringToObject(c, "rule", "product");
@@ -334,8 +337,41 @@ static void add_fallback(cJSON *root, const CsInterferenceFallback *fb)
   }
 }
 
-static cJSON *build_interference(GArray *cells, GArray *pairs, CsMeasuredFile *const *files,
-                                 int n, const CsImportOptions *opt, CsImportResult *res)
+/* The victim's fixed part phi (CsPairObs.fixed_v) of every pair row, from
+ * the profile this import builds, when the fallback's victim term needs it
+ * (else all 0). FALSE when a victim has no full-GPU rows to take it from. */
+static gboolean victims_fixed(GArray *pairs, const CsImportOptions *opt, const cJSON *profile,
+                              double *fixed, GError **error)
+{
+  for (guint i = 0; i < pairs->len; i++)
+    fixed[i] = 0.0;
+  if (opt->fallback.fixed_exponent == 0.0 || pairs->len == 0)
+    return TRUE;
+  CsProfileSet *set = cs_profile_set_new();
+  gboolean ok = TRUE;
+  if (profile) {
+    char *text = cJSON_PrintUnformatted(profile);
+    ok = cs_profile_set_load_data(set, text, opt->profile_name, error);
+    cJSON_free(text);
+  }
+  for (guint i = 0; ok && i < pairs->len; i++) {
+    const Point *p = &g_array_index(pairs, Point, i);
+    const CsModelProfile *prof = cs_profile_set_lookup(set, p->gpu, p->model);
+    double f = prof ? cs_share_scalable_fraction(prof, p->batch) : NAN;
+    if (isnan(f))
+      ok = fail(error, "pair rows of model \"%s\" on GPU type %s: the fallback's victim term "
+                "(fixed_exponent %g) needs the model's isolated rows at the whole GPU, for its "
+                "fixed part; none was imported", p->model, p->gpu, opt->fallback.fixed_exponent);
+    else
+      fixed[i] = 1.0 - f;
+  }
+  cs_profile_set_free(set);
+  return ok;
+}
+
+static cJSON *build_interference(GArray *cells, GArray *pairs, const double *fixed,
+                                 CsMeasuredFile *const *files, int n,
+                                 const CsImportOptions *opt, CsImportResult *res)
 {
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "format", "clustersim-interference");
@@ -393,7 +429,8 @@ static cJSON *build_interference(GArray *cells, GArray *pairs, CsMeasuredFile *c
   }
   cJSON *jpairs = cJSON_AddArrayToObject(root, "pairs");
   CsBatchShareFit fit = { .c = opt->fallback.c, .x = opt->fallback.batch_exponent,
-                          .z = opt->fallback.share_exponent };
+                          .z = opt->fallback.share_exponent,
+                          .w = opt->fallback.fixed_exponent };
   int n_pairs = 0;
   for (guint i = 0; i < pairs->len;) {
     const Point *p = &g_array_index(pairs, Point, i);
@@ -406,7 +443,7 @@ static cJSON *build_interference(GArray *cells, GArray *pairs, CsMeasuredFile *c
     for (int o = 0; o < k; o++) {
       const Point *q = &g_array_index(pairs, Point, i + (guint)o);
       obs[o] = (CsPairObs){ 0, 1, q->batch, q->partner_batch, q->share / 100.0,
-                            q->partner_share / 100.0, q->ratio };
+                            q->partner_share / 100.0, q->ratio, fixed[i + (guint)o], 0 };
     }
     double scale = cs_fit_pair_scale(obs, k, NULL, &fit);
     g_free(obs);
@@ -584,7 +621,11 @@ gboolean cs_measured_import(CsMeasuredFile *const *files, int n, const CsImportO
         for (guint i = 0; i < iso->len; i++)
           if (!gpu || strcmp(g_array_index(iso, Point, i).gpu, gpu) == 0)
             g_array_append_val(cells, g_array_index(iso, Point, i));
-        res->interference = build_interference(cells, pairs, files, n, opt, res);
+        double *fixed = g_new(double, pairs->len + 1);
+        ok = victims_fixed(pairs, opt, res->profile, fixed, error);
+        if (ok)
+          res->interference = build_interference(cells, pairs, fixed, files, n, opt, res);
+        g_free(fixed);
         g_array_free(cells, TRUE);
       }
     }
