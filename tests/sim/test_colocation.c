@@ -179,9 +179,12 @@ static void test_memory(void **state)
   test_dir_remove(dir);
 }
 
-/* MIG: one GPU split into two halves. a (demand 1) runs at half speed on its
- * instance, d (demand 0.25) at full speed on the other; instances do not
- * interfere, even with MPS on. Memory: an instance holds half the GPU's. */
+/* MIG: one GPU split into two halves. Without a measured table, the MIG
+ * rule: a batch b costs what b / f^kappa costs on the whole GPU (mig_table.h),
+ * whatever the model's demand; a and d are both 10 ms per request, so each
+ * takes 10 ms x 2^0.8614 = 18.168005 ms (rounded up to the ns) on its half.
+ * Instances do not interfere, even with MPS on. Memory: an instance holds
+ * half the GPU's. */
 static void test_mig(void **state)
 {
   (void)state;
@@ -201,8 +204,8 @@ static void test_mig(void **state)
   opt.on_request = record;
   opt.user_data = &x;
   CsResults *r = test_run(sc, &opt);
-  assert_int_equal(x.end[0], 20000000);
-  assert_int_equal(x.end[1], 10000000);
+  assert_int_equal(x.end[0], 18168005);
+  assert_int_equal(x.end[1], 18168005);
   char *summary = cs_results_to_json(r);
   assert_non_null(strstr(summary, "\"mig_instance\":\t1"));
   g_free(summary);
@@ -218,6 +221,72 @@ static void test_mig(void **state)
   g_error_free(err);
   cs_scenario_free(sc);
   g_free(json);
+  test_dir_remove(dir);
+}
+
+typedef struct {
+  int n[2];
+  int64_t end[2][4]; /* per client, in completion order */
+} Ends;
+
+static void record_ends(const CsRequestRecord *rec, void *user)
+{
+  Ends *x = user;
+  if (rec->client < 2 && x->n[rec->client] < 4)
+    x->end[rec->client][x->n[rec->client]++] = rec->exec_end_ns;
+}
+
+/* MIG with a measured table (docs/gpu-model.md, "MIG"): d measured on a
+ * GPU of 2 GPCs, alone on the whole GPU 10 ms, alone on 1 GPC 1000 / 62.5 =
+ * 16 ms (the throughput, finer than the stored latency), 24 ms each with two
+ * processes. On a half instance (1 GPC): alone 10 x 16 / 10 = 16 ms; two
+ * replicas at once both end at 10 x 1.6 x 24 / 16 = 24 ms (the measured
+ * ratio, no contention or interference model between them). a, without a
+ * table, follows the rule (18.168005 ms, test_mig). A third instance size
+ * the table lacks (here none: 0.5 is 1 GPC) would fall back to the rule. */
+static void test_mig_measured(void **state)
+{
+  (void)state;
+  char *dir = profile_dir();
+  const char *mig =
+    "{\"format\": \"clustersim-interference\", \"version\": 1, \"source\": \"synthetic, for tests\","
+    " \"models\": [{\"model\": \"d\", \"mig\": {\"gpu_gpcs\": 2, \"cells\": ["
+    "  {\"gpcs\": 2, \"batch\": 1, \"processes\": 1, \"latency_ms\": 10, \"source\": \"t 1\"},"
+    "  {\"gpcs\": 1, \"batch\": 1, \"processes\": 1, \"latency_ms\": 16.4, \"throughput_per_process\": 62.5, \"source\": \"t 2\"},"
+    "  {\"gpcs\": 1, \"batch\": 1, \"processes\": 2, \"latency_ms\": 24, \"source\": \"t 3\"}]}}]}";
+  char *mp = g_build_filename(dir, "mig.json", NULL);
+  assert_true(g_file_set_contents(mp, mig, -1, NULL));
+  const char *tmpl =
+    "{\"profiles\": [\"coloc.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps\": true,"
+    "   \"interference\": \"%s\","
+    "   \"mig\": [{\"sm_fraction\": 0.5, \"memory_fraction\": 0.5}, {\"sm_fraction\": 0.5, \"memory_fraction\": 0.5}]},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": ["
+    "   {\"model\": \"d\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"d\", \"gpu\": 0, \"batch\": 1},"
+    "   {\"model\": \"a\", \"gpu\": 1, \"batch\": 1}]},"
+    " \"clients\": [{\"model\": \"d\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [%s]}},"
+    "  {\"model\": \"a\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [0]}}]}";
+  const char *times[2] = { "0", "0, 0" };
+  const int64_t want[2] = { 16000000, 24000000 };
+  for (int k = 0; k < 2; k++) {
+    char *json = g_strdup_printf(tmpl, mp, times[k]);
+    CsScenario *sc = test_scenario(dir, json);
+    Ends x = { { 0, 0 }, { { 0 } } };
+    CsRunOptions opt;
+    cs_run_options_init(&opt);
+    opt.on_request = record_ends;
+    opt.user_data = &x;
+    CsResults *r = test_run(sc, &opt);
+    assert_int_equal(x.n[0], k + 1);
+    for (int i = 0; i <= k; i++)
+      assert_int_equal(x.end[0][i], want[k]);
+    assert_int_equal(x.n[1], 1);
+    assert_int_equal(x.end[1][0], 18168005);
+    cs_results_free(r);
+    cs_scenario_free(sc);
+    g_free(json);
+  }
+  g_free(mp);
   test_dir_remove(dir);
 }
 
@@ -312,6 +381,7 @@ int main(void)
     cmocka_unit_test(test_mps_share_cap),
     cmocka_unit_test(test_memory),
     cmocka_unit_test(test_mig),
+    cmocka_unit_test(test_mig_measured),
     cmocka_unit_test(test_central_memory),
     cmocka_unit_test(test_long_mps_queue),
   };
