@@ -19,7 +19,7 @@ int cmd_calibrate(int argc, char **argv)
 {
   const char *prog = "clustersim calibrate";
   char *interference = NULL, *experiments = NULL, *profile = NULL, *share_profile = NULL,
-       *share_gpu = NULL, *points = NULL;
+       *share_gpu = NULL, *points = NULL, *mig = NULL;
   double gamma = 1.0;
   GOptionEntry entries[] = {
     { "interference", 0, 0, G_OPTION_ARG_FILENAME, &interference, "Interference tables (default: igniter_v100.json from the data directory)", "FILE" },
@@ -27,6 +27,7 @@ int cmd_calibrate(int argc, char **argv)
     { "profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "Profile for experiments that need one (default: v100_thesis.json)", "FILE" },
     { "share-profile", 0, 0, G_OPTION_ARG_FILENAME, &share_profile, "Profile of the share tables' models, for the MPS share rule's check (default: igniter_v100_profile.json)", "FILE" },
     { "share-gpu-type", 0, 0, G_OPTION_ARG_STRING, &share_gpu, "Their GPU type in it (default: v100_igniter)", "T" },
+    { "mig", 0, 0, G_OPTION_ARG_FILENAME, &mig, "MIG tables for the MIG rule's check (default: a100_parvagpu_mig.json)", "FILE" },
     { "points", 0, 0, G_OPTION_ARG_FILENAME, &points, "Also write every measured pair latency with what each variant simulates for it, as CSV (tools/plot_calibration.py draws them)", "FILE" },
     { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &gamma, "Exponent of the power share rule (r/d)^gamma, for comparison (default 1.0)", "G" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -39,12 +40,13 @@ int cmd_calibrate(int argc, char **argv)
     "interference model alone, without interference, leaving each pair (and each model) out of\n"
     "the model's fit; and the fit itself (GSL nonlinear least squares) with 95 % intervals;\n"
     "then the MPS share rule for models without a share table against the shipped share\n"
-    "tables, leaving one model out of its fit.\n"
+    "tables, leaving one model out of its fit; and the MIG rule for instances without a\n"
+    "measurement against the measured MIG tables, likewise.\n"
     "docs/gpu-model.md explains the figures.");
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *err = NULL;
   int status = 0;
-  char *ipath = NULL, *epath = NULL, *ppath = NULL, *spath = NULL;
+  char *ipath = NULL, *epath = NULL, *ppath = NULL, *spath = NULL, *mpath = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     status = cli_fail(prog, err->message);
     goto out;
@@ -63,10 +65,12 @@ int cmd_calibrate(int argc, char **argv)
   epath = data_file(experiments, "gpu_calibration.json");
   ppath = data_file(profile, "v100_thesis.json");
   spath = data_file(share_profile, "igniter_v100_profile.json");
+  mpath = data_file(mig, "a100_parvagpu_mig.json");
   CsGpuCalibrateOptions opt = { .interference_path = ipath, .calibration_path = epath,
                                 .profile_path = ppath, .gamma = gamma,
                                 .share_profile_path = spath,
-                                .share_gpu_type = share_gpu ? share_gpu : "v100_igniter" };
+                                .share_gpu_type = share_gpu ? share_gpu : "v100_igniter",
+                                .mig_path = mpath };
   CsGpuCalibration *c = cs_gpu_calibrate(&opt, &err);
   if (!c) {
     status = cli_fail("clustersim", err->message);
@@ -85,6 +89,8 @@ out:
   g_free(epath);
   g_free(ppath);
   g_free(spath);
+  g_free(mpath);
+  g_free(mig);
   g_free(share_profile);
   g_free(share_gpu);
   g_free(points);

@@ -622,6 +622,7 @@ void cs_gpu_calibration_free(CsGpuCalibration *c)
   }
   g_free(c->colocations);
   cs_calib_share_free(c->share);
+  cs_calib_mig_free(c->mig);
   g_free(c);
 }
 
@@ -662,6 +663,12 @@ CsGpuCalibration *cs_gpu_calibrate(const CsGpuCalibrateOptions *opt, GError **er
     c->share = cs_calib_share_run(set, share_prof, opt->share_profile_path, share_gpu, gamma,
                                   error);
     ok = c->share != NULL;
+  }
+  if (ok && opt->mig_path) {
+    CsInterferenceSet *mig = cs_interference_set_load_file(opt->mig_path, error);
+    c->mig = mig ? cs_calib_mig_run(mig, opt->mig_path, error) : NULL;
+    ok = c->mig != NULL;
+    cs_interference_set_free(mig);
   }
   cs_profile_set_free(share_prof);
   calib_file_clear(&f);

@@ -48,6 +48,8 @@ typedef struct {
   const char *share_profile_path; /* clustersim-profile of the share tables' models, for the
                                     share rule's check; NULL: skipped */
   const char *share_gpu_type;    /* their GPU type in it */
+  const char *mig_path;          /* clustersim-interference file with MIG tables, for the MIG
+                                    rule's check (calibrate_mig.c); NULL: skipped */
 } CsGpuCalibrateOptions;
 
 typedef enum {
@@ -89,6 +91,34 @@ typedef struct {
   CsShareFit fit;                                 /* on every model */
   CsShareFit *lomo_fit;                           /* n_models */
 } CsCalibShare;
+
+/* The MIG rule (mig_table.h) against measured MIG tables: every
+ * single-process cell below the whole GPU whose batch the whole GPU has too,
+ * predicted as the whole GPU's latency times the rule's ratio. */
+typedef enum {
+  CS_MIG_LOMO = 0,     /* kappa fitted without the model */
+  CS_MIG_FIT,          /* kappa fitted on every model (in sample) */
+  CS_MIG_KAPPA1,       /* kappa = 1: no parameter */
+  CS_MIG_POWER,        /* the rule before: (min(1, f/d))^gamma with d = 1, gamma 1: 1/f */
+  CS_MIG_N_VARIANTS
+} CsMigVariant;
+
+typedef struct {
+  int n_models;
+  char **models;                            /* NULL-terminated */
+  CsCalibStat *stats[CS_MIG_N_VARIANTS];    /* n_models + 1, pooled last */
+  double kappa;                             /* on every model */
+  double *lomo_kappa;                       /* n_models */
+  CsCalibStat procs_mps;                    /* the MPS model for p processes of one model
+                                               without a table, against every measured
+                                               cell of several processes */
+} CsCalibMig;
+
+/* Runs the MIG rule's check on set (loaded from path, for messages).
+ * Returns NULL with error set when no model has a usable cell. */
+CsCalibMig *cs_calib_mig_run(const CsInterferenceSet *set, const char *path, GError **error);
+void cs_calib_mig_free(CsCalibMig *s);
+void cs_calib_mig_print(const CsCalibMig *s, FILE *out);
 
 typedef struct {
   char *model;
@@ -137,6 +167,7 @@ typedef struct {
   int n_colocations;
   CsCalibColocation *colocations;
   CsCalibShare *share;                           /* NULL when share_profile_path is NULL */
+  CsCalibMig *mig;                               /* NULL when mig_path is NULL */
   CsCalibPoints points;                          /* every pair latency, every variant */
 } CsGpuCalibration;
 
