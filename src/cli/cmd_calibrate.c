@@ -15,11 +15,18 @@ static char *data_file(const char *given, const char *name)
   return found ? found : g_build_filename("data", "profiles", name, NULL);
 }
 
+/* The named file of data/measured in the first data directory that has it. */
+static char *measured_file(const char *name)
+{
+  char *found = cs_data_file_find("measured", name);
+  return found ? found : g_build_filename("data", "measured", name, NULL);
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
   const char *prog = "clustersim calibrate";
   char *interference = NULL, *experiments = NULL, *profile = NULL, *share_profile = NULL,
-       *share_gpu = NULL, *points = NULL, *mig = NULL;
+       *share_gpu = NULL, *points = NULL, *mig = NULL, **share_measured = NULL;
   double gamma = 1.0;
   GOptionEntry entries[] = {
     { "interference", 0, 0, G_OPTION_ARG_FILENAME, &interference, "Interference tables (default: igniter_v100.json from the data directory)", "FILE" },
@@ -27,6 +34,7 @@ int cmd_calibrate(int argc, char **argv)
     { "profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "Profile for experiments that need one (default: v100_thesis.json)", "FILE" },
     { "share-profile", 0, 0, G_OPTION_ARG_FILENAME, &share_profile, "Profile of the share tables' models, for the MPS share rule's check (default: igniter_v100_profile.json)", "FILE" },
     { "share-gpu-type", 0, 0, G_OPTION_ARG_STRING, &share_gpu, "Their GPU type in it (default: v100_igniter)", "T" },
+    { "share-measured", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &share_measured, "Measured CSV whose rows alone at MPS shares check the share rule as one more source (repeatable; default: gpulet_a100_isolated.csv and rapp_v100_sm_share.csv from the data directory)", "FILE" },
     { "mig", 0, 0, G_OPTION_ARG_FILENAME, &mig, "MIG tables for the MIG rule's check (default: a100_parvagpu_mig.json)", "FILE" },
     { "points", 0, 0, G_OPTION_ARG_FILENAME, &points, "Also write every measured pair latency with what each variant simulates for it, as CSV (tools/plot_calibration.py draws them)", "FILE" },
     { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &gamma, "Exponent of the power share rule (r/d)^gamma, for comparison (default 1.0)", "G" },
@@ -66,11 +74,17 @@ int cmd_calibrate(int argc, char **argv)
   ppath = data_file(profile, "v100_thesis.json");
   spath = data_file(share_profile, "igniter_v100_profile.json");
   mpath = data_file(mig, "a100_parvagpu_mig.json");
+  if (!share_measured) {
+    share_measured = g_new0(char *, 3);
+    share_measured[0] = measured_file("gpulet_a100_isolated.csv");
+    share_measured[1] = measured_file("rapp_v100_sm_share.csv");
+  }
   CsGpuCalibrateOptions opt = { .interference_path = ipath, .calibration_path = epath,
                                 .profile_path = ppath, .gamma = gamma,
                                 .share_profile_path = spath,
                                 .share_gpu_type = share_gpu ? share_gpu : "v100_igniter",
-                                .mig_path = mpath };
+                                .mig_path = mpath,
+                                .share_measured_paths = (const char *const *)share_measured };
   CsGpuCalibration *c = cs_gpu_calibrate(&opt, &err);
   if (!c) {
     status = cli_fail("clustersim", err->message);
@@ -90,6 +104,7 @@ out:
   g_free(ppath);
   g_free(spath);
   g_free(mpath);
+  g_strfreev(share_measured);
   g_free(mig);
   g_free(share_profile);
   g_free(share_gpu);
