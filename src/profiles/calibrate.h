@@ -117,6 +117,9 @@ typedef struct {
   CsCalibStat procs_mps;                    /* the MPS model for p processes of one model
                                                without a table, against every measured
                                                cell of several processes */
+  CsCalibStat procs_rule;                   /* the MIG rule's processes (mig_table.h) on
+                                               the same cells, kappa fitted without the
+                                               model */
 } CsCalibMig;
 
 /* Runs the MIG rule's check on set (loaded from path, for messages).

@@ -134,6 +134,9 @@ CsCalibMig *cs_calib_mig_run(const CsInterferenceSet *set, const char *path, GEr
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
   GArray *obs = g_array_new(FALSE, FALSE, sizeof(Obs));
   GArray *procs_err = g_array_new(FALSE, FALSE, sizeof(double));
+  GArray *procs = g_array_new(FALSE, FALSE, sizeof(Obs)); /* measured: procs ratio; f, gpcs;
+                                                             batch; gpcs field holds p */
+  GArray *procs_p = g_array_new(FALSE, FALSE, sizeof(int));
   Curve *curves = g_new0(Curve, MAX(cs_interference_set_n_models(set), 1));
   const CsInterferenceFallback *fb = cs_interference_set_fallback(set);
   for (int i = 0; i < cs_interference_set_n_models(set); i++) {
@@ -151,6 +154,9 @@ CsCalibMig *cs_calib_mig_run(const CsInterferenceSet *set, const char *path, GEr
         double pred = mps_procs_ratio(fb, c->batch, c->processes);
         double e = fabs(pred - measured) / measured;
         g_array_append_val(procs_err, e);
+        Obs po = { m, c->gpcs, c->batch, (double)c->gpcs / cs_mig_table_gpu_gpcs(t), measured };
+        g_array_append_val(procs, po);
+        g_array_append_val(procs_p, c->processes);
         continue;
       }
       if (c->gpcs == gg)
@@ -174,6 +180,8 @@ CsCalibMig *cs_calib_mig_run(const CsInterferenceSet *set, const char *path, GEr
     g_ptr_array_free(names, TRUE);
     g_array_unref(obs);
     g_array_unref(procs_err);
+    g_array_unref(procs);
+    g_array_unref(procs_p);
     g_free(curves);
     return NULL;
   }
@@ -206,6 +214,19 @@ CsCalibMig *cs_calib_mig_run(const CsInterferenceSet *set, const char *path, GEr
     }
   }
   cs_calib_stat_of((double *)procs_err->data, (int)procs_err->len, &s->procs_mps);
+  {
+    double *pe = g_new(double, MAX(procs->len, 1));
+    for (guint k = 0; k < procs->len; k++) {
+      const Obs *po = &g_array_index(procs, Obs, k);
+      const Curve *c = &curves[po->model];
+      double pred = cs_mig_rule_procs_ratio_curve(c->batch, c->lat, c->n, c->slope, po->batch,
+                                                  po->f, s->lomo_kappa[po->model],
+                                                  g_array_index(procs_p, int, k));
+      pe[k] = fabs(pred - po->measured) / po->measured;
+    }
+    cs_calib_stat_of(pe, (int)procs->len, &s->procs_rule);
+    g_free(pe);
+  }
   g_free(err);
   for (int m = 0; m < s->n_models; m++) {
     g_free(curves[m].batch);
@@ -214,6 +235,8 @@ CsCalibMig *cs_calib_mig_run(const CsInterferenceSet *set, const char *path, GEr
   g_free(curves);
   g_array_unref(obs);
   g_array_unref(procs_err);
+  g_array_unref(procs);
+  g_array_unref(procs_p);
   return s;
 }
 
@@ -242,8 +265,11 @@ void cs_calib_mig_print(const CsCalibMig *s, FILE *out)
   fprintf(out, "  kappa on every model: %.4f\n", s->kappa);
   for (int m = 0; m < s->n_models; m++)
     fprintf(out, "  kappa without %-16s %.4f\n", s->models[m], s->lomo_kappa[m]);
-  fprintf(out, "Several processes of one model in one instance, the MPS model without a table "
-          "(D = p, the interference fallback)\nagainst the measured per-process ratio (n %d): "
-          "median %.1f%% / p90 %.1f%% / max %.1f%%\n", s->procs_mps.n,
-          s->procs_mps.median * 100.0, s->procs_mps.p90 * 100.0, s->procs_mps.max * 100.0);
+  fprintf(out, "Several processes p of one model in one instance against the measured "
+          "per-process ratio (n %d):\n  the MIG rule's, L(p b / f^kappa) / L(b / f^kappa), "
+          "kappa without the model: median %.1f%% / p90 %.1f%% / max %.1f%%\n"
+          "  the MPS model's (D = p, the interference fallback):          median %.1f%% / "
+          "p90 %.1f%% / max %.1f%%\n", s->procs_rule.n, s->procs_rule.median * 100.0,
+          s->procs_rule.p90 * 100.0, s->procs_rule.max * 100.0, s->procs_mps.median * 100.0,
+          s->procs_mps.p90 * 100.0, s->procs_mps.max * 100.0);
 }

@@ -320,3 +320,27 @@ double cs_mig_rule_ratio(const CsModelProfile *p, int batch, double f, double ka
   double slope = isfinite(p->alpha_ns) ? MAX(p->alpha_ns, 0.0) : 0.0;
   return profile_at(p, slope, x) / profile_at(p, slope, batch);
 }
+
+double cs_mig_rule_procs_ratio_curve(const double *batch, const double *latency, int n,
+                                     double slope, int b, double f, double kappa, int p)
+{
+  if (p <= 1)
+    return 1.0;
+  if (n == 0 && !(slope > 0.0))
+    return NAN;
+  double x = b * (f < 1.0 ? pow(f, -kappa) : 1.0);
+  return curve_at(batch, latency, n, slope, p * x) / curve_at(batch, latency, n, slope, x);
+}
+
+double cs_mig_rule_procs_ratio(const CsModelProfile *prof, int batch, double f, double kappa,
+                               int p)
+{
+  g_return_val_if_fail(prof != NULL && batch >= 1, NAN);
+  if (p <= 1)
+    return 1.0;
+  double x = batch * (f < 1.0 ? pow(f, -kappa) : 1.0);
+  if (prof->n_points == 0)
+    return (prof->alpha_ns * p * x + prof->beta_ns) / (prof->alpha_ns * x + prof->beta_ns);
+  double slope = isfinite(prof->alpha_ns) ? MAX(prof->alpha_ns, 0.0) : 0.0;
+  return profile_at(prof, slope, p * x) / profile_at(prof, slope, x);
+}

@@ -93,6 +93,18 @@ double cs_mig_rule_ratio_curve(const double *batch, const double *latency, int n
  * L is the profile's linear model. */
 double cs_mig_rule_ratio(const CsModelProfile *p, int batch, double f, double kappa);
 
+/* The rule for several processes of one model in an instance without a
+ * measurement: p batches b at once cost each what one batch p b costs on the
+ * instance,
+ *
+ *   ratio = L(p b / f^kappa) / L(b / f^kappa),
+ *
+ * (f >= 1: the whole GPU, L(p b) / L(b)). 1 for p <= 1; NAN as above. */
+double cs_mig_rule_procs_ratio_curve(const double *batch, const double *latency, int n,
+                                     double slope, int b, double f, double kappa, int p);
+double cs_mig_rule_procs_ratio(const CsModelProfile *prof, int batch, double f, double kappa,
+                               int p);
+
 G_END_DECLS
 
 #endif

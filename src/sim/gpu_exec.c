@@ -27,6 +27,7 @@ typedef struct {
   double f;          /* F, from acc */
   double speed;      /* current speed */
   int n_procs;       /* measured process ratios (gpu_exec.h), 0 = none */
+  int group;
   double procs_ratio[CS_GPU_PROCS_MAX];
 } Job;
 
@@ -124,7 +125,7 @@ static double pair_term(const CsGpuExec *st, const Job *v, const Job *a)
  * measurement stands for everything between them. */
 static gboolean same_group(const Job *a, const Job *b)
 {
-  return a->n_procs > 0 && b->n_procs > 0 && a->model >= 0 && a->model == b->model;
+  return a->n_procs > 0 && b->n_procs > 0 && a->group == b->group;
 }
 
 /* The measured ratio for p batches of the group running (gpu_exec.h). */
@@ -235,7 +236,8 @@ void cs_gpu_exec_start(CsGpuExec *st, int64_t now, uint64_t job_id, const CsGpuJ
                                 cfg->mode == CS_GPU_MPS ? r : 0.0);
   if (isnan(j.util))
     j.util = cfg->fallback.default_util;
-  j.n_procs = CLAMP(spec->n_procs, 0, CS_GPU_PROCS_MAX);
+  j.n_procs = spec->group >= 0 ? CLAMP(spec->n_procs, 0, CS_GPU_PROCS_MAX) : 0;
+  j.group = spec->group;
   for (int p = 0; p < j.n_procs; p++)
     j.procs_ratio[p] = MAX(spec->procs_ratio[p], 1.0);
 

@@ -26,7 +26,7 @@
  *
  * Measured processes: a batch whose spec has n_procs > 0 (a MIG instance
  * whose table measured several processes of its model) runs, while p
- * batches of the same model with such a spec run at once, at
+ * batches of its group (the same model) with such a spec run at once, at
  * 1 / procs_ratio[p - 1] (beyond n_procs linear in p from the last two
  * entries, at least 1) instead of by contention and interference among
  * them: the measurement holds both. Toward other batches the usual terms
@@ -102,6 +102,8 @@ typedef struct {
   double fixed;    /* fraction of iso_ns that does not scale with SMs (copies, fixed
                       costs), 1 - cs_share_scalable_fraction; 0 = all of it scales */
   int n_procs;     /* entries of procs_ratio; 0 = none */
+  int group;       /* with n_procs > 0: batches of one group (the caller's model index,
+                      >= 0) are the processes procs_ratio counts */
   double procs_ratio[CS_GPU_PROCS_MAX]; /* measured MIG processes (mig_table.h): [p - 1] is
                       the latency with p batches of this model running at once over one
                       alone; see "Measured processes" above */

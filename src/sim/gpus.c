@@ -182,8 +182,16 @@ static int64_t mig_iso_ns(Engine *e, int g, const Worker *w, const CsModelProfil
     }
   } else {
     ratio = prof ? cs_mig_rule_ratio(prof, n, f, CS_MIG_RULE_DEFAULT_KAPPA) : NAN;
-    if (isnan(ratio)) /* a profile without a usable curve: all of it scales */
+    if (isnan(ratio)) { /* a profile without a usable curve: all of it scales */
       ratio = f < 1.0 ? 1.0 / f : 1.0;
+    } else {
+      /* Several batches of the model at once on the instance cost what one
+       * batch of their sum costs (the rule's processes, mig_table.h). */
+      spec->n_procs = CS_GPU_PROCS_MAX;
+      for (int p = 1; p <= CS_GPU_PROCS_MAX; p++)
+        spec->procs_ratio[p - 1] =
+          cs_mig_rule_procs_ratio(prof, n, f, CS_MIG_RULE_DEFAULT_KAPPA, p);
+    }
   }
   return ratio == 1.0 ? iso : cs_i64_round_sat(ceil((double)iso * ratio));
 }
@@ -211,6 +219,7 @@ static void gpu_start(Engine *e, int g, Batch *b)
   spec.share = w->share;
   spec.worker = b->worker;
   spec.fixed = isnan(scalable) ? 0.0 : 1.0 - scalable;
+  spec.group = b->model;
   gpu_changing(e, g);
   cs_gpu_exec_start(gpu->exec, e->now, b->job, &spec);
   w->busy = TRUE;

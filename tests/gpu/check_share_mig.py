@@ -8,7 +8,8 @@ prints (docs/gpu-model.md, "The MPS share rule against three sources" and "MIG")
 
 Checked: for Gpulet's and RaPP's measured files, the pooled median / p90 / max of every variant
 (rule leaving one model out, in sample, e = 0, the power rule, the shipped e) and e itself; for
-ParvaGPU's MIG tables, the pooled row of every variant, kappa and kappa without each model.
+ParvaGPU's MIG tables, the pooled row of every variant, the rule's processes, kappa and kappa
+without each model.
 Figures to 0.1 percentage point as printed, e and kappa to 1e-3. Exit 1 on a mismatch.
 """
 
@@ -116,7 +117,7 @@ def share_figures(cells):
 
 def mig_obs(path):
     doc = json.load(open(path))
-    obs, curves = [], {}
+    obs, curves, procs = [], {}, []
     for m in doc["models"]:
         t = m.get("mig")
         if not t:
@@ -133,7 +134,9 @@ def mig_obs(path):
         for (g, b, p), v in lat.items():
             if p == 1 and g < G and b in whole:
                 obs.append((m["model"], b, g / G, v / whole[b]))
-    return obs, curves
+            if p > 1:  # the measured per-process ratio, at least 1 as the table gives it
+                procs.append((m["model"], b, g / G, p, max(1.0, v / lat[(g, b, 1)])))
+    return obs, curves, procs
 
 
 def curve_at(curve, x):
@@ -156,14 +159,20 @@ def fit_kappa(obs, curves):
                   0.05, 3.0)
 
 
-def mig_figures(obs, curves):
+def mig_figures(obs, curves, procs):
     k_all = fit_kappa(obs, curves)
     lomo = {m: fit_kappa([o for o in obs if o[0] != m], curves) for m in curves}
     err = lambda pred: stats([abs(pred(o) - o[3]) / o[3] for o in obs])
+
+    def procs_rule(o):
+        m, b, f, p, _ = o
+        x = b * (f ** -lomo[m] if f < 1 else 1.0)
+        return curve_at(curves[m], p * x) / curve_at(curves[m], x)
     return {"rule, lomo": err(lambda o: mig_rule(curves, o, lomo[o[0]])),
             "rule, in sample": err(lambda o: mig_rule(curves, o, k_all)),
             "rule, kappa = 1": err(lambda o: mig_rule(curves, o, 1.0)),
             "power (1/f)": err(lambda o: 1 / o[2]),
+            "procs": stats([abs(procs_rule(o) - o[4]) / o[4] for o in procs]),
             "kappa": k_all, "lomo": lomo}
 
 
@@ -201,14 +210,19 @@ def main():
         for v, g in zip(share_variants, got):
             for what, a, b in zip(("median", "p90", "max"), g, want[v]):
                 close(f"{name} {v} {what}", a, b, 0.051)
-    obs, curves = mig_obs(os.path.join(root, "data", "profiles", "a100_parvagpu_mig.json"))
-    want = mig_figures(obs, curves)
+    obs, curves, procs = mig_obs(os.path.join(root, "data", "profiles",
+                                              "a100_parvagpu_mig.json"))
+    want = mig_figures(obs, curves, procs)
     start = next(i for i, l in enumerate(lines) if l.startswith("MIG rule"))
     pooled = next(l for l in lines[start:] if l.startswith("pooled"))
     for v, g in zip(["rule, lomo", "rule, in sample", "rule, kappa = 1", "power (1/f)"],
                     triples(pooled)):
         for what, a, b in zip(("median", "p90", "max"), g, want[v]):
             close(f"MIG {v} {what}", a, b, 0.051)
+    rule_line = next(l for l in lines[start:] if "the MIG rule's, L(p b" in l)
+    got = re.search(r"median ([0-9.]+)% / p90 ([0-9.]+)% / max ([0-9.]+)%", rule_line).groups()
+    for what, a, b in zip(("median", "p90", "max"), map(float, got), want["procs"]):
+        close(f"MIG processes rule {what}", a, b, 0.051)
     for l in lines[start:]:
         m = re.match(r"\s+kappa on every model: ([0-9.]+)", l)
         if m:
@@ -219,9 +233,10 @@ def main():
                   1e-3)
     for b in bad:
         print("MISMATCH", b)
-    # 2 files x (5 variants x 3 + e), 4 MIG variants x 3, kappa and 11 without a model
-    if n[0] != 2 * 16 + 12 + 12:
-        bad.append(f"{n[0]} figures compared, expected 56 (calibrate's output changed?)")
+    # 2 files x (5 variants x 3 + e), 4 MIG variants x 3, processes x 3, kappa and 11
+    # without a model
+    if n[0] != 2 * 16 + 12 + 3 + 12:
+        bad.append(f"{n[0]} figures compared, expected 59 (calibrate's output changed?)")
     for b in bad:
         print("MISMATCH", b)
     print(f"check_share_mig: {n[0]} figures, {len(bad)} mismatches; kappa {want['kappa']:.4f}")

@@ -1,7 +1,7 @@
 /* Tests of measured MIG tables and the MIG rule (src/profiles/mig_table.c):
  * every way a table can be wrong, refused with the file, the JSON path and
  * what was expected; the queries on a small table worked by hand; the rule
- * on a hand-computed curve; the shipped ParvaGPU file against cells of its
+ * and its processes on a hand-computed curve; the shipped ParvaGPU file against cells of its
  * source CSV. (The engine's use of them: tests/sim/test_colocation.c.) */
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,6 +158,12 @@ static void test_rule(void **state)
   assert_close(cs_mig_rule_ratio_curve(b, l, 3, 4.0, 1, 1.0, 1.0), 1.0, 0);
   assert_true(isnan(cs_mig_rule_ratio_curve(b, l, 0, 0.0, 1, 0.5, 1.0)));
   assert_close(cs_mig_rule_ratio_curve(b, l, 0, 3.0, 2, 0.25, 1.0), 4.0, 1e-12);
+  /* processes: two batches of 1 on half the GPU (kappa 1) cost one batch of
+   * 2 there, L(4) / L(2) = 20 / 12; three on the whole GPU L(3) / L(1) =
+   * 16 / 10 */
+  assert_close(cs_mig_rule_procs_ratio_curve(b, l, 3, 4.0, 1, 0.5, 1.0, 2), 20.0 / 12.0, 1e-12);
+  assert_close(cs_mig_rule_procs_ratio_curve(b, l, 3, 4.0, 1, 1.0, 1.0, 3), 1.6, 1e-12);
+  assert_close(cs_mig_rule_procs_ratio_curve(b, l, 3, 4.0, 1, 0.5, 1.0, 1), 1.0, 0);
 }
 
 /* The shipped file (tools/convert_parvagpu.py) holds every row of the source

@@ -179,12 +179,27 @@ static void test_memory(void **state)
   test_dir_remove(dir);
 }
 
+typedef struct {
+  int n[2];
+  int64_t end[2][4]; /* per client, in completion order */
+} Ends;
+
+static void record_ends(const CsRequestRecord *rec, void *user)
+{
+  Ends *x = user;
+  if (rec->client < 2 && x->n[rec->client] < 4)
+    x->end[rec->client][x->n[rec->client]++] = rec->exec_end_ns;
+}
+
 /* MIG: one GPU split into two halves. Without a measured table, the MIG
  * rule: a batch b costs what b / f^kappa costs on the whole GPU (mig_table.h),
  * whatever the model's demand; a and d are both 10 ms per request, so each
  * takes 10 ms x 2^0.8614 = 18.168005 ms (rounded up to the ns) on its half.
- * Instances do not interfere, even with MPS on. Memory: an instance holds
- * half the GPU's. */
+ * Instances do not interfere, even with MPS on. Two replicas of d at once on
+ * one instance: each costs what a batch of 2 costs there, L(2 x 2^0.8614) /
+ * L(2^0.8614) = 2 (d is proportional in batch), so both end at 2 x
+ * 18168005 ns (test_mig_measured: the same with a measured table). Memory:
+ * an instance holds half the GPU's. */
 static void test_mig(void **state)
 {
   (void)state;
@@ -222,18 +237,6 @@ static void test_mig(void **state)
   cs_scenario_free(sc);
   g_free(json);
   test_dir_remove(dir);
-}
-
-typedef struct {
-  int n[2];
-  int64_t end[2][4]; /* per client, in completion order */
-} Ends;
-
-static void record_ends(const CsRequestRecord *rec, void *user)
-{
-  Ends *x = user;
-  if (rec->client < 2 && x->n[rec->client] < 4)
-    x->end[rec->client][x->n[rec->client]++] = rec->exec_end_ns;
 }
 
 /* MIG with a measured table (docs/gpu-model.md, "MIG"): d measured on a
@@ -287,6 +290,41 @@ static void test_mig_measured(void **state)
     g_free(json);
   }
   g_free(mp);
+  test_dir_remove(dir);
+}
+
+/* The rule's processes (mig_table.h), see test_mig: two replicas of d at
+ * once on an instance without a table both end at 2 x 18168005 ns; one alone
+ * at 18168005 ns. */
+static void test_mig_rule_processes(void **state)
+{
+  (void)state;
+  char *dir = profile_dir();
+  const char *tmpl =
+    "{\"profiles\": [\"coloc.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps\": true,"
+    "   \"mig\": [{\"sm_fraction\": 0.5, \"memory_fraction\": 0.5}, {\"sm_fraction\": 0.5, \"memory_fraction\": 0.5}]},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": ["
+    "   {\"model\": \"d\", \"gpu\": 1, \"batch\": 1}, {\"model\": \"d\", \"gpu\": 1, \"batch\": 1}]},"
+    " \"clients\": [{\"model\": \"d\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [%s]}}]}";
+  const char *times[2] = { "0", "0, 0" };
+  const int64_t want[2] = { 18168005, 2 * 18168005 };
+  for (int k = 0; k < 2; k++) {
+    char *json = g_strdup_printf(tmpl, times[k]);
+    CsScenario *sc = test_scenario(dir, json);
+    Ends x = { { 0, 0 }, { { 0 } } };
+    CsRunOptions opt;
+    cs_run_options_init(&opt);
+    opt.on_request = record_ends;
+    opt.user_data = &x;
+    CsResults *r = test_run(sc, &opt);
+    assert_int_equal(x.n[0], k + 1);
+    for (int i = 0; i <= k; i++)
+      assert_int_equal(x.end[0][i], want[k]);
+    cs_results_free(r);
+    cs_scenario_free(sc);
+    g_free(json);
+  }
   test_dir_remove(dir);
 }
 
@@ -382,6 +420,7 @@ int main(void)
     cmocka_unit_test(test_memory),
     cmocka_unit_test(test_mig),
     cmocka_unit_test(test_mig_measured),
+    cmocka_unit_test(test_mig_rule_processes),
     cmocka_unit_test(test_central_memory),
     cmocka_unit_test(test_long_mps_queue),
   };
