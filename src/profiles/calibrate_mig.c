@@ -250,9 +250,10 @@ void cs_calib_mig_print(const CsCalibMig *s, FILE *out)
 {
   static const char *const names[CS_MIG_N_VARIANTS] = { "rule, lomo", "rule, in sample",
                                                         "rule, kappa = 1", "power (1/f)" };
-  fprintf(out, "\nMIG rule for instances without a measurement: lat(b, f) = lat(L(b / f^kappa)) / "
-          "L(b), L the whole GPU's curve;\nagainst every measured single-process cell below the "
-          "whole GPU: error median / p90 / max\n%-18s %5s", "model", "n");
+  fprintf(out, "\nMIG rule for instances without a measurement: lat(b, f) / lat(b) = "
+          "L(b / f^kappa) / L(b), L the whole GPU's curve;\nagainst every measured "
+          "single-process cell below the whole GPU: error median / p90 / max\n%-18s %5s",
+          "model", "n");
   for (int v = 0; v < CS_MIG_N_VARIANTS; v++)
     fprintf(out, "  %24s", names[v]);
   fputc('\n', out);
