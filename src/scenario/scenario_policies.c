@@ -52,6 +52,19 @@ static gboolean refuse_ignored_settings(const CsScenario *sc, const CsConfig *c,
   return TRUE;
 }
 
+/* TRUE when the interference file has a MIG table and the cluster has MIG
+ * instances: the tables then act without MPS too (docs/gpu-model.md, "MIG
+ * instances"). */
+static gboolean mig_tables_apply(const CsConfig *c)
+{
+  if (!c->has_mig || !c->interference)
+    return FALSE;
+  for (int i = 0; i < cs_interference_set_n_models(c->interference); i++)
+    if (cs_interference_mig(c->interference, i))
+      return TRUE;
+  return FALSE;
+}
+
 /* With a placement and without MPS, co-located replicas time-slice: the
  * interference tables and the MPS exponent (outside MIG) have nothing to
  * act on. A scenario may toggle "mps" to compare, so this is a warning. */
@@ -60,7 +73,7 @@ static void warn_ignored_settings(const CsScenario *sc, CsConfig *c)
   const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
   if (c->mps)
     return;
-  if (cJSON_GetObjectItemCaseSensitive(cl, "interference"))
+  if (cJSON_GetObjectItemCaseSensitive(cl, "interference") && !mig_tables_apply(c))
     cs_warning_add(c->warnings, "setting_ignored", NULL, -1,
                    "cluster.interference applies to replicas running concurrently under MPS; "
                    "cluster.mps is false, so co-located replicas time-slice and it is ignored");

@@ -260,7 +260,7 @@ static void test_mig_measured(void **state)
   char *mp = g_build_filename(dir, "mig.json", NULL);
   assert_true(g_file_set_contents(mp, mig, -1, NULL));
   const char *tmpl =
-    "{\"profiles\": [\"coloc.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps\": true,"
+    "{\"profiles\": [\"coloc.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps\": %s,"
     "   \"interference\": \"%s\","
     "   \"mig\": [{\"sm_fraction\": 0.5, \"memory_fraction\": 0.5}, {\"sm_fraction\": 0.5, \"memory_fraction\": 0.5}]},"
     " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
@@ -272,7 +272,7 @@ static void test_mig_measured(void **state)
   const char *times[2] = { "0", "0, 0" };
   const int64_t want[2] = { 16000000, 24000000 };
   for (int k = 0; k < 2; k++) {
-    char *json = g_strdup_printf(tmpl, mp, times[k]);
+    char *json = g_strdup_printf(tmpl, "true", mp, times[k]);
     CsScenario *sc = test_scenario(dir, json);
     Ends x = { { 0, 0 }, { { 0 } } };
     CsRunOptions opt;
@@ -289,6 +289,23 @@ static void test_mig_measured(void **state)
     cs_scenario_free(sc);
     g_free(json);
   }
+  /* Without MPS the tables still act on MIG instances: d alone 16 ms, and
+   * no setting_ignored warning for cluster.interference. */
+  char *json = g_strdup_printf(tmpl, "false", mp, "0");
+  CsScenario *sc = test_scenario(dir, json);
+  Ends x = { { 0, 0 }, { { 0 } } };
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = record_ends;
+  opt.user_data = &x;
+  CsResults *r = test_run(sc, &opt);
+  assert_int_equal(x.end[0][0], 16000000);
+  char *summary = cs_results_to_json(r);
+  assert_null(strstr(summary, "setting_ignored"));
+  g_free(summary);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  g_free(json);
   g_free(mp);
   test_dir_remove(dir);
 }
