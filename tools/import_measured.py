@@ -147,7 +147,8 @@ def copies(src):
                 for r in rows[1:]:
                     r[c] = fn(r[c])
             buf = io.StringIO()
-            csv.writer(buf, lineterminator="\n").writerows(rows)
+            # The shared files end lines with CRLF (Python's csv default): kept.
+            csv.writer(buf, lineterminator="\r\n" if "\r\n" in text else "\n").writerows(rows)
             text = buf.getvalue()
         out[name] = text
     return out

@@ -1,7 +1,9 @@
-/* clustersim calibrate [--interference F] [--experiments F] [--profile F] [--gamma G] */
+/* clustersim calibrate [--interference F] [--experiments F] [--profile F] [--gamma G]
+ * clustersim calibrate --measured FILE.csv ... --profile NAME [--json] (cmd_calibrate_measured.c) */
 #include <stdio.h>
 
 #include "cli.h"
+#include "cmd_calibrate.h"
 #include "profiles/calibrate.h"
 #include "common/data_files.h"
 
@@ -26,7 +28,9 @@ int cmd_calibrate(int argc, char **argv)
 {
   const char *prog = "clustersim calibrate";
   char *interference = NULL, *experiments = NULL, *profile = NULL, *share_profile = NULL,
-       *share_gpu = NULL, *points = NULL, *mig = NULL, **share_measured = NULL;
+       *share_gpu = NULL, *points = NULL, *gpu_type = NULL, *mig = NULL;
+  char **measured = NULL, **share_measured = NULL;
+  gboolean json = FALSE;
   double gamma = 1.0;
   GOptionEntry entries[] = {
     { "interference", 0, 0, G_OPTION_ARG_FILENAME, &interference, "Interference tables (default: igniter_v100.json from the data directory)", "FILE" },
@@ -37,6 +41,9 @@ int cmd_calibrate(int argc, char **argv)
     { "share-measured", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &share_measured, "Measured CSV whose rows alone at MPS shares check the share rule as one more source (repeatable; default: gpulet_a100_isolated.csv and rapp_v100_sm_share.csv from the data directory)", "FILE" },
     { "mig", 0, 0, G_OPTION_ARG_FILENAME, &mig, "MIG tables for the MIG rule's check (default: a100_parvagpu_mig.json)", "FILE" },
     { "points", 0, 0, G_OPTION_ARG_FILENAME, &points, "Also write every measured pair latency with what each variant simulates for it, as CSV (tools/plot_calibration.py draws them)", "FILE" },
+    { "measured", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &measured, "Score the GPU model on the co-located rows of this measured CSV instead (docs/gpu-model.md, \"Scoring measured rows\"; repeatable; needs --profile)", "FILE.csv" },
+    { "gpu-type", 0, 0, G_OPTION_ARG_STRING, &gpu_type, "With --measured: the GPU type of the profile (default: its only one, or the GPU type --profile names)", "T" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "With --measured: print the report as a JSON object", NULL },
     { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &gamma, "Exponent of the power share rule (r/d)^gamma, for comparison (default 1.0)", "G" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
@@ -50,6 +57,10 @@ int cmd_calibrate(int argc, char **argv)
     "then the MPS share rule for models without a share table against the shipped share\n"
     "tables, leaving one model out of its fit; and the MIG rule for instances without a\n"
     "measurement against the measured MIG tables, likewise.\n"
+    "With --measured FILE.csv (repeatable) --profile NAME: predicts every co-located row of the\n"
+    "files with the GPU model instead and reports the errors per source, per ordered pair and\n"
+    "in total, beside the baselines; --profile takes a file, a shipped profile's name or a GPU\n"
+    "type, its interference file is found beside it unless --interference names one.\n"
     "docs/gpu-model.md explains the figures.");
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *err = NULL;
@@ -67,6 +78,22 @@ int cmd_calibrate(int argc, char **argv)
    * MPS cap (r/d)^gamma 0, and a batch that never progresses hung the run. */
   if (!(gamma >= 0.01 && gamma <= 100)) {
     status = cli_fail(prog, "--gamma: expected a number in [0.01, 100], as cluster.mps_gamma");
+    goto out;
+  }
+  if (measured) {
+    if (experiments || share_profile || share_gpu || points || share_measured || mig) {
+      status = cli_fail(prog, "--measured scores measured rows: --experiments, --share-profile, "
+                        "--share-gpu-type, --share-measured, --mig and --points belong to the "
+                        "other report");
+      goto out;
+    }
+    CalibrateMeasuredArgs a = { .measured = measured, .profile = profile, .gpu_type = gpu_type,
+                                .interference = interference, .gamma = gamma, .json = json };
+    status = cmd_calibrate_measured(&a);
+    goto out;
+  }
+  if (json || gpu_type) {
+    status = cli_fail(prog, json ? "--json: only with --measured" : "--gpu-type: only with --measured");
     goto out;
   }
   ipath = data_file(interference, "igniter_v100.json");
@@ -112,6 +139,8 @@ out:
   g_free(interference);
   g_free(experiments);
   g_free(profile);
+  g_free(gpu_type);
+  g_strfreev(measured);
   g_option_context_free(ctx);
   return status;
 }

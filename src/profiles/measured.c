@@ -70,6 +70,21 @@ void cs_measured_file_free(CsMeasuredFile *file)
   g_free(file);
 }
 
+void cs_measured_csv_field(GString *s, const char *text)
+{
+  if (!strpbrk(text, ",\"\r\n")) {
+    g_string_append(s, text);
+    return;
+  }
+  g_string_append_c(s, '"');
+  for (const char *p = text; *p; p++) {
+    if (*p == '"')
+      g_string_append_c(s, '"');
+    g_string_append_c(s, *p);
+  }
+  g_string_append_c(s, '"');
+}
+
 int cs_measured_row_n_corunners(const CsMeasuredRow *row)
 {
   int n = 0;

@@ -101,6 +101,17 @@ void cs_measured_partners_free(CsMeasuredPartner *partners, int n);
  * copies. */
 int cs_measured_row_n_corunners(const CsMeasuredRow *row);
 
+/* Appends text as one CSV field (RFC 4180: quoted when it holds a comma, a
+ * quote or a line break, quotes doubled). */
+void cs_measured_csv_field(GString *out, const char *text);
+
+/* The header a writer of this format uses (cs_measured_csv_field for the
+ * fields), ending in a newline: the required columns and the optional ones
+ * profile measure fills. */
+#define CS_MEASURED_CSV_HEADER                                                                \
+  "source,gpu,model,batch,share_pct,partners,latency_ms,isolated_latency_ms,kind,sharing,stat,"  \
+  "p90_ms,source_path,notes,machine\n"
+
 G_END_DECLS
 
 #endif

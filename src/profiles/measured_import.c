@@ -201,28 +201,14 @@ static int cmp_point(gconstpointer a, gconstpointer b)
   return c;
 }
 
-static void csv_field(GString *s, const char *text)
-{
-  if (strpbrk(text, ",\"\r\n")) {
-    g_string_append_c(s, '"');
-    for (const char *p = text; *p; p++) {
-      if (*p == '"')
-        g_string_append_c(s, '"');
-      g_string_append_c(s, *p);
-    }
-    g_string_append_c(s, '"');
-  } else
-    g_string_append(s, text);
-}
-
 static void sidecar_row(GString *s, const char *json_path, const CsImportOptions *opt,
                         const Point *p)
 {
-  csv_field(s, json_path);
+  cs_measured_csv_field(s, json_path);
   g_string_append_c(s, ',');
-  csv_field(s, opt->file_names[p->file]);
+  cs_measured_csv_field(s, opt->file_names[p->file]);
   g_string_append_printf(s, ",%" G_GINT64_FORMAT ",", p->row->line);
-  csv_field(s, p->row->source_path);
+  cs_measured_csv_field(s, p->row->source_path);
   g_string_append_c(s, '\n');
 }
 

@@ -58,13 +58,15 @@ typedef struct {
 } CsImportResult;
 
 /* Builds the outputs from files[0..n). Returns FALSE with error set
- * (CS_INPUT_ERROR INVALID) when two rows give the same point (same GPU type,
- * model, batch, share; message names both lines), a gpu value has no type
- * (gpu_types), a variant column is absent from a file, a model has fewer
- * than 2 batch points at full share while another has them (no: a model with
- * one point is skipped and counted), the interference rows span several GPU
- * types, the fallback is not of the batch_share form, a share table cannot be
- * completed, or nothing at all maps. result is then cleared. */
+ * (CS_INPUT_ERROR INVALID) when two isolated rows give the same point (same
+ * GPU type, model, batch, share; the message names both lines), a gpu value
+ * has no type (gpu_types), a variant column is not a text column, the
+ * interference rows span several GPU types, the fallback is not of the
+ * batch_share form, an output does not load back (a share table that cannot
+ * be completed), or nothing maps at all. A model with one batch point at full
+ * share is not an error: it is left out of the profile and counted in
+ * skipped. On failure the outputs are cleared; skipped is kept for the
+ * caller to print. */
 gboolean cs_measured_import(CsMeasuredFile *const *files, int n, const CsImportOptions *opt,
                             CsImportResult *result, GError **error);
 void cs_import_result_clear(CsImportResult *result);
