@@ -10,11 +10,24 @@
 #define MAX_GPCS 64
 #define MAX_PROCESSES 256
 
+/* The ratios one query interpolates, built once at load (queries run at
+ * every batch start on an instance): for size g and p processes, per batch
+ * where both cells are measured, latency(g, b, p) over latency(gpu_gpcs, b,
+ * 1) when p = 1, over latency(g, b, 1) when p > 1; batches ascending. */
+typedef struct {
+  int g, p, n;
+  int *batch;
+  double *ratio;
+} Ratios;
+
 struct CsMigTable {
   int gpu_gpcs;
-  GArray *cells; /* CsMigCell, sorted */
+  GArray *cells;  /* CsMigCell, sorted */
   GPtrArray *sources;
+  GArray *ratios; /* Ratios, sorted by g, p */
 };
+
+static const Ratios *ratios_of(const CsMigTable *t, int g, int p);
 
 void cs_mig_table_free(CsMigTable *t)
 {
@@ -22,6 +35,14 @@ void cs_mig_table_free(CsMigTable *t)
     return;
   g_array_unref(t->cells);
   g_ptr_array_free(t->sources, TRUE);
+  if (t->ratios) {
+    for (guint i = 0; i < t->ratios->len; i++) {
+      Ratios *r = &g_array_index(t->ratios, Ratios, i);
+      g_free(r->batch);
+      g_free(r->ratio);
+    }
+    g_array_unref(t->ratios);
+  }
   g_free(t);
 }
 
@@ -119,6 +140,37 @@ static gboolean check(CsMigTable *t, const char *file, const char *path, GError 
   return ok;
 }
 
+static void build_ratios(CsMigTable *t)
+{
+  t->ratios = g_array_new(FALSE, FALSE, sizeof(Ratios));
+  guint i = 0;
+  while (i < t->cells->len) { /* one (g, p) at a time: cells sorted by g, batch, p */
+    const CsMigCell *c0 = &g_array_index(t->cells, CsMigCell, i);
+    int g = c0->gpcs;
+    guint end = i;
+    while (end < t->cells->len && g_array_index(t->cells, CsMigCell, end).gpcs == g)
+      end++;
+    for (int p = 1; p <= MAX_PROCESSES; p++) {
+      Ratios r = { .g = g, .p = p };
+      for (guint k = i; k < end; k++) {
+        const CsMigCell *c = &g_array_index(t->cells, CsMigCell, k);
+        if (c->processes != p)
+          continue;
+        const CsMigCell *d = p == 1 ? find(t, t->gpu_gpcs, c->batch, 1) : find(t, g, c->batch, 1);
+        if (!d)
+          continue;
+        r.batch = g_renew(int, r.batch, r.n + 1);
+        r.ratio = g_renew(double, r.ratio, r.n + 1);
+        r.batch[r.n] = c->batch;
+        r.ratio[r.n++] = c->latency_ms / d->latency_ms;
+      }
+      if (r.n > 0)
+        g_array_append_val(t->ratios, r);
+    }
+    i = end;
+  }
+}
+
 CsMigTable *cs_mig_table_parse(const cJSON *node, const char *file, const char *path,
                                GError **error)
 {
@@ -147,6 +199,8 @@ CsMigTable *cs_mig_table_parse(const cJSON *node, const char *file, const char *
    * not strings. */
   if (ok)
     ok = check(t, file, path, error);
+  if (ok)
+    build_ratios(t);
   if (!ok) {
     cs_mig_table_free(t);
     return NULL;
@@ -178,42 +232,34 @@ int cs_mig_table_size(const CsMigTable *t, double sm_fraction)
   int g = (int)lround(x);
   if (g < 1 || g > t->gpu_gpcs || fabs(x - g) > CS_MIG_GPC_TOLERANCE)
     return 0;
-  for (guint i = 0; i < t->cells->len; i++) {
-    const CsMigCell *c = &g_array_index(t->cells, CsMigCell, i);
-    if (c->gpcs == g && c->processes == 1)
-      return g;
-  }
-  return 0;
+  return ratios_of(t, g, 1) ? g : 0;
 }
 
-/* The ratio num(b) / den(b) at batch over the batches where both cells are
- * measured: linear in batch between them, the nearest outside. NAN when
- * there is none. */
-static double ratio_at(const CsMigTable *t, int g_num, int p_num, int g_den, int p_den,
-                       int batch)
+static const Ratios *ratios_of(const CsMigTable *t, int g, int p)
 {
-  double lo_b = NAN, lo_r = NAN, hi_b = NAN, hi_r = NAN;
-  for (guint i = 0; i < t->cells->len; i++) {
-    const CsMigCell *c = &g_array_index(t->cells, CsMigCell, i);
-    if (c->gpcs != g_num || c->processes != p_num)
-      continue;
-    const CsMigCell *d = find(t, g_den, c->batch, p_den);
-    if (!d)
-      continue;
-    double r = c->latency_ms / d->latency_ms;
-    if (c->batch <= batch) {
-      lo_b = c->batch; /* cells are sorted by batch within a size */
-      lo_r = r;
-    } else if (isnan(hi_b)) {
-      hi_b = c->batch;
-      hi_r = r;
-    }
+  for (guint i = 0; i < t->ratios->len; i++) {
+    const Ratios *r = &g_array_index(t->ratios, Ratios, i);
+    if (r->g == g && r->p == p)
+      return r;
   }
-  if (isnan(lo_b))
-    return hi_r;
-  if (isnan(hi_b) || lo_b == batch)
-    return lo_r;
-  return lo_r + (hi_r - lo_r) * (batch - lo_b) / (hi_b - lo_b);
+  return NULL;
+}
+
+/* The ratio of size g and p processes at batch (see Ratios): linear in
+ * batch between the measured batches, the nearest outside. NAN when there
+ * is none. */
+static double ratio_at(const CsMigTable *t, int g, int p, int batch)
+{
+  const Ratios *r = ratios_of(t, g, p);
+  if (!r)
+    return NAN;
+  if (batch <= r->batch[0])
+    return r->ratio[0];
+  for (int i = 1; i < r->n; i++)
+    if (batch <= r->batch[i])
+      return r->ratio[i - 1] + (r->ratio[i] - r->ratio[i - 1]) * (batch - r->batch[i - 1]) /
+             (double)(r->batch[i] - r->batch[i - 1]);
+  return r->ratio[r->n - 1];
 }
 
 double cs_mig_table_iso_ratio(const CsMigTable *t, int gpcs, int batch)
@@ -222,7 +268,7 @@ double cs_mig_table_iso_ratio(const CsMigTable *t, int gpcs, int batch)
     return NAN;
   if (gpcs == t->gpu_gpcs)
     return 1.0;
-  return ratio_at(t, gpcs, 1, t->gpu_gpcs, 1, batch);
+  return ratio_at(t, gpcs, 1, batch);
 }
 
 double cs_mig_table_procs_ratio(const CsMigTable *t, int gpcs, int batch, int processes)
@@ -231,17 +277,14 @@ double cs_mig_table_procs_ratio(const CsMigTable *t, int gpcs, int batch, int pr
     return 1.0;
   if (!t)
     return NAN;
-  /* The process counts measured at this size, ascending (1 always). */
-  gboolean seen[MAX_PROCESSES + 1] = { FALSE };
-  for (guint i = 0; i < t->cells->len; i++) {
-    const CsMigCell *c = &g_array_index(t->cells, CsMigCell, i);
-    if (c->gpcs == gpcs)
-      seen[c->processes] = TRUE;
-  }
+  /* The process counts measured at this size, ascending (ratios sorted by
+   * g, p). */
   int below = 1, above = 0, top = 1, second = 1;
-  for (int p = 2; p <= MAX_PROCESSES; p++) {
-    if (!seen[p])
+  for (guint i = 0; i < t->ratios->len; i++) {
+    const Ratios *q = &g_array_index(t->ratios, Ratios, i);
+    if (q->g != gpcs || q->p == 1)
       continue;
+    int p = q->p;
     second = top;
     top = p;
     if (p <= processes)
@@ -253,14 +296,14 @@ double cs_mig_table_procs_ratio(const CsMigTable *t, int gpcs, int batch, int pr
     return NAN;
   double r;
   if (below == processes) {
-    r = ratio_at(t, gpcs, processes, gpcs, 1, batch);
+    r = ratio_at(t, gpcs, processes, batch);
   } else if (above) {
-    double rb = below == 1 ? 1.0 : ratio_at(t, gpcs, below, gpcs, 1, batch);
-    double ra = ratio_at(t, gpcs, above, gpcs, 1, batch);
+    double rb = below == 1 ? 1.0 : ratio_at(t, gpcs, below, batch);
+    double ra = ratio_at(t, gpcs, above, batch);
     r = rb + (ra - rb) * (processes - below) / (double)(above - below);
   } else {
-    double rt = ratio_at(t, gpcs, top, gpcs, 1, batch);
-    double rs = second == 1 ? 1.0 : ratio_at(t, gpcs, second, gpcs, 1, batch);
+    double rt = ratio_at(t, gpcs, top, batch);
+    double rs = second == 1 ? 1.0 : ratio_at(t, gpcs, second, batch);
     r = rt + (rt - rs) * (processes - top) / (double)(top - second);
   }
   return MAX(r, 1.0);
