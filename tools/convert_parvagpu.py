@@ -3,7 +3,7 @@
 
 Run by hand when the source file changes; the output is committed:
 
-    python3 tools/convert_parvagpu.py [--source FILE] [--out FILE] [--check]
+    python3 tools/convert_parvagpu.py [--source FILE] [--out FILE] [--profile-out FILE] [--check]
 
 Input (default ../shared/data/measured/parvagpu_a100_mig_mps.csv next to the repo): the tidy
 CSV of ../shared/data/measured/README.md, rows of MunQ-Lee/ParvaGPU_SC24 @5f3de1e (MIT),
@@ -14,6 +14,10 @@ Output (default data/profiles/a100_parvagpu_mig.json): format "clustersim-interf
 processes) the stored latency (1 ms resolution) and the per-process throughput (finer), and
 the source row of every cell. The loader takes the latency from the throughput
 (batch x 1000 / throughput ms) and checks it against the stored one.
+Profile (default data/profiles/a100_parvagpu.json): format "clustersim-profile", GPU type
+"a100_parvagpu" = the 7-GPC instance alone (98 of the A100's 108 SMs): per model and batch the
+latency batch x 1000 / throughput (to 0.1 us) and the throughput as measured, so that a scenario
+on it with the MIG tables runs every measured instance at its measured latency.
 
 Columns are read by name. A row of another source, GPU, or without a MIG size is an error
 (naming the line); so is a cell given twice.
@@ -33,6 +37,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_SRC = os.path.join(os.path.dirname(REPO), "shared", "data", "measured",
                            "parvagpu_a100_mig_mps.csv")
 DEFAULT_OUT = os.path.join(REPO, "data", "profiles", "a100_parvagpu_mig.json")
+DEFAULT_PROFILE = os.path.join(REPO, "data", "profiles", "a100_parvagpu.json")
 GPU_GPCS = 7  # an A100's GPCs available to MIG (instances 1g, 2g, 3g, 4g, 7g)
 PARTNERS = re.compile(r"^([A-Za-z0-9_.-]+):b=(\d+):same MIG instance x(\d+) \(MPS default, no SM limit\)$")
 
@@ -102,14 +107,38 @@ def convert(src):
     }
     # One cell a line: the file stays readable and diffs by cell.
     text = json.dumps(out, indent=1)
-    return re.sub(r"\{\n\s+(\"gpcs\"[^}]*?)\n\s+\}",
+    tables = re.sub(r"\{\n\s+(\"gpcs\"[^}]*?)\n\s+\}",
+                    lambda m: "{" + re.sub(r",\n\s+", ", ", m.group(1)) + "}", text) + "\n"
+    profile = {
+        "format": "clustersim-profile",
+        "version": 1,
+        "source": out["source"].replace("written by", "the 7-GPC instance alone; written by"),
+        "gpu_types": [{"name": "a100_parvagpu",
+                       "description": ("NVIDIA A100-80GB as one 7-GPC MIG instance (7g.80gb, 98 of "
+                                       "108 SMs), ParvaGPU's profiling (PyTorch eager); the "
+                                       "whole GPU of a100_parvagpu_mig.json's tables"),
+                       "sm_count": 98, "memory_bytes": 80 * 1024 ** 3}],
+        "models": [],
+    }
+    for name, cells in sorted(models.items()):
+        pts = [c for (g, b, p), c in sorted(cells.items()) if g == GPU_GPCS and p == 1]
+        profile["models"].append({
+            "gpu": "a100_parvagpu", "model": name,
+            "batches": [{"batch": c["batch"],
+                         "latency_ms": round(c["batch"] * 1000 / c["throughput_per_process"], 4),
+                         "throughput_rps": c["throughput_per_process"],
+                         "note": c["source"] + " (latency from the throughput)"} for c in pts]})
+    text = json.dumps(profile, indent=1)
+    prof = re.sub(r"\{\n\s+(\"batch\"[^}]*?)\n\s+\}",
                   lambda m: "{" + re.sub(r",\n\s+", ", ", m.group(1)) + "}", text) + "\n"
+    return tables, prof
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--source", default=DEFAULT_SRC)
     ap.add_argument("--out", default=DEFAULT_OUT)
+    ap.add_argument("--profile-out", default=DEFAULT_PROFILE)
     ap.add_argument("--check", action="store_true",
                     help="compare with the committed file instead of writing; exit 1 if stale")
     args = ap.parse_args()
@@ -117,20 +146,22 @@ def main():
         print(f"convert_parvagpu: {args.source} not found: {args.out} not checked against it",
               file=sys.stderr)
         return 0
-    text = convert(args.source)
-    if args.check:
-        try:
-            with open(args.out) as f:
-                same = f.read() == text
-        except OSError:
-            same = False
-        if not same:
-            print(f"{args.out} is stale: re-run tools/convert_parvagpu.py")
-            return 1
-        return 0
-    with open(args.out, "w") as f:
-        f.write(text)
-    return 0
+    outputs = dict(zip((args.out, args.profile_out), convert(args.source)))
+    stale = False
+    for path, text in outputs.items():
+        if args.check:
+            try:
+                with open(path) as f:
+                    same = f.read() == text
+            except OSError:
+                same = False
+            if not same:
+                print(f"{path} is stale: re-run tools/convert_parvagpu.py")
+                stale = True
+        else:
+            with open(path, "w") as f:
+                f.write(text)
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -345,6 +345,50 @@ static void test_mig_rule_processes(void **state)
   test_dir_remove(dir);
 }
 
+/* The shipped ParvaGPU data end to end: on its own profile (a100_parvagpu,
+ * the 7-GPC column) with its MIG tables, resnet50 batch 1 on a 1-GPC
+ * instance (sm_fraction 1/7) takes the measured latency, 1000 / 196.762 ms
+ * (prof_data/resnet50.csv line 2), and two replicas at once each 1000 /
+ * 125.968 ms (line 3); to the ns the isolated latency and the ratio round
+ * to (2 ns). */
+static void test_mig_parvagpu(void **state)
+{
+  (void)state;
+  const char *root = g_getenv("CS_SOURCE_ROOT");
+  assert_non_null(root);
+  char *dir = profile_dir();
+  char *prof = g_build_filename(root, "data", "profiles", "a100_parvagpu.json", NULL);
+  char *mig = g_build_filename(root, "data", "profiles", "a100_parvagpu_mig.json", NULL);
+  const char *tmpl =
+    "{\"profiles\": [\"%s\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"a100_parvagpu\", \"mps\": true,"
+    "   \"interference\": \"%s\", \"mig\": [{\"sm_fraction\": 0.142857, \"memory_fraction\": 0.125}]},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": ["
+    "   {\"model\": \"resnet50\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"resnet50\", \"gpu\": 0, \"batch\": 1}]},"
+    " \"clients\": [{\"model\": \"resnet50\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [%s]}}]}";
+  const char *times[2] = { "0", "0, 0" };
+  const double want_ns[2] = { 1e9 / 196.762, 1e9 / 125.968 };
+  for (int k = 0; k < 2; k++) {
+    char *json = g_strdup_printf(tmpl, prof, mig, times[k]);
+    CsScenario *sc = test_scenario(dir, json);
+    Ends x = { { 0, 0 }, { { 0 } } };
+    CsRunOptions opt;
+    cs_run_options_init(&opt);
+    opt.on_request = record_ends;
+    opt.user_data = &x;
+    CsResults *r = test_run(sc, &opt);
+    assert_int_equal(x.n[0], k + 1);
+    for (int i = 0; i <= k; i++)
+      assert_true(fabs((double)x.end[0][i] - want_ns[k]) <= 2.0);
+    cs_results_free(r);
+    cs_scenario_free(sc);
+    g_free(json);
+  }
+  g_free(prof);
+  g_free(mig);
+  test_dir_remove(dir);
+}
+
 /* Centralized dispatch loads every model on every GPU: their memory must fit. */
 static void test_central_memory(void **state)
 {
@@ -438,6 +482,7 @@ int main(void)
     cmocka_unit_test(test_mig),
     cmocka_unit_test(test_mig_measured),
     cmocka_unit_test(test_mig_rule_processes),
+    cmocka_unit_test(test_mig_parvagpu),
     cmocka_unit_test(test_central_memory),
     cmocka_unit_test(test_long_mps_queue),
   };
