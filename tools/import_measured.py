@@ -38,8 +38,14 @@ def strip_ms(text):
     """'9.0 ms' -> '9.0': nvidia_dle_isolated.csv writes the unit into some p99_ms cells."""
     return text[:-3] if text.endswith(" ms") else text
 
+def blank(text):
+    """'' for a column whose one value, the same in every row, data/measured/README.md states
+    (rapp_v100_sm_share.csv: it halves the file)."""
+    return ""
+
 COPIES = {
     "gpulet_a100_isolated.csv": [],
+    "rapp_v100_sm_share.csv": [("sharing", blank), ("stat", blank), ("notes", blank)],
     "gpulet_a100_pairs.csv": [],
     "nexus_titanx_isolated.csv": [],
     "nvidia_dle_isolated.csv": [("p99_ms", strip_ms)],

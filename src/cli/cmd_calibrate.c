@@ -17,12 +17,19 @@ static char *data_file(const char *given, const char *name)
   return found ? found : g_build_filename("data", "profiles", name, NULL);
 }
 
+/* The named file of data/measured in the first data directory that has it. */
+static char *measured_file(const char *name)
+{
+  char *found = cs_data_file_find("measured", name);
+  return found ? found : g_build_filename("data", "measured", name, NULL);
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
   const char *prog = "clustersim calibrate";
   char *interference = NULL, *experiments = NULL, *profile = NULL, *share_profile = NULL,
-       *share_gpu = NULL, *points = NULL, *gpu_type = NULL;
-  char **measured = NULL;
+       *share_gpu = NULL, *points = NULL, *gpu_type = NULL, *mig = NULL;
+  char **measured = NULL, **share_measured = NULL;
   gboolean json = FALSE;
   double gamma = 1.0;
   GOptionEntry entries[] = {
@@ -31,6 +38,8 @@ int cmd_calibrate(int argc, char **argv)
     { "profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "Profile for experiments that need one (default: v100_thesis.json)", "FILE" },
     { "share-profile", 0, 0, G_OPTION_ARG_FILENAME, &share_profile, "Profile of the share tables' models, for the MPS share rule's check (default: igniter_v100_profile.json)", "FILE" },
     { "share-gpu-type", 0, 0, G_OPTION_ARG_STRING, &share_gpu, "Their GPU type in it (default: v100_igniter)", "T" },
+    { "share-measured", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &share_measured, "Measured CSV whose rows alone at MPS shares check the share rule as one more source (repeatable; default: gpulet_a100_isolated.csv and rapp_v100_sm_share.csv from the data directory)", "FILE" },
+    { "mig", 0, 0, G_OPTION_ARG_FILENAME, &mig, "MIG tables for the MIG rule's check (default: a100_parvagpu_mig.json)", "FILE" },
     { "points", 0, 0, G_OPTION_ARG_FILENAME, &points, "Also write every measured pair latency with what each variant simulates for it, as CSV (tools/plot_calibration.py draws them)", "FILE" },
     { "measured", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &measured, "Score the GPU model on the co-located rows of this measured CSV instead (docs/gpu-model.md, \"Scoring measured rows\"; repeatable; needs --profile)", "FILE.csv" },
     { "gpu-type", 0, 0, G_OPTION_ARG_STRING, &gpu_type, "With --measured: the GPU type of the profile (default: its only one, or the GPU type --profile names)", "T" },
@@ -46,7 +55,8 @@ int cmd_calibrate(int argc, char **argv)
     "interference model alone, without interference, leaving each pair (and each model) out of\n"
     "the model's fit; and the fit itself (GSL nonlinear least squares) with 95 % intervals;\n"
     "then the MPS share rule for models without a share table against the shipped share\n"
-    "tables, leaving one model out of its fit.\n"
+    "tables, leaving one model out of its fit; and the MIG rule for instances without a\n"
+    "measurement against the measured MIG tables, likewise.\n"
     "With --measured FILE.csv (repeatable) --profile NAME: predicts every co-located row of the\n"
     "files with the GPU model instead and reports the errors per source, per ordered pair and\n"
     "in total, beside the baselines; --profile takes a file, a shipped profile's name or a GPU\n"
@@ -55,7 +65,7 @@ int cmd_calibrate(int argc, char **argv)
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *err = NULL;
   int status = 0;
-  char *ipath = NULL, *epath = NULL, *ppath = NULL, *spath = NULL;
+  char *ipath = NULL, *epath = NULL, *ppath = NULL, *spath = NULL, *mpath = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     status = cli_fail(prog, err->message);
     goto out;
@@ -71,9 +81,10 @@ int cmd_calibrate(int argc, char **argv)
     goto out;
   }
   if (measured) {
-    if (experiments || share_profile || share_gpu || points) {
+    if (experiments || share_profile || share_gpu || points || share_measured || mig) {
       status = cli_fail(prog, "--measured scores measured rows: --experiments, --share-profile, "
-                        "--share-gpu-type and --points belong to the other report");
+                        "--share-gpu-type, --share-measured, --mig and --points belong to the "
+                        "other report");
       goto out;
     }
     CalibrateMeasuredArgs a = { .measured = measured, .profile = profile, .gpu_type = gpu_type,
@@ -89,10 +100,18 @@ int cmd_calibrate(int argc, char **argv)
   epath = data_file(experiments, "gpu_calibration.json");
   ppath = data_file(profile, "v100_thesis.json");
   spath = data_file(share_profile, "igniter_v100_profile.json");
+  mpath = data_file(mig, "a100_parvagpu_mig.json");
+  if (!share_measured) {
+    share_measured = g_new0(char *, 3);
+    share_measured[0] = measured_file("gpulet_a100_isolated.csv");
+    share_measured[1] = measured_file("rapp_v100_sm_share.csv");
+  }
   CsGpuCalibrateOptions opt = { .interference_path = ipath, .calibration_path = epath,
                                 .profile_path = ppath, .gamma = gamma,
                                 .share_profile_path = spath,
-                                .share_gpu_type = share_gpu ? share_gpu : "v100_igniter" };
+                                .share_gpu_type = share_gpu ? share_gpu : "v100_igniter",
+                                .mig_path = mpath,
+                                .share_measured_paths = (const char *const *)share_measured };
   CsGpuCalibration *c = cs_gpu_calibrate(&opt, &err);
   if (!c) {
     status = cli_fail("clustersim", err->message);
@@ -119,6 +138,9 @@ out:
   g_free(epath);
   g_free(ppath);
   g_free(spath);
+  g_free(mpath);
+  g_strfreev(share_measured);
+  g_free(mig);
   g_free(share_profile);
   g_free(share_gpu);
   g_free(points);

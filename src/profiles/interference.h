@@ -149,6 +149,11 @@ int cs_interference_set_n_models(const CsInterferenceSet *set);
 int cs_interference_set_find(const CsInterferenceSet *set, const char *model);
 const char *cs_interference_set_model_name(const CsInterferenceSet *set, int i);
 
+/* Model i's measured MIG table (mig_table.h, docs/gpu-model.md "MIG"), or
+ * NULL when it has none (or i is not a model of the set). */
+typedef struct CsMigTable CsMigTable;
+const CsMigTable *cs_interference_mig(const CsInterferenceSet *set, int i);
+
 /* TRUE if model i has a latency-vs-share table. */
 gboolean cs_interference_has_share_table(const CsInterferenceSet *set, int i);
 

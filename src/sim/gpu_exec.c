@@ -27,6 +27,9 @@ typedef struct {
   double acc;        /* sum over the others of the combining rule's terms */
   double f;          /* F, from acc */
   double speed;      /* current speed */
+  int n_procs;       /* measured process ratios (gpu_exec.h), 0 = none */
+  int group;
+  double procs_ratio[CS_GPU_PROCS_MAX];
 } Job;
 
 struct CsGpuExec {
@@ -126,6 +129,23 @@ const CsInterferenceFallback *cs_gpu_exec_fallback(const CsGpuExec *st)
   return &st->cfg.fallback;
 }
 
+/* Batches of one model that both carry measured process ratios: the
+ * measurement stands for everything between them. */
+static gboolean same_group(const Job *a, const Job *b)
+{
+  return a->n_procs > 0 && b->n_procs > 0 && a->group == b->group;
+}
+
+/* The measured ratio for p batches of the group running (gpu_exec.h). */
+static double procs_ratio(const Job *j, int p)
+{
+  if (p <= j->n_procs)
+    return j->procs_ratio[p - 1];
+  double last = j->procs_ratio[j->n_procs - 1];
+  double prev = j->n_procs >= 2 ? j->procs_ratio[j->n_procs - 2] : 1.0;
+  return MAX(1.0, last + (last - prev) * (p - j->n_procs));
+}
+
 /* Moves every running batch forward to now at its current speed. */
 static void advance(CsGpuExec *st, int64_t now)
 {
@@ -170,6 +190,17 @@ static void rerate(CsGpuExec *st)
     Job *j = &st->jobs[i];
     j->f = cs_interference_combine_factor(&st->cfg.fallback, j->acc);
     j->speed = j->cap * contention / j->f;
+    if (j->n_procs > 0) {
+      /* O(n) per such batch; only MIG instances with measured processes. */
+      int p = 1;
+      double own = d;
+      for (int k = 0; k < st->n; k++)
+        if (k != i && same_group(j, &st->jobs[k])) {
+          p++;
+          own -= st->jobs[k].demand;
+        }
+      j->speed = j->cap * (own > 1.0 ? 1.0 / own : 1.0) / j->f / procs_ratio(j, p);
+    }
     double t = (j->remaining > 0.0 ? j->remaining : 0.0) / j->speed;
     if (t < best) { /* strict: ties go to the batch started first */
       best = t;
@@ -214,6 +245,10 @@ void cs_gpu_exec_start(CsGpuExec *st, int64_t now, uint64_t job_id, const CsGpuJ
                                 cfg->mode == CS_GPU_MPS ? r : 0.0);
   if (isnan(j.util))
     j.util = cfg->fallback.default_util;
+  j.n_procs = spec->group >= 0 ? CLAMP(spec->n_procs, 0, CS_GPU_PROCS_MAX) : 0;
+  j.group = spec->group;
+  for (int p = 0; p < j.n_procs; p++)
+    j.procs_ratio[p] = MAX(spec->procs_ratio[p], 1.0);
 
   if (st->n == st->cap) {
     st->cap *= 2;
@@ -222,6 +257,8 @@ void cs_gpu_exec_start(CsGpuExec *st, int64_t now, uint64_t job_id, const CsGpuJ
   if (cfg->interference) {
     for (int i = 0; i < st->n; i++) {
       Job *o = &st->jobs[i];
+      if (same_group(o, &j))
+        continue;
       o->acc += pair_term(st, o, &j);
       j.acc += pair_term(st, &j, o);
     }
@@ -255,7 +292,8 @@ gboolean cs_gpu_exec_finish(CsGpuExec *st, int64_t now, uint64_t job_id)
       st->jobs[0].acc = 0.0;
     } else {
       for (int i = 0; i < st->n; i++)
-        st->jobs[i].acc -= pair_term(st, &st->jobs[i], &gone);
+        if (!same_group(&st->jobs[i], &gone))
+          st->jobs[i].acc -= pair_term(st, &st->jobs[i], &gone);
     }
   }
   rerate(st);

@@ -24,6 +24,14 @@
  * completion is cached. The caller (the engine) keeps one pending event per
  * GPU at cs_gpu_exec_next() and re-arms it after every change.
  *
+ * Measured processes: a batch whose spec has n_procs > 0 (a MIG instance
+ * whose table measured several processes of its model) runs, while p
+ * batches of its group (the same model) with such a spec run at once, at
+ * 1 / procs_ratio[p - 1] (beyond n_procs linear in p from the last two
+ * entries, at least 1) instead of by contention and interference among
+ * them: the measurement holds both. Toward other batches the usual terms
+ * act, D counting the batch's own demand and the others' outside its group.
+ *
  * Modes: with MPS, batches of different workers run concurrently. Without
  * MPS (time-slicing), they take turns: the GPU accepts a start only when
  * nothing runs, and the caller queues the rest in FIFO order. In both modes
@@ -45,6 +53,9 @@
 #include "profiles/interference.h"
 
 G_BEGIN_DECLS
+
+/* Process counts a job spec carries measured ratios for. */
+#define CS_GPU_PROCS_MAX 8
 
 typedef enum {
   CS_GPU_TIME_SLICE = 0, /* no MPS: one batch at a time, FIFO turns */
@@ -92,6 +103,12 @@ typedef struct {
                       fixed costs), 1 - cs_share_scalable_fraction; 0 = all of it scales.
                       Read by the share rule under a share, and as the victim's phi by
                       an interference model with a fixed_exponent */
+  int n_procs;     /* entries of procs_ratio; 0 = none */
+  int group;       /* with n_procs > 0: batches of one group (the caller's model index,
+                      >= 0) are the processes procs_ratio counts */
+  double procs_ratio[CS_GPU_PROCS_MAX]; /* measured MIG processes (mig_table.h): [p - 1] is
+                      the latency with p batches of this model running at once over one
+                      alone; see "Measured processes" above */
 } CsGpuJobSpec;
 
 /* What a running batch looks like now (for time series and tests). */
