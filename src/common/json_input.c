@@ -18,8 +18,12 @@ cJSON *cs_json_parse(const char *text, const char *name, GError **error)
 {
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithOpts(text, &end, TRUE);
-  if (root)
-    return root;
+  if (root) {
+    if (cs_json_check_unique(root, text, strlen(text), name, 1, error))
+      return root;
+    cJSON_Delete(root);
+    return NULL;
+  }
   /* cJSON reports where parsing stopped; turn it into line and column. */
   int line = 1, col = 1;
   const char *stop = end ? end : text;

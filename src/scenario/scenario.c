@@ -187,6 +187,13 @@ gboolean cs_scenario_set_unrecorded(CsScenario *sc, const char *path, const char
   /* The value is JSON when it parses as JSON, else a bare string, so that
    * --set clients[0].arrival=gamma works without shell quoting. */
   cJSON *v = cJSON_Parse(value);
+  char *label = g_strdup_printf("--set %s", path);
+  gboolean unique = !v || cs_json_check_unique(v, value, strlen(value), label, 1, error);
+  g_free(label);
+  if (!unique) {
+    cJSON_Delete(v);
+    return FALSE;
+  }
   if (!v)
     v = cJSON_CreateString(value);
   return set_value(sc, path, v, error);
