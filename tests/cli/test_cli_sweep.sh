@@ -138,6 +138,29 @@ bad "merge: shards of different experiments" "are shards of different sweeps: th
 cp -r "$tmp/s2" "$tmp/s2x"
 head -20 "$tmp/s2/runs.csv" >"$tmp/s2x/runs.csv"
 bad "merge: a runs.csv missing rows of its runs" "s2x/runs.csv: has no row of run" sweep merge "$tmp/s1" "$tmp/s2x" "$tmp/s3"
+# A shard's rows must be whole runs of the sweep, each model once: a runs.csv
+# with a row duplicated, lost, of a model the run has not, or of another
+# point is refused, not counted (run 1: resnet50, alexnet, total on lines 2-4).
+bad_rows() {
+  local what=$1 msg=$2 edit=$3
+  rm -rf "$tmp/s2r"
+  cp -r "$tmp/s2" "$tmp/s2r"
+  awk "$edit" "$tmp/s2/runs.csv" >"$tmp/s2r/runs.csv"
+  bad "merge: $what" "$msg" sweep merge -o "$tmp/m2" "$tmp/s1" "$tmp/s2r" "$tmp/s3"
+  check "merge: $what: writes nothing" test ! -e "$tmp/m2"
+}
+bad_rows "a duplicated row" 's2r/runs.csv: run 1: two rows of model "resnet50" (a row duplicated?)' \
+  '{ print } NR == 2 { print }'
+bad_rows "a missing model" \
+  "s2r/runs.csv: run 1: its total row has generated = " 'NR != 3 { print }'
+bad_rows "a model the run has not" "s2r/runs.csv: run 1: its total row has generated = " \
+  '{ print } NR == 3 { sub(/,alexnet,/, ",vgg19,"); print }'
+bad_rows "a row after the total" \
+  's2r/runs.csv: run 1: expected its model rows and then its total row, got 4 row(s) ending with model "vgg19"' \
+  '{ print } NR == 4 { sub(/,total,/, ",vgg19,"); print }'
+bad_rows "a row of another point" \
+  's2r/runs.csv: run 1: a row has variant "wait20" but run 1 of the sweep has "dedicated"' \
+  'NR == 3 { sub(/^1,dedicated,/, "1,wait20,") } { print }'
 bad "merge: no shard" "expected one or more SHARDDIR" sweep merge -o "$tmp/m2"
 bad "merge: not a shard directory" "shard.json: cannot read" sweep merge "$tmp/j1"
 
