@@ -419,7 +419,13 @@ static char *find_data_file(const CsScenario *sc, const char *entry, const char 
   }
   if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
     return p;
+  /* Nor is a symbolic link that leads nowhere. */
+  const char *broken = cs_input_broken_link(p);
   g_free(p);
+  if (broken) {
+    cs_json_fail(error, sc->name, json_path, "file \"%s\" cannot be read: %s", entry, broken);
+    return NULL;
+  }
   if (!g_path_is_absolute(entry)) {
     p = cs_data_file_find(sub, entry);
     if (p)

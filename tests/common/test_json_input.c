@@ -243,7 +243,7 @@ static void test_read_double(void **state)
   expect_message(&error, "d.json: x: expected a finite number, got -infinity (a number beyond the "
                          "range of a double, about -1.8e308)");
   cJSON_Delete(lit);
-  /* The three ways a range is worded. */
+  /* The ways a range is worded. */
   assert_false(cs_json_read_double(o, "neg", TRUE, 1e-9, 1e12, &v, "d.json", "", &error));
   expect_message(&error, "d.json: neg: expected a number > 0, got -1");
   assert_false(cs_json_read_double(o, "neg", TRUE, 0, 1e9, &v, "d.json", "", &error));
@@ -255,6 +255,14 @@ static void test_read_double(void **state)
   expect_message(&error, "d.json: neg: expected a number >= 0.5, got -1");
   assert_true(cs_json_read_double(o, "big", TRUE, 0, 1e10, &v, "d.json", "", &error));
   assert_true(v == 2e9);
+  /* Above a large maximum, the message names the bound that failed (it
+   * said "expected a number > 0, got 1e+300" for a rate of 1e300). */
+  assert_false(cs_json_read_double(o, "big", TRUE, 1e-9, 1e9, &v, "d.json", "", &error));
+  expect_message(&error, "d.json: big: expected a number > 0 and <= 1e+09, got 2e+09");
+  assert_false(cs_json_read_double(o, "big", TRUE, 0, 1e9, &v, "d.json", "", &error));
+  expect_message(&error, "d.json: big: expected a number in [0, 1e+09], got 2e+09");
+  assert_false(cs_json_read_double(o, "mid", TRUE, 1e-6, 100, &v, "d.json", "", &error));
+  expect_message(&error, "d.json: mid: expected a number > 0 and <= 100, got 150");
   cJSON_Delete(o);
 }
 
