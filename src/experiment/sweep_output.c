@@ -2,11 +2,11 @@
 #include <errno.h>
 #include <math.h>
 #include <glib/gstdio.h>
-#include <signal.h>
 #include <string.h>
 
 #include "common/input_file.h"
 #include "common/json_input.h"
+#include "common/output_guard.h"
 #include "sweep.h"
 #include "sweep_aggregate.h"
 
@@ -61,12 +61,10 @@ gboolean cs_sweep_write_outputs(const char *dir, const char *const *names,
   }
   /* Signals are held from the first temporary to the last rename (a matter
    * of milliseconds: the sweep has run), so that an interrupt leaves neither
-   * temporaries nor half of one sweep's files beside half of another's. */
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigprocmask(SIG_BLOCK, &block, &old);
+   * temporaries nor half of one sweep's files beside half of another's. A
+   * blocked mask would not do: it is the calling thread's, and the sweep's
+   * worker threads would take the signal. */
+  cs_signals_hold();
   gboolean ok = TRUE;
   for (int i = 0; ok && i < n; i++) {
     char *tmp = g_strconcat(dir, "/", names[i], TMP_SUFFIX, NULL);
@@ -94,7 +92,7 @@ gboolean cs_sweep_write_outputs(const char *dir, const char *const *names,
   }
   if (!ok && created)
     g_rmdir(dir); /* leave nothing behind; only succeeds if empty */
-  sigprocmask(SIG_SETMASK, &old, NULL);
+  cs_signals_release();
   return ok;
 }
 
