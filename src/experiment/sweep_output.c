@@ -245,7 +245,6 @@ static char *grid_label(const cJSON *sweep, int run, int axis)
     return cJSON_IsNumber(sd) ? g_strdup_printf("%.0f", sd->valuedouble) : NULL;
   }
   run /= n;
-  const cJSON *ax = NULL;
   for (int a = n_axes - 1; a > axis; a--) {
     int levels = cJSON_GetArraySize(
       cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(axes, a), "labels"));
@@ -253,15 +252,15 @@ static char *grid_label(const cJSON *sweep, int run, int axis)
       return NULL;
     run /= levels;
   }
-  const cJSON *names = axis < 0 ? cJSON_GetObjectItemCaseSensitive(sweep, "variants")
-                                : cJSON_GetObjectItemCaseSensitive(
-                                    (ax = cJSON_GetArrayItem(axes, axis)), "labels");
+  const cJSON *names =
+    axis < 0 ? cJSON_GetObjectItemCaseSensitive(sweep, "variants")
+             : cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(axes, axis), "labels");
   int k = cJSON_GetArraySize(names);
   const cJSON *label = k > 0 ? cJSON_GetArrayItem(names, run % k) : NULL;
   return cJSON_IsString(label) ? g_strdup(label->valuestring) : NULL;
 }
 
-/* Checks that rows are whole the rows of one run of the sweep: at its point of
+/* Checks that rows are the whole rows of one run of the sweep: at its point of
  * the grid, each model once and then one total row whose counts are the sum of
  * the model rows' (so a duplicated, lost or foreign model row is refused, not
  * counted), or the one row of a run that did not run. dir names the shard. */
