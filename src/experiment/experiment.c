@@ -176,9 +176,25 @@ static gboolean read_edits(const CsExperiment *e, const cJSON *obj, const char *
 }
 
 /* Checks that name (at path) differs from the names before it in names. */
+/* Checks that name (a variant's, an axis', a level's label) is printable
+ * and not one of names, then adds it. Names become fields and column names
+ * of runs.csv and aggregate.csv, one record a line, and labels of the
+ * printed table: a newline or another control character would split or
+ * garble a record for the readers (sweep plot, spreadsheets). */
 static gboolean check_unique(const CsExperiment *e, GPtrArray *names, const char *name,
                              const char *what, const char *path, GError **error)
 {
+  for (const char *c = name; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+      char *shown = g_strescape(name, NULL);
+      gboolean r = cs_json_fail(error, e->file, path,
+                                "%s \"%s\" holds a control character (byte 0x%02x): names "
+                                "and labels are fields of runs.csv's lines; use printable "
+                                "characters",
+                                what, shown, (unsigned char)*c);
+      g_free(shown);
+      return r;
+    }
   for (guint i = 0; i < names->len; i++)
     if (strcmp(g_ptr_array_index(names, i), name) == 0)
       return cs_json_fail(error, e->file, path, "%s \"%s\" appears twice", what, name);
