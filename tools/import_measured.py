@@ -51,10 +51,24 @@ COPIES = {
     "nvidia_dle_isolated.csv": [("p99_ms", strip_ms)],
 }
 
-# (outputs, arguments of `clustersim profile import` after the CSVs, CSVs in data/measured)
+# The interference model of Gpulet's A100 rows: the a100_gpulet group of the joint fit that
+# `clustersim calibrate` runs on the shipped pair data of every GPU type at once (its "Joint
+# fit" section; docs/gpu-model.md), to 4 significant digits. The import fits the measured
+# pairs' scales on it and writes it as the file's fallback. tests/gpu checks it equals the fit.
+JOINT_FIT = {
+    "a100_gpulet": {"c": 0.5714, "batch_exponent": 0.03739, "share_exponent": 0.4256,
+                    "fixed_exponent": 0.6896},
+}
+JOINT_FIT_SOURCE = ("the a100_gpulet group of the joint fit of `clustersim calibrate` over the "
+                    "shipped pair data of a100_gpulet and v100_igniter (docs/gpu-model.md), "
+                    "copied by tools/import_measured.py")
+
+# (outputs, arguments of `clustersim profile import` after the CSVs, CSVs in data/measured);
+# {fit:NAME} is a file holding JOINT_FIT[NAME] as a fallback.
 IMPORTS = [
     (["a100_gpulet.json", "a100_gpulet_interference.json"],
-     ["--gpu-type", "a100_gpulet", "--interference", "{out}/a100_gpulet_interference.json"],
+     ["--gpu-type", "a100_gpulet", "--interference", "{out}/a100_gpulet_interference.json",
+      "--fallback-from", "{fit:a100_gpulet}"],
      ["gpulet_a100_isolated.csv", "gpulet_a100_pairs.csv"]),
     (["nexus_titanx.json"], ["--gpu-type", "titanx_nexus"], ["nexus_titanx_isolated.csv"]),
     (["nvidia_dle.json"],
@@ -154,6 +168,23 @@ def copies(src):
     return out
 
 
+def fit_file(tmp, name):
+    """Writes JOINT_FIT[name] as an interference file of its own (a fallback only) in tmp."""
+    path = os.path.join(tmp, "fit", "joint_fit_%s.json" % name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fb = dict(form="batch_share", **JOINT_FIT[name])
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"format": "clustersim-interference", "version": 1,
+                   "source": JOINT_FIT_SOURCE, "fallback": fb}, f)
+    return path
+
+
+def expand(arg, tmp):
+    if arg.startswith("{fit:") and arg.endswith("}"):
+        return fit_file(tmp, arg[len("{fit:"):-1])
+    return arg.replace("{out}", tmp)
+
+
 def imports(cli, measured_dir):
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -161,9 +192,9 @@ def imports(cli, measured_dir):
             cmd = [cli, "profile", "import", "--quiet"]
             cmd += [os.path.join(measured_dir, i) for i in inputs]
             cmd += ["-o", os.path.join(tmp, outputs[0])]
-            cmd += [a.replace("{out}", tmp) for a in args]
+            cmd += [expand(a, tmp) for a in args]
             subprocess.run(cmd, check=True)
-        for name in sorted(os.listdir(tmp)):
+        for name in sorted(n for n in os.listdir(tmp) if n != "fit"):
             with open(os.path.join(tmp, name), encoding="utf-8") as f:
                 out[name] = f.read()
     return out

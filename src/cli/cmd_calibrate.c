@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "cmd_calibrate.h"
 #include "profiles/calibrate.h"
+#include "profiles/calibrate_joint.h"
 #include "common/data_files.h"
 
 /* A file given on the command line as is, else the named file in the first
@@ -123,7 +124,7 @@ int cmd_calibrate(int argc, char **argv)
     g_free(msg);
   } else {
     cs_gpu_calibration_print(c, &opt, stdout);
-    CsJointCalibration *joint = calibrate_joint_shipped(&err);
+    CsJointCalibration *joint = cs_joint_calibrate_shipped(&err);
     if (joint) {
       fputc('\n', stdout);
       cs_joint_calibration_print(joint, stdout);

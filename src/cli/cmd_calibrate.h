@@ -5,8 +5,6 @@
 
 #include <glib.h>
 
-#include "profiles/calibrate_joint.h"
-
 typedef struct {
   char **measured;          /* --measured files, NULL-terminated, at least one */
   const char *profile;      /* --profile: a path, shipped name or GPU type */
@@ -19,10 +17,5 @@ typedef struct {
 /* Scores the measured rows and prints the report; returns the exit status
  * (2 after printing the error on bad input). */
 int cmd_calibrate_measured(const CalibrateMeasuredArgs *a);
-
-/* The joint fit over the shipped measurements of every GPU type
- * (cmd_calibrate_joint.c); NULL with error set when a file is missing or
- * bad. Free with cs_joint_calibration_free. */
-CsJointCalibration *calibrate_joint_shipped(GError **error);
 
 #endif

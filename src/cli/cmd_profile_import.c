@@ -146,7 +146,11 @@ int cmd_profile_import(int argc, char **argv)
     opt.fallback = *cs_interference_set_fallback(fb_set);
   }
   char *fb_base = fb_path ? g_path_get_basename(fb_path) : NULL;
-  char *fb_source = fb_base ? g_strdup_printf("the fallback of %s", fb_base) : NULL;
+  /* The set's source reads "PATH: SOURCE"; the path is this machine's. */
+  const char *fb_text = fb_set ? strstr(cs_interference_set_source(fb_set), ": ") : NULL;
+  char *fb_source = fb_base ? g_strdup_printf("the fallback of %s (%s)", fb_base,
+                                              fb_text ? fb_text + 2 : "")
+                            : NULL;
   g_free(fb_base);
   for (int i = 1; i < argc; i++) {
     CsMeasuredFile *f = cs_measured_file_load(argv[i], &err);

@@ -88,6 +88,14 @@ CsJointCalibration *cs_joint_calibrate(const CsJointGroupSpec *groups, int n_gro
                                        GError **error);
 void cs_joint_calibration_free(CsJointCalibration *c); /* accepts NULL */
 
+/* The joint fit over the shipped measurements of every GPU type, read from
+ * the data directories (data_files.h): Gpulet's A100 pairs
+ * (measured/gpulet_a100_pairs.csv, profile a100_gpulet.json, victim term
+ * fitted) and iGniter's V100 pairs (measured/igniter_v100_pairs.csv,
+ * profile igniter_v100_profile.json, none). NULL with error set when a file
+ * is missing or bad. */
+CsJointCalibration *cs_joint_calibrate_shipped(GError **error);
+
 /* The report as text: the joint fit with its 95 % intervals, then per group
  * the scores above, per pair and per model. */
 void cs_joint_calibration_print(const CsJointCalibration *c, FILE *out);

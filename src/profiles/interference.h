@@ -83,13 +83,15 @@ typedef struct {
 } CsInterferenceFallback;
 
 /* Built-in default when no interference data is given, and for a file
- * without a "fallback": the batch_share model fitted by `clustersim
- * calibrate` on the shipped iGniter V100 pairs (log least squares over all
- * 750 latencies; docs/gpu-model.md), combined by the norm with q = 1/z.
+ * without a "fallback": the v100_igniter group of the joint fit that
+ * `clustersim calibrate` runs on the shipped pair data of every GPU type at
+ * once (calibrate_joint.h: z shared with Gpulet's A100 rows; no victim term,
+ * fixed_exponent 0), combined by the norm with q = 1/z. A GPU type without
+ * pair data of its own gets it (docs/gpu-model.md says how far that carries).
  * Tests check these equal the fit. */
-#define CS_INTERFERENCE_DEFAULT_C 0.07966
+#define CS_INTERFERENCE_DEFAULT_C 0.08085
 #define CS_INTERFERENCE_DEFAULT_BATCH_EXPONENT 0.1395
-#define CS_INTERFERENCE_DEFAULT_SHARE_EXPONENT 0.3352
+#define CS_INTERFERENCE_DEFAULT_SHARE_EXPONENT 0.4256
 /* Defaults of a linear fallback's fields (the constant the same data fits). */
 #define CS_INTERFERENCE_DEFAULT_CONSTANT 0.1014
 #define CS_INTERFERENCE_DEFAULT_UTIL 0.1688

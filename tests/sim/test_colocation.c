@@ -94,22 +94,22 @@ static void test_processor_sharing(void **state)
   const char *m[2] = { "a", "b" };
   /* MPS, no shares: both start at 0; demands 1 + 1 = D = 2, and each slows
    * the other by the built-in interference model (no table; docs/gpu-model.md)
-   * 1 + c b^x (4 s s)^z with c 0.07966, x 0.1395, z 0.3352, batch 1 and
-   * s = 1 each: 1 + 0.07966 x 4^0.3352 = 1.1267800186: speed
-   * 1 / (2 x 1.12678), so 10 ms of isolated work ends at 22.5356004 ms,
+   * 1 + c b^x (4 s s)^z with c 0.08085, x 0.1395, z 0.4256, batch 1 and
+   * s = 1 each: 1 + 0.08085 x 4^0.4256 = 1.1458534669: speed
+   * 1 / (2 x 1.14585347), so 10 ms of isolated work ends at 22.9170693 ms,
    * rounded up to the ns. */
   Exec x = run_pair(dir, m, ", \"mps\": true", "", "");
   assert_int_equal(x.start[0], 0);
   assert_int_equal(x.start[1], 0);
-  assert_int_equal(x.end[0], 22535601);
-  assert_int_equal(x.end[1], 22535601);
+  assert_int_equal(x.end[0], 22917070);
+  assert_int_equal(x.end[1], 22917070);
   /* c and d need a quarter of the GPU each: D = 0.5, no contention; only
-   * interference, with s = 0.25 each: 1 + 0.07966 x 0.25^0.3352 =
-   * 1.0500529632, 10.5005296 ms each. */
+   * interference, with s = 0.25 each: 1 + 0.08085 x 0.25^0.4256 =
+   * 1.0448170526, 10.4481705 ms each. */
   const char *mc[2] = { "c", "d" };
   x = run_pair(dir, mc, ", \"mps\": true", "", "");
-  assert_int_equal(x.end[0], 10500530);
-  assert_int_equal(x.end[1], 10500530);
+  assert_int_equal(x.end[0], 10448171);
+  assert_int_equal(x.end[1], 10448171);
   test_dir_remove(dir);
 }
 
@@ -121,20 +121,20 @@ static void test_mps_share_cap(void **state)
   /* The default share rule: a on 50 % of the SMs, its latency all scalable
    * (f = alpha b / L = 10 ms x 1 / 10 ms = 1, no payload): ratio 1 + (1 -
    * 0.0989) x 1 x (1/0.5 - 1) = 1.9011, cap 1 / 1.9011; D = 0.5 + 0.25 < 1;
-   * interference both ways with s_a = 0.5, s_c = 0.25: 1 + 0.07966 x
-   * (4 x 0.125)^0.3352 = 1.0631444300. c ends first at 10.6314443 ms (up to
-   * 10,631,445 ns); a's work done by then is 10.631445 / (1.9011 x
-   * 1.06314443) = 5.2601129 ms, the other 4.7398871 ms take x 1.9011 =
-   * 9.0109993 ms: a ends at 19,642,445 ns (each duration rounded up). */
+   * interference both ways with s_a = 0.5, s_c = 0.25: 1 + 0.08085 x
+   * (4 x 0.125)^0.4256 = 1.0601951718. c ends first at 10.6019517 ms (up to
+   * 10,601,952 ns); a's work done by then is 10.601952 / (1.9011 x
+   * 1.06019517) = 5.2601127 ms, the other 4.7398873 ms take x 1.9011 =
+   * 9.0109997 ms: a ends at 19,612,952 ns (each duration rounded up). */
   Exec x = run_pair(dir, m, ", \"mps\": true", ", \"mps_share\": 0.5", "");
-  assert_int_equal(x.end[1], 10631445);
-  assert_int_equal(x.end[0], 19642445);
+  assert_int_equal(x.end[1], 10601952);
+  assert_int_equal(x.end[0], 19612952);
   /* The power rule: cap (0.5 / 1)^1 = 0.5, the rest as above: a's work by
-   * 10.631445 ms is 10.631445 x 0.5 / 1.06314443 = 5.0000002 ms, the other
-   * 4.9999998 ms take 9.9999997 ms, up to 10 ms: a ends at 20,631,445 ns. */
+   * 10.601952 ms is 10.601952 x 0.5 / 1.06019517 = 5.0000001 ms, the other
+   * 4.9999999 ms take 9.9999997 ms, up to 10 ms: a ends at 20,601,952 ns. */
   x = run_pair(dir, m, ", \"mps\": true, \"mps_share_rule\": \"power\"", ", \"mps_share\": 0.5", "");
-  assert_int_equal(x.end[1], 10631445);
-  assert_int_equal(x.end[0], 20631445);
+  assert_int_equal(x.end[1], 10601952);
+  assert_int_equal(x.end[0], 20601952);
   test_dir_remove(dir);
 }
 
