@@ -81,6 +81,7 @@ int cmd_sweep(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_profile_measure(int argc, char **argv);
+int cmd_profile_import(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 
 /* Writes a figure set into dir/figures and renders it unless !render

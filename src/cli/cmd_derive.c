@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "common/data_files.h"
+#include "common/input_file.h"
 #include "profiles/igniter_derive.h"
 
 /* A file named on the command line: as given when it exists (whatever it is:
@@ -21,7 +22,8 @@
  * profiles/NAME[.json] in the data directories. NULL if neither. */
 static char *find_data_file(const char *given)
 {
-  if (g_file_test(given, G_FILE_TEST_EXISTS))
+  /* A broken link is the user's file too: its reader names what is wrong. */
+  if (g_file_test(given, G_FILE_TEST_EXISTS) || cs_input_broken_link(given))
     return g_strdup(given);
   if (g_path_is_absolute(given))
     return NULL;

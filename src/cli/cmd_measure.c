@@ -2,6 +2,7 @@
  *                           [--batches 1,2,4,8] [--repeat N] [--pair-batch B]
  *                           [--shares 20,50,100] [--like-interference FILE]
  *                           [--backend-option KEY=VALUE]... -o DIR [--force]
+ *                           [--csv FILE]
  *
  * Profiles an execution backend (clustersim/backend.h): the isolated latency
  * of each model at each batch size, and the slowdown of each model next to
@@ -10,7 +11,9 @@
  * clustersim-profile, GPU type --name) and DIR/interference.json
  * (clustersim-interference), the machine and date in their source. The
  * models are sized like their profiles on --like's GPU type (the cpu
- * backend: depth from the batch-1 latency). Exit status 2 on bad input or a
+ * backend: depth from the batch-1 latency). With --csv the same measurements
+ * also go to FILE as rows of the measured format (docs/profiles.md,
+ * "Measured data"), the machine in each row. Exit status 2 on bad input or a
  * failing backend; nothing is written then. */
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -45,7 +48,7 @@ int cmd_profile_measure(int argc, char **argv)
   const char *prog = "clustersim profile measure";
   char *backend_name = NULL, *like = NULL, *like_type = NULL, *models_text = NULL,
        *batches_text = NULL, *output = NULL, *gpu_type = NULL, *shares_text = NULL,
-       *like_interference = NULL;
+       *like_interference = NULL, *csv_path = NULL;
   char **backend_options = NULL;
   int repeat = 20, pair_batch = 8;
   gboolean force = FALSE;
@@ -63,6 +66,7 @@ int cmd_profile_measure(int argc, char **argv)
     { "gpu-type", 0, 0, G_OPTION_ARG_STRING, &gpu_type, "Name of the measured GPU type in the files (required)", "NAME" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Directory for profile.json and interference.json (required)", "DIR" },
     { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace those files", NULL },
+    { "csv", 0, 0, G_OPTION_ARG_FILENAME, &csv_path, "Also write the measurements as rows of the measured CSV format (docs/profiles.md), for profile import and calibrate --measured", "FILE" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = g_option_context_new(NULL);
@@ -76,7 +80,7 @@ int cmd_profile_measure(int argc, char **argv)
   int status = 0;
   CsProfileSet *set = NULL;
   char **models = NULL;
-  char *profile = NULL, *interference = NULL, *described = NULL, *like_path = NULL;
+  char *profile = NULL, *interference = NULL, *described = NULL, *like_path = NULL, *csv = NULL;
   char *ppath = NULL, *ipath = NULL;
   GArray *batches = g_array_new(FALSE, FALSE, sizeof(int));
   GArray *shares = g_array_new(FALSE, FALSE, sizeof(int));
@@ -132,6 +136,12 @@ int cmd_profile_measure(int argc, char **argv)
   }
   ppath = g_build_filename(output, "profile.json", NULL);
   ipath = g_build_filename(output, "interference.json", NULL);
+  if (!force && csv_path && g_file_test(csv_path, G_FILE_TEST_EXISTS)) {
+    char *m = g_strdup_printf("--csv %s: exists; use --force to replace it", csv_path);
+    status = cli_fail(prog, m);
+    g_free(m);
+    goto out;
+  }
   if (!force && (g_file_test(ppath, G_FILE_TEST_EXISTS) || g_file_test(ipath, G_FILE_TEST_EXISTS))) {
     char *m = g_strdup_printf("--output %s: holds a measured profile; use --force to replace it",
                               output);
@@ -174,7 +184,8 @@ int cmd_profile_measure(int argc, char **argv)
                          .batches = (const int *)batches->data, .n_batches = (int)batches->len,
                          .repeat = repeat, .pair_batch = g_strv_length(models) > 1 ? pair_batch : 0,
                          .gpu_type = gpu_type, .shares = (const int *)shares->data,
-                         .n_shares = (int)shares->len, .like_interference = tables };
+                         .n_shares = (int)shares->len, .like_interference = tables,
+                         .csv = csv_path ? &csv : NULL };
   if (!cs_measure_backend(&o, &profile, &interference, &described, &err)) {
     status = cli_fail(prog, err->message);
     goto out;
@@ -187,8 +198,11 @@ int cmd_profile_measure(int argc, char **argv)
   }
   /* g_file_set_contents writes a temporary file and renames it: no partial file. */
   if (!g_file_set_contents(ppath, profile, -1, &err) ||
-      (interference && !g_file_set_contents(ipath, interference, -1, &err))) {
+      (interference && !g_file_set_contents(ipath, interference, -1, &err)) ||
+      (csv && !g_file_set_contents(csv_path, csv, -1, &err))) {
     g_unlink(ppath);
+    if (interference)
+      g_unlink(ipath);
     status = cli_fail(prog, err->message);
     goto out;
   }
@@ -196,6 +210,8 @@ int cmd_profile_measure(int argc, char **argv)
     g_unlink(ipath);
   printf("%s\n%s%s\n", ppath, interference ? ipath : "",
          interference ? "" : "(no pairs or shares measured)");
+  if (csv)
+    printf("%s\n", csv_path);
 out:
   g_clear_error(&err);
   g_array_unref(batches);
@@ -206,6 +222,8 @@ out:
   g_strfreev(backend_options);
   g_free(profile);
   g_free(interference);
+  g_free(csv);
+  g_free(csv_path);
   g_free(described);
   g_free(like_path);
   g_free(ppath);

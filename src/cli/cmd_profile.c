@@ -205,14 +205,17 @@ int cmd_profile(int argc, char **argv)
     return profile_cmd(argc - 1, argv + 1, TRUE);
   if (argc >= 2 && strcmp(argv[1], "measure") == 0)
     return cmd_profile_measure(argc - 1, argv + 1);
+  if (argc >= 2 && strcmp(argv[1], "import") == 0)
+    return cmd_profile_import(argc - 1, argv + 1);
   if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     puts("Usage: clustersim profile list [--json] [--profile FILE ...]\n"
          "       clustersim profile show NAME [--json] [--profile FILE ...]\n"
          "       clustersim profile measure --backend NAME --like PROFILE --models A,B\n"
          "                                  --gpu-type NAME -o DIR\n"
+         "       clustersim profile import FILE.csv ... -o OUT.json [--interference OUT2.json]\n"
          "(COMMAND --help for details)");
     return 0;
   }
   return cli_fail("clustersim profile",
-                  "expected a subcommand: list, show or measure (see clustersim profile --help)");
+                  "expected a subcommand: list, show, measure or import (see clustersim profile --help)");
 }

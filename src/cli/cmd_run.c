@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common/output_guard.h"
 
 /* The output set, in the order it is listed to users. */
 static const char *const output_set[] = { "summary.json",        "scenario.json",
@@ -121,17 +122,15 @@ static gboolean write_temporaries(const CsResults *res, const char *dir, GError 
   return ok;
 }
 
-/* Replaces the output set in dir with the temporaries, signals blocked so
+/* Replaces the output set in dir with the temporaries, signals held so
  * that the set is never left half replaced. Files of the set that this run
  * did not write (an earlier requests.csv) are removed, and so are the figures
  * clustersim plot drew from the outputs replaced. */
 static gboolean commit_outputs(const char *dir, GError **error)
 {
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigprocmask(SIG_BLOCK, &block, &old);
+  /* Held for every thread (a placement search leaves idle pool threads
+   * that would take the signal); the cleanup handler runs after. */
+  cs_signals_hold();
   gboolean ok = TRUE;
   for (int i = 0; output_set[i] && ok; i++) {
     char *tmp = out_path(dir, output_set[i], TRUE), *final = out_path(dir, output_set[i], FALSE);
@@ -149,7 +148,7 @@ static gboolean commit_outputs(const char *dir, GError **error)
   }
   if (ok)
     cs_figure_dir_clear(dir);
-  sigprocmask(SIG_SETMASK, &old, NULL);
+  cs_signals_release();
   return ok;
 }
 

@@ -20,6 +20,7 @@
 #include "experiment/experiment.h"
 #include "experiment/sweep.h"
 #include "experiment/sweep_aggregate.h"
+#include "common/output_guard.h"
 #include "figures/figures.h"
 
 #define EXIT_SOME_INVALID 1
@@ -85,6 +86,16 @@ static int table_metric(const char *prog, const CsRunsTable *t, const char *name
   return i;
 }
 
+/* Locks output directory dir for this process (output_guard.h), naming it
+ * as the option does in messages. */
+static CsDirLock *lock_output(const char *dir, GError **error)
+{
+  char *what = g_strdup_printf("--output %s", dir);
+  CsDirLock *lock = cs_dir_lock_acquire(dir, what, error);
+  g_free(what);
+  return lock;
+}
+
 /* Draws the figures of the sweep output in dir. Returns FALSE after
  * printing why when they could not be made. */
 static gboolean figures(const char *prog, const char *dir, const char *metric,
@@ -104,9 +115,28 @@ static gboolean figures(const char *prog, const char *dir, const char *metric,
 
 /* Writes the unsharded outputs and figures (when dir is set), prints the
  * invalid runs and the comparison table of metric_name (NULL: the default).
+ * SIGINT and SIGTERM wait from the first file written to the last figure
+ * installed, so that an interrupt leaves the old set or the new one, the
+ * figures with their tables; the lock of dir is released before they act.
  * Returns the exit status. */
+static int finish_set(const char *prog, const CsRunsTable *t, const cJSON *describe,
+                      const char *dir, const char *metric_name, const char *model,
+                      gboolean render);
+
 static int finish(const char *prog, const CsRunsTable *t, const cJSON *describe, const char *dir,
-                  const char *metric_name, const char *model, gboolean render)
+                  const char *metric_name, const char *model, gboolean render, CsDirLock **lock)
+{
+  cs_signals_hold();
+  int status = finish_set(prog, t, describe, dir, metric_name, model, render);
+  cs_dir_lock_release(*lock);
+  *lock = NULL;
+  cs_signals_release();
+  return status;
+}
+
+static int finish_set(const char *prog, const CsRunsTable *t, const cJSON *describe,
+                      const char *dir, const char *metric_name, const char *model,
+                      gboolean render)
 {
   int metric = table_metric(prog, t, metric_name);
   if (metric < 0)
@@ -187,6 +217,7 @@ static int cmd_merge(int argc, char **argv)
   int status = 0;
   CsRunsTable *t = NULL;
   cJSON *describe = NULL;
+  CsDirLock *lock = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     status = cli_fail(prog, err->message);
   } else if (argc < 2) {
@@ -199,9 +230,16 @@ static int cmd_merge(int argc, char **argv)
     status = cli_fail(prog, err->message);
   } else if (!(t = cs_sweep_merge((const char *const *)argv + 1, argc - 1, &describe, &err))) {
     status = cli_fail(prog, err->message);
+  } else if (output && !(lock = lock_output(output, &err))) {
+    status = cli_fail(prog, err->message);
+  } else if (output && !cs_sweep_check_output_dir(output, force, &err)) {
+    /* Checked again under the lock: another merge may have written it. */
+    status = cli_fail(prog, err->message);
   } else {
-    status = finish(prog, t, describe, output, metric_name, model ? model : "total", !no_render);
+    status = finish(prog, t, describe, output, metric_name, model ? model : "total", !no_render,
+                    &lock);
   }
+  cs_dir_lock_release(lock);
   g_clear_error(&err);
   cs_runs_table_free(t);
   cJSON_Delete(describe);
@@ -249,6 +287,7 @@ static int cmd_sweep_plot(int argc, char **argv)
     "(else the first axis), a series per variant with its 95 % confidence interval.");
   GError *err = NULL;
   int status = 0;
+  CsDirLock *lock = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     status = cli_fail(prog, err->message);
   } else if (argc != 2) {
@@ -263,6 +302,8 @@ static int cmd_sweep_plot(int argc, char **argv)
                                                                        : "not found");
     status = cli_fail(prog, m);
     g_free(m);
+  } else if (!(lock = cs_dir_lock_acquire(argv[1], argv[1], &err))) {
+    status = cli_fail(prog, err->message);
   } else {
     CsFigureSet *set = cs_figures_sweep(argv[1], metric_name, model ? model : "total", &err);
     if (!set)
@@ -271,6 +312,7 @@ static int cmd_sweep_plot(int argc, char **argv)
       status = cli_save_figures(prog, set, argv[1], !no_render, TRUE) ? 0 : EXIT_SOME_INVALID;
     cs_figure_set_free(set);
   }
+  cs_dir_lock_release(lock);
   g_clear_error(&err);
   g_free(metric_name);
   g_free(model);
@@ -331,6 +373,7 @@ static int sweep_main(int argc, char **argv)
   GError *err = NULL;
   int status = 0, shard_k = 1, shard_n = 1;
   CsExperiment *e = NULL;
+  CsDirLock *lock = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     status = cli_fail(prog, err->message);
     goto out;
@@ -381,6 +424,12 @@ static int sweep_main(int argc, char **argv)
     status = cli_fail(prog, err->message);
     goto out;
   }
+  /* Held from before the runs to the last file: a second sweep into DIR
+   * meanwhile is refused rather than replacing this one's outputs. */
+  if (output && !(lock = lock_output(output, &err))) {
+    status = cli_fail(prog, err->message);
+    goto out;
+  }
   Progress progress = { .last_us = g_get_monotonic_time() };
   CsSweepOptions opt = { .threads = jobs != G_MININT ? jobs : (int)g_get_num_processors(),
                          .shard_index = shard_k - 1, .shard_count = shard_n,
@@ -398,10 +447,16 @@ static int sweep_main(int argc, char **argv)
     const char *names[] = { "runs.csv", "shard.json" };
     char *texts[] = { cs_runs_table_to_csv(t),
                       cs_sweep_shard_json(describe, shard_k, shard_n, ids) };
-    if (!cs_sweep_write_outputs(output, names, (const char *const *)texts, 2, &err)) {
+    cs_signals_hold();
+    gboolean written = cs_sweep_write_outputs(output, names, (const char *const *)texts, 2, &err);
+    if (written)
+      cs_figure_dir_clear(output); /* of an earlier unsharded sweep there */
+    cs_dir_lock_release(lock);
+    lock = NULL;
+    cs_signals_release();
+    if (!written) {
       status = cli_fail(prog, err->message);
     } else {
-      cs_figure_dir_clear(output); /* of an earlier unsharded sweep there */
       printf("shard %d/%d: %u of %d runs, written to %s\n", shard_k, shard_n, ids->len,
              cs_experiment_n_runs(e), output);
       cs_sweep_print_invalid(t, prog, stderr);
@@ -410,12 +465,14 @@ static int sweep_main(int argc, char **argv)
     g_free(texts[0]);
     g_free(texts[1]);
   } else {
-    status = finish(prog, t, describe, output, metric_name, model ? model : "total", !no_render);
+    status = finish(prog, t, describe, output, metric_name, model ? model : "total", !no_render,
+                    &lock);
   }
   cJSON_Delete(describe);
   cs_runs_table_free(t);
   g_array_unref(ids);
 out:
+  cs_dir_lock_release(lock);
   g_clear_error(&err);
   cs_experiment_free(e);
   g_free(output);

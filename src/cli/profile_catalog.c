@@ -11,6 +11,7 @@
 
 #include "cmd_profile.h"
 #include "common/data_files.h"
+#include "common/input_file.h"
 #include "common/json_input.h"
 
 static void data_file_free(DataFile *f)
@@ -128,7 +129,8 @@ static gboolean read_file(Catalog *cat, DataFile *f, CsProfileSet **given_set, g
  * "profiles" entries). NULL with error set when neither exists. */
 static char *resolve_given(const char *arg, GError **error)
 {
-  if (g_file_test(arg, G_FILE_TEST_EXISTS))
+  /* A broken link is the user's file too: its reader names what is wrong. */
+  if (g_file_test(arg, G_FILE_TEST_EXISTS) || cs_input_broken_link(arg))
     return g_strdup(arg);
   char *p = g_path_is_absolute(arg) ? NULL : cs_data_file_find("profiles", arg);
   if (!p)

@@ -32,10 +32,24 @@ static void fail_kind(GError **error, const char *path, const char *kind)
               "%s: cannot read: not a regular file (%s)", path, kind);
 }
 
+const char *cs_input_broken_link(const char *path)
+{
+  struct stat st;
+  if (stat(path, &st) == 0)
+    return NULL;
+  if (errno == ELOOP)
+    return "a loop of symbolic links (ELOOP)";
+  if (errno == ENOENT && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+    return "a symbolic link to a missing file";
+  return NULL;
+}
+
 /* The errno of a failed open() in the words of input_file.h. */
 static void fail_errno(GError **error, const char *path, int err)
 {
-  const char *why = err == ENOENT || err == ENOTDIR ? "not found"
+  const char *broken = err == ENOENT || err == ELOOP ? cs_input_broken_link(path) : NULL;
+  const char *why = broken                          ? broken
+                    : err == ENOENT || err == ENOTDIR ? "not found"
                     : err == EACCES || err == EPERM ? "permission denied"
                                                     : g_strerror(err);
   g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_IO, "%s: cannot read: %s", path, why);

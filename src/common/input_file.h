@@ -53,6 +53,13 @@ gboolean cs_input_read(const char *path, gsize max_bytes, char **text, gsize *le
  * Never blocks. For resolvers that check a name before opening it. */
 const char *cs_input_not_regular(const char *path);
 
+/* Why path, which stat() cannot follow, is not simply absent: "a loop of
+ * symbolic links (ELOOP)" or "a symbolic link to a missing file". Returns
+ * NULL when path can be stat()ed or does not exist at all. Never blocks.
+ * Resolvers that would say "not found" ask this first, and cs_input_open's
+ * messages use the same words. */
+const char *cs_input_broken_link(const char *path);
+
 G_END_DECLS
 
 #endif

@@ -18,8 +18,12 @@ cJSON *cs_json_parse(const char *text, const char *name, GError **error)
 {
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithOpts(text, &end, TRUE);
-  if (root)
-    return root;
+  if (root) {
+    if (cs_json_check_unique(root, text, strlen(text), name, 1, error))
+      return root;
+    cJSON_Delete(root);
+    return NULL;
+  }
   /* cJSON reports where parsing stopped; turn it into line and column. */
   int line = 1, col = 1;
   const char *stop = end ? end : text;
@@ -256,10 +260,14 @@ gboolean cs_json_value_double(const cJSON *v, double min, double max, double *ou
     format_bound(lo, sizeof lo, min);
     format_bound(hi, sizeof hi, max);
     format_bound(got, sizeof got, v->valuedouble);
-    if (min > 0.0 && min <= 1e-6 && max >= 1e9)
-      /* A tiny positive minimum stands for "strictly positive". */
+    /* A tiny positive minimum stands for "strictly positive"; a large
+     * maximum is left unsaid unless it is the bound that failed. */
+    gboolean positive = min > 0.0 && min <= 1e-6;
+    if (v->valuedouble > max && positive)
+      return cs_json_fail(error, file, p, "expected a number > 0 and <= %s, got %s", hi, got);
+    if (positive && max >= 1e9)
       return cs_json_fail(error, file, p, "expected a number > 0, got %s", got);
-    if (max >= 1e9)
+    if (v->valuedouble < min && max >= 1e9)
       return cs_json_fail(error, file, p, "expected a number >= %s, got %s", lo, got);
     return cs_json_fail(error, file, p, "expected a number in [%s, %s], got %s", lo, hi, got);
   }

@@ -38,8 +38,19 @@ cJSON *cs_json_load_file(const char *path, GError **error);
  * 9007199254740991. Returns a g_malloc'd string (g_free it). */
 char *cs_json_print_exact(const cJSON *root);
 
-/* Parses JSON text; name is the file name used in messages. */
+/* Parses JSON text; name is the file name used in messages. A key given
+ * twice in one object is refused (cs_json_check_unique). */
 cJSON *cs_json_parse(const char *text, const char *name, GError **error);
+
+/* Checks that no object of root, parsed from text[0..len-1] (whose first line
+ * is line first_line of file), has a key twice. Returns FALSE with error set
+ * (CS_INPUT_ERROR_INVALID) on the first duplicate, naming the object's JSON
+ * path, the key and the lines of both occurrences:
+ *   "file: clients[0]: field "rate" given twice, on line 3 and line 5 ..."
+ * cJSON keeps both members and reads the first, so a duplicate's value would
+ * never be validated and a copy of the tree would carry both. */
+gboolean cs_json_check_unique(const cJSON *root, const char *text, size_t len, const char *file,
+                              int first_line, GError **error);
 
 /* Returns a newly allocated path: "path.key" (or "key" at the root). */
 char *cs_json_path_key(const char *path, const char *key);

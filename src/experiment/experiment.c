@@ -176,11 +176,25 @@ static gboolean read_edits(const CsExperiment *e, const cJSON *obj, const char *
   return ok;
 }
 
-/* Checks that name (at path) differs from the names before it in names (a
- * set: a list would make the check quadratic in the names). */
+/* Checks that name (a variant's, an axis', a level's label) is printable
+ * and not in the set names, then adds it. Names become fields and column
+ * names of runs.csv and aggregate.csv, one record a line, and labels of the
+ * printed table: a newline or another control character would split or
+ * garble a record for the readers (sweep plot, spreadsheets). */
 static gboolean check_unique(const CsExperiment *e, GHashTable *names, const char *name,
                              const char *what, const char *path, GError **error)
 {
+  for (const char *c = name; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+      char *shown = g_strescape(name, NULL);
+      gboolean r = cs_json_fail(error, e->file, path,
+                                "%s \"%s\" holds a control character (byte 0x%02x): names "
+                                "and labels are fields of runs.csv's lines; use printable "
+                                "characters",
+                                what, shown, (unsigned char)*c);
+      g_free(shown);
+      return r;
+    }
   if (!g_hash_table_add(names, (gpointer)name))
     return cs_json_fail(error, e->file, path, "%s \"%s\" appears twice", what, name);
   return TRUE;
@@ -258,8 +272,7 @@ static gboolean read_value_axis(CsExperiment *e, const cJSON *ax, const char *pa
     ok = cs_json_fail(error, e->file, lpath, "expected an array of %d labels (one per value)",
                       n);
   GHashTable *names = g_hash_table_new(g_str_hash, g_str_equal);
-  /* Values and labels walked side by side (indexing a cJSON array walks its list). */
-  const cJSON *v = ok ? values->child : NULL, *lab = labels ? labels->child : NULL;
+  const cJSON *v = ok ? values->child : NULL, *lab = labels ? labels->child : NULL; /* walked */
   for (int i = 0; ok && i < n; i++, v = v->next, lab = lab ? lab->next : NULL) {
     char *where = cs_json_path_index(vpath, i);
     char *label = NULL;
@@ -397,26 +410,21 @@ static gboolean read_seeds(CsExperiment *e, const cJSON *root, GError **error)
     int n = cJSON_GetArraySize(s);
     if (n == 0)
       return cs_json_fail(error, e->file, "seeds", "expected at least one seed");
-    /* The seeds seen, as a set: a scan of the list would be quadratic. */
-    GHashTable *seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    /* A set of pointers into the sized array: a scan would be quadratic. */
+    g_array_set_size(e->seeds, (guint)n);
+    GHashTable *seen = g_hash_table_new(g_int64_hash, g_int64_equal);
     int i = 0;
-    const cJSON *x;
-    cJSON_ArrayForEach(x, s)
-    {
-      char *where = cs_json_path_index("seeds", i++);
-      int64_t v;
-      gboolean ok = cs_json_value_int64(x, 0, max_seed, &v, e->file, where, error);
-      gint64 *key = ok ? g_new(gint64, 1) : NULL;
-      if (key)
-        *key = v;
-      if (ok && !g_hash_table_add(seen, key))
-        ok = cs_json_fail(error, e->file, where, "seed %" G_GINT64_FORMAT " appears twice", v);
+    for (const cJSON *x = s->child; x; x = x->next, i++) {
+      char *where = cs_json_path_index("seeds", i);
+      gint64 *v = &g_array_index(e->seeds, gint64, i);
+      gboolean ok = cs_json_value_int64(x, 0, max_seed, (int64_t *)v, e->file, where, error);
+      if (ok && !g_hash_table_add(seen, v))
+        ok = cs_json_fail(error, e->file, where, "seed %" G_GINT64_FORMAT " appears twice", *v);
       g_free(where);
       if (!ok) {
         g_hash_table_destroy(seen);
         return FALSE;
       }
-      g_array_append_val(e->seeds, v);
     }
     g_hash_table_destroy(seen);
     return TRUE;

@@ -1,11 +1,12 @@
 /* A sweep's output set, shard.json and merging shards; see sweep.h. */
 #include <errno.h>
+#include <math.h>
 #include <glib/gstdio.h>
-#include <signal.h>
 #include <string.h>
 
 #include "common/input_file.h"
 #include "common/json_input.h"
+#include "common/output_guard.h"
 #include "sweep.h"
 #include "sweep_aggregate.h"
 
@@ -60,12 +61,10 @@ gboolean cs_sweep_write_outputs(const char *dir, const char *const *names,
   }
   /* Signals are held from the first temporary to the last rename (a matter
    * of milliseconds: the sweep has run), so that an interrupt leaves neither
-   * temporaries nor half of one sweep's files beside half of another's. */
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigprocmask(SIG_BLOCK, &block, &old);
+   * temporaries nor half of one sweep's files beside half of another's. A
+   * blocked mask would not do: it is the calling thread's, and the sweep's
+   * worker threads would take the signal. */
+  cs_signals_hold();
   gboolean ok = TRUE;
   for (int i = 0; ok && i < n; i++) {
     char *tmp = g_strconcat(dir, "/", names[i], TMP_SUFFIX, NULL);
@@ -93,7 +92,7 @@ gboolean cs_sweep_write_outputs(const char *dir, const char *const *names,
   }
   if (!ok && created)
     g_rmdir(dir); /* leave nothing behind; only succeeds if empty */
-  sigprocmask(SIG_SETMASK, &old, NULL);
+  cs_signals_release();
   return ok;
 }
 
@@ -228,6 +227,120 @@ static gboolean claim_runs(const Shard *shards, int k, int *owner, GError **erro
   return ok;
 }
 
+/* The count metrics, whose value on a run's total row is the sum over its
+ * model rows. */
+static const char *const summed_counts[] = { "generated", "measured", "completed", "good",
+                                             "late",      "dropped",  "unserved",  "failed",
+                                             "batches",   NULL };
+
+/* The label the sweep description gives run's coordinate: its variant
+ * (axis -1), the level of axis a, or its seed (axis n_axes); NULL when the
+ * description does not have it. Runs go variants, then axes, seeds innermost. */
+static char *grid_label(const cJSON *sweep, int run, int axis)
+{
+  const cJSON *axes = cJSON_GetObjectItemCaseSensitive(sweep, "axes");
+  int n_axes = cJSON_GetArraySize(axes);
+  const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(sweep, "seeds");
+  int n = cJSON_GetArraySize(seeds);
+  if (n <= 0)
+    return NULL;
+  if (axis == n_axes) {
+    const cJSON *sd = cJSON_GetArrayItem(seeds, run % n);
+    return cJSON_IsNumber(sd) ? g_strdup_printf("%.0f", sd->valuedouble) : NULL;
+  }
+  run /= n;
+  for (int a = n_axes - 1; a > axis; a--) {
+    int levels = cJSON_GetArraySize(
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(axes, a), "labels"));
+    if (levels <= 0)
+      return NULL;
+    run /= levels;
+  }
+  const cJSON *names =
+    axis < 0 ? cJSON_GetObjectItemCaseSensitive(sweep, "variants")
+             : cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(axes, axis), "labels");
+  int k = cJSON_GetArraySize(names);
+  const cJSON *label = k > 0 ? cJSON_GetArrayItem(names, run % k) : NULL;
+  return cJSON_IsString(label) ? g_strdup(label->valuestring) : NULL;
+}
+
+/* Checks that rows are the whole rows of one run of the sweep: at its point of
+ * the grid, each model once and then one total row whose counts are the sum of
+ * the model rows' (so a duplicated, lost or foreign model row is refused, not
+ * counted), or the one row of a run that did not run. dir names the shard. */
+static gboolean check_run_rows(const CsRunsTable *t, const cJSON *sweep, int run, GPtrArray *rows,
+                               const char *dir, GError **error)
+{
+  int c_model = cs_runs_col_model(t), c_status = cs_runs_col_status(t);
+  for (guint i = 0; i < rows->len; i++) {
+    char **row = g_ptr_array_index(rows, i);
+    for (int axis = -1; axis <= t->n_axes; axis++) {
+      int col = axis < 0 ? CS_RUNS_COL_VARIANT
+                         : (axis == t->n_axes ? cs_runs_col_seed(t) : CS_RUNS_COL_FIRST_AXIS + axis);
+      char *want = grid_label(sweep, run, axis);
+      gboolean same = !want || strcmp(want, row[col]) == 0;
+      if (!same)
+        g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                    "%s/runs.csv: run %d: a row has %s \"%s\" but run %d of the sweep has \"%s\"",
+                    dir, run, (const char *)g_ptr_array_index(t->columns, col), row[col], run,
+                    want);
+      g_free(want);
+      if (!same)
+        return FALSE;
+    }
+  }
+  char **first = g_ptr_array_index(rows, 0);
+  if (rows->len == 1 && strcmp(first[c_status], "invalid") == 0 && !*first[c_model])
+    return TRUE;
+  GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < rows->len; i++) {
+    char **row = g_ptr_array_index(rows, i);
+    const char *m = row[c_model];
+    if (!*m || strcmp(row[c_status], "ok") != 0) {
+      g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                  "%s/runs.csv: run %d: row %u of the run has model \"%s\" and status \"%s\"; "
+                  "expected a model's name (or total) and \"ok\"",
+                  dir, run, i + 1, m, row[c_status]);
+      ok = FALSE;
+    } else if (!g_hash_table_add(seen, (gpointer)m)) {
+      g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                  "%s/runs.csv: run %d: two rows of model \"%s\" (a row duplicated?)", dir, run,
+                  m);
+      ok = FALSE;
+    }
+  }
+  char **total = g_ptr_array_index(rows, rows->len - 1);
+  if (ok && (rows->len < 2 || strcmp(total[c_model], "total") != 0)) {
+    g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                "%s/runs.csv: run %d: expected its model rows and then its total row, got %u "
+                "row(s) ending with model \"%s\"",
+                dir, run, rows->len, total[c_model]);
+    ok = FALSE;
+  }
+  g_hash_table_destroy(seen);
+  /* The total row is computed by the run over its models: counts that do not
+   * add up mean a model row is missing or does not belong to the run. A
+   * search run that found no load has empty metrics (NaN): nothing to sum. */
+  for (int k = 0; ok && summed_counts[k]; k++) {
+    int metric = cs_runs_metric_index(t, summed_counts[k]);
+    if (metric < 0)
+      continue;
+    int col = cs_runs_col_metric(t, metric);
+    double want = cs_runs_cell_value(total[col]), sum = 0;
+    for (guint i = 0; i + 1 < rows->len; i++)
+      sum += cs_runs_cell_value(((char **)g_ptr_array_index(rows, i))[col]);
+    if (!isnan(want) && !isnan(sum) && sum != want) {
+      g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
+                  "%s/runs.csv: run %d: its total row has %s = %s but its %u model rows sum to "
+                  "%.17g: a model row is missing or belongs to another run",
+                  dir, run, summed_counts[k], total[col], rows->len - 1, sum);
+      ok = FALSE;
+    }
+  }
+  return ok;
+}
+
 CsRunsTable *cs_sweep_merge(const char *const *dirs, int n, cJSON **describe, GError **error)
 {
   Shard *shards = g_new0(Shard, MAX(n, 1));
@@ -305,6 +418,9 @@ CsRunsTable *cs_sweep_merge(const char *const *dirs, int n, cJSON **describe, GE
                   dirs[owner[r]], r);
       ok = FALSE;
     }
+  for (int r = 0; ok && r < runs; r++)
+    ok = check_run_rows(shards[owner[r]].table, shards[0].sweep, r, by_run[r], dirs[owner[r]],
+                        error);
   CsRunsTable *merged = NULL;
   if (ok) {
     CsRunsTable *t0 = shards[0].table;

@@ -3,12 +3,12 @@
 
 #include <errno.h>
 #include <glib/gstdio.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/wait.h>
 
 #include "clustersim/clustersim.h"
+#include "common/output_guard.h"
 
 /* Okabe & Ito's palette (Color Universal Design), black last: eight colours
  * that stay distinct for the common colour-vision deficiencies and in
@@ -238,8 +238,8 @@ static gboolean render(const CsFigure *f, const char *dir, const char *final_dir
   char *out = NULL, *err = NULL;
   int status = 0;
   GError *spawn_err = NULL;
-  gboolean ok = g_spawn_sync(dir, argv, envp, (GSpawnFlags)0, NULL, NULL, &out, &err, &status,
-                             &spawn_err);
+  gboolean ok = g_spawn_sync(dir, argv, envp, (GSpawnFlags)0, cs_spawn_own_group, NULL, &out,
+                             &err, &status, &spawn_err);
   if (!ok) {
     g_set_error(error, CS_ERROR, CS_ERROR_IO, "cannot run %s: %s", gnuplot,
                 spawn_err->message);
@@ -320,12 +320,9 @@ gboolean cs_figure_set_save(const CsFigureSet *s, const char *dir, const char *g
   }
   /* SIGINT and SIGTERM wait until the figures are in place (a second or so
    * for the largest runs), so that an interrupt leaves either the old
-   * figures or the new ones and no staging directory. */
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigprocmask(SIG_BLOCK, &block, &old);
+   * figures or the new ones and no staging directory; gnuplot runs in a
+   * process group of its own, out of reach of the terminal's Ctrl-C. */
+  cs_signals_hold();
   /* A staging directory left by a crashed earlier call. */
   remove_files(stage, TRUE);
   g_rmdir(stage);
@@ -347,7 +344,7 @@ gboolean cs_figure_set_save(const CsFigureSet *s, const char *dir, const char *g
     remove_files(stage, TRUE);
     g_rmdir(stage);
   }
-  sigprocmask(SIG_SETMASK, &old, NULL);
+  cs_signals_release();
   g_free(final);
   g_free(stage);
   return ok;

@@ -270,6 +270,7 @@ static CsInterferenceFallback batch_share_fallback(const CsBatchShareFit *fit)
   fb.c = fit->c;
   fb.batch_exponent = fit->x;
   fb.share_exponent = fit->z;
+  fb.fixed_exponent = fit->w;
   fb.combine_exponent = MAX(1.0, 1.0 / fit->z);
   return fb;
 }
@@ -330,10 +331,13 @@ static gboolean run_pairs(CsGpuCalibration *c, const CsInterferenceSet *set, con
       break;
     int v1 = model_slot(models, r->m1), v2 = model_slot(models, r->m2);
     double s1 = r->p1 / 100.0, s2 = 1.0 - s1;
+    /* iGniter's tables give no line of batch sizes here: no victim term
+     * (fixed_v 0), one group. */
     obs[2 * i] = (CsPairObs){ v1, v2, r->b1, r->b2, s1, s2,
-                              r->l1 / cs_interference_share_latency_ms(set, i1, r->b1, s1) };
+                              r->l1 / cs_interference_share_latency_ms(set, i1, r->b1, s1), 0, 0 };
     obs[2 * i + 1] = (CsPairObs){ v2, v1, r->b2, r->b1, s2, s1,
-                                  r->l2 / cs_interference_share_latency_ms(set, i2, r->b2, s2) };
+                                  r->l2 / cs_interference_share_latency_ms(set, i2, r->b2, s2),
+                                  0, 0 };
   }
   c->n_pairs = (int)names->len;
   c->n_models = (int)models->len;
@@ -622,7 +626,50 @@ void cs_gpu_calibration_free(CsGpuCalibration *c)
   }
   g_free(c->colocations);
   cs_calib_share_free(c->share);
+  cs_calib_mig_free(c->mig);
+  for (int i = 0; i < c->n_share_sources; i++)
+    cs_calib_share_free(c->share_sources[i]);
+  g_free(c->share_sources);
+  g_strfreev(c->share_source_paths);
+  g_free(c->share_source_models);
+  cs_calib_share_free(c->share_pooled);
   g_free(c);
+}
+
+/* The share rule on each measured file alone and on everything at once. */
+static gboolean run_share_sources(CsGpuCalibration *c, const CsInterferenceSet *set,
+                                  const CsProfileSet *share_prof,
+                                  const CsGpuCalibrateOptions *opt, double gamma, GError **error)
+{
+  int n = (int)g_strv_length((char **)opt->share_measured_paths);
+  CsMeasuredFile **files = g_new0(CsMeasuredFile *, MAX(n, 1));
+  gboolean ok = TRUE;
+  c->share_sources = g_new0(CsCalibShare *, MAX(n, 1));
+  c->share_source_models = g_new0(int, MAX(n, 1));
+  c->share_source_paths = g_new0(char *, n + 1);
+  for (int i = 0; ok && i < n; i++) {
+    files[i] = cs_measured_file_load(opt->share_measured_paths[i], error);
+    ok = files[i] != NULL;
+    if (ok) {
+      c->share_sources[i] = cs_calib_share_run_all(NULL, NULL, NULL, NULL,
+                                                   (const CsMeasuredFile *const *)&files[i], 1,
+                                                   gamma, &c->share_source_models[i], error);
+      ok = c->share_sources[i] != NULL;
+    }
+    c->share_source_paths[i] = g_strdup(opt->share_measured_paths[i]);
+    c->n_share_sources = i + 1;
+  }
+  if (ok) {
+    c->share_pooled = cs_calib_share_run_all(
+      share_prof ? set : NULL, share_prof, opt->share_profile_path,
+      opt->share_gpu_type ? opt->share_gpu_type : "v100_igniter",
+      (const CsMeasuredFile *const *)files, n, gamma, NULL, error);
+    ok = c->share_pooled != NULL;
+  }
+  for (int i = 0; i < n; i++)
+    cs_measured_file_free(files[i]);
+  g_free(files);
+  return ok;
 }
 
 CsGpuCalibration *cs_gpu_calibrate(const CsGpuCalibrateOptions *opt, GError **error)
@@ -662,6 +709,14 @@ CsGpuCalibration *cs_gpu_calibrate(const CsGpuCalibrateOptions *opt, GError **er
     c->share = cs_calib_share_run(set, share_prof, opt->share_profile_path, share_gpu, gamma,
                                   error);
     ok = c->share != NULL;
+  }
+  if (ok && opt->share_measured_paths)
+    ok = run_share_sources(c, set, share_prof, opt, gamma, error);
+  if (ok && opt->mig_path) {
+    CsInterferenceSet *mig = cs_interference_set_load_file(opt->mig_path, error);
+    c->mig = mig ? cs_calib_mig_run(mig, opt->mig_path, error) : NULL;
+    ok = c->mig != NULL;
+    cs_interference_set_free(mig);
   }
   cs_profile_set_free(share_prof);
   calib_file_clear(&f);

@@ -35,6 +35,7 @@
 
 #include "profiles/interference.h"
 #include "profiles/interference_fit.h"
+#include "profiles/measured.h"
 #include "profiles/profile.h"
 
 G_BEGIN_DECLS
@@ -48,6 +49,11 @@ typedef struct {
   const char *share_profile_path; /* clustersim-profile of the share tables' models, for the
                                     share rule's check; NULL: skipped */
   const char *share_gpu_type;    /* their GPU type in it */
+  const char *const *share_measured_paths; /* measured CSVs (measured.h) whose rows alone at
+                                    MPS shares check the share rule per source, NULL-terminated;
+                                    NULL: none */
+  const char *mig_path;          /* clustersim-interference file with MIG tables, for the MIG
+                                    rule's check (calibrate_mig.c); NULL: skipped */
 } CsGpuCalibrateOptions;
 
 typedef enum {
@@ -77,6 +83,7 @@ typedef enum {
   CS_SHARE_FIT,        /* e fitted on every model (in sample) */
   CS_SHARE_ZERO,       /* e = 0: no parameter at all */
   CS_SHARE_POWER,      /* the power rule (r/d)^gamma, d = WSM / 100 (1 when unknown) */
+  CS_SHARE_SHIPPED,    /* e = CS_SHARE_RULE_DEFAULT_SERIAL, what the engine runs */
   CS_SHARE_N_VARIANTS
 } CsShareVariant;
 
@@ -89,6 +96,37 @@ typedef struct {
   CsShareFit fit;                                 /* on every model */
   CsShareFit *lomo_fit;                           /* n_models */
 } CsCalibShare;
+
+/* The MIG rule (mig_table.h) against measured MIG tables: every
+ * single-process cell below the whole GPU whose batch the whole GPU has too,
+ * predicted as the whole GPU's latency times the rule's ratio. */
+typedef enum {
+  CS_MIG_LOMO = 0,     /* kappa fitted without the model */
+  CS_MIG_FIT,          /* kappa fitted on every model (in sample) */
+  CS_MIG_KAPPA1,       /* kappa = 1: no parameter */
+  CS_MIG_POWER,        /* the rule before: (min(1, f/d))^gamma with d = 1, gamma 1: 1/f */
+  CS_MIG_N_VARIANTS
+} CsMigVariant;
+
+typedef struct {
+  int n_models;
+  char **models;                            /* NULL-terminated */
+  CsCalibStat *stats[CS_MIG_N_VARIANTS];    /* n_models + 1, pooled last */
+  double kappa;                             /* on every model */
+  double *lomo_kappa;                       /* n_models */
+  CsCalibStat procs_mps;                    /* the MPS model for p processes of one model
+                                               without a table, against every measured
+                                               cell of several processes */
+  CsCalibStat procs_rule;                   /* the MIG rule's processes (mig_table.h) on
+                                               the same cells, kappa fitted without the
+                                               model */
+} CsCalibMig;
+
+/* Runs the MIG rule's check on set (loaded from path, for messages).
+ * Returns NULL with error set when no model has a usable cell. */
+CsCalibMig *cs_calib_mig_run(const CsInterferenceSet *set, const char *path, GError **error);
+void cs_calib_mig_free(CsCalibMig *s);
+void cs_calib_mig_print(const CsCalibMig *s, FILE *out);
 
 typedef struct {
   char *model;
@@ -137,8 +175,20 @@ typedef struct {
   int n_colocations;
   CsCalibColocation *colocations;
   CsCalibShare *share;                           /* NULL when share_profile_path is NULL */
+  CsCalibMig *mig;                               /* NULL when mig_path is NULL */
+  int n_share_sources;                           /* the measured files of
+                                                    share_measured_paths */
+  char **share_source_paths;                     /* n_share_sources */
+  CsCalibShare **share_sources;                  /* each file alone */
+  int *share_source_models;                      /* models each used */
+  CsCalibShare *share_pooled;                    /* the share tables (share above) and every
+                                                    file at once; NULL without files */
   CsCalibPoints points;                          /* every pair latency, every variant */
 } CsGpuCalibration;
+
+/* Prints the share rule per source: the share tables (c->share), each
+ * measured file and all at once, pooled over each one's cells. */
+void cs_calib_share_sources_print(const CsGpuCalibration *c, FILE *out);
 
 /* Writes c's points as CSV (header, one row per latency; calibrate_report.c).
  * FALSE with error set when path cannot be written. */
@@ -151,6 +201,17 @@ gboolean cs_gpu_calibration_write_points(const CsGpuCalibration *c, const char *
 CsCalibShare *cs_calib_share_run(const CsInterferenceSet *set, const CsProfileSet *prof,
                                  const char *profile_path, const char *gpu_type, double gamma,
                                  GError **error);
+/* The same on several sources at once: the share tables of set against prof
+ * (set NULL: none) and the measured files (rows alone, whole GPU or an MPS
+ * share, no MIG, time quota 100 % or none), each model's 100 % rows its
+ * profile (calibrate_share.c, collect_measured). Models of the same name in
+ * several sources are one model for leaving one out. *n_models (may be
+ * NULL): models used. NULL with error set when a model of set has no
+ * profile, a measured file gives one cell twice, or no cell is usable. */
+CsCalibShare *cs_calib_share_run_all(const CsInterferenceSet *set, const CsProfileSet *prof,
+                                     const char *profile_path, const char *gpu_type,
+                                     const CsMeasuredFile *const *files, int n_files,
+                                     double gamma, int *n_models, GError **error);
 void cs_calib_share_free(CsCalibShare *s);
 void cs_calib_share_print(const CsCalibShare *s, FILE *out);
 /* Median and p90 (and max) of errs (sorted in place); n 0 and NAN when empty. */

@@ -110,6 +110,10 @@ void cs_gpu_calibration_print(const CsGpuCalibration *c, const CsGpuCalibrateOpt
           "latency-vs-share tables: the MPS share rule)\n");
   if (c->share)
     cs_calib_share_print(c->share, out);
+  if (c->share_pooled)
+    cs_calib_share_sources_print(c, out);
+  if (c->mig)
+    cs_calib_mig_print(c->mig, out);
 }
 
 gboolean cs_gpu_calibration_write_points(const CsGpuCalibration *c, const char *path,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/json_input.h"
+#include "profiles/mig_table.h"
 
 /* A table over (batch, share), completed to the full grid of the batch sizes
  * and shares that occur. nb == 0 means "no table". */
@@ -21,6 +22,7 @@ typedef struct {
   char *name;
   Grid lat;                      /* latency in ms */
   Grid util[CS_UTIL_N_METRICS];  /* utilisation as a fraction */
+  CsMigTable *mig;               /* measured MIG instances (mig_table.h), or NULL */
 } Model;
 
 struct CsInterferenceSet {
@@ -56,6 +58,8 @@ double cs_interference_fallback_excess(const CsInterferenceFallback *fb, const C
     return cs_interference_fallback_eval(fb, v->util, a->util) - 1.0;
   double e = fb->c * pow((double)a->batch, fb->batch_exponent) *
              pow(4.0 * a->sm_share * v->sm_share, fb->share_exponent);
+  if (fb->fixed_exponent != 0.0) /* skipped, not multiplied by 1: outputs stay bit-identical */
+    e *= pow(MAX(CLAMP(v->fixed, 0.0, 1.0), CS_INTERFERENCE_MIN_FIXED), fb->fixed_exponent);
   return e > 0.0 ? e : 0.0;
 }
 
@@ -322,6 +326,7 @@ static void model_clear(Model *m)
   grid_clear(&m->lat);
   for (int k = 0; k < CS_UTIL_N_METRICS; k++)
     grid_clear(&m->util[k]);
+  cs_mig_table_free(m->mig);
 }
 
 static int find_model(const GArray *models, const char *name)
@@ -335,7 +340,8 @@ static int find_model(const GArray *models, const char *name)
 static gboolean parse_model(CsInterferenceSet *set, const cJSON *node, const char *file,
                             const char *path, GError **error)
 {
-  static const char *const keys[] = { "model", "share_latency", "l2_util", "dram_util", NULL };
+  static const char *const keys[] = { "model", "share_latency", "l2_util", "dram_util", "mig",
+                                      NULL };
   const char *name = NULL;
   const cJSON *lat = NULL, *l2 = NULL, *dram = NULL;
   if (!cs_json_expect_object(node, file, path, error) ||
@@ -367,6 +373,13 @@ static gboolean parse_model(CsInterferenceSet *set, const cJSON *node, const cha
     if (ok)
       for (int c = 0; c < t[k].g->nb * t[k].g->ns; c++)
         t[k].g->v[c] *= t[k].scale;
+  }
+  const cJSON *mig = cJSON_GetObjectItemCaseSensitive(node, "mig");
+  if (ok && mig) {
+    char *p = cs_json_path_key(path, "mig");
+    m.mig = cs_mig_table_parse(mig, file, p, error);
+    ok = m.mig != NULL;
+    g_free(p);
   }
   if (!ok) {
     model_clear(&m);
@@ -443,7 +456,7 @@ static gboolean parse_fallback(CsInterferenceSet *set, const cJSON *node, const 
   static const char *const linear_keys[] = { "form", "constant", "victim", "aggressor",
                                              "metric", "default_util_pct", NULL };
   static const char *const batch_share_keys[] = { "form", "c", "batch_exponent",
-                                                  "share_exponent", NULL };
+                                                  "share_exponent", "fixed_exponent", NULL };
   const char *p = "fallback";
   CsInterferenceFallback *fb = &set->fb;
   const char *form = "linear"; /* a version-1 file without "form" means the linear one */
@@ -457,6 +470,8 @@ static gboolean parse_fallback(CsInterferenceSet *set, const cJSON *node, const 
         !cs_json_read_double(node, "batch_exponent", FALSE, -10.0, 10.0, &fb->batch_exponent,
                              file, p, error) ||
         !cs_json_read_double(node, "share_exponent", FALSE, 0.01, 10.0, &fb->share_exponent,
+                             file, p, error) ||
+        !cs_json_read_double(node, "fixed_exponent", FALSE, 0.0, 10.0, &fb->fixed_exponent,
                              file, p, error))
       return FALSE;
     fb->combine = CS_COMBINE_NORM;
@@ -675,6 +690,12 @@ static const Model *model_at(const CsInterferenceSet *set, int i)
   if (!set || i < 0 || i >= (int)set->models->len)
     return NULL;
   return &g_array_index(set->models, Model, i);
+}
+
+const CsMigTable *cs_interference_mig(const CsInterferenceSet *set, int i)
+{
+  const Model *m = model_at(set, i);
+  return m ? m->mig : NULL;
 }
 
 gboolean cs_interference_has_share_table(const CsInterferenceSet *set, int i)

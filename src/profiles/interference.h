@@ -70,6 +70,7 @@ typedef struct {
   double c;              /* excess at batch 1 and s_a s_v = 1/4, >= 0 */
   double batch_exponent; /* x */
   double share_exponent; /* z */
+  double fixed_exponent; /* w: the victim's fixed part phi enters as max(phi, 0.05)^w; 0 = off */
   /* linear */
   double constant;       /* c0 >= 0 */
   double victim;         /* coefficient of the victim's utilisation (fraction) */
@@ -82,13 +83,15 @@ typedef struct {
 } CsInterferenceFallback;
 
 /* Built-in default when no interference data is given, and for a file
- * without a "fallback": the batch_share model fitted by `clustersim
- * calibrate` on the shipped iGniter V100 pairs (log least squares over all
- * 750 latencies; docs/gpu-model.md), combined by the norm with q = 1/z.
+ * without a "fallback": the v100_igniter group of the joint fit that
+ * `clustersim calibrate` runs on the shipped pair data of every GPU type at
+ * once (calibrate_joint.h: z shared with Gpulet's A100 rows; no victim term,
+ * fixed_exponent 0), combined by the norm with q = 1/z. A GPU type without
+ * pair data of its own gets it (docs/gpu-model.md says how far that carries).
  * Tests check these equal the fit. */
-#define CS_INTERFERENCE_DEFAULT_C 0.07966
+#define CS_INTERFERENCE_DEFAULT_C 0.08085
 #define CS_INTERFERENCE_DEFAULT_BATCH_EXPONENT 0.1395
-#define CS_INTERFERENCE_DEFAULT_SHARE_EXPONENT 0.3352
+#define CS_INTERFERENCE_DEFAULT_SHARE_EXPONENT 0.4256
 /* Defaults of a linear fallback's fields (the constant the same data fits). */
 #define CS_INTERFERENCE_DEFAULT_CONSTANT 0.1014
 #define CS_INTERFERENCE_DEFAULT_UTIL 0.1688
@@ -104,7 +107,14 @@ typedef struct {
   int batch;
   double sm_share; /* fraction of the SMs it may occupy, (0, 1] */
   double util;     /* utilisation (fraction) for the linear form */
+  double fixed;    /* phi: the part of its isolated latency that does not scale with batch
+                      or SMs, 1 - cs_share_scalable_fraction (share_rule.h), in [0, 1];
+                      read on the victim side when fixed_exponent != 0 */
 } CsPairSide;
+
+/* The floor of phi in the victim term: a batch whose latency is all
+ * batch-proportional still has launches and synchronisations to lose. */
+#define CS_INTERFERENCE_MIN_FIXED 0.05
 
 /* Excess (slowdown - 1, >= 0) of victim v next to aggressor a under fb's
  * form. */
@@ -140,6 +150,11 @@ const CsInterferenceFallback *cs_interference_set_fallback(const CsInterferenceS
 int cs_interference_set_n_models(const CsInterferenceSet *set);
 int cs_interference_set_find(const CsInterferenceSet *set, const char *model);
 const char *cs_interference_set_model_name(const CsInterferenceSet *set, int i);
+
+/* Model i's measured MIG table (mig_table.h, docs/gpu-model.md "MIG"), or
+ * NULL when it has none (or i is not a model of the set). */
+typedef struct CsMigTable CsMigTable;
+const CsMigTable *cs_interference_mig(const CsInterferenceSet *set, int i);
 
 /* TRUE if model i has a latency-vs-share table. */
 gboolean cs_interference_has_share_table(const CsInterferenceSet *set, int i);

@@ -294,6 +294,11 @@ DecisionLog *cs_decision_log_read(const char *path, GError **error)
                      : fail(error, path, line, "not JSON (a truncated log?)");
       break;
     }
+    if (!cs_json_check_unique(o, buf, (size_t)len, path, (int)MIN(line, G_MAXINT), error)) {
+      cJSON_Delete(o);
+      ok = FALSE;
+      break;
+    }
     if (line == 1) {
       ok = read_header(log, o, error);
       if (ok) {

@@ -11,6 +11,7 @@
 #include <sys/utsname.h>
 
 #include "backends.h"
+#include "profiles/measured.h"
 #include "cs_config.h"
 
 #define UNTIMED 3
@@ -223,6 +224,37 @@ char *cs_duration_words(double s)
   return g_strdup_printf("%.3g s (about %.3g days)", s, s / 86400);
 }
 
+/* One row of the measured format (CS_MEASURED_CSV_HEADER's columns). */
+static void csv_row(GString *c, const CsMeasureOptions *o, const char *model, int batch,
+                    const char *share, const char *partners, double ms, double iso_ms,
+                    const char *kind, const char *sharing, const char *stat, double p90_ms,
+                    const char *where, const char *machine)
+{
+  char num[G_ASCII_DTOSTR_BUF_SIZE];
+  cs_measured_csv_field(c, "clustersim_profile_measure");
+  g_string_append_c(c, ',');
+  cs_measured_csv_field(c, o->gpu_type);
+  g_string_append_c(c, ',');
+  cs_measured_csv_field(c, model);
+  g_string_append_printf(c, ",%d,%s,", batch, share);
+  cs_measured_csv_field(c, partners);
+  g_string_append_printf(c, ",%s,", g_ascii_formatd(num, sizeof num, "%.6f", MAX(ms, 1e-6)));
+  if (isfinite(iso_ms))
+    g_string_append(c, g_ascii_formatd(num, sizeof num, "%.6f", MAX(iso_ms, 1e-6)));
+  g_string_append_printf(c, ",%s,", kind);
+  cs_measured_csv_field(c, sharing);
+  g_string_append_c(c, ',');
+  cs_measured_csv_field(c, stat);
+  g_string_append_c(c, ',');
+  if (isfinite(p90_ms))
+    g_string_append(c, g_ascii_formatd(num, sizeof num, "%.6f", p90_ms));
+  g_string_append_c(c, ',');
+  cs_measured_csv_field(c, where);
+  g_string_append_printf(c, ",sized like GPU type %s,", o->like_type);
+  cs_measured_csv_field(c, machine);
+  g_string_append_c(c, '\n');
+}
+
 gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **interference,
                             char **described, GError **error)
 {
@@ -288,7 +320,8 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
   int pk = 0;
   while (pk < nb && o->batches[pk] != o->pair_batch)
     pk++;
-  GArray *pairs = g_array_new(FALSE, FALSE, sizeof(double) * 3); /* victim, aggressor, slowdown */
+  /* victim, aggressor, slowdown, median ms, p90 ms */
+  GArray *pairs = g_array_new(FALSE, FALSE, sizeof(double) * 5);
   for (int v = 0; o->pair_batch > 0 && pk < nb && v < n_models && !err; v++)
     for (int a = 0; a < n_models && !err; a++) {
       if (a == v)
@@ -309,7 +342,7 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
       err = vic.error ? vic.error : agg.error;
       if (vic.error && agg.error)
         g_error_free(agg.error);
-      double row[3] = { v, a, med / median[point(ns, nb, v, 0, pk)] };
+      double row[5] = { v, a, med / median[point(ns, nb, v, 0, pk)], med, hi };
       g_array_append_vals(pairs, row, 1);
     }
   char *desc = o->backend->describe ? o->backend->describe(state) : g_strdup("{}");
@@ -413,7 +446,7 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
       cJSON *pa = cJSON_AddArrayToObject(f, "pairs");
       double sum = 0;
       for (guint i = 0; i < pairs->len; i++) {
-        const double *row = (const double *)pairs->data + 3 * i;
+        const double *row = (const double *)pairs->data + 5 * i;
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "victim", o->models[(int)row[0]]);
         cJSON_AddStringToObject(x, "aggressor", o->models[(int)row[1]]);
@@ -428,6 +461,38 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
       cJSON_AddNumberToObject(fb, "aggressor", 0);
     }
     *interference = print(f);
+  }
+  if (o->csv) {
+    char *where = g_strdup_printf("clustersim %s profile measure --backend %s, %s", CS_VERSION,
+                                  o->backend->name, date);
+    char *stat = g_strdup_printf("median of %d timed executions after %d untimed", o->repeat,
+                                 UNTIMED);
+    GString *c = g_string_new(CS_MEASURED_CSV_HEADER);
+    for (int m = 0; m < n_models; m++)
+      for (int s = 0; s < ns; s++)
+        for (int k = 0; k < nb; k++) {
+          size_t at = point(ns, nb, m, s, k);
+          /* A 100 % share is the whole GPU: the isolated row is that point. */
+          if (s > 0 && o->shares[s - 1] >= 100)
+            continue;
+          char *share = s ? g_strdup_printf("%d", o->shares[s - 1]) : g_strdup("");
+          csv_row(c, o, o->models[m], o->batches[k], share, "", median[at], NAN, "isolated",
+                  s ? "mps_share" : "none (whole GPU)", stat, p90[at], where, machine);
+          g_free(share);
+        }
+    for (guint i = 0; i < pairs->len; i++) {
+      const double *row = (const double *)pairs->data + 5 * i;
+      int v = (int)row[0], a = (int)row[1];
+      char *partner = g_strdup_printf("%s:b=%d", o->models[a], o->pair_batch);
+      csv_row(c, o, o->models[v], o->pair_batch, "", partner, row[3],
+              median[point(ns, nb, v, 0, pk)], "colocated",
+              "mps (no share limit; the partner runs batches back to back)", stat, row[4], where,
+              machine);
+      g_free(partner);
+    }
+    *o->csv = g_string_free(c, FALSE);
+    g_free(where);
+    g_free(stat);
   }
   *described = desc;
   g_free(source);

@@ -30,6 +30,10 @@ typedef struct {
   /* A state of backend the caller opened (and closes) with models in the
    * order of models, whose GPU 0 is measured; NULL: one GPU, opened here. */
   void *backend_state;
+  /* When not NULL: set to the same measurements as rows of the measured
+   * format (src/profiles/measured.h, docs/profiles.md "Measured data"; g_free
+   * it): isolated rows (blank share), share rows, co-located pair rows. */
+  char **csv;
 } CsMeasureOptions;
 
 /* The real time cs_measure_backend(o) is expected to take, in seconds:

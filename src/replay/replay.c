@@ -286,6 +286,32 @@ CsConfig *cs_replay_compile_scenario(const DecisionLog *log, GError **error)
     cs_config_free(cfg);
     return NULL;
   }
+  /* The records number models and GPUs as the header lists them, and the
+   * replay runs them with the scenario's clients and GPUs at those numbers:
+   * both must agree, or one model would be replayed with another's
+   * latency. */
+  for (int m = 0; m < cfg->n_clients; m++)
+    if (strcmp(cfg->clients[m].model, log->models[m]) != 0 ||
+        cfg->clients[m].slo_ns != log->slo_ns[m]) {
+      g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                  "%s: line 1: models[%d] is %s (SLO %" G_GINT64_FORMAT
+                  " ns) but its scenario's clients[%d] is %s (SLO %" G_GINT64_FORMAT
+                  " ns): the header must list the scenario's models in its order (a log "
+                  "edited by hand?)",
+                  log->path, m, log->models[m], (gint64)log->slo_ns[m], m,
+                  cfg->clients[m].model, (gint64)cfg->clients[m].slo_ns);
+      cs_config_free(cfg);
+      return NULL;
+    }
+  for (int g = 0; g < cfg->n_gpus; g++)
+    if (strcmp(cfg->gpus[g].gpu_type, log->gpu_types[g]) != 0) {
+      g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                  "%s: line 1: gpus[%d] is a %s but its scenario's GPU %d is a %s (a log edited "
+                  "by hand?)",
+                  log->path, g, log->gpu_types[g], g, cfg->gpus[g].gpu_type);
+      cs_config_free(cfg);
+      return NULL;
+    }
   return cfg;
 }
 

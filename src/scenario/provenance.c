@@ -224,14 +224,12 @@ char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
     if (c->mps) /* elsewhere it would be ignored, and say so */
       add_default(cl, "mps_share_rule", cJSON_CreateString(c->mps_share_power ? "power"
                                                                                : "scalable"));
-    if ((c->mps && c->mps_share_power) || c->has_mig) /* likewise */
+    if (c->mps && c->mps_share_power) /* likewise */
       add_default(cl, "mps_gamma", cJSON_CreateNumber(c->mps_gamma));
     add_default(cl, "memory_overflow",
                 cJSON_CreateString(c->memory_overflow_fails ? "fail_replicas" : "error"));
     cJSON *pl = object_member(root, "placement");
     add_default(pl, "policy", cJSON_CreateString(c->placement_policy->name));
-  } else if (c->has_mig) {
-    add_default(cl, "mps_gamma", cJSON_CreateNumber(c->mps_gamma));
   }
   cJSON *d = object_member(root, "dispatch");
   add_default(d, "policy", cJSON_CreateString(c->dispatch->name));

@@ -187,6 +187,13 @@ gboolean cs_scenario_set_unrecorded(CsScenario *sc, const char *path, const char
   /* The value is JSON when it parses as JSON, else a bare string, so that
    * --set clients[0].arrival=gamma works without shell quoting. */
   cJSON *v = cJSON_Parse(value);
+  char *label = g_strdup_printf("--set %s", path);
+  gboolean unique = !v || cs_json_check_unique(v, value, strlen(value), label, 1, error);
+  g_free(label);
+  if (!unique) {
+    cJSON_Delete(v);
+    return FALSE;
+  }
   if (!v)
     v = cJSON_CreateString(value);
   return set_value(sc, path, v, error);
@@ -412,7 +419,13 @@ static char *find_data_file(const CsScenario *sc, const char *entry, const char 
   }
   if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
     return p;
+  /* Nor is a symbolic link that leads nowhere. */
+  const char *broken = cs_input_broken_link(p);
   g_free(p);
+  if (broken) {
+    cs_json_fail(error, sc->name, json_path, "file \"%s\" cannot be read: %s", entry, broken);
+    return NULL;
+  }
   if (!g_path_is_absolute(entry)) {
     p = cs_data_file_find(sub, entry);
     if (p)

@@ -32,10 +32,12 @@ static gboolean refuse_ignored_settings(const CsScenario *sc, const CsConfig *c,
       g_free(jp);
       return FALSE;
     }
-  if (!c->has_mig && cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
+  /* MIG instances follow their measured tables or the MIG rule, not the
+   * exponent (docs/gpu-model.md, "MIG"). */
+  if (cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
     return cs_json_fail(error, sc->name, "cluster.mps_gamma",
-                        "applies to MPS co-location and MIG instances; dispatch \"%s\" on whole "
-                        "GPUs uses neither, so it would be ignored; remove it",
+                        "is the exponent of the MPS share rule \"power\"; dispatch \"%s\" "
+                        "uses no MPS, so it would be ignored; remove it",
                         c->dispatch->name);
   const cJSON *list = cJSON_GetObjectItemCaseSensitive(sc->root, "clients");
   int m = 0;
@@ -55,6 +57,19 @@ static gboolean refuse_ignored_settings(const CsScenario *sc, const CsConfig *c,
   return TRUE;
 }
 
+/* TRUE when the interference file has a MIG table and the cluster has MIG
+ * instances: the tables then act without MPS too (docs/gpu-model.md, "MIG
+ * instances"). */
+static gboolean mig_tables_apply(const CsConfig *c)
+{
+  if (!c->has_mig || !c->interference)
+    return FALSE;
+  for (int i = 0; i < cs_interference_set_n_models(c->interference); i++)
+    if (cs_interference_mig(c->interference, i))
+      return TRUE;
+  return FALSE;
+}
+
 /* With a placement and without MPS, co-located replicas time-slice: the
  * interference tables and the MPS exponent (outside MIG) have nothing to
  * act on. A scenario may toggle "mps" to compare, so this is a warning. */
@@ -63,30 +78,29 @@ static void warn_ignored_settings(const CsScenario *sc, CsConfig *c)
   const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
   if (c->mps)
     return;
-  if (cJSON_GetObjectItemCaseSensitive(cl, "interference"))
+  if (cJSON_GetObjectItemCaseSensitive(cl, "interference") && !mig_tables_apply(c))
     cs_warning_add(c->warnings, "setting_ignored", NULL, -1,
                    "cluster.interference applies to replicas running concurrently under MPS; "
                    "cluster.mps is false, so co-located replicas time-slice and it is ignored");
-  if (!c->has_mig && cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
+  if (cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
     cs_warning_add(c->warnings, "setting_ignored", NULL, -1,
-                   "cluster.mps_gamma applies under MPS or to MIG instances; cluster.mps is "
-                   "false and there is no MIG, so it is ignored");
+                   "cluster.mps_gamma is the exponent of the MPS share rule \"power\"; "
+                   "cluster.mps is false, so it is ignored");
   if (cJSON_GetObjectItemCaseSensitive(cl, "mps_share_rule"))
     cs_warning_add(c->warnings, "setting_ignored", NULL, -1,
                    "cluster.mps_share_rule applies to replicas running concurrently under MPS; "
                    "cluster.mps is false, so it is ignored");
 }
 
-/* Under MPS the exponent acts only in the power share rule (and on MIG
- * instances): with the default rule "scalable" it would be ignored. */
+/* Under MPS the exponent acts only in the power share rule: with the
+ * default rule "scalable" it would be ignored (MIG instances do not use it). */
 static void warn_gamma_without_power(const CsScenario *sc, CsConfig *c)
 {
   const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
-  if (c->mps && !c->mps_share_power && !c->has_mig &&
-      cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
+  if (c->mps && !c->mps_share_power && cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
     cs_warning_add(c->warnings, "setting_ignored", NULL, -1,
-                   "cluster.mps_gamma is the exponent of cluster.mps_share_rule \"power\" (and of "
-                   "MIG instances); the rule is \"scalable\", so it is ignored");
+                   "cluster.mps_gamma is the exponent of cluster.mps_share_rule \"power\"; the "
+                   "rule is \"scalable\", so it is ignored");
 }
 
 gboolean cs_scenario_read_dispatch(const CsScenario *sc, CsConfig *c, GError **error)

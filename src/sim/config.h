@@ -99,7 +99,7 @@ struct CsWorld {
   double *replica_mreq;   /* per replica: its memory requirement, % of its GPU */
   gboolean mps;           /* co-located replicas share SMs under MPS (else time-slicing) */
   gboolean memory_overflow_fails; /* replicas beyond a GPU's memory fail instead of an error */
-  double mps_gamma;       /* exponent of the power share rule (r/d)^gamma and of MIG instances */
+  double mps_gamma;       /* exponent of the power share rule (r/d)^gamma */
   gboolean mps_share_power; /* cluster.mps_share_rule "power" (else "scalable") */
   CsInterferenceSet *interference; /* share tables and pair factors, or NULL */
   char *interference_desc;

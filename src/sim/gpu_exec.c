@@ -23,9 +23,13 @@ typedef struct {
   double cap;        /* MPS cap, (0, 1] */
   double demand;     /* min(d, r): share of the SMs it occupies */
   double util;       /* utilisation for the parametric fallback */
+  double fixed;      /* phi, the spec's fixed part, for the fallback's victim term */
   double acc;        /* sum over the others of the combining rule's terms */
   double f;          /* F, from acc */
   double speed;      /* current speed */
+  int n_procs;       /* measured process ratios (gpu_exec.h), 0 = none */
+  int group;
+  double procs_ratio[CS_GPU_PROCS_MAX];
 } Job;
 
 struct CsGpuExec {
@@ -108,7 +112,8 @@ static double pair_term(const CsGpuExec *st, const Job *v, const Job *a)
   if (!isnan(measured)) {
     e = measured - 1.0;
   } else {
-    CsPairSide sv = { v->batch, v->demand, v->util }, sa = { a->batch, a->demand, a->util };
+    CsPairSide sv = { v->batch, v->demand, v->util, v->fixed },
+               sa = { a->batch, a->demand, a->util, a->fixed };
     e = cs_interference_fallback_excess(&cfg->fallback, &sv, &sa);
     double k = cfg->use_pair_table ? cs_interference_pair_scale(cfg->tables, v->model, a->model)
                                    : NAN;
@@ -116,6 +121,29 @@ static double pair_term(const CsGpuExec *st, const Job *v, const Job *a)
       e *= k;
   }
   return cs_interference_combine_term(&cfg->fallback, e);
+}
+
+const CsInterferenceFallback *cs_gpu_exec_fallback(const CsGpuExec *st)
+{
+  g_return_val_if_fail(st != NULL, NULL);
+  return &st->cfg.fallback;
+}
+
+/* Batches of one model that both carry measured process ratios: the
+ * measurement stands for everything between them. */
+static gboolean same_group(const Job *a, const Job *b)
+{
+  return a->n_procs > 0 && b->n_procs > 0 && a->group == b->group;
+}
+
+/* The measured ratio for p batches of the group running (gpu_exec.h). */
+static double procs_ratio(const Job *j, int p)
+{
+  if (p <= j->n_procs)
+    return j->procs_ratio[p - 1];
+  double last = j->procs_ratio[j->n_procs - 1];
+  double prev = j->n_procs >= 2 ? j->procs_ratio[j->n_procs - 2] : 1.0;
+  return MAX(1.0, last + (last - prev) * (p - j->n_procs));
 }
 
 /* Moves every running batch forward to now at its current speed. */
@@ -162,6 +190,17 @@ static void rerate(CsGpuExec *st)
     Job *j = &st->jobs[i];
     j->f = cs_interference_combine_factor(&st->cfg.fallback, j->acc);
     j->speed = j->cap * contention / j->f;
+    if (j->n_procs > 0) {
+      /* O(n) per such batch; only MIG instances with measured processes. */
+      int p = 1;
+      double own = d;
+      for (int k = 0; k < st->n; k++)
+        if (k != i && same_group(j, &st->jobs[k])) {
+          p++;
+          own -= st->jobs[k].demand;
+        }
+      j->speed = j->cap * (own > 1.0 ? 1.0 / own : 1.0) / j->f / procs_ratio(j, p);
+    }
     double t = (j->remaining > 0.0 ? j->remaining : 0.0) / j->speed;
     if (t < best) { /* strict: ties go to the batch started first */
       best = t;
@@ -191,13 +230,14 @@ void cs_gpu_exec_start(CsGpuExec *st, int64_t now, uint64_t job_id, const CsGpuJ
                 cfg->tables) ? spec->model : -1;
 
   Job j = { .id = job_id, .worker = spec->worker, .model = model, .batch = spec->batch,
-            .start_ns = now, .remaining = (double)spec->iso_ns, .cap = 1.0, .demand = d };
+            .start_ns = now, .remaining = (double)spec->iso_ns, .cap = 1.0, .demand = d,
+            .fixed = CLAMP(spec->fixed, 0.0, 1.0) };
   if (cfg->mode == CS_GPU_MPS && r > 0.0) {
     j.demand = MIN(d, r);
     if (cfg->use_share_tables && cs_interference_has_share_table(cfg->tables, model))
       j.cap = 1.0 / cs_interference_share_slowdown(cfg->tables, model, spec->batch, r);
     else if (cfg->share_rule == CS_SHARE_RULE_SCALABLE)
-      j.cap = 1.0 / cs_share_rule_ratio(1.0 - spec->fixed, cfg->share_serial, r);
+      j.cap = 1.0 / cs_share_rule_ratio(1.0 - j.fixed, cfg->share_serial, r);
     else if (r < d)
       j.cap = pow(r / d, cfg->gamma);
   }
@@ -205,6 +245,10 @@ void cs_gpu_exec_start(CsGpuExec *st, int64_t now, uint64_t job_id, const CsGpuJ
                                 cfg->mode == CS_GPU_MPS ? r : 0.0);
   if (isnan(j.util))
     j.util = cfg->fallback.default_util;
+  j.n_procs = spec->group >= 0 ? CLAMP(spec->n_procs, 0, CS_GPU_PROCS_MAX) : 0;
+  j.group = spec->group;
+  for (int p = 0; p < j.n_procs; p++)
+    j.procs_ratio[p] = MAX(spec->procs_ratio[p], 1.0);
 
   if (st->n == st->cap) {
     st->cap *= 2;
@@ -213,6 +257,8 @@ void cs_gpu_exec_start(CsGpuExec *st, int64_t now, uint64_t job_id, const CsGpuJ
   if (cfg->interference) {
     for (int i = 0; i < st->n; i++) {
       Job *o = &st->jobs[i];
+      if (same_group(o, &j))
+        continue;
       o->acc += pair_term(st, o, &j);
       j.acc += pair_term(st, &j, o);
     }
@@ -246,7 +292,8 @@ gboolean cs_gpu_exec_finish(CsGpuExec *st, int64_t now, uint64_t job_id)
       st->jobs[0].acc = 0.0;
     } else {
       for (int i = 0; i < st->n; i++)
-        st->jobs[i].acc -= pair_term(st, &st->jobs[i], &gone);
+        if (!same_group(&st->jobs[i], &gone))
+          st->jobs[i].acc -= pair_term(st, &st->jobs[i], &gone);
     }
   }
   rerate(st);

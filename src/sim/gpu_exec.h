@@ -24,6 +24,14 @@
  * completion is cached. The caller (the engine) keeps one pending event per
  * GPU at cs_gpu_exec_next() and re-arms it after every change.
  *
+ * Measured processes: a batch whose spec has n_procs > 0 (a MIG instance
+ * whose table measured several processes of its model) runs, while p
+ * batches of its group (the same model) with such a spec run at once, at
+ * 1 / procs_ratio[p - 1] (beyond n_procs linear in p from the last two
+ * entries, at least 1) instead of by contention and interference among
+ * them: the measurement holds both. Toward other batches the usual terms
+ * act, D counting the batch's own demand and the others' outside its group.
+ *
  * Modes: with MPS, batches of different workers run concurrently. Without
  * MPS (time-slicing), they take turns: the GPU accepts a start only when
  * nothing runs, and the caller queues the rest in FIFO order. In both modes
@@ -45,6 +53,9 @@
 #include "profiles/interference.h"
 
 G_BEGIN_DECLS
+
+/* Process counts a job spec carries measured ratios for. */
+#define CS_GPU_PROCS_MAX 8
 
 typedef enum {
   CS_GPU_TIME_SLICE = 0, /* no MPS: one batch at a time, FIFO turns */
@@ -88,8 +99,16 @@ typedef struct {
   double demand;   /* compute demand d in (0, 1], e.g. WSM / 100; NAN = cfg default */
   double share;    /* MPS share r in (0, 1]; 0 = no share (ignored without MPS) */
   int worker;      /* worker (replica) id, >= 0 */
-  double fixed;    /* fraction of iso_ns that does not scale with SMs (copies, fixed
-                      costs), 1 - cs_share_scalable_fraction; 0 = all of it scales */
+  double fixed;    /* fraction of iso_ns that does not scale with SMs or batch (copies,
+                      fixed costs), 1 - cs_share_scalable_fraction; 0 = all of it scales.
+                      Read by the share rule under a share, and as the victim's phi by
+                      an interference model with a fixed_exponent */
+  int n_procs;     /* entries of procs_ratio; 0 = none */
+  int group;       /* with n_procs > 0: batches of one group (the caller's model index,
+                      >= 0) are the processes procs_ratio counts */
+  double procs_ratio[CS_GPU_PROCS_MAX]; /* measured MIG processes (mig_table.h): [p - 1] is
+                      the latency with p batches of this model running at once over one
+                      alone; see "Measured processes" above */
 } CsGpuJobSpec;
 
 /* What a running batch looks like now (for time series and tests). */
@@ -132,6 +151,9 @@ gboolean cs_gpu_exec_finish(CsGpuExec *st, int64_t now, uint64_t job_id);
 /* Running batches, and the i-th in start order (0 <= i < n). */
 int cs_gpu_exec_n_running(const CsGpuExec *st);
 void cs_gpu_exec_job(const CsGpuExec *st, int i, CsGpuJobInfo *out);
+
+/* The interference model this GPU uses (its config's fallback); owned by st. */
+const CsInterferenceFallback *cs_gpu_exec_fallback(const CsGpuExec *st);
 
 /* Current speed of job_id, NAN if it is not running. */
 double cs_gpu_exec_speed(const CsGpuExec *st, uint64_t job_id);

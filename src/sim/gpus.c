@@ -7,6 +7,7 @@
 
 #include "common/checked.h"
 #include "engine_state.h"
+#include "profiles/mig_table.h"
 #include "profiles/share_rule.h"
 
 /* ---- node, worker, GPU ------------------------------------------------------ */
@@ -159,6 +160,42 @@ static void gpu_rearm(Engine *e, int g)
     gpu->done = eq_push(e->q, MAX(t, e->now), EV_GPU_DONE, (uint32_t)g, NULL);
 }
 
+/* A batch of n on MIG instance g (docs/gpu-model.md, "MIG"): where the
+ * interference data measured the model at the instance's size, its isolated
+ * latency times the measured ratio to the whole GPU, and the measured ratios
+ * of several processes into spec; elsewhere times the MIG rule's ratio
+ * (mig_table.h). Instances do not interfere. Saturates (then refused as too
+ * late). */
+static int64_t mig_iso_ns(Engine *e, int g, const Worker *w, const CsModelProfile *prof, int n,
+                          int64_t iso, CsGpuJobSpec *spec)
+{
+  double f = e->cfg->gpus[g].sm_fraction;
+  const CsMigTable *t = cs_interference_mig(e->cfg->interference, w->interference_model);
+  int gpcs = cs_mig_table_size(t, f);
+  double ratio;
+  if (gpcs > 0) {
+    ratio = cs_mig_table_iso_ratio(t, gpcs, n);
+    if (!isnan(cs_mig_table_procs_ratio(t, gpcs, n, 2))) {
+      spec->n_procs = CS_GPU_PROCS_MAX;
+      for (int p = 1; p <= CS_GPU_PROCS_MAX; p++)
+        spec->procs_ratio[p - 1] = cs_mig_table_procs_ratio(t, gpcs, n, p);
+    }
+  } else {
+    ratio = prof ? cs_mig_rule_ratio(prof, n, f, CS_MIG_RULE_DEFAULT_KAPPA) : NAN;
+    if (isnan(ratio)) { /* a profile without a usable curve: all of it scales */
+      ratio = f < 1.0 ? 1.0 / f : 1.0;
+    } else {
+      /* Several batches of the model at once on the instance cost what one
+       * batch of their sum costs (the rule's processes, mig_table.h). */
+      spec->n_procs = CS_GPU_PROCS_MAX;
+      for (int p = 1; p <= CS_GPU_PROCS_MAX; p++)
+        spec->procs_ratio[p - 1] =
+          cs_mig_rule_procs_ratio(prof, n, f, CS_MIG_RULE_DEFAULT_KAPPA, p);
+    }
+  }
+  return ratio == 1.0 ? iso : cs_i64_round_sat(ceil((double)iso * ratio));
+}
+
 static void gpu_start(Engine *e, int g, Batch *b)
 {
   Gpu *gpu = &e->gpus[g];
@@ -168,27 +205,24 @@ static void gpu_start(Engine *e, int g, Batch *b)
   b->job = e->next_job++;
   double demand = batch_demand(e, b->model, g, b->n);
   int64_t iso = cs_engine_exec_ns(e, b->model, g, b->n);
-  double f = e->cfg->gpus[g].sm_fraction;
-  if (f < 1.0) {
-    /* A MIG instance with a fraction f of the SMs runs a batch of demand d at
-     * (min(1, f/d))^gamma of its full-GPU speed; instances do not interfere. */
-    double d = isnan(demand) ? 1.0 : demand;
-    double speed = pow(MIN(1.0, f / d), e->cfg->mps_gamma);
-    iso = cs_i64_round_sat(ceil((double)iso / speed)); /* saturates: refused as too late */
-  }
-  b->iso_ns = iso;
   const CsModelProfile *prof = e->profile[b->model * e->n_gpu_types + e->gpus[g].type];
-  double scalable = prof && w->share > 0.0 && w->share < 1.0
-                      ? cs_share_scalable_fraction(prof, b->n) : NAN;
-  CsGpuJobSpec spec = {
-    .model = w->interference_model,
-    .batch = b->n,
-    .iso_ns = iso,
-    .demand = demand,
-    .share = w->share,
-    .worker = b->worker,
-    .fixed = isnan(scalable) ? 0.0 : 1.0 - scalable,
-  };
+  CsGpuJobSpec spec = { 0 };
+  if (e->cfg->gpus[g].mig_instance >= 0)
+    iso = mig_iso_ns(e, g, w, prof, b->n, iso, &spec);
+  b->iso_ns = iso;
+  /* The fixed part feeds the share rule under a share and the interference
+   * model's victim term when its data has one; looked up only then. */
+  gboolean needs_fixed = (w->share > 0.0 && w->share < 1.0) ||
+                         cs_gpu_exec_fallback(gpu->exec)->fixed_exponent != 0.0;
+  double scalable = prof && needs_fixed ? cs_share_scalable_fraction(prof, b->n) : NAN;
+  spec.model = w->interference_model;
+  spec.batch = b->n;
+  spec.iso_ns = iso;
+  spec.demand = demand;
+  spec.share = w->share;
+  spec.worker = b->worker;
+  spec.fixed = isnan(scalable) ? 0.0 : 1.0 - scalable;
+  spec.group = b->model;
   gpu_changing(e, g);
   cs_gpu_exec_start(gpu->exec, e->now, b->job, &spec);
   w->busy = TRUE;

@@ -110,6 +110,7 @@ CsSamples *cs_samples_new(gboolean weighted, double sketch_error)
   s->max = INT64_MIN;
   s->buf_min = INT64_MAX;
   s->buf_max = INT64_MIN;
+  s->sketch_min = INT64_MAX;
   if (sketch_error > 0.0) {
     s->sketch_error = sketch_error;
     s->log_gamma = log((1.0 + sketch_error) / (1.0 - sketch_error));

@@ -14,8 +14,9 @@
  * A sketch set (a sketch error > 0) keeps instead counts in buckets
  * (gamma^(i-1), gamma^i] with gamma = (1 + a) / (1 - a), DDSketch's
  * logarithmic buckets: constant memory (a few thousand counters), and each
- * percentile within relative error a of the exact one; max and mean stay
- * exact.
+ * percentile within relative error a of the exact one and within the exact
+ * [min, max] (a bucket's midpoint may lie above the largest value in it, and
+ * p99 <= max must hold); max and mean stay exact.
  *
  * Not thread-safe; nothing global.
  */
@@ -39,6 +40,7 @@ typedef struct {
   int64_t *bucket;         /* counts of buckets first_bucket .. + n_buckets - 1 */
   int first_bucket, n_buckets;
   int64_t zeros;           /* values of 0 ns */
+  int64_t sketch_min;      /* a sketch set's smallest value (INT64_MAX when empty) */
   int64_t *values;         /* the buffer of values not yet in a block */
   int64_t *weights;        /* weighted: theirs; else NULL */
   int n, cap;              /* in the buffer; cap grows to CS_SAMPLES_BLOCK (stays 0 for a sketch) */

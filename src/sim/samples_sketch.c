@@ -14,6 +14,8 @@ void cs_samples_sketch_add(CsSamples *s, int64_t value, int64_t weight)
   s->total += weight;
   if (value > s->max)
     s->max = value;
+  if (value < s->sketch_min)
+    s->sketch_min = value;
   if (value <= 0) {
     s->zeros += weight;
     return;
@@ -39,7 +41,7 @@ void cs_samples_sketch_stats(CsSamples *const *sets, int n, CsLatencyStats *out)
 {
   int lo = INT_MAX, hi = INT_MIN;
   __int128 sum = 0;
-  int64_t total = 0, zeros = 0, max = INT64_MIN;
+  int64_t total = 0, zeros = 0, max = INT64_MIN, min = INT64_MAX;
   double log_gamma = 0.0;
   for (int i = 0; i < n; i++) {
     const CsSamples *s = sets[i];
@@ -51,6 +53,7 @@ void cs_samples_sketch_stats(CsSamples *const *sets, int n, CsLatencyStats *out)
     total += s->total;
     zeros += s->zeros;
     max = MAX(max, s->max);
+    min = MIN(min, s->sketch_min);
     if (s->n_buckets > 0) {
       lo = MIN(lo, s->first_bucket);
       hi = MAX(hi, s->first_bucket + s->n_buckets - 1);
@@ -75,7 +78,11 @@ void cs_samples_sketch_stats(CsSamples *const *sets, int n, CsLatencyStats *out)
       cum += merged[b++ - lo];
     /* The rank-th value is 0, or in bucket b - 1: (gamma^(b-2), gamma^(b-1)];
      * its midpoint in relative terms is within a of every value there. */
-    *dst[q] = rank <= zeros ? 0.0 : 2.0 * exp(log_gamma * (b - 1)) / (gamma + 1.0) / 1e6;
+    double mid = rank <= zeros ? 0.0 : 2.0 * exp(log_gamma * (b - 1)) / (gamma + 1.0) / 1e6;
+    /* Every value lies in [min, max], so clamping there only brings the
+     * estimate closer; without it p99 of 111.53 ms samples read 114.61 ms
+     * (a = 0.1), above the exact max. */
+    *dst[q] = CLAMP(mid, min / 1e6, max / 1e6);
   }
   out->max = max / 1e6;
   out->mean = (double)sum / (double)total / 1e6;

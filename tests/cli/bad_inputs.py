@@ -108,6 +108,10 @@ def setup(actions, tmp, fixtures):
         elif word == "unset":
             name, _, path = rest.partition(" ")
             edit_json(os.path.join(tmp, name), path, None)
+        elif word == "symlink":
+            # symlink TARGET NAME: NAME -> TARGET (which need not exist)
+            target, _, name = rest.partition(" ")
+            os.symlink(target, os.path.join(tmp, name))
         elif word == "chmod":
             mode, _, name = rest.partition(" ")
             os.chmod(os.path.join(tmp, name), int(mode, 8))

@@ -156,6 +156,16 @@ check "provision: symphony over two types is reported as not monotone by constru
   --set 'dispatch={"policy": "symphony", "d_ctrl_us": 0}' --json >"$tmp/onetype.json" 2>/dev/null
 check "provision: ...but not over one type" py "d['monotonicity_violations'] == []" "$tmp/onetype.json"
 
+# The cheapest mix's tie: of mixes of one price, the fewest GPUs. ResNet50
+# alone at 1200 req/s (eager, no placement) passes with 1 a100 or with 4
+# 1080ti (found first, a100 count 0); at $2 and $0.5 both cost 4 x 0.5 =
+# 1 x 2 = $2 an hour, so the cheapest is 1 a100, not the first found.
+"$bin" provision "$tmp/three.json" --types a100,1080ti --max-gpus 6 --unset 'clients[2]' --unset 'clients[1]' \
+  --set 'clients[0].rate=1200' --set 'dispatch={"policy": "eager"}' --price a100=2,1080ti=0.5 \
+  --json >"$tmp/tie.json" 2>/dev/null
+check "provision: of two mixes at \$2 an hour (4 1080ti found first, 1 a100), the cheapest is the one of fewer GPUs" \
+  py "[(m['gpus_per_type'], m['price_per_hour']) for m in d['frontier']] == [({'a100': 0, '1080ti': 4}, 2), ({'a100': 1, '1080ti': 0}, 2)]
+      and d['cheapest'] == {'gpus_per_type': {'a100': 1, '1080ti': 0}, 'gpus': 1, 'price_per_hour': 2}" "$tmp/tie.json"
 bad "provision: no --types" "clustersim provision: --types: required" provision "$tmp/three.json"
 bad "provision: an unknown type" 'clustersim: provision: --types: GPU type "a10" is not defined by the profiles of' \
   provision "$tmp/three.json" --types a10

@@ -101,13 +101,17 @@ for m in f['models']:
     line = [l for l in open('$tmp/show.txt') if l.startswith(m['model'] + ' ')][0].split()
     ok = ok and line[7] == want
 sys.exit(0 if ok else 1)"
-check "show: interference file covering a model is named (alexnet in igniter_v100)" python3 -c "
-import json, sys
+check "show: interference files covering a model are named (alexnet in igniter_v100)" python3 -c "
+import glob, json, os, sys
 d = json.load(open('$tmp/show.json'))
-i = json.load(open('$src/data/profiles/igniter_v100.json'))
-covered = {m['model'] for m in i['models']}
-ok = all(([x['file'] for x in p['interference']] == (['igniter_v100'] if p['model'] in covered else []))
-         for p in d['profiles'])
+files = {}
+for path in sorted(glob.glob('$src/data/profiles/*.json')):
+    f = json.load(open(path))
+    if f['format'] == 'clustersim-interference':
+        files[os.path.basename(path)[:-5]] = {m['model'] for m in f['models']}
+ok = 'alexnet' in files['igniter_v100']
+ok = ok and all([x['file'] for x in p['interference']] == [n for n in sorted(files) if p['model'] in files[n]]
+                for p in d['profiles'])
 sys.exit(0 if ok else 1)"
 check "show: v100 has no iGniter file: derived on demand" python3 -c "
 import json, sys
@@ -155,7 +159,7 @@ bad "show: unknown model" 'no profile file, model or GPU type called "alexnt" (d
 bad "show: unknown GPU type, case" 'called "V100" (did you mean "v100"?)' profile show V100
 bad "show: unknown file name" '(did you mean "v100_thesis"?)' profile show v100_thesys --json
 bad "show: no NAME" "expected exactly one NAME" profile show
-bad "profile: no subcommand" "expected a subcommand: list, show or measure" profile
+bad "profile: no subcommand" "expected a subcommand: list, show, measure or import" profile
 bad "list: missing --profile file" "--profile nope.json: file not found" profile list --profile nope.json
 printf '{"format": "clustersim-profile", "version": 1, "source": "x", "models": [{"gpu": "v100", "model": "m", "linear": {"alpha_ms": 1, "beta_ms": -1}}]}' >"$tmp/badprof.json"
 bad "list: invalid --profile file" "badprof.json: models[0]" profile list --profile "$tmp/badprof.json"

@@ -138,6 +138,29 @@ bad "merge: shards of different experiments" "are shards of different sweeps: th
 cp -r "$tmp/s2" "$tmp/s2x"
 head -20 "$tmp/s2/runs.csv" >"$tmp/s2x/runs.csv"
 bad "merge: a runs.csv missing rows of its runs" "s2x/runs.csv: has no row of run" sweep merge "$tmp/s1" "$tmp/s2x" "$tmp/s3"
+# A shard's rows must be whole runs of the sweep, each model once: a runs.csv
+# with a row duplicated, lost, of a model the run has not, or of another
+# point is refused, not counted (run 1: resnet50, alexnet, total on lines 2-4).
+bad_rows() {
+  local what=$1 msg=$2 edit=$3
+  rm -rf "$tmp/s2r"
+  cp -r "$tmp/s2" "$tmp/s2r"
+  awk "$edit" "$tmp/s2/runs.csv" >"$tmp/s2r/runs.csv"
+  bad "merge: $what" "$msg" sweep merge -o "$tmp/m2" "$tmp/s1" "$tmp/s2r" "$tmp/s3"
+  check "merge: $what: writes nothing" test ! -e "$tmp/m2"
+}
+bad_rows "a duplicated row" 's2r/runs.csv: run 1: two rows of model "resnet50" (a row duplicated?)' \
+  '{ print } NR == 2 { print }'
+bad_rows "a missing model" \
+  "s2r/runs.csv: run 1: its total row has generated = " 'NR != 3 { print }'
+bad_rows "a model the run has not" "s2r/runs.csv: run 1: its total row has generated = " \
+  '{ print } NR == 3 { sub(/,alexnet,/, ",vgg19,"); print }'
+bad_rows "a row after the total" \
+  's2r/runs.csv: run 1: expected its model rows and then its total row, got 4 row(s) ending with model "vgg19"' \
+  '{ print } NR == 4 { sub(/,total,/, ",vgg19,"); print }'
+bad_rows "a row of another point" \
+  's2r/runs.csv: run 1: a row has variant "wait20" but run 1 of the sweep has "dedicated"' \
+  'NR == 3 { sub(/^1,dedicated,/, "1,wait20,") } { print }'
 bad "merge: no shard" "expected one or more SHARDDIR" sweep merge -o "$tmp/m2"
 bad "merge: not a shard directory" "shard.json: cannot read" sweep merge "$tmp/j1"
 
@@ -253,6 +276,84 @@ for e in "$src"/experiments/*.json; do
     test $? -eq 0 -a "$(wc -l <"$tmp/shipped.out")" -gt 1 -a ! -s "$tmp/shipped.err"
 done
 
+# ---- outputs stay whole: one writer, and an interrupt leaves one set ------------------
+# A gnuplot that says it started (file started.N) and waits for go.N before
+# rendering (the real one when there is one), so that a second writer and an
+# interrupt meet the sweep in the middle of its figures without any timing.
+cat >"$tmp/slowplot" <<SH
+#!/bin/sh
+n=\$(cat "$tmp/plotid")
+touch "$tmp/started.\$n"
+i=0
+while [ ! -e "$tmp/go.\$n" ] && [ \$i -lt 1200 ]; do sleep 0.05; i=\$((i + 1)); done
+real=\$(command -v gnuplot)
+[ -n "\$real" ] && exec "\$real" "\$@"
+exit 0
+SH
+chmod +x "$tmp/slowplot"
+cat >"$tmp/exp/small.json" <<'JSON'
+{"base": "base.json", "variants": [{"name": "w100"}, {"name": "w20", "set": {"dispatch.max_wait_ms": 20}}],
+ "axes": [{"name": "gpus", "path": "cluster.gpus", "values": [1, 2]}], "seeds": [1, 2]}
+JSON
+sed 's/"seeds": \[1, 2\]/"seeds": [3, 4]/' "$tmp/exp/small.json" >"$tmp/exp/smallB.json"
+# Started with SIGINT at its default (a shell's background job ignores it),
+# in a session of its own when GROUP=1 (as a terminal's foreground job); exec
+# all the way, so that $! is clustersim's PID.
+launch() {
+  exec python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+if os.environ.get("GROUP") == "1":
+    os.setsid()
+os.execv(sys.argv[1], sys.argv[1:])' "$@"
+}
+wait_for() { local i=0; while [ ! -e "$1" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; }
+"$bin" sweep "$tmp/exp/small.json" -o "$tmp/refA" >/dev/null 2>&1
+"$bin" sweep "$tmp/exp/smallB.json" -o "$tmp/refB" >/dev/null 2>&1
+
+echo 1 >"$tmp/plotid"
+CLUSTERSIM_GNUPLOT="$tmp/slowplot" launch "$bin" sweep "$tmp/exp/small.json" -o "$tmp/lk" >"$tmp/lk.out" 2>&1 &
+first=$!
+wait_for "$tmp/started.1"
+bad "a second sweep into a directory being written is refused, naming the writer" \
+  "clustersim sweep: --output $tmp/lk: another clustersim (PID $first) is writing it; wait for it to finish, or use another directory" \
+  sweep "$tmp/exp/smallB.json" -o "$tmp/lk" --force
+bad "... and so are a merge and a plot into it" "another clustersim (PID $first) is writing it" \
+  sweep plot "$tmp/lk"
+touch "$tmp/go.1"
+wait "$first"
+check "... while the first sweep ends normally (exit 0)" test $? -eq 0
+check "... with its own outputs whole, and its lock gone" \
+  sh -c "cmp -s '$tmp/lk/runs.csv' '$tmp/refA/runs.csv' && diff -r -x '*.svg' -x '*.png' '$tmp/lk' '$tmp/refA' >/dev/null && test ! -e '$tmp/lk/.clustersim.lock'"
+mkdir "$tmp/stale"
+echo 999999999 >"$tmp/stale/.clustersim.lock"
+"$bin" sweep "$tmp/exp/small.json" -o "$tmp/stale" >/dev/null 2>&1
+check "a lock file left by a writer that was killed (no process holds it) is taken over: exit 0, lock gone" \
+  sh -c "test $? -eq 0 && cmp -s '$tmp/stale/runs.csv' '$tmp/refA/runs.csv' && test ! -e '$tmp/stale/.clustersim.lock'"
+
+# SIGINT while the figures render, to the sweep alone and to its process
+# group (a terminal's Ctrl-C): the old set or the new one, figures included,
+# and no figures.new (before: new tables beside old figures).
+for target in pid group; do
+  rm -rf "$tmp/int"
+  cp -r "$tmp/refA" "$tmp/int"
+  n=int-$target
+  echo "$n" >"$tmp/plotid"
+  GROUP=$([ $target = group ] && echo 1 || echo 0) CLUSTERSIM_GNUPLOT="$tmp/slowplot" launch "$bin" sweep "$tmp/exp/smallB.json" -o "$tmp/int" --force >/dev/null 2>&1 &
+  pid=$!
+  wait_for "$tmp/started.$n"
+  if [ $target = pid ]; then kill -INT "$pid"; else kill -INT -- "-$pid"; fi
+  touch "$tmp/go.$n"
+  wait "$pid"
+  rc=$?
+  check "SIGINT ($target) during the figures: the sweep ends by it (status 130)" test $rc -eq 130
+  whole=none
+  for ref in refA refB; do
+    diff -r -x '*.svg' -x '*.png' "$tmp/int" "$tmp/$ref" >/dev/null 2>&1 && whole=$ref
+  done
+  check "SIGINT ($target): the directory holds one whole set, figures included (got $whole)" test "$whole" != none
+  check "SIGINT ($target): no figures.new and no lock left" test ! -e "$tmp/int/figures.new" -a ! -e "$tmp/int/.clustersim.lock"
+done
+
 # ---- bad input: exit 2, nothing written -------------------------------------------------
 bad "missing experiment" "nope.json: cannot read" sweep "$tmp/exp/nope.json" -o "$tmp/none"
 check "missing experiment: no output directory" test ! -e "$tmp/none"
@@ -271,4 +372,9 @@ bad "earlier outputs are refused" "holds the outputs of an earlier sweep (runs.c
   sweep "$g" -o "$tmp/j1"
 "$bin" sweep "$tmp/exp/mixed.json" -o "$tmp/s1" --force >/dev/null 2>&1
 check "--force replaces the whole set: a shard's shard.json goes" test ! -e "$tmp/s1/shard.json" -a -e "$tmp/s1/aggregate.csv"
+printf '%s' '{"base": "base.json", "variants": [{"name": "a\nb"}], "seeds": [1]}' >"$tmp/exp/newline.json"
+bad "a newline in a variant name is refused (runs.csv would break for sweep plot)" \
+  'newline.json: variants[0].name: variant "a\nb" holds a control character (byte 0x0a)' \
+  sweep "$tmp/exp/newline.json" -o "$tmp/none"
+check "... and nothing is written" test ! -e "$tmp/none"
 finish

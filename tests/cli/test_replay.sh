@@ -81,6 +81,27 @@ bad "an unknown backend option is refused" \
   replay "$tmp/d.jsonl" --backend emulated --backend-option speed=2 -o "$tmp/none"
 check "a refused replay leaves no output directory" test ! -e "$tmp/none"
 
+# The records number models as the header lists them: a header that lists
+# the scenario's models in another order would replay alexnet with
+# resnet50's latency, so it is refused (exit 2, nothing written).
+"$bin" run "$tmp/base.json" --set 'clients[1]={"model": "alexnet", "rate": 100, "slo_ms": 100, "requests": 30}' \
+  --decisions "$tmp/d2.jsonl" >/dev/null 2>&1
+python3 - "$tmp/d2.jsonl" "$tmp/swapped.jsonl" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().split("\n")
+head = json.loads(lines[0])
+assert [m["name"] for m in head["models"]] == ["resnet50", "alexnet"], head["models"]
+head["models"].reverse()
+lines[0] = json.dumps(head)
+open(sys.argv[2], "w").write("\n".join(lines))
+PY
+bad "a header listing the models in another order than its scenario" \
+  "swapped.jsonl: line 1: models[0] is alexnet (SLO 100000000 ns) but its scenario's clients[0] is resnet50 (SLO 200000000 ns)" \
+  replay "$tmp/swapped.jsonl" --backend emulated -o "$tmp/swapped"
+check "... writes nothing" test ! -e "$tmp/swapped"
+"$bin" replay "$tmp/d2.jsonl" --backend emulated -o "$tmp/two" >/dev/null 2>&1
+check "the log as written, two models, replays (exit 0)" test $? -eq 0
+
 # The cuda backend, when this build has it: on a machine without a GPU its
 # workers fail at set-up and the replay says so (exit 2, nothing written);
 # with one, the replay runs.

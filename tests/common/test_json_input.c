@@ -54,6 +54,45 @@ static void test_parse_positions(void **state)
   g_clear_error(&error);
 }
 
+/* A key given twice in one object is refused, naming the object's path and
+ * both lines (cJSON would keep both and read only the first). */
+static void test_duplicate_keys(void **state)
+{
+  (void)state;
+  GError *error = NULL;
+  assert_null(cs_json_parse("{\"seed\": 1,\n \"seed\": -1}", "d.json", &error));
+  assert_true(g_error_matches(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID));
+  assert_string_equal(error->message, "d.json: field \"seed\" given twice, on line 1 and line 2 "
+                                      "(a field may appear once)");
+  g_clear_error(&error);
+  /* Nested in an array, on one line; an escaped key is the same key. */
+  assert_null(cs_json_parse("{\"clients\": [{}, {\"rate\": 1, \"r\\u0061te\": 2}]}", "d.json",
+                            &error));
+  assert_string_equal(error->message, "d.json: clients[1]: field \"rate\" given twice on line 1 "
+                                      "(a field may appear once)");
+  g_clear_error(&error);
+  /* Past the linear-compare size, in a nested object after strings holding
+   * braces and newlines escaped. */
+  GString *big = g_string_new("{\"s\": \"}{\\\"\\n\", \"o\": {");
+  for (int i = 0; i < 40; i++)
+    g_string_append_printf(big, "\"k%d\": [%d, {\"k%d\": null}],\n", i, i, i);
+  g_string_append(big, "\"k7\": true}}");
+  assert_null(cs_json_parse(big->str, "big.json", &error));
+  assert_string_equal(error->message, "big.json: o: field \"k7\" given twice, on line 8 and "
+                                      "line 41 (a field may appear once)");
+  g_clear_error(&error);
+  /* The same key in two objects, or in an object and its child, is fine. */
+  g_string_truncate(big, big->len - strlen("\"k7\": true}}"));
+  g_string_append(big, "\"k40\": true}}");
+  cJSON *ok = cs_json_parse(big->str, "big.json", &error);
+  assert_non_null(ok);
+  cJSON_Delete(ok);
+  g_string_free(big, TRUE);
+  ok = cs_json_parse("\xEF\xBB\xBF [{\"a\": 1}, {\"a\": {\"a\": 2}}]", "bom.json", &error);
+  assert_non_null(ok);
+  cJSON_Delete(ok);
+}
+
 /* Asserts that cs_json_load_file(path) fails with "path: cannot read: why". */
 static void expect_unreadable(const char *path, const char *why)
 {
@@ -204,7 +243,7 @@ static void test_read_double(void **state)
   expect_message(&error, "d.json: x: expected a finite number, got -infinity (a number beyond the "
                          "range of a double, about -1.8e308)");
   cJSON_Delete(lit);
-  /* The three ways a range is worded. */
+  /* The ways a range is worded. */
   assert_false(cs_json_read_double(o, "neg", TRUE, 1e-9, 1e12, &v, "d.json", "", &error));
   expect_message(&error, "d.json: neg: expected a number > 0, got -1");
   assert_false(cs_json_read_double(o, "neg", TRUE, 0, 1e9, &v, "d.json", "", &error));
@@ -216,6 +255,14 @@ static void test_read_double(void **state)
   expect_message(&error, "d.json: neg: expected a number >= 0.5, got -1");
   assert_true(cs_json_read_double(o, "big", TRUE, 0, 1e10, &v, "d.json", "", &error));
   assert_true(v == 2e9);
+  /* Above a large maximum, the message names the bound that failed (it
+   * said "expected a number > 0, got 1e+300" for a rate of 1e300). */
+  assert_false(cs_json_read_double(o, "big", TRUE, 1e-9, 1e9, &v, "d.json", "", &error));
+  expect_message(&error, "d.json: big: expected a number > 0 and <= 1e+09, got 2e+09");
+  assert_false(cs_json_read_double(o, "big", TRUE, 0, 1e9, &v, "d.json", "", &error));
+  expect_message(&error, "d.json: big: expected a number in [0, 1e+09], got 2e+09");
+  assert_false(cs_json_read_double(o, "mid", TRUE, 1e-6, 100, &v, "d.json", "", &error));
+  expect_message(&error, "d.json: mid: expected a number > 0 and <= 100, got 150");
   cJSON_Delete(o);
 }
 
@@ -413,7 +460,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_parse_positions),   cmocka_unit_test(test_paths_and_types),
     cmocka_unit_test(test_load_file_kinds),
-    cmocka_unit_test(test_read_double),       cmocka_unit_test(test_read_integers),
+    cmocka_unit_test(test_duplicate_keys), cmocka_unit_test(test_read_double),       cmocka_unit_test(test_read_integers),
     cmocka_unit_test(test_read_string_and_bool), cmocka_unit_test(test_check_keys),
     cmocka_unit_test(test_did_you_mean_lists), cmocka_unit_test(test_data_dirs),
   };

@@ -314,6 +314,19 @@ def main():
     c("fuzz_maf2019", "excerpt_companions.csv",
       m19["invocations"] + "##\n" + m19["durations"] + "##\n" + m19["memory"])
     c("fuzz_maf2021", "excerpt.csv", m21)
+    c("fuzz_measured", "gpulet_isolated.csv", head("data/measured/gpulet_a100_isolated.csv", 6))
+    c("fuzz_measured", "gpulet_pairs.csv",
+      head("data/measured/gpulet_a100_isolated.csv", 6) +
+      "".join(read("data/measured/gpulet_a100_pairs.csv").splitlines(keepends=True)[1:4]))
+    c("fuzz_measured", "igniter_pairs.csv", head("data/measured/igniter_v100_pairs.csv", 4))
+    c("fuzz_measured", "nvidia_dle.csv", head("data/measured/nvidia_dle_isolated.csv", 4))
+    c("fuzz_measured", "mig_copies.csv",
+      "source,gpu,model,batch,share_pct,mig_gpcs,partners,latency_ms,isolated_latency_ms,kind\n"
+      "p,g,bert,1,,1,,13.0,,isolated\n"
+      "p,g,bert,2,,,,20.0,,isolated\n"
+      "p,g,bert,1,,1,\"bert:b=1:same MIG instance x2 (MPS default, no SM limit)\",25.0,13.0,"
+      "colocated_same_model\n"
+      "p,g,bert,1,40,,caffe:vgg16:1:b=2:s=30 x2;bert:b=1,30.0,13.0,colocated\n")
     c("fuzz_azure_llm", "excerpt.csv", llm)
     for h, files in FIXTURES.items():
         for name, text in files.items():

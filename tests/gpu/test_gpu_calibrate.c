@@ -18,6 +18,7 @@
 #include "profiles/interference.h"
 #include "profiles/profile.h"
 #include "profiles/calibrate.h"
+#include "profiles/mig_table.h"
 
 #define HEAD "{\"format\": \"clustersim-calibration\", \"version\": 1, \"source\": \"s\""
 /* A valid pair row: alexnet batch 2 at 20 % next to resnet50 batch 2. */
@@ -227,6 +228,89 @@ static void test_colocation_without_profile(void **state)
   g_free(inter);
 }
 
+/* The share rule per measured source and the MIG rule on the shipped data.
+ * The figures pinned are those of an independent computation,
+ * tests/gpu/check_share_mig.py (Python standard library; it also checks
+ * every printed figure): e fitted on Gpulet's 350 cells 0.2809, on RaPP's
+ * 5225 0.1376; kappa on ParvaGPU's 323 single-process cells 0.8614 (SciPy's
+ * least_squares on the same log residuals gave 0.8614 too), which is the
+ * engine's CS_MIG_RULE_DEFAULT_KAPPA; MIG leaving one model out pooled median
+ * 7.1 %, where the rule before (1/f) gives 70.7 %. Bad inputs: a measured
+ * file giving one cell twice, a MIG file without MIG tables. */
+static void test_sources_and_mig(void **state)
+{
+  (void)state;
+  const char *root = g_getenv("CS_SOURCE_ROOT");
+  char *inter = data_path("igniter_v100.json"), *calib = data_path("gpu_calibration.json");
+  char *mig = data_path("a100_parvagpu_mig.json");
+  char *files[3] = { g_build_filename(root ? root : ".", "data", "measured",
+                                      "gpulet_a100_isolated.csv", NULL),
+                     g_build_filename(root ? root : ".", "data", "measured",
+                                      "rapp_v100_sm_share.csv", NULL), NULL };
+  CsGpuCalibrateOptions opt = { .interference_path = inter, .calibration_path = calib,
+                                .share_measured_paths = (const char *const *)files,
+                                .mig_path = mig };
+  GError *error = NULL;
+  CsGpuCalibration *c = cs_gpu_calibrate(&opt, &error);
+  if (!c)
+    print_error("%s\n", error->message);
+  assert_non_null(c);
+  assert_int_equal(c->n_share_sources, 2);
+  assert_int_equal(c->share_source_models[0], 10);
+  assert_int_equal(c->share_source_models[1], 69);
+  const CsCalibShare *g = c->share_sources[0], *r = c->share_sources[1];
+  assert_int_equal(g->stats[CS_SHARE_LOMO][g->n_models].n, 350);
+  assert_int_equal(r->stats[CS_SHARE_LOMO][r->n_models].n, 5225);
+  assert_true(fabs(g->fit.e - 0.2809) <= 5e-4);
+  assert_true(fabs(r->fit.e - 0.1376) <= 5e-4);
+  /* the shipped e (fitted on iGniter) carries to both sources far better
+   * than the power rule */
+  assert_true(g->stats[CS_SHARE_SHIPPED][g->n_models].median <= 0.085);
+  assert_true(r->stats[CS_SHARE_SHIPPED][r->n_models].median <= 0.06);
+  assert_true(g->stats[CS_SHARE_POWER][g->n_models].median >= 0.4);
+  assert_null(c->share); /* no share profile given: the pool is the two files */
+  assert_int_equal(c->share_pooled->stats[0][c->share_pooled->n_models].n, 350 + 5225);
+  const CsCalibMig *m = c->mig;
+  assert_non_null(m);
+  assert_int_equal(m->n_models, 11);
+  assert_int_equal(m->stats[CS_MIG_LOMO][11].n, 323);
+  assert_true(fabs(m->kappa - 0.8614) <= 5e-5);
+  assert_true(fabs(m->kappa - CS_MIG_RULE_DEFAULT_KAPPA) <= 5e-5);
+  assert_true(fabs(m->stats[CS_MIG_LOMO][11].median - 0.071) <= 5e-4);
+  assert_true(fabs(m->stats[CS_MIG_POWER][11].median - 0.707) <= 5e-4);
+  assert_int_equal(m->procs_mps.n, 1327);
+  cs_gpu_calibration_free(c);
+
+  /* a cell measured twice */
+  char *dup = g_build_filename(tmp_dir, "dup.csv", NULL);
+  assert_true(g_file_set_contents(dup,
+    "source,gpu,model,batch,share_pct,latency_ms,kind\n"
+    "s,g,m,1,100,1.0,isolated\ns,g,m,2,100,1.5,isolated\ns,g,m,1,50,1.6,isolated\n"
+    "s,g,m,1,50,1.7,isolated\n", -1, NULL));
+  char *one[2] = { dup, NULL };
+  opt.share_measured_paths = (const char *const *)one;
+  assert_null(cs_gpu_calibrate(&opt, &error));
+  char *want = g_strdup_printf("%s: line 5: m at batch 1 and share 50 %% is measured twice "
+                               "(also line 4); the share rule's check needs one latency per "
+                               "cell", dup);
+  assert_string_equal(error->message, want);
+  g_clear_error(&error);
+  g_free(want);
+  /* a MIG file without MIG tables */
+  opt.share_measured_paths = NULL;
+  opt.mig_path = inter;
+  assert_null(cs_gpu_calibrate(&opt, &error));
+  assert_non_null(strstr(error->message, "igniter_v100.json: no model has a MIG cell"));
+  g_clear_error(&error);
+  g_remove(dup);
+  g_free(dup);
+  g_free(files[0]);
+  g_free(files[1]);
+  g_free(inter);
+  g_free(calib);
+  g_free(mig);
+}
+
 static int setup(void **state)
 {
   (void)state;
@@ -248,6 +332,7 @@ int main(void)
     cmocka_unit_test(test_bad_calibration_files),
     cmocka_unit_test(test_missing_inputs),
     cmocka_unit_test(test_colocation_without_profile),
+    cmocka_unit_test(test_sources_and_mig),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

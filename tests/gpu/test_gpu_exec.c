@@ -16,6 +16,7 @@
 #include "profiles/interference.h"
 #include "profiles/profile.h"
 #include "profiles/calibrate.h"
+#include "profiles/calibrate_joint.h"
 #include "profiles/share_rule.h"
 #include "sim/gpu_exec.h"
 
@@ -800,7 +801,7 @@ static void test_shipped_igniter(void **state)
   /* The measured pairs carry a scale on the model's excess (test_calibration
    * checks it is the fit), no flat factor; the model is the built-in one. */
   assert_true(isnan(cs_interference_pair(set, a, r)));
-  assert_close(cs_interference_pair_scale(set, a, r), 1.246, 1e-12);
+  assert_close(cs_interference_pair_scale(set, a, r), 1.247, 1e-12);
   const CsInterferenceFallback *fb = cs_interference_set_fallback(set);
   assert_true(fb->form == CS_FALLBACK_BATCH_SHARE && fb->combine == CS_COMBINE_NORM);
   assert_close(fb->c, CS_INTERFERENCE_DEFAULT_C, 0);
@@ -835,11 +836,11 @@ static double rel_err(const CsCalibWorker *w, double sim)
 }
 
 /* The figures of docs/gpu-model.md. Tolerances and why:
- * - the batch_share fit on all 750 latencies equals an independent fit of
- *   the same residuals (log of predicted / measured) with SciPy's
- *   least_squares: log c = -2.52996 (c = 0.0796622), x = 0.139488,
- *   z = 0.335183; the shipped file and the built-in default carry it to 4
- *   digits, and the shipped pair scales equal the scale fits likewise;
+ * - the batch_share fit on iGniter's 750 latencies alone equals an
+ *   independent fit of the same residuals (log of predicted / measured) with
+ *   SciPy's least_squares: log c = -2.52996 (c = 0.0796622), x = 0.139488,
+ *   z = 0.335183 (the shipped model is the joint fit over both GPU types
+ *   instead: test_joint_calibration);
  * - measured pairs, table variant (model x scale per pair): total median
  *   <= 1.5 %, p90 <= 4 %, each pair median <= 2.5 %, p90 <= 6 % (the
  *   std-dev of a measurement is ~1-2 % of it);
@@ -889,28 +890,8 @@ static void test_calibration(void **state)
   assert_close(log(c->fit.c), -2.52996, 1e-4);
   assert_close(c->fit.x, 0.139488, 1e-5);
   assert_close(c->fit.z, 0.335183, 1e-5);
-  assert_close(c->fit.c, CS_INTERFERENCE_DEFAULT_C, 5e-6);
-  assert_close(c->fit.x, CS_INTERFERENCE_DEFAULT_BATCH_EXPONENT, 5e-5);
-  assert_close(c->fit.z, CS_INTERFERENCE_DEFAULT_SHARE_EXPONENT, 5e-5);
   assert_true(c->fit.ci[1][0] < c->fit.x && c->fit.x < c->fit.ci[1][1]);
-  {
-    CsInterferenceSet *set = cs_interference_set_load_file(ipath, &error);
-    assert_non_null(set);
-    int n_scales = 0;
-    for (int v = 0; v < c->n_models; v++)
-      for (int g = 0; g < c->n_models; g++) {
-        double k = cs_interference_pair_scale(set, cs_interference_set_find(set,
-                                              c->model_names[v]),
-                                              cs_interference_set_find(set, c->model_names[g]));
-        assert_true(isnan(k) == isnan(c->scale[v][g]));
-        if (!isnan(k)) {
-          assert_close(k, c->scale[v][g], 5e-4 * k);
-          n_scales++;
-        }
-      }
-    assert_int_equal(n_scales, 6);
-    cs_interference_set_free(set);
-  }
+  /* (the shipped model and scales are the joint fit's: test_joint_calibration) */
   /* the shipped constant is the all-pairs fit: the least-squares constant of
    * slowdown = 1 + c0 is the mean of measured / solo - 1 over the 750 latencies,
    * with solo the upstream solo table (gpulet.config) at the same batch and share:
@@ -1002,6 +983,97 @@ static void test_calibration(void **state)
   g_free(spath);
 }
 
+/* The joint fit over both GPU types' shipped pairs (docs/gpu-model.md, "One
+ * model for every GPU type"). Expected values and why:
+ * - the fit equals an independent one of the same residuals, log(1 + e) -
+ *   log(measured / isolated) over the 1960 Gpulet and 750 iGniter rows, with
+ *   SciPy's least_squares (phi from a least-squares line of each model's
+ *   full-GPU latencies, floored at 0.05): log c = -0.55972375 (a100_gpulet),
+ *   -2.5151688 (v100_igniter), x = 0.03738699, 0.13953966, z = 0.42557105
+ *   shared, w = 0.6895885 (a100_gpulet; none for v100_igniter);
+ * - the shipped interference files and the built-in default carry it to 4
+ *   digits, and each file's pair scales equal the scale fits on it;
+ * - out of sample, each pair left out: a100_gpulet median <= 8 %, p90 <=
+ *   24 % (the issue's targets; one constant gives about 15 / 28 %);
+ *   v100_igniter median <= 2.5 %, p90 <= 6.5 % (the target p90 of 5.5 % is
+ *   not reached, as with the model fitted on iGniter alone: resnet50+vgg19);
+ * - the victim term's choice: fitting it for v100_igniter makes unseen
+ *   pairs worse, leaving it out for a100_gpulet doubles the median;
+ * - a GPU type left out whole is clearly worse than a measured one. */
+static void test_joint_calibration(void **state)
+{
+  (void)state;
+  GError *error = NULL;
+  CsJointCalibration *c = cs_joint_calibrate_shipped(&error);
+  if (!c)
+    print_error("%s\n", error->message);
+  assert_non_null(c);
+  assert_int_equal(c->n_groups, 2);
+  const CsJointGroupResult *a = &c->group[0], *v = &c->group[1];
+  assert_string_equal(a->name, "a100_gpulet");
+  assert_string_equal(v->name, "v100_igniter");
+  assert_int_equal(a->n_rows, 1960);
+  assert_int_equal(v->n_rows, 750);
+  assert_int_equal(a->n_skipped + v->n_skipped, 0);
+  const CsBatchShareFit *fa = &c->fit.group[0], *fv = &c->fit.group[1];
+  assert_true(c->fit.converged);
+  assert_close(log(fa->c), -0.55972375, 1e-5);
+  assert_close(log(fv->c), -2.5151688, 1e-5);
+  assert_close(fa->x, 0.03738699, 1e-5);
+  assert_close(fv->x, 0.13953966, 1e-5);
+  assert_close(fa->z, 0.42557105, 1e-5);
+  assert_close(fv->z, fa->z, 0);
+  assert_close(fa->w, 0.6895885, 1e-5);
+  assert_close(fv->w, 0.0, 0);
+  /* the built-in default is the v100_igniter group, to 4 digits */
+  assert_close(fv->c, CS_INTERFERENCE_DEFAULT_C, 5e-6);
+  assert_close(fv->x, CS_INTERFERENCE_DEFAULT_BATCH_EXPONENT, 5e-5);
+  assert_close(fv->z, CS_INTERFERENCE_DEFAULT_SHARE_EXPONENT, 5e-5);
+  /* the shipped files: fallback and scales */
+  const char *files[2] = { "a100_gpulet_interference.json", "igniter_v100.json" };
+  for (int g = 0; g < 2; g++) {
+    char *path = data_path(files[g]);
+    CsInterferenceSet *set = cs_interference_set_load_file(path, &error);
+    assert_non_null(set);
+    const CsInterferenceFallback *fb = cs_interference_set_fallback(set);
+    const CsBatchShareFit *f = &c->fit.group[g];
+    assert_true(fb->form == CS_FALLBACK_BATCH_SHARE && fb->combine == CS_COMBINE_NORM);
+    assert_close(fb->c, f->c, 5e-4 * f->c);
+    assert_close(fb->batch_exponent, f->x, 5e-4 * fabs(f->x));
+    assert_close(fb->share_exponent, f->z, 5e-4 * f->z);
+    assert_close(fb->fixed_exponent, f->w, 5e-4 * f->w);
+    const CsJointGroupResult *r = &c->group[g];
+    assert_true(r->n_scales == (g == 0 ? 8 : 6));
+    for (int k = 0; k < r->n_scales; k++) {
+      double s = cs_interference_pair_scale(set, cs_interference_set_find(set, r->scale_victim[k]),
+                                            cs_interference_set_find(set, r->scale_aggressor[k]));
+      assert_close(s, r->scale[k], 5e-4 * r->scale[k]);
+    }
+    cs_interference_set_free(set);
+    g_free(path);
+  }
+  assert_true(a->lopo.n == 1960 && v->lopo.n == 750);
+  assert_true(a->lopo.median <= 0.08 && a->lopo.p90 <= 0.24);
+  assert_true(v->lopo.median <= 0.025 && v->lopo.p90 <= 0.065);
+  assert_true(a->toggle.median > 2.0 * a->lopo.median);
+  assert_true(v->toggle.median > v->lopo.median);
+  assert_true(a->logo.median > a->lopo.median + 0.05 && v->logo.median > 3.0 * v->lopo.median);
+  assert_true(a->lomo.median <= 0.12 && v->lomo.median <= 0.03);
+  /* deterministic, and it prints */
+  CsJointCalibration *c2 = cs_joint_calibrate_shipped(&error);
+  assert_non_null(c2);
+  assert_true(c2->group[0].lopo.median == a->lopo.median && c2->group[1].lomo.p90 == v->lomo.p90);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&buf, &len);
+  cs_joint_calibration_print(c, mem);
+  fclose(mem);
+  assert_non_null(strstr(buf, "vgg19+vgg19"));
+  free(buf);
+  cs_joint_calibration_free(c2);
+  cs_joint_calibration_free(c);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -1022,6 +1094,7 @@ int main(void)
     cmocka_unit_test(test_loader_errors),
     cmocka_unit_test(test_shipped_igniter),
     cmocka_unit_test(test_calibration),
+    cmocka_unit_test(test_joint_calibration),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

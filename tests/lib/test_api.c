@@ -182,6 +182,39 @@ static void test_registries_are_independent(void **state)
   cs_scenario_free(none);
 }
 
+/* A policy's prediction above the model's rate (2.5 x 100 req/s) is capped
+ * at the rate by the framework, which says so in the placement's log: a
+ * model cannot be served more than it is sent. */
+static void test_expected_goodput_capped(void **state)
+{
+  (void)state;
+  PlaceState st = { 0 };
+  CsRegistry *r = cs_registry_new();
+  assert_true(cs_registry_add_placement(r, &one_replica_policy, &st, NULL));
+  CsScenario *sc = with_placement(r, "{\"policy\": \"one-replica\", \"alpha\": 2.5}");
+  cs_registry_unref(r);
+  CsResults *res = test_run(sc, NULL);
+  const CsPlacement *p = cs_results_placement(res);
+  assert_true(cs_placement_expected_goodput(p, 0) == 100.0);
+  assert_true(cs_placement_expected_total(p) == 100.0);
+  assert_true(cs_results_model_by_name(res, "a")->expected_goodput_rps == 100.0);
+  assert_non_null(strstr(cs_placement_log_text(p),
+                         "alpha 2.5 beta 0\na: expected goodput 250 req/s capped at its rate, "
+                         "100 req/s\n"));
+  cs_results_free(res);
+  /* At or below the rate, the prediction stays as the policy gave it. */
+  cs_scenario_free(sc);
+  r = cs_registry_new();
+  assert_true(cs_registry_add_placement(r, &one_replica_policy, &st, NULL));
+  sc = with_placement(r, "{\"policy\": \"one-replica\", \"alpha\": 0.5}");
+  cs_registry_unref(r);
+  res = test_run(sc, NULL);
+  assert_true(cs_placement_expected_goodput(cs_results_placement(res), 0) == 50.0);
+  assert_null(strstr(cs_placement_log_text(cs_results_placement(res)), "capped"));
+  cs_results_free(res);
+  cs_scenario_free(sc);
+}
+
 static void test_params_unknown_and_typed(void **state)
 {
   (void)state;
@@ -864,7 +897,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_registry_contents),
     cmocka_unit_test(test_registries_are_independent),
-    cmocka_unit_test(test_params_unknown_and_typed),
+    cmocka_unit_test(test_expected_goodput_capped), cmocka_unit_test(test_params_unknown_and_typed),
     cmocka_unit_test(test_placement_results_checked),
     cmocka_unit_test(test_dispatch_callbacks_and_observers),
     cmocka_unit_test(test_dispatch_misuse_stops_the_run),

@@ -134,12 +134,14 @@ static const BadFile bad_files[] = {
     "fallback.form: expected \"batch_share\" or \"linear\", got \"quadratic\"" },
   { HEAD ", \"fallback\": {\"form\": \"batch_share\", \"constant\": 0.1}}",
     "fallback: unknown field \"constant\" (known fields: form, c, batch_exponent, "
-    "share_exponent)" },
+    "share_exponent, fixed_exponent)" },
   { HEAD ", \"fallback\": {\"form\": \"linear\", \"c\": 0.1}}",
     "fallback: unknown field \"c\" (known fields: form, constant, victim, aggressor, metric, "
     "default_util_pct)" },
   { HEAD ", \"fallback\": {\"form\": \"batch_share\", \"share_exponent\": 0}}",
     "fallback.share_exponent: expected a number in [0.01, 10], got 0" },
+  { HEAD ", \"fallback\": {\"form\": \"batch_share\", \"fixed_exponent\": -1}}",
+    "fallback.fixed_exponent: expected a number in [0, 10], got -1" },
   /* combine */
   { HEAD ", \"combine\": {\"rule\": \"max\"}}",
     "combine.rule: expected \"product\" or \"norm\", got \"max\"" },
@@ -261,7 +263,7 @@ static void test_batch_share_and_combine(void **state)
   assert_close(fb->combine_exponent, 2.0, 0);
   /* batch 4 aggressor on half the GPU, victim on a quarter: 0.1 x 2 x
    * (4 x 0.5 x 0.25)^0.5 = 0.2 x 0.7071068 = 0.1414214 */
-  CsPairSide v = { 1, 0.25, 0 }, a = { 4, 0.5, 0 };
+  CsPairSide v = { 1, 0.25, 0, 0 }, a = { 4, 0.5, 0, 0 };
   assert_close(cs_interference_fallback_excess(fb, &v, &a), 0.14142135623730950, 1e-15);
   /* two aggressors of excess 0.3 and 0.4: norm 1 + sqrt(0.09 + 0.16) = 1.5 */
   double sum = cs_interference_combine_term(fb, 0.3) + cs_interference_combine_term(fb, 0.4);
@@ -274,6 +276,33 @@ static void test_batch_share_and_combine(void **state)
   assert_true(isnan(cs_interference_pair(set, cs_interference_set_find(set, "a"),
                                          cs_interference_set_find(set, "b"))));
   cs_interference_set_free(set);
+
+  /* the victim's fixed part: phi^w with w = 0.5 on the excess above,
+   * 0.1414214 x sqrt(0.36) = 0.0848528; below the floor phi counts as 0.05
+   * (x 0.2236068 = 0.0316228); w = 0 (absent) leaves phi unread */
+  set = cs_interference_set_load_data(
+    HEAD ", \"fallback\": {\"form\": \"batch_share\", \"c\": 0.1, \"batch_exponent\": 0.5,"
+    " \"share_exponent\": 0.5, \"fixed_exponent\": 0.5}}", "fx.json", &error);
+  assert_non_null(set);
+  fb = cs_interference_set_fallback(set);
+  assert_close(fb->fixed_exponent, 0.5, 0);
+  v.fixed = 0.36;
+  assert_close(cs_interference_fallback_excess(fb, &v, &a), 0.08485281374238570, 1e-15);
+  v.fixed = 0.01;
+  assert_close(cs_interference_fallback_excess(fb, &v, &a), 0.03162277660168380, 1e-15);
+  a.fixed = 1.0; /* the aggressor's phi plays no part */
+  assert_close(cs_interference_fallback_excess(fb, &v, &a), 0.03162277660168380, 1e-15);
+  cs_interference_set_free(set);
+  CsInterferenceFallback off;
+  cs_interference_fallback_init(&off);
+  assert_close(off.fixed_exponent, 0.0, 0);
+  v.fixed = 0.36;
+  CsPairSide v0 = v;
+  v0.fixed = 0.9;
+  assert_close(cs_interference_fallback_excess(&off, &v, &a),
+               cs_interference_fallback_excess(&off, &v0, &a), 0);
+  v = (CsPairSide){ 1, 0.25, 0, 0 };
+  a = (CsPairSide){ 4, 0.5, 0, 0 };
 
   /* product, explicitly: 1.3 x 1.4 = 1.82 */
   set = cs_interference_set_load_data(

@@ -291,6 +291,45 @@ static void test_shepherd_delay_timeline(void **state)
   test_dir_remove(dir);
 }
 
+/* Shepherd's model tie: of equal candidates the lowest model index wins
+ * (the scenario's client order, not the name). One GPU, l(b) = b + 4 ms for
+ * both models, zero delays, no preemption. By hand: b's request at 0 runs
+ * alone [0, 5). At 1 ms two requests of each model arrive and wait. At 5 ms
+ * the GPU frees with a candidate of 2 for each: the first client's model
+ * runs [5, 11) (latency 10 ms), the other [11, 17) (16 ms). */
+static void test_shepherd_model_tie(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(1.0, 4.0);
+  for (int order = 0; order < 2; order++) {
+    const char *first = order == 0 ? "a" : "b", *second = order == 0 ? "b" : "a";
+    const char *t_first = order == 0 ? "1, 1" : "0, 1, 1", *t_second = order == 0 ? "0, 1, 1" : "1, 1";
+    char *json = g_strdup_printf(
+      "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+      " \"dispatch\": {\"policy\": \"shepherd\", \"d_ctrl_us\": 0, \"d_data_us\": 0,"
+      " \"preemption\": false}, \"clients\": ["
+      "{\"model\": \"%s\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [%s]}},"
+      "{\"model\": \"%s\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [%s]}}]}",
+      first, t_first, second, t_second);
+    CsScenario *sc = test_scenario(dir, json);
+    g_free(json);
+    CsResults *r = test_run(sc, NULL);
+    const CsModelResult *a = cs_results_model_by_name(r, "a"), *b = cs_results_model_by_name(r, "b");
+    /* a waits [1, 11) when it is the first client, [1, 17) when it is not;
+     * b's late pair the other way round; b's first request 5 ms. */
+    double a_ms = order == 0 ? 10.0 : 16.0, b_ms = order == 0 ? 16.0 : 10.0;
+    assert_int_equal(a->completed, 2);
+    assert_int_equal(b->completed, 3);
+    assert_true(fabs(a->latency.max - a_ms) < 1e-9 && fabs(a->latency.p50 - a_ms) < 1e-9);
+    assert_true(fabs(b->latency.max - b_ms) < 1e-9);
+    assert_true(fabs(b->latency.mean - (5.0 + 2 * b_ms) / 3) < 1e-9);
+    assert_int_equal(cs_results_gpu_batches(r, 0), 3);
+    cs_results_free(r);
+    cs_scenario_free(sc);
+  }
+  test_dir_remove(dir);
+}
+
 static void test_shepherd_against_table2(void **state)
 {
   (void)state;
@@ -550,6 +589,7 @@ int main(void)
     cmocka_unit_test(test_shepherd_preemption_timeline),
     cmocka_unit_test(test_shepherd_purge_rules),
     cmocka_unit_test(test_shepherd_delay_timeline),
+    cmocka_unit_test(test_shepherd_model_tie),
     cmocka_unit_test(test_shepherd_against_table2),
     cmocka_unit_test(test_clockwork_timeline),
     cmocka_unit_test(test_clockwork_upgrade),

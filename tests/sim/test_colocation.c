@@ -94,22 +94,22 @@ static void test_processor_sharing(void **state)
   const char *m[2] = { "a", "b" };
   /* MPS, no shares: both start at 0; demands 1 + 1 = D = 2, and each slows
    * the other by the built-in interference model (no table; docs/gpu-model.md)
-   * 1 + c b^x (4 s s)^z with c 0.07966, x 0.1395, z 0.3352, batch 1 and
-   * s = 1 each: 1 + 0.07966 x 4^0.3352 = 1.1267800186: speed
-   * 1 / (2 x 1.12678), so 10 ms of isolated work ends at 22.5356004 ms,
+   * 1 + c b^x (4 s s)^z with c 0.08085, x 0.1395, z 0.4256, batch 1 and
+   * s = 1 each: 1 + 0.08085 x 4^0.4256 = 1.1458534669: speed
+   * 1 / (2 x 1.14585347), so 10 ms of isolated work ends at 22.9170693 ms,
    * rounded up to the ns. */
   Exec x = run_pair(dir, m, ", \"mps\": true", "", "");
   assert_int_equal(x.start[0], 0);
   assert_int_equal(x.start[1], 0);
-  assert_int_equal(x.end[0], 22535601);
-  assert_int_equal(x.end[1], 22535601);
+  assert_int_equal(x.end[0], 22917070);
+  assert_int_equal(x.end[1], 22917070);
   /* c and d need a quarter of the GPU each: D = 0.5, no contention; only
-   * interference, with s = 0.25 each: 1 + 0.07966 x 0.25^0.3352 =
-   * 1.0500529632, 10.5005296 ms each. */
+   * interference, with s = 0.25 each: 1 + 0.08085 x 0.25^0.4256 =
+   * 1.0448170526, 10.4481705 ms each. */
   const char *mc[2] = { "c", "d" };
   x = run_pair(dir, mc, ", \"mps\": true", "", "");
-  assert_int_equal(x.end[0], 10500530);
-  assert_int_equal(x.end[1], 10500530);
+  assert_int_equal(x.end[0], 10448171);
+  assert_int_equal(x.end[1], 10448171);
   test_dir_remove(dir);
 }
 
@@ -121,20 +121,20 @@ static void test_mps_share_cap(void **state)
   /* The default share rule: a on 50 % of the SMs, its latency all scalable
    * (f = alpha b / L = 10 ms x 1 / 10 ms = 1, no payload): ratio 1 + (1 -
    * 0.0989) x 1 x (1/0.5 - 1) = 1.9011, cap 1 / 1.9011; D = 0.5 + 0.25 < 1;
-   * interference both ways with s_a = 0.5, s_c = 0.25: 1 + 0.07966 x
-   * (4 x 0.125)^0.3352 = 1.0631444300. c ends first at 10.6314443 ms (up to
-   * 10,631,445 ns); a's work done by then is 10.631445 / (1.9011 x
-   * 1.06314443) = 5.2601129 ms, the other 4.7398871 ms take x 1.9011 =
-   * 9.0109993 ms: a ends at 19,642,445 ns (each duration rounded up). */
+   * interference both ways with s_a = 0.5, s_c = 0.25: 1 + 0.08085 x
+   * (4 x 0.125)^0.4256 = 1.0601951718. c ends first at 10.6019517 ms (up to
+   * 10,601,952 ns); a's work done by then is 10.601952 / (1.9011 x
+   * 1.06019517) = 5.2601127 ms, the other 4.7398873 ms take x 1.9011 =
+   * 9.0109997 ms: a ends at 19,612,952 ns (each duration rounded up). */
   Exec x = run_pair(dir, m, ", \"mps\": true", ", \"mps_share\": 0.5", "");
-  assert_int_equal(x.end[1], 10631445);
-  assert_int_equal(x.end[0], 19642445);
+  assert_int_equal(x.end[1], 10601952);
+  assert_int_equal(x.end[0], 19612952);
   /* The power rule: cap (0.5 / 1)^1 = 0.5, the rest as above: a's work by
-   * 10.631445 ms is 10.631445 x 0.5 / 1.06314443 = 5.0000002 ms, the other
-   * 4.9999998 ms take 9.9999997 ms, up to 10 ms: a ends at 20,631,445 ns. */
+   * 10.601952 ms is 10.601952 x 0.5 / 1.06019517 = 5.0000001 ms, the other
+   * 4.9999999 ms take 9.9999997 ms, up to 10 ms: a ends at 20,601,952 ns. */
   x = run_pair(dir, m, ", \"mps\": true, \"mps_share_rule\": \"power\"", ", \"mps_share\": 0.5", "");
-  assert_int_equal(x.end[1], 10631445);
-  assert_int_equal(x.end[0], 20631445);
+  assert_int_equal(x.end[1], 10601952);
+  assert_int_equal(x.end[0], 20601952);
   test_dir_remove(dir);
 }
 
@@ -179,9 +179,27 @@ static void test_memory(void **state)
   test_dir_remove(dir);
 }
 
-/* MIG: one GPU split into two halves. a (demand 1) runs at half speed on its
- * instance, d (demand 0.25) at full speed on the other; instances do not
- * interfere, even with MPS on. Memory: an instance holds half the GPU's. */
+typedef struct {
+  int n[2];
+  int64_t end[2][4]; /* per client, in completion order */
+} Ends;
+
+static void record_ends(const CsRequestRecord *rec, void *user)
+{
+  Ends *x = user;
+  if (rec->client < 2 && x->n[rec->client] < 4)
+    x->end[rec->client][x->n[rec->client]++] = rec->exec_end_ns;
+}
+
+/* MIG: one GPU split into two halves. Without a measured table, the MIG
+ * rule: a batch b costs what b / f^kappa costs on the whole GPU (mig_table.h),
+ * whatever the model's demand; a and d are both 10 ms per request, so each
+ * takes 10 ms x 2^0.8614 = 18.168005 ms (rounded up to the ns) on its half.
+ * Instances do not interfere, even with MPS on. Two replicas of d at once on
+ * one instance: each costs what a batch of 2 costs there, L(2 x 2^0.8614) /
+ * L(2^0.8614) = 2 (d is proportional in batch), so both end at 2 x
+ * 18168005 ns (test_mig_measured: the same with a measured table). Memory:
+ * an instance holds half the GPU's. */
 static void test_mig(void **state)
 {
   (void)state;
@@ -201,8 +219,8 @@ static void test_mig(void **state)
   opt.on_request = record;
   opt.user_data = &x;
   CsResults *r = test_run(sc, &opt);
-  assert_int_equal(x.end[0], 20000000);
-  assert_int_equal(x.end[1], 10000000);
+  assert_int_equal(x.end[0], 18168005);
+  assert_int_equal(x.end[1], 18168005);
   char *summary = cs_results_to_json(r);
   assert_non_null(strstr(summary, "\"mig_instance\":\t1"));
   g_free(summary);
@@ -218,6 +236,156 @@ static void test_mig(void **state)
   g_error_free(err);
   cs_scenario_free(sc);
   g_free(json);
+  test_dir_remove(dir);
+}
+
+/* MIG with a measured table (docs/gpu-model.md, "MIG"): d measured on a
+ * GPU of 2 GPCs, alone on the whole GPU 10 ms, alone on 1 GPC 1000 / 62.5 =
+ * 16 ms (the throughput, finer than the stored latency), 24 ms each with two
+ * processes. On a half instance (1 GPC): alone 10 x 16 / 10 = 16 ms; two
+ * replicas at once both end at 10 x 1.6 x 24 / 16 = 24 ms (the measured
+ * ratio, no contention or interference model between them). a, without a
+ * table, follows the rule (18.168005 ms, test_mig). A third instance size
+ * the table lacks (here none: 0.5 is 1 GPC) would fall back to the rule. */
+static void test_mig_measured(void **state)
+{
+  (void)state;
+  char *dir = profile_dir();
+  const char *mig =
+    "{\"format\": \"clustersim-interference\", \"version\": 1, \"source\": \"synthetic, for tests\","
+    " \"models\": [{\"model\": \"d\", \"mig\": {\"gpu_gpcs\": 2, \"cells\": ["
+    "  {\"gpcs\": 2, \"batch\": 1, \"processes\": 1, \"latency_ms\": 10, \"source\": \"t 1\"},"
+    "  {\"gpcs\": 1, \"batch\": 1, \"processes\": 1, \"latency_ms\": 16.4, \"throughput_per_process\": 62.5, \"source\": \"t 2\"},"
+    "  {\"gpcs\": 1, \"batch\": 1, \"processes\": 2, \"latency_ms\": 24, \"source\": \"t 3\"}]}}]}";
+  char *mp = g_build_filename(dir, "mig.json", NULL);
+  assert_true(g_file_set_contents(mp, mig, -1, NULL));
+  const char *tmpl =
+    "{\"profiles\": [\"coloc.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps\": %s,"
+    "   \"interference\": \"%s\","
+    "   \"mig\": [{\"sm_fraction\": 0.5, \"memory_fraction\": 0.5}, {\"sm_fraction\": 0.5, \"memory_fraction\": 0.5}]},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": ["
+    "   {\"model\": \"d\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"d\", \"gpu\": 0, \"batch\": 1},"
+    "   {\"model\": \"a\", \"gpu\": 1, \"batch\": 1}]},"
+    " \"clients\": [{\"model\": \"d\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [%s]}},"
+    "  {\"model\": \"a\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [0]}}]}";
+  const char *times[2] = { "0", "0, 0" };
+  const int64_t want[2] = { 16000000, 24000000 };
+  for (int k = 0; k < 2; k++) {
+    char *json = g_strdup_printf(tmpl, "true", mp, times[k]);
+    CsScenario *sc = test_scenario(dir, json);
+    Ends x = { { 0, 0 }, { { 0 } } };
+    CsRunOptions opt;
+    cs_run_options_init(&opt);
+    opt.on_request = record_ends;
+    opt.user_data = &x;
+    CsResults *r = test_run(sc, &opt);
+    assert_int_equal(x.n[0], k + 1);
+    for (int i = 0; i <= k; i++)
+      assert_int_equal(x.end[0][i], want[k]);
+    assert_int_equal(x.n[1], 1);
+    assert_int_equal(x.end[1][0], 18168005);
+    cs_results_free(r);
+    cs_scenario_free(sc);
+    g_free(json);
+  }
+  /* Without MPS the tables still act on MIG instances: d alone 16 ms, and
+   * no setting_ignored warning for cluster.interference. */
+  char *json = g_strdup_printf(tmpl, "false", mp, "0");
+  CsScenario *sc = test_scenario(dir, json);
+  Ends x = { { 0, 0 }, { { 0 } } };
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.on_request = record_ends;
+  opt.user_data = &x;
+  CsResults *r = test_run(sc, &opt);
+  assert_int_equal(x.end[0][0], 16000000);
+  char *summary = cs_results_to_json(r);
+  assert_null(strstr(summary, "setting_ignored"));
+  g_free(summary);
+  cs_results_free(r);
+  cs_scenario_free(sc);
+  g_free(json);
+  g_free(mp);
+  test_dir_remove(dir);
+}
+
+/* The rule's processes (mig_table.h), see test_mig: two replicas of d at
+ * once on an instance without a table both end at 2 x 18168005 ns; one alone
+ * at 18168005 ns. */
+static void test_mig_rule_processes(void **state)
+{
+  (void)state;
+  char *dir = profile_dir();
+  const char *tmpl =
+    "{\"profiles\": [\"coloc.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps\": true,"
+    "   \"mig\": [{\"sm_fraction\": 0.5, \"memory_fraction\": 0.5}, {\"sm_fraction\": 0.5, \"memory_fraction\": 0.5}]},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": ["
+    "   {\"model\": \"d\", \"gpu\": 1, \"batch\": 1}, {\"model\": \"d\", \"gpu\": 1, \"batch\": 1}]},"
+    " \"clients\": [{\"model\": \"d\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [%s]}}]}";
+  const char *times[2] = { "0", "0, 0" };
+  const int64_t want[2] = { 18168005, 2 * 18168005 };
+  for (int k = 0; k < 2; k++) {
+    char *json = g_strdup_printf(tmpl, times[k]);
+    CsScenario *sc = test_scenario(dir, json);
+    Ends x = { { 0, 0 }, { { 0 } } };
+    CsRunOptions opt;
+    cs_run_options_init(&opt);
+    opt.on_request = record_ends;
+    opt.user_data = &x;
+    CsResults *r = test_run(sc, &opt);
+    assert_int_equal(x.n[0], k + 1);
+    for (int i = 0; i <= k; i++)
+      assert_int_equal(x.end[0][i], want[k]);
+    cs_results_free(r);
+    cs_scenario_free(sc);
+    g_free(json);
+  }
+  test_dir_remove(dir);
+}
+
+/* The shipped ParvaGPU data end to end: on its own profile (a100_parvagpu,
+ * the 7-GPC column) with its MIG tables, resnet50 batch 1 on a 1-GPC
+ * instance (sm_fraction 1/7) takes the measured latency, 1000 / 196.762 ms
+ * (prof_data/resnet50.csv line 2), and two replicas at once each 1000 /
+ * 125.968 ms (line 3); to the ns the isolated latency and the ratio round
+ * to (2 ns). */
+static void test_mig_parvagpu(void **state)
+{
+  (void)state;
+  const char *root = g_getenv("CS_SOURCE_ROOT");
+  assert_non_null(root);
+  char *dir = profile_dir();
+  char *prof = g_build_filename(root, "data", "profiles", "a100_parvagpu.json", NULL);
+  char *mig = g_build_filename(root, "data", "profiles", "a100_parvagpu_mig.json", NULL);
+  const char *tmpl =
+    "{\"profiles\": [\"%s\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"a100_parvagpu\", \"mps\": true,"
+    "   \"interference\": \"%s\", \"mig\": [{\"sm_fraction\": 0.142857, \"memory_fraction\": 0.125}]},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 0},"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": ["
+    "   {\"model\": \"resnet50\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"resnet50\", \"gpu\": 0, \"batch\": 1}]},"
+    " \"clients\": [{\"model\": \"resnet50\", \"slo_ms\": 100, \"arrival\": {\"process\": \"times\", \"times_ms\": [%s]}}]}";
+  const char *times[2] = { "0", "0, 0" };
+  const double want_ns[2] = { 1e9 / 196.762, 1e9 / 125.968 };
+  for (int k = 0; k < 2; k++) {
+    char *json = g_strdup_printf(tmpl, prof, mig, times[k]);
+    CsScenario *sc = test_scenario(dir, json);
+    Ends x = { { 0, 0 }, { { 0 } } };
+    CsRunOptions opt;
+    cs_run_options_init(&opt);
+    opt.on_request = record_ends;
+    opt.user_data = &x;
+    CsResults *r = test_run(sc, &opt);
+    assert_int_equal(x.n[0], k + 1);
+    for (int i = 0; i <= k; i++)
+      assert_true(fabs((double)x.end[0][i] - want_ns[k]) <= 2.0);
+    cs_results_free(r);
+    cs_scenario_free(sc);
+    g_free(json);
+  }
+  g_free(prof);
+  g_free(mig);
   test_dir_remove(dir);
 }
 
@@ -312,6 +480,9 @@ int main(void)
     cmocka_unit_test(test_mps_share_cap),
     cmocka_unit_test(test_memory),
     cmocka_unit_test(test_mig),
+    cmocka_unit_test(test_mig_measured),
+    cmocka_unit_test(test_mig_rule_processes),
+    cmocka_unit_test(test_mig_parvagpu),
     cmocka_unit_test(test_central_memory),
     cmocka_unit_test(test_long_mps_queue),
   };

@@ -369,7 +369,8 @@ static const cJSON *path_get(const cJSON *root, const char *a, const char *b)
 /* cs_scenario_effective_json (docs/scenario.md, "Outputs and provenance"):
  * the seed of the options written in, the top-level duration_s moved into
  * each client that runs by duration (not into one with "requests" or
- * "times"), mps_gamma written for MIG under a centralized policy, the
+ * "times"), no mps_gamma for MIG under a centralized policy (MIG does not
+ * use it), the
  * dispatch defaults, and the same text as the run's own effective scenario;
  * running it reproduces the summary. An invalid scenario gives NULL. */
 static void test_effective_scenario(void **state)
@@ -398,7 +399,7 @@ static void test_effective_scenario(void **state)
   assert_float_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(clients, 0), "duration_s")->valuedouble, 0.5, 0);
   assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(clients, 1), "duration_s"));
   assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(clients, 2), "duration_s"));
-  assert_float_equal(path_get(doc, "cluster", "mps_gamma")->valuedouble, 1.0, 0);
+  assert_null(path_get(doc, "cluster", "mps_gamma"));
   assert_null(path_get(doc, "cluster", "mps"));
   assert_null(path_get(doc, "placement", NULL));
   assert_string_equal(path_get(doc, "dispatch", "gpu_choice")->valuestring, "earliest_free");

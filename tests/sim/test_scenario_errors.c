@@ -165,7 +165,10 @@ static const BadCase bad_cases[] = {
   { "{" PROF ", \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\", \"memory_overflow\": \"error\"}, " CLIENTS_A ", \"dispatch\": {\"policy\": \"eager\"}}",
     "test.json: cluster.memory_overflow: dispatch \"eager\" runs one batch at a time on each GPU, with every model loaded (memory checked at validation), so this setting would be ignored; remove it" },
   { "{" PROF ", \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps_gamma\": 2}, " CLIENTS_A ", \"dispatch\": {\"policy\": \"symphony\"}}",
-    "test.json: cluster.mps_gamma: applies to MPS co-location and MIG instances; dispatch \"symphony\" on whole GPUs uses neither, so it would be ignored; remove it" },
+    "test.json: cluster.mps_gamma: is the exponent of the MPS share rule \"power\"; dispatch \"symphony\" uses no MPS, so it would be ignored; remove it" },
+  /* MIG instances do not use the exponent either (their tables or the MIG rule) */
+  { "{" PROF ", \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps_gamma\": 2, \"mig\": [{\"sm_fraction\": 0.5, \"memory_fraction\": 0.5}]}, " CLIENTS_A ", \"dispatch\": {\"policy\": \"symphony\"}}",
+    "test.json: cluster.mps_gamma: is the exponent of the MPS share rule \"power\"; dispatch \"symphony\" uses no MPS, so it would be ignored; remove it" },
   { "{" PROF ", " GPU1 ", \"clients\": [{\"model\": \"a\", \"rate\": 100, \"planned_rate\": 90, \"slo_ms\": 50, \"requests\": 10}], \"dispatch\": {\"policy\": \"timeout\", \"timeout_ms\": 1}}",
     "test.json: clients[0].planned_rate: dispatch \"timeout\" uses no placement, so nothing plans for this rate; remove it" },
   { "{" PROF ", \"cluster\": {\"nodes\": [{\"gpus\": 1, \"gpu_type\": \"gpu\"}, {\"gpus\": 1, \"gpu_type\": \"gpu2\"}]}, \"clients\": [{\"model\": \"d\", \"rate\": 1, \"slo_ms\": 50, \"requests\": 1}], \"dispatch\": {\"policy\": \"symphony\"}}",

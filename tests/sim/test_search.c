@@ -223,6 +223,92 @@ static void test_search_failures(void **state)
   test_dir_remove(dir);
 }
 
+/* A light load (a and b at 50 req/s each, constant gaps, 1 s) that any
+ * placement below serves whole: every request good, so every start scores
+ * the same goodput and only the tie rules choose. Only the starts are
+ * scored (max_evaluations = the number of starts). */
+static CsResults *run_tie(const char *dir, const char *search_fields, const char *clients)
+{
+  char *json = g_strdup_printf(
+    "{\"seed\": 7, \"profiles\": [\"search.json\"], \"network\": \"zero\","
+    " \"cluster\": {\"gpus\": 2, \"gpu_type\": \"gpu\"},"
+    " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 1},"
+    " \"placement\": {\"policy\": \"search\", \"seeds\": 1, \"threads\": 1, %s},"
+    " \"clients\": [%s]}",
+    search_fields, clients);
+  CsScenario *sc = test_scenario(dir, json);
+  CsResults *r = test_run(sc, NULL);
+  cs_scenario_free(sc);
+  g_free(json);
+  return r;
+}
+
+#define LIGHT_CLIENTS                                                                          \
+  "{\"model\": \"a\", \"rate\": 50, \"slo_ms\": 40, \"arrival\": \"constant\", \"duration_s\": 1," \
+  " \"warmup_s\": 0}, {\"model\": \"b\", \"rate\": 50, \"slo_ms\": 40, \"arrival\": \"constant\","  \
+  " \"duration_s\": 1, \"warmup_s\": 0}"
+
+/* The GPU-count tie: two starts of two replicas each that serve everything
+ * (equal goodput), a and b on GPUs 0 and 1 first, both on GPU 0 second: the
+ * one on fewer GPUs wins although it comes later. */
+static void test_search_gpu_count_tie(void **state)
+{
+  (void)state;
+  char *dir = make_dir();
+  CsResults *r = run_tie(
+    dir,
+    "\"max_evaluations\": 2, \"start\": ["
+    "{\"policy\": \"manual\", \"replicas\": [{\"model\": \"a\", \"gpu\": 0, \"batch\": 1},"
+    " {\"model\": \"b\", \"gpu\": 1, \"batch\": 1}]},"
+    "{\"policy\": \"manual\", \"replicas\": [{\"model\": \"a\", \"gpu\": 0, \"batch\": 1},"
+    " {\"model\": \"b\", \"gpu\": 0, \"batch\": 1}]}]",
+    LIGHT_CLIENTS);
+  const CsPlacement *p = cs_results_placement(r);
+  const char *log = cs_placement_log_text(p);
+  /* Both starts serve the 100 requests a second whole. */
+  assert_float_equal(logged_goodput(log, "start {\"policy\":\"manual\",\"replicas\":[{\"model\":\"a\",\"gpu\":0,\"batch\":1},{\"model\":\"b\",\"gpu\":1"),
+                     100.0, 1e-9);
+  assert_float_equal(logged_goodput(log, "start {\"policy\":\"manual\",\"replicas\":[{\"model\":\"a\",\"gpu\":0,\"batch\":1},{\"model\":\"b\",\"gpu\":0"),
+                     100.0, 1e-9);
+  assert_non_null(strstr(log, "best start: {\"policy\":\"manual\",\"replicas\":[{\"model\":\"a\","
+                              "\"gpu\":0,\"batch\":1},{\"model\":\"b\",\"gpu\":0,"));
+  assert_int_equal(cs_placement_n_replicas(p), 2);
+  assert_int_equal(cs_placement_replica(p, 0)->gpu, 0);
+  assert_int_equal(cs_placement_replica(p, 1)->gpu, 0);
+  cs_results_free(r);
+  test_dir_remove(dir);
+}
+
+/* The served_share cap: a model's share counts at most 1. a sends 60 req/s
+ * but plans for 20 (planned_rate), b 100 for 100. Serving a alone scores
+ * min(1, 60 / 20) / 2 = 0.5 (uncapped: 3 / 2 = 1.5); serving b alone
+ * min(1, 100 / 100) / 2 = 0.5. The shares tie, and the total goodput
+ * decides: b alone (100 req/s) over a alone (60), although it comes later. */
+static void test_search_served_share_cap(void **state)
+{
+  (void)state;
+  char *dir = make_dir();
+  CsResults *r = run_tie(
+    dir,
+    "\"objective\": \"served_share\", \"max_evaluations\": 2, \"start\": ["
+    "{\"policy\": \"manual\", \"replicas\": [{\"model\": \"a\", \"gpu\": 0, \"batch\": 1}]},"
+    "{\"policy\": \"manual\", \"replicas\": [{\"model\": \"b\", \"gpu\": 0, \"batch\": 1}]}]",
+    "{\"model\": \"a\", \"rate\": 60, \"planned_rate\": 20, \"slo_ms\": 40, \"arrival\": \"constant\","
+    " \"duration_s\": 1, \"warmup_s\": 0}, {\"model\": \"b\", \"rate\": 100, \"slo_ms\": 40,"
+    " \"arrival\": \"constant\", \"duration_s\": 1, \"warmup_s\": 0}");
+  const CsPlacement *p = cs_results_placement(r);
+  const char *log = cs_placement_log_text(p);
+  assert_float_equal(logged_goodput(log, "start {\"policy\":\"manual\",\"replicas\":[{\"model\":\"a\""),
+                     60.0, 1e-9);
+  assert_float_equal(logged_goodput(log, "start {\"policy\":\"manual\",\"replicas\":[{\"model\":\"b\""),
+                     100.0, 1e-9);
+  assert_non_null(strstr(log, "best start: {\"policy\":\"manual\",\"replicas\":[{\"model\":\"b\""));
+  assert_int_equal(cs_placement_n_replicas(p), 1);
+  assert_int_equal(cs_placement_replica(p, 0)->model, 1);
+  cs_results_free(r);
+  test_dir_remove(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -230,6 +316,8 @@ int main(void)
     cmocka_unit_test(test_search_threads_change_nothing),
     cmocka_unit_test(test_search_budget),
     cmocka_unit_test(test_search_failures),
+    cmocka_unit_test(test_search_gpu_count_tie),
+    cmocka_unit_test(test_search_served_share_cap),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

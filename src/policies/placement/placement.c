@@ -194,6 +194,22 @@ static gboolean check_result(const CsPlacementPolicy *policy, const CsPlacementP
   return TRUE;
 }
 
+/* A model cannot be served more requests than it is sent: a policy's
+ * prediction above the model's planned rate (a simulated goodput that drew
+ * more arrivals than the mean, a capacity) is capped there, as
+ * cs_placement_set_expected_goodput promises, and the log says so. */
+static void cap_expected_goodput(const CsPlacementProblem *pb, CsPlacement *p)
+{
+  for (int m = 0; m < p->n_models && m < pb->n_models; m++) {
+    double rate = pb->models[m].rate_rps, e = p->expected_goodput[m];
+    if (!(e > rate))
+      continue;
+    cs_placement_log(p, "%s: expected goodput %.4g req/s capped at its rate, %.4g req/s\n",
+                     pb->models[m].name, e, rate);
+    cs_placement_set_expected_goodput(p, m, rate);
+  }
+}
+
 CsPlacement *cs_placement_run(const CsPlacementPolicy *policy, void *user_data,
                               const CsPlacementProblem *problem, const cJSON *params,
                               const char *file, const char *path, GError **error)
@@ -227,6 +243,8 @@ CsPlacement *cs_placement_run(const CsPlacementPolicy *policy, void *user_data,
       cs_placement_free(p);
       p = NULL;
     }
+    if (p)
+      cap_expected_goodput(problem, p);
   }
   cs_params_free(view);
   cJSON_Delete(empty);
