@@ -233,34 +233,68 @@ static const char *const summed_counts[] = { "generated", "measured", "completed
                                              "late",      "dropped",  "unserved",  "failed",
                                              "batches",   NULL };
 
+/* The sweep description's lists, each listed once: its seeds, variants and
+ * each axis' labels (indexing a cJSON list walks it: per row and axis that
+ * would make a merge quadratic in the runs). */
+typedef struct {
+  GPtrArray *seeds, *variants; /* const cJSON * */
+  GPtrArray **labels;          /* per axis */
+  int n_axes;
+} Grid;
+
+static GPtrArray *listed(const cJSON *a)
+{
+  GPtrArray *out = g_ptr_array_new();
+  const cJSON *x;
+  cJSON_ArrayForEach(x, (cJSON_IsArray(a) ? a : NULL))
+    g_ptr_array_add(out, (gpointer)x);
+  return out;
+}
+
+static void grid_init(Grid *g, const cJSON *sweep)
+{
+  const cJSON *axes = cJSON_GetObjectItemCaseSensitive(sweep, "axes");
+  g->seeds = listed(cJSON_GetObjectItemCaseSensitive(sweep, "seeds"));
+  g->variants = listed(cJSON_GetObjectItemCaseSensitive(sweep, "variants"));
+  GPtrArray *ax = listed(axes);
+  g->n_axes = (int)ax->len;
+  g->labels = g_new0(GPtrArray *, MAX(g->n_axes, 1));
+  for (int a = 0; a < g->n_axes; a++)
+    g->labels[a] = listed(cJSON_GetObjectItemCaseSensitive(g_ptr_array_index(ax, a), "labels"));
+  g_ptr_array_free(ax, TRUE);
+}
+
+static void grid_clear(Grid *g)
+{
+  g_ptr_array_free(g->seeds, TRUE);
+  g_ptr_array_free(g->variants, TRUE);
+  for (int a = 0; a < g->n_axes; a++)
+    g_ptr_array_free(g->labels[a], TRUE);
+  g_free(g->labels);
+}
+
 /* The label the sweep description gives run's coordinate: its variant
  * (axis -1), the level of axis a, or its seed (axis n_axes); NULL when the
  * description does not have it. Runs go variants, then axes, seeds innermost. */
-static char *grid_label(const cJSON *sweep, int run, int axis)
+static char *grid_label(const Grid *g, int run, int axis)
 {
-  const cJSON *axes = cJSON_GetObjectItemCaseSensitive(sweep, "axes");
-  int n_axes = cJSON_GetArraySize(axes);
-  const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(sweep, "seeds");
-  int n = cJSON_GetArraySize(seeds);
+  int n = (int)g->seeds->len;
   if (n <= 0)
     return NULL;
-  if (axis == n_axes) {
-    const cJSON *sd = cJSON_GetArrayItem(seeds, run % n);
+  if (axis == g->n_axes) {
+    const cJSON *sd = g_ptr_array_index(g->seeds, run % n);
     return cJSON_IsNumber(sd) ? g_strdup_printf("%.0f", sd->valuedouble) : NULL;
   }
   run /= n;
-  for (int a = n_axes - 1; a > axis; a--) {
-    int levels = cJSON_GetArraySize(
-      cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(axes, a), "labels"));
+  for (int a = g->n_axes - 1; a > axis; a--) {
+    int levels = (int)g->labels[a]->len;
     if (levels <= 0)
       return NULL;
     run /= levels;
   }
-  const cJSON *names =
-    axis < 0 ? cJSON_GetObjectItemCaseSensitive(sweep, "variants")
-             : cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(axes, axis), "labels");
-  int k = cJSON_GetArraySize(names);
-  const cJSON *label = k > 0 ? cJSON_GetArrayItem(names, run % k) : NULL;
+  const GPtrArray *names = axis < 0 ? g->variants : g->labels[axis];
+  int k = (int)names->len;
+  const cJSON *label = k > 0 ? g_ptr_array_index(names, run % k) : NULL;
   return cJSON_IsString(label) ? g_strdup(label->valuestring) : NULL;
 }
 
@@ -268,7 +302,7 @@ static char *grid_label(const cJSON *sweep, int run, int axis)
  * the grid, each model once and then one total row whose counts are the sum of
  * the model rows' (so a duplicated, lost or foreign model row is refused, not
  * counted), or the one row of a run that did not run. dir names the shard. */
-static gboolean check_run_rows(const CsRunsTable *t, const cJSON *sweep, int run, GPtrArray *rows,
+static gboolean check_run_rows(const CsRunsTable *t, const Grid *grid, int run, GPtrArray *rows,
                                const char *dir, GError **error)
 {
   int c_model = cs_runs_col_model(t), c_status = cs_runs_col_status(t);
@@ -277,7 +311,7 @@ static gboolean check_run_rows(const CsRunsTable *t, const cJSON *sweep, int run
     for (int axis = -1; axis <= t->n_axes; axis++) {
       int col = axis < 0 ? CS_RUNS_COL_VARIANT
                          : (axis == t->n_axes ? cs_runs_col_seed(t) : CS_RUNS_COL_FIRST_AXIS + axis);
-      char *want = grid_label(sweep, run, axis);
+      char *want = grid_label(grid, run, axis);
       gboolean same = !want || strcmp(want, row[col]) == 0;
       if (!same)
         g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
@@ -418,9 +452,11 @@ CsRunsTable *cs_sweep_merge(const char *const *dirs, int n, cJSON **describe, GE
                   dirs[owner[r]], r);
       ok = FALSE;
     }
+  Grid grid;
+  grid_init(&grid, shards[0].sweep);
   for (int r = 0; ok && r < runs; r++)
-    ok = check_run_rows(shards[owner[r]].table, shards[0].sweep, r, by_run[r], dirs[owner[r]],
-                        error);
+    ok = check_run_rows(shards[owner[r]].table, &grid, r, by_run[r], dirs[owner[r]], error);
+  grid_clear(&grid);
   CsRunsTable *merged = NULL;
   if (ok) {
     CsRunsTable *t0 = shards[0].table;
