@@ -189,9 +189,11 @@ CsMigTable *cs_mig_table_parse(const cJSON *node, const char *file, const char *
   else if (ok && (!cJSON_IsArray(cells) || cJSON_GetArraySize(cells) == 0))
     ok = cs_json_fail(error, file, cp, "expected a non-empty array of cells, got %s",
                       cJSON_IsArray(cells) ? "an empty one" : cs_json_type_name(cells));
-  for (int i = 0; ok && i < cJSON_GetArraySize(cells); i++) {
+  /* walked, not indexed: linear in the cells */
+  int i = 0;
+  for (const cJSON *cell = ok ? cells->child : NULL; ok && cell; cell = cell->next, i++) {
     char *ip = cs_json_path_index(cp, i);
-    ok = parse_cell(t, cJSON_GetArrayItem(cells, i), file, ip, error);
+    ok = parse_cell(t, cell, file, ip, error);
     g_free(ip);
   }
   g_free(cp);

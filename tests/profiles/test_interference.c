@@ -65,6 +65,9 @@ static const BadFile bad_files[] = {
     "models[1].model: model \"a\" is defined twice" },
   { HEAD ", \"models\": [{\"model\": \"a\", \"share_latency\": []}]}",
     "models[0].share_latency: expected a non-empty array of [batch, share_pct, value] triples" },
+  { HEAD ", \"models\": [{\"model\": \"a\", \"share_latency\": [[1, 50, 2], [2, 50, 3],"
+    " [1, 50, 2.5]]}]}",
+    "models[0].share_latency[2]: batch 1, share 50 % given twice (also at [0])" },
   { HEAD ", \"models\": [{\"model\": \"a\", \"share_latency\": [[1, 100]]}]}",
     "models[0].share_latency[0]: expected a [batch, share_pct, value] triple, got an array" },
   { HEAD ", \"models\": [{\"model\": \"a\", \"share_latency\": [5]}]}",
