@@ -1059,6 +1059,8 @@ static void test_joint_calibration(void **state)
   assert_true(v->toggle.median > v->lopo.median);
   assert_true(a->logo.median > a->lopo.median + 0.05 && v->logo.median > 3.0 * v->lopo.median);
   assert_true(a->lomo.median <= 0.12 && v->lomo.median <= 0.03);
+  /* unseen rows are predicted worse than seen ones */
+  assert_true(a->lopo.p90 > a->in_sample.p90 && v->lopo.median > v->in_sample.median);
   /* deterministic, and it prints */
   CsJointCalibration *c2 = cs_joint_calibrate_shipped(&error);
   assert_non_null(c2);

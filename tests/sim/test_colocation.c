@@ -11,7 +11,9 @@
 #include "test_util.h"
 
 /* Models a and b: 10 ms for a batch of 1, WSM 100 % (a batch fills the GPU),
- * Mreq 40 %; c: 10 ms, WSM 25 %, Mreq 40 %; d like c with Mreq 10 %. */
+ * Mreq 40 %; c: 10 ms, WSM 25 %, Mreq 40 %; d like c with Mreq 10 %; e like d
+ * but 12 ms at batch 2 (a line of 2 ms per request plus 8 ms: at batch 1 a
+ * fixed part phi = 0.8, where d's line through 0 gives phi = 0). */
 static char *profile_dir(void)
 {
   char *dir = g_dir_make_tmp("cs-coloc-XXXXXX", NULL);
@@ -30,7 +32,10 @@ static char *profile_dir(void)
     "    {\"batch\": 2, \"latency_ms\": 20, \"mreq_pct\": 40, \"creq_pct\": {\"ao\": 25, \"wao\": 25, \"wsm\": 25}}]},"
     "  {\"gpu\": \"gpu\", \"model\": \"d\", \"input_bytes\": 0, \"output_bytes\": 0, \"batches\": ["
     "    {\"batch\": 1, \"latency_ms\": 10, \"mreq_pct\": 10, \"creq_pct\": {\"ao\": 25, \"wao\": 25, \"wsm\": 25}},"
-    "    {\"batch\": 2, \"latency_ms\": 20, \"mreq_pct\": 10, \"creq_pct\": {\"ao\": 25, \"wao\": 25, \"wsm\": 25}}]}]}";
+    "    {\"batch\": 2, \"latency_ms\": 20, \"mreq_pct\": 10, \"creq_pct\": {\"ao\": 25, \"wao\": 25, \"wsm\": 25}}]},"
+    "  {\"gpu\": \"gpu\", \"model\": \"e\", \"input_bytes\": 0, \"output_bytes\": 0, \"batches\": ["
+    "    {\"batch\": 1, \"latency_ms\": 10, \"mreq_pct\": 10, \"creq_pct\": {\"ao\": 25, \"wao\": 25, \"wsm\": 25}},"
+    "    {\"batch\": 2, \"latency_ms\": 12, \"mreq_pct\": 10, \"creq_pct\": {\"ao\": 25, \"wao\": 25, \"wsm\": 25}}]}]}";
   char *p = g_build_filename(dir, "coloc.json", NULL);
   assert_true(g_file_set_contents(p, json, -1, NULL));
   g_free(p);
@@ -110,6 +115,38 @@ static void test_processor_sharing(void **state)
   x = run_pair(dir, mc, ", \"mps\": true", "", "");
   assert_int_equal(x.end[0], 10448171);
   assert_int_equal(x.end[1], 10448171);
+  test_dir_remove(dir);
+}
+
+/* The interference model's victim term in the engine (docs/gpu-model.md):
+ * e and d each take a quarter of the GPU (no shares, D = 0.5, no
+ * contention), the file's fallback 0.1 x b^0 x (4 x 0.25 x 0.25)^0.5 x
+ * max(phi, 0.05)^1 = 0.05 phi. Victim e (phi 0.8): excess 0.04; victim d
+ * (phi 0, floored at 0.05): 0.0025. d ends at 10 x 1.0025 = 10.025 ms; e
+ * has then done 10.025 / 1.04 = 9.6394231 ms of its 10, and runs the other
+ * 0.3605769 ms alone: it ends at 10,385,577 ns (rounded up). Without the
+ * term (fixed_exponent 0) both take 10 x 1.05 = 10.5 ms. */
+static void test_victim_fixed_part(void **state)
+{
+  (void)state;
+  char *dir = profile_dir();
+  const char *fx =
+    "{\"format\": \"clustersim-interference\", \"version\": 1, \"source\": \"synthetic, for tests\","
+    " \"fallback\": {\"form\": \"batch_share\", \"c\": 0.1, \"batch_exponent\": 0,"
+    " \"share_exponent\": 0.5, \"fixed_exponent\": %s}}";
+  const char *m[2] = { "e", "d" };
+  for (int with = 1; with >= 0; with--) {
+    char *text = g_strdup_printf(fx, with ? "1" : "0");
+    char *p = g_build_filename(dir, "fx.json", NULL);
+    assert_true(g_file_set_contents(p, text, -1, NULL));
+    g_free(p);
+    g_free(text);
+    Exec x = run_pair(dir, m, ", \"mps\": true, \"interference\": \"fx.json\"", "", "");
+    assert_int_equal(x.start[0], 0);
+    assert_int_equal(x.start[1], 0);
+    assert_int_equal(x.end[1], with ? 10025000 : 10500000);
+    assert_int_equal(x.end[0], with ? 10385577 : 10500000);
+  }
   test_dir_remove(dir);
 }
 
@@ -477,6 +514,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_time_slicing),
     cmocka_unit_test(test_processor_sharing),
+    cmocka_unit_test(test_victim_fixed_part),
     cmocka_unit_test(test_mps_share_cap),
     cmocka_unit_test(test_memory),
     cmocka_unit_test(test_mig),
