@@ -58,6 +58,12 @@ typedef enum {
   CS_REPLICA_RETIRED,  /* gone, memory freed */
 } CsReplicaLife;
 
+/* Every service below takes the CsControl its policy's callback was given,
+ * valid only during that callback (the engine owns it); a NULL one is a
+ * broken precondition, refused GLib-style (g_return_val_if_fail: a critical
+ * warning, nothing done, the value a function returns for an out-of-range
+ * argument, FALSE, -1 or NULL). */
+
 /* ---- Observing ---------------------------------------------------------------- */
 
 /* The world the run simulates (dispatch.h: models, GPUs, profiles). */

@@ -402,11 +402,13 @@ void cs_control_after_batch(Engine *e, int w, int g)
 
 const CsWorld *cs_control_world(const CsControl *c)
 {
+  g_return_val_if_fail(c != NULL, NULL);
   return c->e->cfg;
 }
 
 int64_t cs_control_now(const CsControl *c)
 {
+  g_return_val_if_fail(c != NULL, 0);
   return c->e->now;
 }
 
@@ -417,21 +419,25 @@ static gboolean model_in_range(const CsControl *c, int model)
 
 int64_t cs_control_arrivals(const CsControl *c, int model)
 {
+  g_return_val_if_fail(c != NULL, 0);
   return model_in_range(c, model) ? c->e->clients[model].generated : 0;
 }
 
 int64_t cs_control_good(const CsControl *c, int model)
 {
+  g_return_val_if_fail(c != NULL, 0);
   return model_in_range(c, model) ? c->e->clients[model].all_good : 0;
 }
 
 int64_t cs_control_bad(const CsControl *c, int model)
 {
+  g_return_val_if_fail(c != NULL, 0);
   return model_in_range(c, model) ? c->e->clients[model].all_bad : 0;
 }
 
 int64_t cs_control_gpu_busy_ns(const CsControl *c, int g)
 {
+  g_return_val_if_fail(c != NULL, 0);
   if (g < 0 || g >= c->e->cfg->n_gpus)
     return 0;
   const Gpu *gpu = &c->e->gpus[g];
@@ -440,33 +446,39 @@ int64_t cs_control_gpu_busy_ns(const CsControl *c, int g)
 
 CsGpuLife cs_control_gpu_life(const CsControl *c, int g)
 {
+  g_return_val_if_fail(c != NULL, CS_GPU_OFF);
   return g >= 0 && g < c->e->cfg->n_gpus ? (CsGpuLife)c->e->gpus[g].life : CS_GPU_OFF;
 }
 
 int cs_control_n_replicas(const CsControl *c)
 {
+  g_return_val_if_fail(c != NULL, 0);
   return (int)c->e->replicas->len;
 }
 
 const CsReplica *cs_control_replica(const CsControl *c, int i)
 {
+  g_return_val_if_fail(c != NULL, NULL);
   return i >= 0 && i < (int)c->e->replicas->len ? replica_of(c->e, i) : NULL;
 }
 
 CsReplicaLife cs_control_replica_life(const CsControl *c, int i)
 {
+  g_return_val_if_fail(c != NULL, CS_REPLICA_RETIRED);
   return i >= 0 && i < (int)c->e->replicas->len ? (CsReplicaLife)life_of(c->e, i)->life
                                                  : CS_REPLICA_RETIRED;
 }
 
 CsTimer cs_control_timer(CsControl *c, int64_t at_ns, uint32_t arg)
 {
+  g_return_val_if_fail(c != NULL, (CsTimer)0);
   c->pending++;
   return cs_timer_pack(cs_eq_push(c->e->q, MAX(at_ns, c->e->now), EV_CONTROL, arg, NULL));
 }
 
 gboolean cs_control_cancel(CsControl *c, CsTimer t)
 {
+  g_return_val_if_fail(c != NULL, FALSE);
   gboolean was = cs_eq_cancel(c->e->q, cs_timer_unpack(t));
   c->pending -= was;
   return was;
@@ -475,6 +487,7 @@ gboolean cs_control_cancel(CsControl *c, CsTimer t)
 void cs_control_warn(CsControl *c, const char *code, const char *model, int gpu, const char *fmt,
                      ...)
 {
+  g_return_if_fail(c != NULL && code != NULL && fmt != NULL);
   va_list ap;
   va_start(ap, fmt);
   char *msg = g_strdup_vprintf(fmt, ap);
@@ -486,6 +499,7 @@ void cs_control_warn(CsControl *c, const char *code, const char *model, int gpu,
 
 void cs_control_note(CsControl *c, const char *fmt, ...)
 {
+  g_return_if_fail(c != NULL && fmt != NULL);
   va_list ap;
   va_start(ap, fmt);
   char *msg = g_strdup_vprintf(fmt, ap);
@@ -496,6 +510,7 @@ void cs_control_note(CsControl *c, const char *fmt, ...)
 
 CsPlacement *cs_control_place(CsControl *c, const double *rates, GError **error)
 {
+  g_return_val_if_fail(c != NULL, NULL);
   Engine *e = c->e;
   const CsConfig *cfg = e->cfg;
   if (!cfg->placement_policy) {
@@ -609,6 +624,7 @@ static gboolean is_live(const ReplicaLife *l)
 
 int cs_control_apply(CsControl *c, const CsPlacement *p, GError **error)
 {
+  g_return_val_if_fail(c != NULL && p != NULL, -1);
   Engine *e = c->e;
   if (!check_apply(e, p, error))
     return -1;
@@ -687,6 +703,7 @@ int cs_control_apply(CsControl *c, const CsPlacement *p, GError **error)
 
 gboolean cs_control_provision_gpu(CsControl *c, int g, int64_t delay_ns)
 {
+  g_return_val_if_fail(c != NULL, FALSE);
   Engine *e = c->e;
   if (g < 0 || g >= e->cfg->n_gpus || e->gpus[g].life != CS_GPU_OFF)
     return FALSE;
@@ -705,6 +722,7 @@ gboolean cs_control_provision_gpu(CsControl *c, int g, int64_t delay_ns)
 
 gboolean cs_control_release_gpu(CsControl *c, int g)
 {
+  g_return_val_if_fail(c != NULL, FALSE);
   Engine *e = c->e;
   if (g < 0 || g >= e->cfg->n_gpus)
     return FALSE;

@@ -307,6 +307,37 @@ static void test_null_getters_refused(void **state)
   assert_int_equal(any_critical, 6);
 }
 
+/* The controller's services (control.h) refuse a NULL controller the same
+ * way, each with its neutral value, and cs_control_apply a NULL placement. */
+static void test_null_control_refused(void **state)
+{
+  (void)state;
+  GLogFunc old = g_log_set_default_handler(count_any, NULL);
+  any_critical = 0;
+  assert_null(cs_control_world(NULL));
+  assert_int_equal(cs_control_now(NULL), 0);
+  assert_int_equal(cs_control_arrivals(NULL, 0), 0);
+  assert_int_equal(cs_control_good(NULL, 0), 0);
+  assert_int_equal(cs_control_bad(NULL, 0), 0);
+  assert_int_equal(cs_control_gpu_busy_ns(NULL, 0), 0);
+  assert_int_equal(cs_control_gpu_life(NULL, 0), CS_GPU_OFF);
+  assert_int_equal(cs_control_n_replicas(NULL), 0);
+  assert_null(cs_control_replica(NULL, 0));
+  assert_int_equal(cs_control_replica_life(NULL, 0), CS_REPLICA_RETIRED);
+  assert_true(cs_control_timer(NULL, 0, 0) == 0);
+  assert_false(cs_control_cancel(NULL, 0));
+  cs_control_warn(NULL, "code", NULL, -1, "%s", "text");
+  cs_control_note(NULL, "%s", "text");
+  GError *err = NULL;
+  assert_null(cs_control_place(NULL, NULL, &err));
+  assert_int_equal(cs_control_apply(NULL, NULL, &err), -1);
+  assert_false(cs_control_provision_gpu(NULL, 0, 0));
+  assert_false(cs_control_release_gpu(NULL, 0));
+  g_log_set_default_handler(old, NULL);
+  assert_null(err);
+  assert_int_equal(any_critical, 18);
+}
+
 static int setup(void **state)
 {
   (void)state;
@@ -327,6 +358,7 @@ int main(void)
     cmocka_unit_test(test_each_misuse_stops_the_run),
     cmocka_unit_test(test_null_engine_refused),
     cmocka_unit_test(test_null_getters_refused),
+    cmocka_unit_test(test_null_control_refused),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
