@@ -13,19 +13,9 @@
 #include <string.h>
 
 #include "common/checked.h"
+#include "control_internal.h"
 #include "engine_state.h"
 
-struct CsControl {
-  Engine *e;
-  const CsControllerPolicy *policy;
-  void *state;
-  int pending;            /* EV_CONTROL events in the queue */
-  uint64_t changes;       /* cs_control_apply calls that changed something */
-  GString *log;           /* "t_s\ttext\n" lines: the controller's notes and the changes */
-  CsWarningList *warnings;
-  int64_t added, loads, removals, provisions, releases;
-  int64_t load_ns_total;  /* sum of the load times of the replicas that loaded */
-};
 
 /* Appends a line of the control log at the current time. */
 static void logf_at(ControlState *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -37,16 +27,6 @@ static void logf_at(ControlState *c, const char *fmt, ...)
   g_string_append_vprintf(c->log, fmt, ap);
   g_string_append_c(c->log, '\n');
   va_end(ap);
-}
-
-static ReplicaLife *life_of(Engine *e, int r)
-{
-  return &g_array_index(e->replica_life, ReplicaLife, r);
-}
-
-static const CsReplica *replica_of(const Engine *e, int r)
-{
-  return &g_array_index(e->replicas, CsReplica, r);
 }
 
 static const char *model_name(const Engine *e, int m)
@@ -399,75 +379,6 @@ void cs_control_after_batch(Engine *e, int w, int g)
 }
 
 /* ---- the controller's services (control.h) ------------------------------------ */
-
-const CsWorld *cs_control_world(const CsControl *c)
-{
-  g_return_val_if_fail(c != NULL, NULL);
-  return c->e->cfg;
-}
-
-int64_t cs_control_now(const CsControl *c)
-{
-  g_return_val_if_fail(c != NULL, 0);
-  return c->e->now;
-}
-
-static gboolean model_in_range(const CsControl *c, int model)
-{
-  return model >= 0 && model < c->e->cfg->n_clients;
-}
-
-int64_t cs_control_arrivals(const CsControl *c, int model)
-{
-  g_return_val_if_fail(c != NULL, 0);
-  return model_in_range(c, model) ? c->e->clients[model].generated : 0;
-}
-
-int64_t cs_control_good(const CsControl *c, int model)
-{
-  g_return_val_if_fail(c != NULL, 0);
-  return model_in_range(c, model) ? c->e->clients[model].all_good : 0;
-}
-
-int64_t cs_control_bad(const CsControl *c, int model)
-{
-  g_return_val_if_fail(c != NULL, 0);
-  return model_in_range(c, model) ? c->e->clients[model].all_bad : 0;
-}
-
-int64_t cs_control_gpu_busy_ns(const CsControl *c, int g)
-{
-  g_return_val_if_fail(c != NULL, 0);
-  if (g < 0 || g >= c->e->cfg->n_gpus)
-    return 0;
-  const Gpu *gpu = &c->e->gpus[g];
-  return gpu->busy_ns + (gpu->busy_since >= 0 ? c->e->now - gpu->busy_since : 0);
-}
-
-CsGpuLife cs_control_gpu_life(const CsControl *c, int g)
-{
-  g_return_val_if_fail(c != NULL, CS_GPU_OFF);
-  return g >= 0 && g < c->e->cfg->n_gpus ? (CsGpuLife)c->e->gpus[g].life : CS_GPU_OFF;
-}
-
-int cs_control_n_replicas(const CsControl *c)
-{
-  g_return_val_if_fail(c != NULL, 0);
-  return (int)c->e->replicas->len;
-}
-
-const CsReplica *cs_control_replica(const CsControl *c, int i)
-{
-  g_return_val_if_fail(c != NULL, NULL);
-  return i >= 0 && i < (int)c->e->replicas->len ? replica_of(c->e, i) : NULL;
-}
-
-CsReplicaLife cs_control_replica_life(const CsControl *c, int i)
-{
-  g_return_val_if_fail(c != NULL, CS_REPLICA_RETIRED);
-  return i >= 0 && i < (int)c->e->replicas->len ? (CsReplicaLife)life_of(c->e, i)->life
-                                                 : CS_REPLICA_RETIRED;
-}
 
 CsTimer cs_control_timer(CsControl *c, int64_t at_ns, uint32_t arg)
 {
