@@ -65,10 +65,17 @@ check "a refused measurement writes nothing" test ! -e "$tmp/x"
 # isolated latency times the share table's slowdown (latency at the share
 # over latency at 100 %), so measuring it gives back, at the points the
 # iGniter table measured at both shares, profile latency x that ratio.
-"$bin" profile measure --backend emulated --like igniter_v100_profile --like-interference igniter_v100 \
-  --models alexnet,resnet50 --gpu-type emu --batches 1,16 --shares 20,50,100 --repeat 5 \
-  --pair-batch 0 -o "$tmp/s" >/dev/null 2>&1
-check "profile measure --shares exits 0" test $? -eq 0
+measure_shares_once() {
+  rm -rf "$tmp/s"
+  "$bin" profile measure --backend emulated --like igniter_v100_profile --like-interference igniter_v100 \
+    --models alexnet,resnet50 --gpu-type emu --batches 1,16 --shares 20,50,100 --repeat 5 \
+    --pair-batch 0 -o "$tmp/s" >/dev/null 2>&1
+}
+shares_back() {
+  python3 "$tmp/shares.py" "$src/data/profiles/igniter_v100_profile.json" \
+    "$src/data/profiles/igniter_v100.json" "$tmp/s/interference.json" "$tmp/s/profile.json" \
+    >"$tmp/shares.txt" 2>&1 || { echo "# $(tail -n 1 "$tmp/shares.txt")"; return 1; }
+}
 # A share's latency is a median of sleeps, which wake up late by what the
 # machine's load makes them: a fixed bound on that (0.2 ms) failed on a
 # machine with a load of 7-14 on 2 cores. The same run measured that
@@ -100,6 +107,12 @@ assert n == 12, n
 assert "share_latency: each batch size alone" in got["source"]
 assert "pairs" not in got and "Pairs not measured" in got["source"]
 PY
+# The run's own lateness bounds most runs; a burst of other work between
+# the isolated rounds and the share rounds can still exceed it (seen once in
+# CI's pass beside two CPU hogs, 2026-12-01): such a run is taken again,
+# three times at most, as the measurement above.
+retry_timing "the share measurement" measure_shares_once shares_back
+check "profile measure --shares exits 0" test $rc -eq 0
 check "measured share tables are the emulated ones" python3 "$tmp/shares.py" \
   "$src/data/profiles/igniter_v100_profile.json" "$src/data/profiles/igniter_v100.json" \
   "$tmp/s/interference.json" "$tmp/s/profile.json"
