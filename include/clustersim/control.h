@@ -98,6 +98,10 @@ CS_API CsReplicaLife cs_control_replica_life(const CsControl *c, int i);
 /* Schedules the controller's on_timer(arg) at at_ns (earlier is taken as
  * now). Returns its handle (cs_control_cancel). */
 CS_API CsTimer cs_control_timer(CsControl *c, int64_t at_ns, uint32_t arg);
+/* Cancels a pending timer of the controller's (one cs_control_timer
+ * returned). Returns TRUE if it was pending; FALSE for one that fired or was
+ * cancelled, CS_TIMER_NONE, and any handle that is not a pending controller
+ * timer (a dispatch policy's timer, a guessed value): those cancel nothing. */
 CS_API gboolean cs_control_cancel(CsControl *c, CsTimer t);
 
 /* Runs the scenario's placement policy, with its parameters, on the GPUs

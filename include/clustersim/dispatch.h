@@ -153,8 +153,11 @@ CS_API int64_t cs_engine_now(const CsEngine *e);
  * Returns its handle. */
 CS_API CsTimer cs_engine_timer(CsEngine *e, int64_t at_ns, uint32_t arg);
 
-/* Cancels a pending timer. Returns TRUE if it was pending; FALSE for a timer
- * that already fired or was cancelled, and for CS_TIMER_NONE. */
+/* Cancels a pending timer of this policy's (one cs_engine_timer returned).
+ * Returns TRUE if it was pending; FALSE for a timer that already fired or was
+ * cancelled, for CS_TIMER_NONE, and for any handle that is not a pending
+ * dispatch timer (a controller's timer, a guessed value): those cancel
+ * nothing. */
 CS_API gboolean cs_engine_cancel(CsEngine *e, CsTimer t);
 
 /* Returns an empty batch of model with room for capacity requests (a hint: it

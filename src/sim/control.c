@@ -390,7 +390,7 @@ CsTimer cs_control_timer(CsControl *c, int64_t at_ns, uint32_t arg)
 gboolean cs_control_cancel(CsControl *c, CsTimer t)
 {
   g_return_val_if_fail(c != NULL, FALSE);
-  gboolean was = cs_eq_cancel(c->e->q, cs_timer_unpack(t));
+  gboolean was = cs_eq_cancel_kind(c->e->q, cs_timer_unpack(t), EV_CONTROL);
   c->pending -= was;
   return was;
 }

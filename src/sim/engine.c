@@ -105,7 +105,7 @@ CsTimer cs_engine_timer(Engine *e, int64_t at, uint32_t arg)
 gboolean cs_engine_cancel(Engine *e, CsTimer t)
 {
   g_return_val_if_fail(e != NULL, FALSE);
-  return cs_eq_cancel(e->q, cs_timer_unpack(t));
+  return cs_eq_cancel_kind(e->q, cs_timer_unpack(t), EV_DISPATCH);
 }
 
 int cs_engine_n_replicas(const Engine *e)

@@ -121,6 +121,13 @@ gboolean cs_eq_cancel(CsEventQueue *q, CsEventHandle h)
   return TRUE;
 }
 
+gboolean cs_eq_cancel_kind(CsEventQueue *q, CsEventHandle h, uint32_t kind)
+{
+  if (!cs_eq_pending(q, h) || q->slots[h.slot].kind != kind)
+    return FALSE;
+  return cs_eq_cancel(q, h);
+}
+
 size_t cs_eq_size(const CsEventQueue *q)
 {
   return q->live;

@@ -61,6 +61,14 @@ gboolean cs_eq_pop(CsEventQueue *q, CsEvent *out);
  * is stale (already fired or cancelled) or null. */
 gboolean cs_eq_cancel(CsEventQueue *q, CsEventHandle h);
 
+/* Cancels a pending event only when it is of the given kind. Returns TRUE
+ * if it was pending with that kind; FALSE (and cancels nothing) when the
+ * handle is stale, null, or names an event of another kind. A handle given
+ * to a policy (a dispatch policy's or a controller's timer) is only a slot
+ * and a generation, so a policy could otherwise cancel any event of the
+ * engine's whose handle it guesses or was handed by another party. */
+gboolean cs_eq_cancel_kind(CsEventQueue *q, CsEventHandle h, uint32_t kind);
+
 /* TRUE if the handle's event is still pending. */
 gboolean cs_eq_pending(const CsEventQueue *q, CsEventHandle h);
 

@@ -338,6 +338,117 @@ static void test_null_control_refused(void **state)
   assert_int_equal(any_critical, 18);
 }
 
+/* ---- timers: a policy cancels only its own ------------------------------------- */
+
+/* A timer handle is a queue slot and a generation: without a check of the
+ * event's kind, a controller could cancel a dispatch policy's timer, and
+ * either could cancel the engine's own events (a batch in transfer, a GPU's
+ * completion) by passing a guessed handle. The dispatch policy below sends
+ * each request alone to GPU 0 and sets a timer at 20 ms; the controller sets
+ * one at 15 ms and, at 5 ms, tries to cancel the dispatch timer; at request
+ * 1 (10 ms, with batches pending) the policy tries to cancel the
+ * controller's timer and then every handle of slot < 256 and generation < 16
+ * but its own. Nothing may be cancelled: each timer fires once and every
+ * request completes. */
+static CsTimer dispatch_timer, control_timer;
+static int dispatch_fired, control_fired, cross_cancelled, guessed_cancelled;
+
+static void *cross_create(CsEngine *e, const void *params, void *user_data)
+{
+  (void)params, (void)user_data;
+  Bad *b = g_new0(Bad, 1);
+  b->e = e;
+  dispatch_timer = cs_engine_timer(e, 20000000, 7);
+  return b;
+}
+
+static void cross_on_request(void *state, int model, const CsRequest *r)
+{
+  CsEngine *e = ((Bad *)state)->e;
+  cs_engine_send_gpu(e, one(e, r), 0);
+  (void)model;
+  if (r->id != 1)
+    return;
+  cross_cancelled += cs_engine_cancel(e, control_timer);
+  for (uint64_t gen = 1; gen < 16; gen++)
+    for (uint64_t slot = 0; slot < 256; slot++) {
+      CsTimer t = gen << 32 | slot;
+      if (t != dispatch_timer)
+        guessed_cancelled += cs_engine_cancel(e, t);
+    }
+}
+
+static void cross_on_timer(void *state, uint32_t arg)
+{
+  (void)state;
+  dispatch_fired += arg == 7;
+}
+
+/* The controller changes nothing; the framework asks for the callback all the same. */
+static void cross_on_cluster_change(void *state)
+{
+  (void)state;
+}
+
+static const CsDispatchPolicy cross = {
+  .name = "cross", .uses_placement = FALSE, .create = cross_create, .destroy = g_free,
+  .on_request = cross_on_request, .on_timer = cross_on_timer,
+  .on_cluster_change = cross_on_cluster_change,
+};
+
+static void *ctl_parse(CsParams *params, void *user_data, GError **error)
+{
+  (void)params, (void)user_data, (void)error;
+  return g_new0(int, 1);
+}
+
+static void *ctl_create(CsControl *c, const void *params, void *user_data)
+{
+  (void)params, (void)user_data;
+  control_timer = cs_control_timer(c, 15000000, 1);
+  cs_control_timer(c, 5000000, 2);
+  return c;
+}
+
+static void ctl_on_timer(void *state, uint32_t arg)
+{
+  if (arg == 2)
+    cross_cancelled += cs_control_cancel(state, dispatch_timer);
+  control_fired += arg == 1;
+}
+
+static const CsControllerPolicy ctl = {
+  .name = "ctl", .parse = ctl_parse, .free_params = g_free, .create = ctl_create,
+  .on_timer = ctl_on_timer,
+};
+
+static void test_timers_cancel_only_their_own(void **state)
+{
+  (void)state;
+  dispatch_fired = control_fired = cross_cancelled = guessed_cancelled = 0;
+  CsRegistry *reg = cs_registry_new();
+  assert_true(cs_registry_add_dispatch(reg, &cross, NULL, NULL));
+  assert_true(cs_registry_add_controller(reg, &ctl, NULL, NULL));
+  CsScenario *sc = test_scenario(
+    dir, "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 2, \"gpu_type\": \"gpu\"},"
+         " \"dispatch\": {\"policy\": \"cross\"}, \"controller\": {\"policy\": \"ctl\"},"
+         " \"clients\": [{\"model\": \"a\", \"rate\": 100, \"slo_ms\": 50,"
+         " \"arrival\": \"constant\", \"requests\": 10}]}");
+  cs_scenario_set_registry(sc, reg);
+  cs_registry_unref(reg);
+  GError *err = NULL;
+  CsResults *res = cs_run(sc, NULL, &err);
+  cs_scenario_free(sc);
+  if (!res)
+    fail_msg("%s", err->message);
+  assert_int_equal(cross_cancelled, 0);
+  assert_int_equal(guessed_cancelled, 0);
+  assert_int_equal(dispatch_fired, 1);
+  assert_int_equal(control_fired, 1);
+  assert_int_equal(cs_results_model(res, 0)->completed, 10);
+  cs_results_free(res);
+}
+
 static int setup(void **state)
 {
   (void)state;
@@ -359,6 +470,7 @@ int main(void)
     cmocka_unit_test(test_null_engine_refused),
     cmocka_unit_test(test_null_getters_refused),
     cmocka_unit_test(test_null_control_refused),
+    cmocka_unit_test(test_timers_cancel_only_their_own),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
