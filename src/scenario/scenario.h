@@ -18,6 +18,19 @@ const cJSON *cs_scenario_root(const CsScenario *sc);
 
 /* cs_scenario_set without recording the override (the goodput search probes
  * rates this way and restores them). */
+/* --set path=value, or --unset path when value is NULL, where path may hold
+ * "[*]" steps: each stands for every element of the array the scenario
+ * holds there, and a later one expands within each element (an experiment's
+ * edits, docs/experiments.md). Each array is walked once, so an edit over n
+ * elements costs O(n), not the O(n^2) of n indexed edits. The value is
+ * parsed once (JSON, else a bare string, as cs_scenario_set); each element's
+ * edit is recorded as the override of its concrete path, as n separate
+ * edits would be. Returns FALSE with error set ("--set PATH: at
+ * clients[3].rate: why", or naming the array that is absent, not an array or
+ * empty) on the first element that fails; the edits before it stay. */
+gboolean cs_scenario_edit_each(CsScenario *sc, const char *path, const char *value,
+                               GError **error);
+
 gboolean cs_scenario_set_unrecorded(CsScenario *sc, const char *path, const char *value,
                                     GError **error);
 

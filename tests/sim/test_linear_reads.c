@@ -219,12 +219,70 @@ static void test_experiment_lists(void **state)
   assert_linear(read_experiment, "experiment axis values and labels, seeds");
 }
 
+/* An experiment's edit over every element ("[*]", scenario.h): a base of n
+ * clients, a variant setting clients[*].rate and unsetting
+ * clients[*].warmup_s, applied when the run's scenario is built. Each
+ * client must end with the new rate and no warm-up. */
+static gint64 edit_every_client(int n)
+{
+  char *dir = test_dir_with_profile(0.1, 1.0);
+  GString *base = g_string_new("{\"seed\": 1, \"profiles\": [\"synthetic.json\"],"
+                               " \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+                               " \"dispatch\": {\"policy\": \"router\", \"max_wait_ms\": 1},"
+                               " \"placement\": {\"policy\": \"dedicated\"}, \"clients\": [");
+  for (int i = 0; i < n; i++)
+    g_string_append_printf(base, "%s{\"model\": \"a\", \"rate\": 10, \"slo_ms\": 100,"
+                                 " \"warmup_s\": 1, \"requests\": 10}", i ? ", " : "");
+  g_string_append(base, "]}");
+  char *pbase = g_build_filename(dir, "base.json", NULL);
+  char *pexp = g_build_filename(dir, "each.json", NULL);
+  assert_true(g_file_set_contents(pbase, base->str, -1, NULL));
+  assert_true(g_file_set_contents(pexp,
+    "{\"name\": \"each\", \"base\": \"base.json\", \"seeds\": [1], \"variants\": [{\"name\": \"v\","
+    " \"set\": {\"clients[*].rate\": 7}, \"unset\": [\"clients[*].warmup_s\"]}]}", -1, NULL));
+  GError *err = NULL;
+  CsExperiment *e = cs_experiment_load(pexp, &err);
+  if (!e)
+    fail_msg("experiment: %s", err->message);
+  steps = 0;
+  CsScenario *sc = cs_experiment_run_scenario(e, 0, &err);
+  if (!sc)
+    fail_msg("run scenario: %s", err->message);
+  gint64 counted = steps;
+  char *json = cs_scenario_to_json(sc);
+  cJSON *root = cJSON_Parse(json);
+  int seen = 0;
+  const cJSON *c;
+  cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "clients")) {
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(c, "rate")) == 7);
+    assert_null(cJSON_GetObjectItem(c, "warmup_s"));
+    seen++;
+  }
+  assert_int_equal(seen, n);
+  cJSON_Delete(root);
+  g_free(json);
+  cs_scenario_free(sc);
+  cs_experiment_free(e);
+  g_free(pbase);
+  g_free(pexp);
+  g_string_free(base, TRUE);
+  test_dir_remove(dir);
+  return counted;
+}
+
+static void test_experiment_edit_each(void **state)
+{
+  (void)state;
+  assert_linear(edit_every_client, "an experiment's [*] edit over clients");
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_scenario_lists),
     cmocka_unit_test(test_trace_rate_profile),
     cmocka_unit_test(test_experiment_lists),
+    cmocka_unit_test(test_experiment_edit_each),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
