@@ -388,7 +388,10 @@ CS_API gboolean cs_results_write_model_timeseries(const CsResults *r, const char
                                                   const char *cluster_path, GError **error);
 
 /* The effective scenario of the run (see cs_scenario_effective_json), owned
- * by the results. Running it reproduces cs_results_to_json() byte for byte. */
+ * by the results. Running it reproduces cs_results_to_json() byte for byte.
+ * The text is made on the first call (a scenario of long lists costs
+ * seconds to print, and most runs never ask), safely also when threads ask
+ * at once; NULL (with a critical warning) for NULL results. */
 CS_API const char *cs_results_effective_scenario(const CsResults *r);
 
 /* Prints the per-model table to out. */

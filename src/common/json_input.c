@@ -430,3 +430,11 @@ char *cs_json_print_exact(const cJSON *root)
   cJSON_Delete(copy);
   return out;
 }
+
+char *cs_json_print_exact_line(const cJSON *root)
+{
+  char *s = cs_json_print_exact(root);
+  char *line = g_strconcat(s, "\n", NULL);
+  g_free(s);
+  return line;
+}

@@ -38,6 +38,9 @@ cJSON *cs_json_load_file(const char *path, GError **error);
  * 9007199254740991. Returns a g_malloc'd string (g_free it). */
 char *cs_json_print_exact(const cJSON *root);
 
+/* The same text followed by a newline, as a file holds it (g_free it). */
+char *cs_json_print_exact_line(const cJSON *root);
+
 /* Parses JSON text; name is the file name used in messages. A key given
  * twice in one object is refused (cs_json_check_unique). */
 cJSON *cs_json_parse(const char *text, const char *name, GError **error);

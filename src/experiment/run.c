@@ -106,6 +106,17 @@ static void write_decisions_header(FILE *f, CsScenario *sc, const CsConfig *cfg)
   cJSON_Delete(h);
 }
 
+/* The results' effective scenario is a cJSON tree printed when asked. */
+static char *print_effective(const void *doc)
+{
+  return cs_json_print_exact_line(doc);
+}
+
+static void free_effective(void *doc)
+{
+  cJSON_Delete(doc);
+}
+
 CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
 {
   CsConfig *cfg = cs_scenario_compile(sc, error);
@@ -234,7 +245,9 @@ CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
   if (cfg->controller && res->control)
     res->control->params_json = cs_controller_describe_json(cfg->controller, cfg->controller_params);
   res->placement = cfg->placement ? cs_placement_copy(cfg->placement) : NULL;
-  res->effective_scenario = cs_config_effective_json(sc, cfg);
+  res->effective_doc = cs_config_effective_doc(sc, cfg);
+  res->effective_print = print_effective;
+  res->effective_free = free_effective;
   fill_cost(res, cfg);
   cs_config_free(cfg);
   if (csv) {

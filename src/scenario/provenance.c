@@ -189,6 +189,14 @@ char *cs_scenario_effective_json(CsScenario *sc, const CsRunOptions *opt, GError
 
 char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
 {
+  cJSON *root = cs_config_effective_doc(sc, c);
+  char *text = cs_json_print_exact_line(root);
+  cJSON_Delete(root);
+  return text;
+}
+
+cJSON *cs_config_effective_doc(const CsScenario *sc, const CsConfig *c)
+{
   cJSON *root = cJSON_Duplicate(cs_scenario_root(sc), TRUE);
   set_item(root, "seed", cJSON_CreateNumber((double)c->seed));
   cJSON *prof = cJSON_CreateArray();
@@ -272,9 +280,5 @@ char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
   for (int i = 0; c->overrides[i]; i++)
     cJSON_AddItemToArray(ov, cJSON_CreateString(c->overrides[i]));
   set_item(root, "overrides_applied", ov);
-  char *s = cs_json_print_exact(root);
-  cJSON_Delete(root);
-  char *text = g_strconcat(s, "\n", NULL);
-  g_free(s);
-  return text;
+  return root;
 }

@@ -51,6 +51,11 @@ double cs_config_cluster_price(const CsConfig *c, char **note);
  * cs_scenario_effective_json(). Returns newly allocated JSON text. */
 char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c);
 
+/* The same document as a new cJSON tree (cJSON_Delete it); its text is
+ * cs_json_print_exact_line of it. A run keeps the tree and prints it only
+ * when asked (cs_results_effective_scenario). */
+cJSON *cs_config_effective_doc(const CsScenario *sc, const CsConfig *c);
+
 /* Requests client i is expected to send, warm-up included, with its rate
  * multiplied by rate_multiplier (a goodput search's probes): the count of
  * explicit times or exact trace rows, the trace's scaled interval counts,

@@ -311,6 +311,44 @@ static gboolean read_rate_scale(const cJSON *obj, const char *file, Ctx *x, doub
   return TRUE;
 }
 
+
+/* A rate profile longer than this is summarised in the summary's setup
+ * (profile_digest): listing 10^6 points there printed them twice more (the
+ * effective scenario, scenario.json, lists them all). */
+#define CS_SETUP_PROFILE_POINTS 100
+
+/* {"points", "first_at_s", "last_at_s", "min_scale", "max_scale",
+ * "sha256"} of the profile; the digest is of the points as written in
+ * order, each (at_s, scale) as two IEEE-754 doubles in little-endian byte
+ * order, so that two runs' setups tell whether their profiles were equal. */
+static cJSON *profile_digest(const Ctx *x)
+{
+  GChecksum *sum = g_checksum_new(G_CHECKSUM_SHA256);
+  double lo = x->profile_scale[0], hi = x->profile_scale[0];
+  for (int i = 0; i < x->n_points; i++) {
+    double v[2] = { x->profile_at[i], x->profile_scale[i] };
+    for (int k = 0; k < 2; k++) {
+      uint64_t bits;
+      memcpy(&bits, &v[k], sizeof bits);
+      guchar le[8];
+      for (int b = 0; b < 8; b++)
+        le[b] = (guchar)(bits >> (8 * b));
+      g_checksum_update(sum, le, sizeof le);
+    }
+    lo = MIN(lo, x->profile_scale[i]);
+    hi = MAX(hi, x->profile_scale[i]);
+  }
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "points", x->n_points);
+  cJSON_AddNumberToObject(o, "first_at_s", x->profile_at[0]);
+  cJSON_AddNumberToObject(o, "last_at_s", x->profile_at[x->n_points - 1]);
+  cJSON_AddNumberToObject(o, "min_scale", lo);
+  cJSON_AddNumberToObject(o, "max_scale", hi);
+  cJSON_AddStringToObject(o, "sha256", g_checksum_get_string(sum));
+  g_checksum_free(sum);
+  return o;
+}
+
 /* The profile's factor at t seconds of trace time from the window's start.
  * The point before t by bisection: a walk from the first point for every
  * interval would take intervals x points. */
@@ -576,7 +614,9 @@ gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char
     cJSON_AddNumberToObject(d, "start_s", x.start_s);
     cJSON_AddNumberToObject(d, "duration_s", x.duration_s);
     cJSON_AddNumberToObject(d, "time_scale", x.time_scale);
-    if (x.n_points > 0) {
+    if (x.n_points > CS_SETUP_PROFILE_POINTS) {
+      cJSON_AddItemToObject(d, "rate_scale", profile_digest(&x));
+    } else if (x.n_points > 0) {
       cJSON *prof = cJSON_AddArrayToObject(d, "rate_scale");
       for (int i = 0; i < x.n_points; i++) {
         cJSON *pt = cJSON_CreateObject();

@@ -71,6 +71,8 @@ void cs_results_free(CsResults *r)
   g_free(r->dispatch_params_json);
   cs_placement_free(r->placement);
   g_free(r->setup_json);
+  if (r->effective_doc)
+    r->effective_free(r->effective_doc);
   g_free(r->effective_scenario);
   g_free(r->cost_note);
   g_free(r->replay_json);
@@ -90,7 +92,14 @@ const CsControlSummary *cs_results_control(const CsResults *r)
 
 const char *cs_results_effective_scenario(const CsResults *r)
 {
-  return r->effective_scenario;
+  g_return_val_if_fail(r != NULL, NULL);
+  /* Printed once, also when threads ask at the same time. */
+  CsResults *m = (CsResults *)r;
+  if (g_once_init_enter(&m->effective_scenario)) {
+    char *text = m->effective_doc ? m->effective_print(m->effective_doc) : g_strdup("");
+    g_once_init_leave(&m->effective_scenario, text);
+  }
+  return m->effective_scenario;
 }
 
 int cs_results_n_warnings(const CsResults *r)

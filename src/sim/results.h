@@ -77,7 +77,15 @@ struct CsResults {
   char *dispatch_params_json; /* the dispatch policy's parameters as JSON text (run.c) */
   CsWarningList *warnings;
   char *setup_json;           /* how the run was produced, JSON text (run.c, provenance.c) */
-  char *effective_scenario;   /* the document that ran, as JSON text */
+  /* The document that ran: built with the run (effective_doc, cheap, kept
+   * by the layer that knows its form, experiment/run.c) and printed as JSON
+   * text on first request (printing a scenario of 10^6
+   * array elements costs seconds, and most runs, a sweep's among them,
+   * never ask for it). */
+  void *effective_doc;
+  char *(*effective_print)(const void *doc); /* its text, newly allocated */
+  void (*effective_free)(void *doc);
+  char *effective_scenario;
   CsCost cost;                /* filled by experiment/run.c; cost.note points at cost_note */
   char *cost_note;
   /* Per model, warm-up included (bins.h): a = results within the SLO that

@@ -221,6 +221,60 @@ static void test_counts_rate_profile(void **state)
   test_dir_remove(dir);
 }
 
+/* A rate profile of more than 100 points is summarised in the summary's
+ * setup (the effective scenario lists it whole): its count, ends, range and
+ * the SHA-256 of its points as little-endian doubles, here 101 points
+ * (i s, 1 + (i mod 3) / 2); the digest is Python's
+ * hashlib.sha256(b"".join(struct.pack("<dd", i, 1 + (i % 3) * 0.5) ...)).
+ * 100 points are listed. */
+static void test_long_rate_profile_summarised(void **state)
+{
+  (void)state;
+  char *dir = test_dir_with_profile(0.1, 1.0);
+  char *path = g_build_filename(dir, "counts.csv", NULL);
+  assert_true(g_file_set_contents(path,
+    "HashOwner,HashApp,HashFunction,Trigger,1,2\n"
+    "o1,a1,f1,http,6,6\n", -1, NULL));
+  for (int n = 100; n <= 101; n++) {
+    GString *s = g_string_new("{\"seed\": 2, \"profiles\": [\"synthetic.json\"],"
+                              " \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+                              " \"trace\": {\"file\": \"counts.csv\", \"rate_scale\": [");
+    for (int i = 0; i < n; i++)
+      g_string_append_printf(s, "%s{\"at_s\": %d, \"scale\": %g}", i ? ", " : "", i,
+                             1 + (i % 3) * 0.5);
+    g_string_append(s, "]}, \"clients\": [{\"model\": \"a\", \"slo_ms\": 100, \"arrival\": \"trace\"}]}");
+    CsResults *r = run_with(dir, s->str, NULL);
+    char *text = cs_results_to_json(r);
+    cJSON *doc = cJSON_Parse(text);
+    const cJSON *prof = cJSON_GetObjectItem(
+      cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "setup"), "trace"), "rate_scale");
+    if (n == 100) {
+      assert_true(cJSON_IsArray(prof));
+      assert_int_equal(cJSON_GetArraySize(prof), 100);
+    } else {
+      assert_true(cJSON_IsObject(prof));
+      assert_float_equal(cJSON_GetObjectItem(prof, "points")->valuedouble, 101, 0);
+      assert_float_equal(cJSON_GetObjectItem(prof, "first_at_s")->valuedouble, 0, 0);
+      assert_float_equal(cJSON_GetObjectItem(prof, "last_at_s")->valuedouble, 100, 0);
+      assert_float_equal(cJSON_GetObjectItem(prof, "min_scale")->valuedouble, 1, 0);
+      assert_float_equal(cJSON_GetObjectItem(prof, "max_scale")->valuedouble, 2, 0);
+      assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(prof, "sha256")),
+                          "a4eddff0d29301d287e9738c8d840e66b8271319353c58e199727b14a661f524");
+    }
+    /* The effective scenario lists every point. */
+    cJSON *eff = cJSON_Parse(cs_results_effective_scenario(r));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(eff, "trace"),
+                                                            "rate_scale")), n);
+    cJSON_Delete(eff);
+    cJSON_Delete(doc);
+    g_free(text);
+    cs_results_free(r);
+    g_string_free(s, TRUE);
+  }
+  g_free(path);
+  test_dir_remove(dir);
+}
+
 /* An explicit mapping sends only the listed functions, to the named models.
  * Every count a wrong reading could take differs from the right one (300): f2's
  * minute 1 (30, window start ignored), minute 2 (0), f1's minute 3 (1200,
@@ -469,6 +523,7 @@ int main(void)
     cmocka_unit_test(test_maf2021_exact),
     cmocka_unit_test(test_counts_poisson),
     cmocka_unit_test(test_counts_rate_profile),
+    cmocka_unit_test(test_long_rate_profile_summarised),
     cmocka_unit_test(test_explicit_mapping_and_window),
     cmocka_unit_test(test_window_maf2021_timestamps),
     cmocka_unit_test(test_window_llm_timestamps),
