@@ -28,6 +28,10 @@ struct CsParams {
   const cJSON **items;
   int n_items;
   char *owned_file;      /* root only */
+  /* Describing mode (cs_params_new_describing): the readers record what
+   * they are asked instead of reading. Root only; NULL otherwise. */
+  GPtrArray *infos;      /* CsParamInfo *, in the order of first mention */
+  cJSON *owned_node;     /* the empty object a describing view reads */
 };
 
 static CsParams *view_new(const cJSON *node, const char *file, char *path, const char *name)
@@ -63,7 +67,115 @@ void cs_params_free(CsParams *p)
   g_free(p->path);
   g_free(p->owned_file);
   g_free(p->items);
+  if (p->infos)
+    g_ptr_array_free(p->infos, TRUE);
+  cJSON_Delete(p->owned_node);
   g_free(p);
+}
+
+/* ---- describing mode ---------------------------------------------------------- */
+
+static void info_free(gpointer data)
+{
+  CsParamInfo *in = data;
+  g_free(in->key);
+  if (in->choices)
+    g_ptr_array_free(in->choices, TRUE);
+  g_free(in->str_default);
+  g_free(in->default_text);
+  g_free(in->doc);
+  g_free(in);
+}
+
+CsParams *cs_params_new_describing(const char *path)
+{
+  cJSON *empty = cJSON_CreateObject();
+  CsParams *p = cs_params_new_root(empty, "", path);
+  p->owned_node = empty;
+  p->infos = g_ptr_array_new_with_free_func(info_free);
+  return p;
+}
+
+gboolean cs_params_describing(const CsParams *p)
+{
+  g_return_val_if_fail(p != NULL, FALSE);
+  return p->infos != NULL;
+}
+
+int cs_params_n_infos(const CsParams *p)
+{
+  return p->infos ? (int)p->infos->len : 0;
+}
+
+const CsParamInfo *cs_params_info(const CsParams *p, int i)
+{
+  if (!p->infos || i < 0 || i >= (int)p->infos->len)
+    return NULL;
+  return g_ptr_array_index(p->infos, i);
+}
+
+/* The record of key, created on its first mention (type still unknown). */
+static CsParamInfo *info_for(CsParams *p, const char *key)
+{
+  for (guint i = 0; i < p->infos->len; i++) {
+    CsParamInfo *in = g_ptr_array_index(p->infos, i);
+    if (strcmp(in->key, key) == 0)
+      return in;
+  }
+  CsParamInfo *in = g_new0(CsParamInfo, 1);
+  in->key = g_strdup(key);
+  g_ptr_array_add(p->infos, in);
+  return in;
+}
+
+/* Records a typed reader's call; the first typed call of a key wins (a
+ * policy reading a key twice reads it the same way). */
+static CsParamInfo *record(CsParams *p, const char *key, CsParamType type, gboolean required)
+{
+  CsParamInfo *in = info_for(p, key);
+  if (in->type != CS_PARAM_ANY)
+    return NULL;
+  in->type = type;
+  in->required = required;
+  return in;
+}
+
+static void record_range(CsParamInfo *in, double min, double max, double dflt)
+{
+  in->has_range = TRUE;
+  in->min = min;
+  in->max = max;
+  /* A default outside the range is a sentinel ("not given"), not a value
+   * the policy runs with: its documentation says what absence means. */
+  in->has_default = dflt >= min && dflt <= max;
+  in->num_default = dflt;
+}
+
+void cs_params_doc(CsParams *obj, const char *key, const char *text)
+{
+  g_return_if_fail(obj != NULL && key != NULL && text != NULL);
+  if (!obj->infos)
+    return;
+  CsParamInfo *in = info_for(obj, key);
+  g_free(in->doc);
+  in->doc = g_strdup(text);
+}
+
+void cs_params_doc_default(CsParams *obj, const char *key, const char *text)
+{
+  g_return_if_fail(obj != NULL && key != NULL && text != NULL);
+  if (!obj->infos)
+    return;
+  CsParamInfo *in = info_for(obj, key);
+  g_free(in->default_text);
+  in->default_text = g_strdup(text);
+}
+
+void cs_params_doc_hide(CsParams *obj, const char *key)
+{
+  g_return_if_fail(obj != NULL && key != NULL);
+  if (obj->infos)
+    info_for(obj, key)->hidden = TRUE;
 }
 
 void cs_params_mark_known(CsParams *p, const char *key)
@@ -204,6 +316,8 @@ CsParams *cs_params_get(CsParams *p, const char *key)
   if (!cJSON_IsObject(p->node))
     return NULL;
   cs_params_mark_known(p, key);
+  if (p->infos)
+    info_for(p, key);
   const cJSON *n = cJSON_GetObjectItemCaseSensitive(p->node, key);
   return n ? member(p, n, cs_json_path_key(p->path, key)) : NULL;
 }
@@ -213,6 +327,8 @@ gboolean cs_params_has(CsParams *p, const char *key)
   if (!cJSON_IsObject(p->node))
     return FALSE;
   cs_params_mark_known(p, key);
+  if (p->infos)
+    info_for(p, key);
   return cJSON_GetObjectItemCaseSensitive(p->node, key) != NULL;
 }
 
@@ -229,6 +345,12 @@ gboolean cs_params_double(CsParams *obj, const char *key, gboolean required, dou
   if (!expect_object(obj, error))
     return FALSE;
   cs_params_mark_known(obj, key);
+  if (obj->infos) {
+    CsParamInfo *in = record(obj, key, CS_PARAM_NUMBER, required);
+    if (in)
+      record_range(in, min, max, *out);
+    return TRUE;
+  }
   return cs_json_read_double(obj->node, key, required, min, max, out, obj->file, obj->path, error);
 }
 
@@ -238,6 +360,12 @@ gboolean cs_params_int(CsParams *obj, const char *key, gboolean required, int mi
   if (!expect_object(obj, error))
     return FALSE;
   cs_params_mark_known(obj, key);
+  if (obj->infos) {
+    CsParamInfo *in = record(obj, key, CS_PARAM_INTEGER, required);
+    if (in)
+      record_range(in, min, max, *out);
+    return TRUE;
+  }
   return cs_json_read_int(obj->node, key, required, min, max, out, obj->file, obj->path, error);
 }
 
@@ -247,6 +375,14 @@ gboolean cs_params_bool(CsParams *obj, const char *key, gboolean required, gbool
   if (!expect_object(obj, error))
     return FALSE;
   cs_params_mark_known(obj, key);
+  if (obj->infos) {
+    CsParamInfo *in = record(obj, key, CS_PARAM_BOOL, required);
+    if (in) {
+      in->has_default = TRUE;
+      in->num_default = *out ? 1 : 0;
+    }
+    return TRUE;
+  }
   return cs_json_read_bool(obj->node, key, required, out, obj->file, obj->path, error);
 }
 
@@ -256,12 +392,35 @@ gboolean cs_params_string(CsParams *obj, const char *key, gboolean required, con
   if (!expect_object(obj, error))
     return FALSE;
   cs_params_mark_known(obj, key);
+  if (obj->infos) {
+    CsParamInfo *in = record(obj, key, CS_PARAM_STRING, required);
+    if (in && *out) {
+      in->has_default = TRUE;
+      in->str_default = g_strdup(*out);
+    }
+    return TRUE;
+  }
   return cs_json_read_string(obj->node, key, required, out, obj->file, obj->path, error);
 }
 
 gboolean cs_params_choice(CsParams *obj, const char *key, gboolean required,
                           const char *const *choices, int *out, GError **error)
 {
+  if (obj->infos && expect_object(obj, error)) {
+    cs_params_mark_known(obj, key);
+    CsParamInfo *in = record(obj, key, CS_PARAM_CHOICE, required);
+    if (in) {
+      in->choices = g_ptr_array_new_with_free_func(g_free);
+      int n = 0;
+      for (; choices[n]; n++)
+        g_ptr_array_add(in->choices, g_strdup(choices[n]));
+      if (*out >= 0 && *out < n) {
+        in->has_default = TRUE;
+        in->str_default = g_strdup(choices[*out]);
+      }
+    }
+    return TRUE;
+  }
   const char *s = NULL;
   if (!cs_params_string(obj, key, required, &s, error))
     return FALSE;
@@ -316,8 +475,11 @@ gboolean cs_params_check_keys(CsParams *obj, const char *const *known, GError **
 {
   if (!expect_object(obj, error))
     return FALSE;
-  for (int i = 0; known[i]; i++)
+  for (int i = 0; known[i]; i++) {
     cs_params_mark_known(obj, known[i]);
+    if (obj->infos && strcmp(known[i], "policy") != 0)
+      info_for(obj, known[i]);
+  }
   return cs_json_check_keys(obj->node, known, obj->file, obj->path, error);
 }
 
