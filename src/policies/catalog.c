@@ -105,6 +105,17 @@ static void describe_place(const CsPlacementPolicy *policy, void *user_data, CsP
   cs_profile_set_free(profiles);
 }
 
+GPtrArray *cs_policy_dispatch_fields(const CsDispatchPolicy *policy, void *user_data)
+{
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  CsParams *view = cs_params_new_describing("dispatch");
+  describe_parse(policy->parse, policy->free_params, user_data, view);
+  for (int i = 0; i < cs_params_n_infos(view); i++)
+    g_ptr_array_add(names, g_strdup(cs_params_info(view, i)->key));
+  cs_params_free(view);
+  return names;
+}
+
 cJSON *cs_policy_catalog(const CsRegistry *r)
 {
   CsRegistry *own = r ? NULL : cs_registry_new();

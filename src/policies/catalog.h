@@ -19,4 +19,10 @@
  * a describing view; its result and error are discarded. Never fails. */
 cJSON *cs_policy_catalog(const CsRegistry *r);
 
+/* The fields a dispatch policy's parse asks for, recorded as for the
+ * catalogue (those it reads only to refuse included): a new array of newly
+ * allocated names (g_ptr_array_unref it). For the scenario's list of the
+ * fields it does not know. */
+GPtrArray *cs_policy_dispatch_fields(const CsDispatchPolicy *policy, void *user_data);
+
 #endif
