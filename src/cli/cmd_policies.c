@@ -11,8 +11,7 @@
 #include "common/json_input.h"
 #include "policies/catalog.h"
 
-/* The registry whose policies the CLI's scenarios see. */
-static CsRegistry *policies_registry(void)
+CsRegistry *cli_policies_registry(void)
 {
   return cs_registry_new();
 }
@@ -117,7 +116,7 @@ int cmd_policies(int argc, char **argv)
     goto out;
   }
   const char *name = argc == 2 ? argv[1] : NULL;
-  reg = policies_registry();
+  reg = cli_policies_registry();
   all = cs_policy_catalog(reg);
   cJSON *shown = cJSON_CreateArray();
   const cJSON *pol;
