@@ -50,20 +50,24 @@ for kind in placement dispatch controller; do
 done
 
 # ---- the defaults the docs' tables give -------------------------------------------
-check "defaults of Usher, MILP, iGniter, Nexus and the delays equal the docs' tables" \
+check "defaults (and ranges given) of Usher, MILP, iGniter, Nexus and the delays equal the docs' tables" \
   python3 - all.json "$src/docs/policies.md" "$src/docs/dispatch.md" "$src/docs/scenario.md" <<'PY'
 import json, re, sys
 cat = {(p["kind"], p["name"]): {q["name"]: q for q in p["parameters"]}
        for p in json.load(open(sys.argv[1]))["policies"]}
+ranges = []  # (policy, name, min, max) where the docs give "In [a, b]"
 def tables(path, heading_to_policy):
     """Rows `| `name` | default | ... |` of the parameter tables under the headings given."""
     policy, rows = None, []
     for line in open(path):
         if line.startswith("#"):
             policy = next((p for h, p in heading_to_policy.items() if line.startswith(h)), None)
-        m = re.match(r"\s*\| `([a-z_]+)` \| ([^|]+) \|", line)
+        m = re.match(r"\s*\| `([a-z_]+)` \| ([^|]+) \|([^|]*)", line)
         if policy and m:
             rows.append((policy, m.group(1), m.group(2).strip()))
+            r = re.search(r"In \[([-0-9.e]+), ([-0-9.e]+)\]", m.group(3))
+            if r:
+                ranges.append((policy, m.group(1), float(r.group(1)), float(r.group(2))))
     return rows
 rows = tables(sys.argv[2], {"## Usher": ("placement", "usher"), "## MILP": ("placement", "milp"),
                             "## iGniter": ("placement", "igniter")})
@@ -90,8 +94,13 @@ for policy, name, doc in rows:
     compared += 1
     if q.get("default") != want:
         bad.append(f"{policy[1]}.{name}: the docs say {want!r}, the catalogue {q.get('default')!r}")
-print("\n".join(bad), "\ncompared", compared)
-sys.exit(0 if not bad and compared >= 20 else 1)
+for policy, name, lo, hi in ranges:
+    q = cat[policy][name]
+    if (q.get("min"), q.get("max")) != (lo, hi):
+        bad.append(f"{policy[1]}.{name}: the docs give [{lo}, {hi}], the catalogue "
+                   f"[{q.get('min')}, {q.get('max')}]")
+print("\n".join(bad), "\ncompared", compared, "defaults and", len(ranges), "ranges")
+sys.exit(0 if not bad and compared >= 20 and ranges else 1)
 PY
 
 # ---- the listed default is the value the policy runs with ----------------------------
