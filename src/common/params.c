@@ -210,10 +210,12 @@ static int compare_names(const void *a, const void *b)
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-gboolean cs_params_check_asked(CsParams *p, GError **error)
+/* Adds the message of each object below p (p included) with fields never
+ * asked for to msgs, in the order the views were taken. */
+static void collect_unasked(CsParams *p, GPtrArray *msgs)
 {
   if (p->asked_all)
-    return TRUE;
+    return;
   if (cJSON_IsObject(p->node) && p->node->child) {
     GPtrArray *known = g_ptr_array_new();
     if (p->asked) {
@@ -225,16 +227,33 @@ gboolean cs_params_check_asked(CsParams *p, GError **error)
     }
     g_ptr_array_sort(known, compare_names);
     g_ptr_array_add(known, NULL);
-    gboolean ok = cs_json_check_keys(p->node, (const char *const *)known->pdata, p->file, p->path,
-                                     error);
+    GError *e = NULL;
+    if (!cs_json_check_keys(p->node, (const char *const *)known->pdata, p->file, p->path, &e)) {
+      g_ptr_array_add(msgs, g_strdup(e->message));
+      g_error_free(e);
+    }
     g_ptr_array_free(known, TRUE);
-    if (!ok)
-      return FALSE;
   }
   for (guint i = 0; p->order && i < p->order->len; i++)
-    if (!cs_params_check_asked(g_ptr_array_index(p->order, i), error))
-      return FALSE;
-  return TRUE;
+    collect_unasked(g_ptr_array_index(p->order, i), msgs);
+}
+
+gboolean cs_params_check_asked(CsParams *p, GError **error)
+{
+  /* Every object's unknown fields at once (a policy's list of replicas
+   * with a typo in each: one error, not one run per replica), one object a
+   * line; one object alone keeps the message it always had. */
+  GPtrArray *msgs = g_ptr_array_new_with_free_func(g_free);
+  collect_unasked(p, msgs);
+  gboolean ok = msgs->len == 0;
+  if (!ok) {
+    g_ptr_array_add(msgs, NULL);
+    char *all = g_strjoinv("\n", (char **)msgs->pdata);
+    g_set_error_literal(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, all); /* as cs_json_fail */
+    g_free(all);
+  }
+  g_ptr_array_free(msgs, TRUE);
+  return ok;
 }
 
 const cJSON *cs_params_json(const CsParams *p)

@@ -17,7 +17,8 @@ void cs_params_free(CsParams *p);
 void cs_params_mark_known(CsParams *p, const char *key);
 
 /* Checks that every field of every object view taken so far, the root
- * included, was asked for; FALSE with the "unknown field" error otherwise. */
+ * included, was asked for; FALSE with the "unknown field" error otherwise,
+ * one line per object with unknown fields. */
 gboolean cs_params_check_asked(CsParams *p, GError **error);
 
 /* The JSON value of the view. */

@@ -247,12 +247,35 @@ static void test_describing_readers(void **state)
   cJSON_Delete(obj);
 }
 
+/* The framework's check of fields never asked for names every object's
+ * unknown fields in one error, one object a line (it stopped at the first). */
+static void test_unknown_fields_of_every_object(void **state)
+{
+  (void)state;
+  cJSON *obj = cJSON_Parse("{\"a\": 1, \"x\": {\"b\": 2, \"c\": 3}, \"zz\": 4, \"ab\": 5}");
+  CsParams *p = cs_params_new_root(obj, "f.json", "placement");
+  int v = 0;
+  GError *err = NULL;
+  assert_true(cs_params_int(p, "a", TRUE, 0, 9, &v, &err));
+  CsParams *x = cs_params_get(p, "x");
+  assert_true(cs_params_int(x, "b", TRUE, 0, 9, &v, &err));
+  assert_false(cs_params_check_asked(p, &err));
+  assert_string_equal(err->message,
+                      "f.json: placement: unknown fields \"zz\" and \"ab\" (did you mean \"a\"?) "
+                      "(known fields: a, x)\n"
+                      "f.json: placement.x: unknown field \"c\" (did you mean \"b\"?)");
+  g_clear_error(&err);
+  cs_params_free(p);
+  cJSON_Delete(obj);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_builtins_listed),
     cmocka_unit_test(test_plugins_listed),
     cmocka_unit_test(test_describing_readers),
+    cmocka_unit_test(test_unknown_fields_of_every_object),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
