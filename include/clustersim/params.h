@@ -125,8 +125,10 @@ CS_API char *cs_params_to_json(CsParams *p);
  * view of an empty object, and records each reader call: key, type,
  * required, range or choices, and the default (what *out held before the
  * call). In that mode every reader returns TRUE and leaves *out unchanged,
- * also for a required field, so the policy goes on to read the rest; what
- * it returns is discarded. A placement policy's place gets an empty problem
+ * so the policy goes on to read the rest; a required field (absent) reads
+ * as its lowest allowed value, the first choice or an empty string when *out
+ * holds none, so that code after the readers does not meet an unset value.
+ * What the policy returns is discarded. A placement policy's place gets an empty problem
  * (no models, no GPUs, no simulator); it may return NULL as soon as it has
  * read its parameters when cs_params_describing is TRUE. Fields named only
  * through cs_params_check_keys, cs_params_get or cs_params_has (nested

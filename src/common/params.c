@@ -75,6 +75,14 @@ void cs_params_free(CsParams *p)
 
 /* ---- describing mode ---------------------------------------------------------- */
 
+static int choices_count(const char *const *choices)
+{
+  int n = 0;
+  while (choices[n])
+    n++;
+  return n;
+}
+
 static void info_free(gpointer data)
 {
   CsParamInfo *in = data;
@@ -368,6 +376,8 @@ gboolean cs_params_double(CsParams *obj, const char *key, gboolean required, dou
     CsParamInfo *in = record(obj, key, CS_PARAM_NUMBER, required);
     if (in)
       record_range(in, min, max, *out);
+    if (required && !(*out >= min && *out <= max))
+      *out = min; /* a value the policy can go on with (params.h) */
     return TRUE;
   }
   return cs_json_read_double(obj->node, key, required, min, max, out, obj->file, obj->path, error);
@@ -383,6 +393,8 @@ gboolean cs_params_int(CsParams *obj, const char *key, gboolean required, int mi
     CsParamInfo *in = record(obj, key, CS_PARAM_INTEGER, required);
     if (in)
       record_range(in, min, max, *out);
+    if (required && !(*out >= min && *out <= max))
+      *out = min;
     return TRUE;
   }
   return cs_json_read_int(obj->node, key, required, min, max, out, obj->file, obj->path, error);
@@ -417,6 +429,8 @@ gboolean cs_params_string(CsParams *obj, const char *key, gboolean required, con
       in->has_default = TRUE;
       in->str_default = g_strdup(*out);
     }
+    if (required && !*out)
+      *out = "";
     return TRUE;
   }
   return cs_json_read_string(obj->node, key, required, out, obj->file, obj->path, error);
@@ -438,6 +452,8 @@ gboolean cs_params_choice(CsParams *obj, const char *key, gboolean required,
         in->str_default = g_strdup(choices[*out]);
       }
     }
+    if (required && choices[0] && (*out < 0 || choices_count(choices) <= *out))
+      *out = 0;
     return TRUE;
   }
   const char *s = NULL;

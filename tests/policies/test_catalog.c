@@ -4,7 +4,8 @@
  * - a plug-in's parameters come out as its readers ask for them: type,
  *   required, range, choices, the default its *out held, its doc lines;
  * - in describing mode a reader of a required field returns TRUE and leaves
- *   *out alone, so the policy reads on (the catalogue sees every field);
+ *   *out alone (a required one gets a value in range), so the policy reads
+ *   on (the catalogue sees every field);
  * - outside describing mode the doc calls change nothing. */
 #include <math.h>
 #include <setjmp.h>
@@ -226,8 +227,15 @@ static void test_describing_readers(void **state)
   assert_float_equal(x, 3.5, 0);
   const char *s = NULL;
   assert_true(cs_params_string(v, "s", TRUE, &s, &err));
-  assert_null(s);
-  assert_int_equal(cs_params_n_infos(v), 2);
+  assert_string_equal(s, ""); /* a required string is never left NULL */
+  int n = -5;
+  assert_true(cs_params_int(v, "n", TRUE, 1, 9, &n, &err));
+  assert_int_equal(n, 1); /* nor a required number out of its range */
+  static const char *const modes[] = { "a", "b", NULL };
+  int mode = -1;
+  assert_true(cs_params_choice(v, "mode", TRUE, modes, &mode, &err));
+  assert_int_equal(mode, 0);
+  assert_int_equal(cs_params_n_infos(v), 4);
   assert_true(cs_params_info(v, 0)->required);
   assert_false(cs_params_info(v, 1)->has_default); /* *out was NULL */
   cs_params_free(v);
