@@ -117,6 +117,42 @@ CS_API gboolean cs_params_fail_field(const CsParams *p, const char *key, GError 
  * nested format of its own. Counts as asking for every field below it. */
 CS_API char *cs_params_to_json(CsParams *p);
 
+/* ---- Documenting parameters (`clustersim policies`) ------------------------ *
+ *
+ * The policy catalogue lists every parameter of every policy of a registry
+ * without a second list to keep in sync: the framework calls the policy's
+ * parse (dispatch, controller) or place (placement) once on a describing
+ * view of an empty object, and records each reader call: key, type,
+ * required, range or choices, and the default (what *out held before the
+ * call). In that mode every reader returns TRUE and leaves *out unchanged,
+ * so the policy goes on to read the rest; a required field (absent) reads
+ * as its lowest allowed value, the first choice or an empty string when *out
+ * holds none, so that code after the readers does not meet an unset value.
+ * What the policy returns is discarded. A placement policy's place gets an empty problem
+ * (no models, no GPUs, no simulator); it may return NULL as soon as it has
+ * read its parameters when cs_params_describing is TRUE. Fields named only
+ * through cs_params_check_keys, cs_params_get or cs_params_has (nested
+ * lists and objects) are listed without a type: their cs_params_doc line
+ * says what they hold. */
+
+/* TRUE when p is a describing view (see above). */
+CS_API gboolean cs_params_describing(const CsParams *p);
+
+/* One line describing field key of obj (text is copied), for the catalogue;
+ * a no-op outside describing mode, so it may be called on every parse. */
+CS_API void cs_params_doc(CsParams *obj, const char *key, const char *text);
+
+/* What the catalogue shows as key's default instead of the reader's value:
+ * for a default derived from elsewhere ("the network's delay"). A no-op
+ * outside describing mode. */
+CS_API void cs_params_doc_default(CsParams *obj, const char *key, const char *text);
+
+/* Leaves field key of obj out of the catalogue: for a parser shared by a
+ * family of policies that reads a field only to refuse it in some of them
+ * (the sibling's field, with a better message than "unknown field"). A
+ * no-op outside describing mode. */
+CS_API void cs_params_doc_hide(CsParams *obj, const char *key);
+
 /* ---- Writing parameters back (a policy's describe and defaults) -------------- */
 
 typedef struct CsParamsWriter CsParamsWriter;

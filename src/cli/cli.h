@@ -83,6 +83,10 @@ int cmd_replay(int argc, char **argv);
 int cmd_profile_measure(int argc, char **argv);
 int cmd_profile_import(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_policies(int argc, char **argv);
+/* The registry whose policies the CLI's scenarios see (`clustersim policies`,
+ * `place --list`), with one reference (cs_registry_unref it). */
+CsRegistry *cli_policies_registry(void);
 
 /* Writes a figure set into dir/figures and renders it unless !render
  * (cmd_plot.c): prints the set's notes, gnuplot's warnings and, when gnuplot

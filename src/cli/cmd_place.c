@@ -52,9 +52,13 @@ static void warn_partial_plans(CsConfig *cfg)
 
 static void list_policies(void)
 {
-  const CsPlacementPolicy *const *all = cs_placement_policy_list();
-  for (int i = 0; all[i]; i++)
-    printf("%-12s %s\n", all[i]->name, all[i]->description);
+  CsRegistry *r = cli_policies_registry();
+  for (int i = 0; i < cs_registry_n_placement(r); i++)
+    printf("%-12s %s\n", cs_registry_placement_at(r, i)->name,
+           cs_registry_placement_at(r, i)->description);
+  printf("\n(clustersim policies: every placement, dispatch and controller policy with its "
+         "parameters)\n");
+  cs_registry_unref(r);
 }
 
 int cmd_place(int argc, char **argv)
@@ -63,7 +67,7 @@ int cmd_place(int argc, char **argv)
   gboolean json = FALSE, list = FALSE;
   CliOverrides overrides = { 0 };
   GOptionEntry entries[] = {
-    { "list", 'l', 0, G_OPTION_ARG_NONE, &list, "List the placement policies", NULL },
+    { "list", 'l', 0, G_OPTION_ARG_NONE, &list, "List the placement policies (clustersim policies: with their parameters)", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the placement as JSON", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };

@@ -36,6 +36,7 @@ static const char *const usage_text =
   "  profile import FILE.csv... -o OUT.json  measured rows (docs/profiles.md) to a profile,\n"
   "                    share tables and measured pairs (--interference OUT2.json)\n"
   "  derive-igniter    write iGniter's measurements derived from the simulator's GPU model\n"
+  "  policies [NAME]   the placement, dispatch and controller policies and their parameters\n"
   "\n"
   "Options:\n"
   "  -h, --help        show this help (COMMAND --help for a command's options)\n"
@@ -78,6 +79,8 @@ int main(int argc, char **argv)
     return cmd_calibrate(argc - 1, argv + 1);
   if (strcmp(cmd, "profile") == 0)
     return cmd_profile(argc - 1, argv + 1);
+  if (strcmp(cmd, "policies") == 0)
+    return cmd_policies(argc - 1, argv + 1);
   if (strcmp(cmd, "derive-igniter") == 0)
     return cmd_derive(argc - 1, argv + 1);
   fprintf(stderr, "clustersim: unknown command \"%s\"\n\n%s", cmd, usage_text);

@@ -189,30 +189,42 @@ char *cs_did_you_mean(const char *name, const char *const *known, int n_known)
 gboolean cs_json_check_keys(const cJSON *obj, const char *const *known, const char *file,
                             const char *path, GError **error)
 {
+  /* Every unknown field at once, each with its suggestion: fixing them one
+   * run at a time is what this spares the user. */
+  GPtrArray *unknown = g_ptr_array_new();
   const cJSON *field;
   cJSON_ArrayForEach(field, obj)
   {
     gboolean ok = FALSE;
     for (int i = 0; known[i] && !ok; i++)
       ok = strcmp(field->string, known[i]) == 0;
-    if (ok)
-      continue;
-    char *hint = cs_did_you_mean(field->string, known, -1);
-    if (*hint) {
-      cs_json_fail(error, file, path, "unknown field \"%s\"%s", field->string, hint);
-      g_free(hint);
-      return FALSE;
-    }
-    g_free(hint);
-    GString *list = g_string_new(NULL);
-    for (int i = 0; known[i]; i++)
-      g_string_append_printf(list, "%s%s", i ? ", " : "", known[i]);
-    cs_json_fail(error, file, path, "unknown field \"%s\" (known fields: %s)", field->string,
-                 list->str);
-    g_string_free(list, TRUE);
-    return FALSE;
+    if (!ok)
+      g_ptr_array_add(unknown, field->string);
   }
-  return TRUE;
+  if (unknown->len == 0) {
+    g_ptr_array_free(unknown, TRUE);
+    return TRUE;
+  }
+  GString *msg = g_string_new(unknown->len == 1 ? "unknown field " : "unknown fields ");
+  gboolean unhinted = FALSE;
+  for (guint u = 0; u < unknown->len; u++) {
+    const char *name = g_ptr_array_index(unknown, u);
+    char *hint = cs_did_you_mean(name, known, -1);
+    unhinted = unhinted || !*hint;
+    g_string_append_printf(msg, "%s\"%s\"%s",
+                           u == 0 ? "" : u + 1 == unknown->len ? " and " : ", ", name, hint);
+    g_free(hint);
+  }
+  if (unhinted) {
+    g_string_append(msg, " (known fields: ");
+    for (int i = 0; known[i]; i++)
+      g_string_append_printf(msg, "%s%s", i ? ", " : "", known[i]);
+    g_string_append(msg, ")");
+  }
+  cs_json_fail(error, file, path, "%s", msg->str);
+  g_string_free(msg, TRUE);
+  g_ptr_array_free(unknown, TRUE);
+  return FALSE;
 }
 
 static const cJSON *get_field(const cJSON *obj, const char *key, gboolean required,

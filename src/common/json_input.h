@@ -68,9 +68,10 @@ gboolean cs_json_fail(GError **error, const char *file, const char *path, const 
 gboolean cs_json_expect_object(const cJSON *node, const char *file, const char *path,
                                GError **error);
 
-/* Checks that every field of obj is in known (NULL-terminated); an unknown
- * field is an error that suggests the closest known names when one is close
- * (cs_did_you_mean), else lists the known fields. */
+/* Checks that every field of obj is in known (NULL-terminated); unknown
+ * fields are one error naming all of them, each with the closest known names
+ * when one is close (cs_did_you_mean), and the known fields listed when one
+ * has no suggestion. */
 gboolean cs_json_check_keys(const cJSON *obj, const char *const *known, const char *file,
                             const char *path, GError **error);
 

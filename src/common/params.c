@@ -28,6 +28,10 @@ struct CsParams {
   const cJSON **items;
   int n_items;
   char *owned_file;      /* root only */
+  /* Describing mode (cs_params_new_describing): the readers record what
+   * they are asked instead of reading. Root only; NULL otherwise. */
+  GPtrArray *infos;      /* CsParamInfo *, in the order of first mention */
+  cJSON *owned_node;     /* the empty object a describing view reads */
 };
 
 static CsParams *view_new(const cJSON *node, const char *file, char *path, const char *name)
@@ -63,7 +67,123 @@ void cs_params_free(CsParams *p)
   g_free(p->path);
   g_free(p->owned_file);
   g_free(p->items);
+  if (p->infos)
+    g_ptr_array_free(p->infos, TRUE);
+  cJSON_Delete(p->owned_node);
   g_free(p);
+}
+
+/* ---- describing mode ---------------------------------------------------------- */
+
+static int choices_count(const char *const *choices)
+{
+  int n = 0;
+  while (choices[n])
+    n++;
+  return n;
+}
+
+static void info_free(gpointer data)
+{
+  CsParamInfo *in = data;
+  g_free(in->key);
+  if (in->choices)
+    g_ptr_array_free(in->choices, TRUE);
+  g_free(in->str_default);
+  g_free(in->default_text);
+  g_free(in->doc);
+  g_free(in);
+}
+
+CsParams *cs_params_new_describing(const char *path)
+{
+  cJSON *empty = cJSON_CreateObject();
+  CsParams *p = cs_params_new_root(empty, "", path);
+  p->owned_node = empty;
+  p->infos = g_ptr_array_new_with_free_func(info_free);
+  return p;
+}
+
+gboolean cs_params_describing(const CsParams *p)
+{
+  g_return_val_if_fail(p != NULL, FALSE);
+  return p->infos != NULL;
+}
+
+int cs_params_n_infos(const CsParams *p)
+{
+  return p->infos ? (int)p->infos->len : 0;
+}
+
+const CsParamInfo *cs_params_info(const CsParams *p, int i)
+{
+  if (!p->infos || i < 0 || i >= (int)p->infos->len)
+    return NULL;
+  return g_ptr_array_index(p->infos, i);
+}
+
+/* The record of key, created on its first mention (type still unknown). */
+static CsParamInfo *info_for(CsParams *p, const char *key)
+{
+  for (guint i = 0; i < p->infos->len; i++) {
+    CsParamInfo *in = g_ptr_array_index(p->infos, i);
+    if (strcmp(in->key, key) == 0)
+      return in;
+  }
+  CsParamInfo *in = g_new0(CsParamInfo, 1);
+  in->key = g_strdup(key);
+  g_ptr_array_add(p->infos, in);
+  return in;
+}
+
+/* Records a typed reader's call; the first typed call of a key wins (a
+ * policy reading a key twice reads it the same way). */
+static CsParamInfo *record(CsParams *p, const char *key, CsParamType type, gboolean required)
+{
+  CsParamInfo *in = info_for(p, key);
+  if (in->type != CS_PARAM_ANY)
+    return NULL;
+  in->type = type;
+  in->required = required;
+  return in;
+}
+
+static void record_range(CsParamInfo *in, double min, double max, double dflt)
+{
+  in->has_range = TRUE;
+  in->min = min;
+  in->max = max;
+  /* A default outside the range is a sentinel ("not given"), not a value
+   * the policy runs with: its documentation says what absence means. */
+  in->has_default = dflt >= min && dflt <= max;
+  in->num_default = dflt;
+}
+
+void cs_params_doc(CsParams *obj, const char *key, const char *text)
+{
+  g_return_if_fail(obj != NULL && key != NULL && text != NULL);
+  if (!obj->infos)
+    return;
+  CsParamInfo *in = info_for(obj, key);
+  g_free(in->doc);
+  in->doc = g_strdup(text);
+}
+
+void cs_params_doc_default(CsParams *obj, const char *key, const char *text)
+{
+  g_return_if_fail(obj != NULL && key != NULL && text != NULL);
+  if (!obj->infos)
+    return;
+  CsParamInfo *in = info_for(obj, key);
+  g_free(in->default_text);
+  in->default_text = g_strdup(text);
+}
+
+void cs_params_doc_hide(CsParams *obj, const char *key)
+{
+  g_return_if_fail(obj != NULL && key != NULL);
+  if (obj->infos)
+    info_for(obj, key)->hidden = TRUE;
 }
 
 void cs_params_mark_known(CsParams *p, const char *key)
@@ -98,10 +218,12 @@ static int compare_names(const void *a, const void *b)
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-gboolean cs_params_check_asked(CsParams *p, GError **error)
+/* Adds the message of each object below p (p included) with fields never
+ * asked for to msgs, in the order the views were taken. */
+static void collect_unasked(CsParams *p, GPtrArray *msgs)
 {
   if (p->asked_all)
-    return TRUE;
+    return;
   if (cJSON_IsObject(p->node) && p->node->child) {
     GPtrArray *known = g_ptr_array_new();
     if (p->asked) {
@@ -113,16 +235,33 @@ gboolean cs_params_check_asked(CsParams *p, GError **error)
     }
     g_ptr_array_sort(known, compare_names);
     g_ptr_array_add(known, NULL);
-    gboolean ok = cs_json_check_keys(p->node, (const char *const *)known->pdata, p->file, p->path,
-                                     error);
+    GError *e = NULL;
+    if (!cs_json_check_keys(p->node, (const char *const *)known->pdata, p->file, p->path, &e)) {
+      g_ptr_array_add(msgs, g_strdup(e->message));
+      g_error_free(e);
+    }
     g_ptr_array_free(known, TRUE);
-    if (!ok)
-      return FALSE;
   }
   for (guint i = 0; p->order && i < p->order->len; i++)
-    if (!cs_params_check_asked(g_ptr_array_index(p->order, i), error))
-      return FALSE;
-  return TRUE;
+    collect_unasked(g_ptr_array_index(p->order, i), msgs);
+}
+
+gboolean cs_params_check_asked(CsParams *p, GError **error)
+{
+  /* Every object's unknown fields at once (a policy's list of replicas
+   * with a typo in each: one error, not one run per replica), one object a
+   * line; one object alone keeps the message it always had. */
+  GPtrArray *msgs = g_ptr_array_new_with_free_func(g_free);
+  collect_unasked(p, msgs);
+  gboolean ok = msgs->len == 0;
+  if (!ok) {
+    g_ptr_array_add(msgs, NULL);
+    char *all = g_strjoinv("\n", (char **)msgs->pdata);
+    g_set_error_literal(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, all); /* as cs_json_fail */
+    g_free(all);
+  }
+  g_ptr_array_free(msgs, TRUE);
+  return ok;
 }
 
 const cJSON *cs_params_json(const CsParams *p)
@@ -204,6 +343,8 @@ CsParams *cs_params_get(CsParams *p, const char *key)
   if (!cJSON_IsObject(p->node))
     return NULL;
   cs_params_mark_known(p, key);
+  if (p->infos)
+    info_for(p, key);
   const cJSON *n = cJSON_GetObjectItemCaseSensitive(p->node, key);
   return n ? member(p, n, cs_json_path_key(p->path, key)) : NULL;
 }
@@ -213,6 +354,8 @@ gboolean cs_params_has(CsParams *p, const char *key)
   if (!cJSON_IsObject(p->node))
     return FALSE;
   cs_params_mark_known(p, key);
+  if (p->infos)
+    info_for(p, key);
   return cJSON_GetObjectItemCaseSensitive(p->node, key) != NULL;
 }
 
@@ -229,6 +372,14 @@ gboolean cs_params_double(CsParams *obj, const char *key, gboolean required, dou
   if (!expect_object(obj, error))
     return FALSE;
   cs_params_mark_known(obj, key);
+  if (obj->infos) {
+    CsParamInfo *in = record(obj, key, CS_PARAM_NUMBER, required);
+    if (in)
+      record_range(in, min, max, *out);
+    if (required && !(*out >= min && *out <= max))
+      *out = min; /* a value the policy can go on with (params.h) */
+    return TRUE;
+  }
   return cs_json_read_double(obj->node, key, required, min, max, out, obj->file, obj->path, error);
 }
 
@@ -238,6 +389,14 @@ gboolean cs_params_int(CsParams *obj, const char *key, gboolean required, int mi
   if (!expect_object(obj, error))
     return FALSE;
   cs_params_mark_known(obj, key);
+  if (obj->infos) {
+    CsParamInfo *in = record(obj, key, CS_PARAM_INTEGER, required);
+    if (in)
+      record_range(in, min, max, *out);
+    if (required && !(*out >= min && *out <= max))
+      *out = min;
+    return TRUE;
+  }
   return cs_json_read_int(obj->node, key, required, min, max, out, obj->file, obj->path, error);
 }
 
@@ -247,6 +406,14 @@ gboolean cs_params_bool(CsParams *obj, const char *key, gboolean required, gbool
   if (!expect_object(obj, error))
     return FALSE;
   cs_params_mark_known(obj, key);
+  if (obj->infos) {
+    CsParamInfo *in = record(obj, key, CS_PARAM_BOOL, required);
+    if (in) {
+      in->has_default = TRUE;
+      in->num_default = *out ? 1 : 0;
+    }
+    return TRUE;
+  }
   return cs_json_read_bool(obj->node, key, required, out, obj->file, obj->path, error);
 }
 
@@ -256,12 +423,39 @@ gboolean cs_params_string(CsParams *obj, const char *key, gboolean required, con
   if (!expect_object(obj, error))
     return FALSE;
   cs_params_mark_known(obj, key);
+  if (obj->infos) {
+    CsParamInfo *in = record(obj, key, CS_PARAM_STRING, required);
+    if (in && *out) {
+      in->has_default = TRUE;
+      in->str_default = g_strdup(*out);
+    }
+    if (required && !*out)
+      *out = "";
+    return TRUE;
+  }
   return cs_json_read_string(obj->node, key, required, out, obj->file, obj->path, error);
 }
 
 gboolean cs_params_choice(CsParams *obj, const char *key, gboolean required,
                           const char *const *choices, int *out, GError **error)
 {
+  if (obj->infos && expect_object(obj, error)) {
+    cs_params_mark_known(obj, key);
+    CsParamInfo *in = record(obj, key, CS_PARAM_CHOICE, required);
+    if (in) {
+      in->choices = g_ptr_array_new_with_free_func(g_free);
+      int n = 0;
+      for (; choices[n]; n++)
+        g_ptr_array_add(in->choices, g_strdup(choices[n]));
+      if (*out >= 0 && *out < n) {
+        in->has_default = TRUE;
+        in->str_default = g_strdup(choices[*out]);
+      }
+    }
+    if (required && choices[0] && (*out < 0 || choices_count(choices) <= *out))
+      *out = 0;
+    return TRUE;
+  }
   const char *s = NULL;
   if (!cs_params_string(obj, key, required, &s, error))
     return FALSE;
@@ -316,8 +510,11 @@ gboolean cs_params_check_keys(CsParams *obj, const char *const *known, GError **
 {
   if (!expect_object(obj, error))
     return FALSE;
-  for (int i = 0; known[i]; i++)
+  for (int i = 0; known[i]; i++) {
     cs_params_mark_known(obj, known[i]);
+    if (obj->infos && strcmp(known[i], "policy") != 0)
+      info_for(obj, known[i]);
+  }
   return cs_json_check_keys(obj->node, known, obj->file, obj->path, error);
 }
 

@@ -4,57 +4,166 @@
  * and the warnings about a placement that runs but misleads). Read last: they
  * are checked against clients and cluster. See docs/scenario.md. */
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "clustersim/clustersim.h"
 #include "common/json_input.h"
+#include "policies/catalog.h"
 #include "policies/dispatch/dispatch.h"
 #include "policies/placement/placement.h"
 #include "policies/registry_internal.h"
 #include "sim/config.h"
 #include "scenario_internal.h"
 
-/* A dispatch policy without placement runs one batch at a time on each GPU
- * (Symphony's exclusive execution): settings about co-located replicas would
- * be ignored, so they are refused, as a "placement" object is. */
-static gboolean refuse_ignored_settings(const CsScenario *sc, const CsConfig *c, GError **error)
+/* The settings a dispatch policy without placement would ignore, found in
+ * one pass: each problem's message (as the error of that problem alone would
+ * read) and the paths `--unset` removes. */
+typedef struct {
+  GPtrArray *lines; /* char * */
+  GPtrArray *paths; /* char * */
+} Ignored;
+
+/* Adds the problem of path (owned by the list from now on) with the message
+ * cs_json_fail gives it. */
+static void ignored_add(Ignored *ig, const CsScenario *sc, char *path, const char *fmt, ...)
+  G_GNUC_PRINTF(4, 5);
+static void ignored_add(Ignored *ig, const CsScenario *sc, char *path, const char *fmt, ...)
 {
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  GError *e = NULL;
+  cs_json_fail(&e, sc->name, path, "%s", msg);
+  g_ptr_array_add(ig->lines, g_strdup(e->message));
+  g_ptr_array_add(ig->paths, path);
+  g_error_free(e);
+  g_free(msg);
+}
+
+/* A dispatch policy without placement runs one batch at a time on each GPU
+ * (Symphony's exclusive execution): settings about co-located replicas, a
+ * "placement" object and planned rates would be ignored, so they are
+ * refused. */
+static void find_ignored_settings(const CsScenario *sc, const CsConfig *c, Ignored *ig)
+{
+  if (cJSON_GetObjectItemCaseSensitive(sc->root, "placement"))
+    ignored_add(ig, sc, g_strdup("placement"),
+                "dispatch \"%s\" runs every model on every GPU and uses no placement; remove "
+                "\"placement\"",
+                c->dispatch->name);
   const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sc->root, "cluster");
   static const char *const cluster_keys[] = { "mps", "interference", "memory_overflow",
                                               "mps_share_rule", NULL };
   for (int k = 0; cluster_keys[k]; k++)
-    if (cJSON_GetObjectItemCaseSensitive(cl, cluster_keys[k])) {
-      char *jp = cs_json_path_key("cluster", cluster_keys[k]);
-      cs_json_fail(error, sc->name, jp,
-                   "dispatch \"%s\" runs one batch at a time on each GPU, with every model loaded "
-                   "(memory checked at validation), so this setting would be ignored; remove it",
-                   c->dispatch->name);
-      g_free(jp);
-      return FALSE;
-    }
+    if (cJSON_GetObjectItemCaseSensitive(cl, cluster_keys[k]))
+      ignored_add(ig, sc, cs_json_path_key("cluster", cluster_keys[k]),
+                  "dispatch \"%s\" runs one batch at a time on each GPU, with every model loaded "
+                  "(memory checked at validation), so this setting would be ignored; remove it",
+                  c->dispatch->name);
   /* MIG instances follow their measured tables or the MIG rule, not the
    * exponent (docs/gpu-model.md, "MIG"). */
   if (cJSON_GetObjectItemCaseSensitive(cl, "mps_gamma"))
-    return cs_json_fail(error, sc->name, "cluster.mps_gamma",
-                        "is the exponent of the MPS share rule \"power\"; dispatch \"%s\" "
-                        "uses no MPS, so it would be ignored; remove it",
-                        c->dispatch->name);
+    ignored_add(ig, sc, g_strdup("cluster.mps_gamma"),
+                "is the exponent of the MPS share rule \"power\"; dispatch \"%s\" uses no MPS, "
+                "so it would be ignored; remove it",
+                c->dispatch->name);
   const cJSON *list = cJSON_GetObjectItemCaseSensitive(sc->root, "clients");
   int m = 0;
   const cJSON *client;
   cJSON_ArrayForEach(client, list)
   {
-    if (cJSON_GetObjectItemCaseSensitive(client, "planned_rate")) {
-      char *jp = g_strdup_printf("clients[%d].planned_rate", m);
-      cs_json_fail(error, sc->name, jp,
-                   "dispatch \"%s\" uses no placement, so nothing plans for this rate; remove it",
-                   c->dispatch->name);
-      g_free(jp);
-      return FALSE;
-    }
+    if (cJSON_GetObjectItemCaseSensitive(client, "planned_rate"))
+      ignored_add(ig, sc, g_strdup_printf("clients[%d].planned_rate", m),
+                  "dispatch \"%s\" uses no placement, so nothing plans for this rate; remove it",
+                  c->dispatch->name);
     m++;
   }
-  return TRUE;
+}
+
+/* The fields of the scenario's "dispatch" object that policy does not read
+ * (the catalogue's record of its parse), as "dispatch.KEY" paths. */
+static GPtrArray *unknown_dispatch_fields(const cJSON *d, const CsDispatchPolicy *policy,
+                                          void *user_data)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  GPtrArray *known = cs_policy_dispatch_fields(policy, user_data);
+  const cJSON *f;
+  cJSON_ArrayForEach(f, d)
+  {
+    gboolean ok = strcmp(f->string, "policy") == 0;
+    for (guint i = 0; i < known->len && !ok; i++)
+      ok = strcmp(f->string, g_ptr_array_index(known, i)) == 0;
+    if (!ok)
+      g_ptr_array_add(out, cs_json_path_key("dispatch", f->string));
+  }
+  g_ptr_array_unref(known);
+  return out;
+}
+
+/* Parses the dispatch object of a policy without placement and refuses,
+ * in one error, everything it would ignore: its unknown fields and the
+ * scenario's settings find_ignored_settings lists. One problem keeps its
+ * own message; several are listed one a line, then the --unset options
+ * that remove them all (the CLI's syntax: cli.c). */
+static gboolean parse_without_placement(const CsScenario *sc, CsConfig *c, const cJSON *d,
+                                        GError **error)
+{
+  Ignored ig = { g_ptr_array_new_with_free_func(g_free), g_ptr_array_new_with_free_func(g_free) };
+  GError *perr = NULL;
+  gboolean ok = cs_dispatch_parse(c->dispatch, c->dispatch_user_data, d, sc->name, "dispatch",
+                                  &c->dispatch_params, &perr);
+  if (!ok) {
+    /* Only a refusal of unknown fields joins the list: a bad value is
+     * fixed, not removed. */
+    GPtrArray *unknown = d ? unknown_dispatch_fields(d, c->dispatch, c->dispatch_user_data)
+                           : g_ptr_array_new_with_free_func(g_free);
+    if (unknown->len == 0) {
+      g_propagate_error(error, perr);
+      perr = NULL;
+    } else {
+      g_ptr_array_add(ig.lines, g_strdup(perr->message));
+      for (guint i = 0; i < unknown->len; i++)
+        g_ptr_array_add(ig.paths, g_strdup(g_ptr_array_index(unknown, i)));
+    }
+    g_ptr_array_unref(unknown);
+  }
+  if (perr || ok)
+    find_ignored_settings(sc, c, &ig);
+  if (ig.lines->len == 1) {
+    if (perr)
+      g_propagate_error(error, g_steal_pointer(&perr));
+    else
+      g_set_error_literal(error, CS_ERROR, CS_ERROR_INVALID, g_ptr_array_index(ig.lines, 0));
+  } else if (ig.lines->len > 1) {
+    GString *m = g_string_new(NULL);
+    g_string_append_printf(m, "%s: dispatch \"%s\" would ignore %u settings of the scenario "
+                           "(it runs every model on every GPU, one batch at a time, without a "
+                           "placement):",
+                           sc->name, c->dispatch->name, ig.paths->len);
+    /* The file is named once, in the first line. */
+    size_t skip = strlen(sc->name) + 2;
+    for (guint i = 0; i < ig.lines->len; i++) {
+      const char *line = g_ptr_array_index(ig.lines, i);
+      gboolean prefixed = strncmp(line, sc->name, skip - 2) == 0 && strncmp(line + skip - 2, ": ", 2) == 0;
+      g_string_append_printf(m, "\n  %s", prefixed ? line + skip : line);
+    }
+    g_string_append(m, "\nremove them with:");
+    for (guint i = 0; i < ig.paths->len; i++)
+      g_string_append_printf(m, " --unset %s", (const char *)g_ptr_array_index(ig.paths, i));
+    g_set_error_literal(error, CS_ERROR, CS_ERROR_INVALID, m->str);
+    g_string_free(m, TRUE);
+  }
+  g_clear_error(&perr);
+  gboolean refused = ig.lines->len > 0 || !ok;
+  g_ptr_array_unref(ig.lines);
+  g_ptr_array_unref(ig.paths);
+  if (refused && c->dispatch_params) {
+    c->dispatch->free_params(c->dispatch_params);
+    c->dispatch_params = NULL;
+  }
+  return !refused;
 }
 
 /* TRUE when the interference file has a MIG table and the cluster has MIG
@@ -118,10 +227,11 @@ gboolean cs_scenario_read_dispatch(const CsScenario *sc, CsConfig *c, GError **e
     g_free(names);
     return FALSE;
   }
-  if (!cs_dispatch_parse(c->dispatch, c->dispatch_user_data, d, sc->name, "dispatch",
-                         &c->dispatch_params, error))
-    return FALSE;
-  if (!c->dispatch->uses_placement && !refuse_ignored_settings(sc, c, error))
+  if (!c->dispatch->uses_placement) {
+    if (!parse_without_placement(sc, c, d, error))
+      return FALSE;
+  } else if (!cs_dispatch_parse(c->dispatch, c->dispatch_user_data, d, sc->name, "dispatch",
+                                &c->dispatch_params, error))
     return FALSE;
   if (c->dispatch->uses_placement) {
     warn_ignored_settings(sc, c);

@@ -150,6 +150,9 @@ static const BadCase bad_cases[] = {
   { WITH("\"dispatch\": \"symphony\""), "test.json: dispatch: expected an object, got a string" },
   { WITH("\"dispatch\": {\"policy\": 1}"), "test.json: dispatch.policy: expected a non-empty string, got a number" },
   { WITH("\"dispatch\": {\"max_wait\": 1}"), "test.json: dispatch: unknown field \"max_wait\" (did you mean \"max_wait_ms\"?)" },
+  /* every unknown field of one object in one error (each was found one run at a time) */
+  { WITH("\"dispatch\": {\"max_wait\": 1, \"foo\": 2}"), "test.json: dispatch: unknown fields \"max_wait\" (did you mean \"max_wait_ms\"?) and \"foo\" (known fields: policy, max_wait_ms)" },
+  { WITH("\"dispatch\": {\"max_wait\": 1, \"max_wai\": 2, \"maxwait_ms\": 3}"), "test.json: dispatch: unknown fields \"max_wait\" (did you mean \"max_wait_ms\"?), \"max_wai\" (did you mean \"max_wait_ms\"?) and \"maxwait_ms\" (did you mean \"max_wait_ms\"?)" },
   { WITH("\"dispatch\": {\"policy\": \"symphony\", \"batch_gathering\": \"tail\"}"), "test.json: dispatch.batch_gathering: expected \"window\" or \"head\", got \"tail\"" },
   { WITH("\"dispatch\": {\"policy\": \"symphony\", \"gpu_choice\": 2}"), "test.json: dispatch.gpu_choice: expected a non-empty string, got a number" },
   { WITH("\"dispatch\": {\"policy\": \"symphony\", \"batch_gathering\": 2}"), "test.json: dispatch.batch_gathering: expected a non-empty string, got a number" },
@@ -171,6 +174,20 @@ static const BadCase bad_cases[] = {
     "test.json: cluster.mps_gamma: is the exponent of the MPS share rule \"power\"; dispatch \"symphony\" uses no MPS, so it would be ignored; remove it" },
   { "{" PROF ", " GPU1 ", \"clients\": [{\"model\": \"a\", \"rate\": 100, \"planned_rate\": 90, \"slo_ms\": 50, \"requests\": 10}], \"dispatch\": {\"policy\": \"timeout\", \"timeout_ms\": 1}}",
     "test.json: clients[0].planned_rate: dispatch \"timeout\" uses no placement, so nothing plans for this rate; remove it" },
+  /* several of them: one error listing each, then the --unset options removing them all
+   * (each was found one run at a time: the dispatch's unknown field, then the placement,
+   * then the cluster's settings) */
+  { "{" PROF ", \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps\": true, \"mps_gamma\": 2}, \"clients\": [" CA ", {\"model\": \"b\", \"rate\": 10, \"planned_rate\": 9, \"slo_ms\": 50, \"requests\": 1}], \"dispatch\": {\"policy\": \"symphony\", \"max_wait_ms\": 5}, \"placement\": {\"policy\": \"dedicated\"}}",
+    "test.json: dispatch \"symphony\" would ignore 5 settings of the scenario (it runs every model on every GPU, one batch at a time, without a placement):\n"
+    "  dispatch: unknown field \"max_wait_ms\" (known fields: policy, gpu_choice, batch_gathering, target_batch, rate_sample_ms, rate_window, d_ctrl_us, d_data_us, d_resp_ms, max_batch, timeout_ms)\n"
+    "  placement: dispatch \"symphony\" runs every model on every GPU and uses no placement; remove \"placement\"\n"
+    "  cluster.mps: dispatch \"symphony\" runs one batch at a time on each GPU, with every model loaded (memory checked at validation), so this setting would be ignored; remove it\n"
+    "  cluster.mps_gamma: is the exponent of the MPS share rule \"power\"; dispatch \"symphony\" uses no MPS, so it would be ignored; remove it\n"
+    "  clients[1].planned_rate: dispatch \"symphony\" uses no placement, so nothing plans for this rate; remove it\n"
+    "remove them with: --unset dispatch.max_wait_ms --unset placement --unset cluster.mps --unset cluster.mps_gamma --unset clients[1].planned_rate" },
+  /* a bad value is fixed, not removed: it alone is the error */
+  { "{" PROF ", \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps\": true}, " CLIENTS_A ", \"dispatch\": {\"policy\": \"symphony\", \"max_batch\": 0}, \"placement\": {\"policy\": \"dedicated\"}}",
+    "test.json: dispatch.max_batch: expected an integer in [1, 1048576], got 0" },
   { "{" PROF ", \"cluster\": {\"nodes\": [{\"gpus\": 1, \"gpu_type\": \"gpu\"}, {\"gpus\": 1, \"gpu_type\": \"gpu2\"}]}, \"clients\": [{\"model\": \"d\", \"rate\": 1, \"slo_ms\": 50, \"requests\": 1}], \"dispatch\": {\"policy\": \"symphony\"}}",
     "test.json: clients[0]: dispatch \"symphony\" runs every model on every GPU, but model \"d\" has no profile on GPU type \"gpu\" (gpu 0)" },
   /* e (Mreq 60 % at its smallest batch) and f (50 %) do not fit together on one GPU */

@@ -64,6 +64,16 @@ static void *autoscale_parse(CsParams *params, void *user_data, GError **error)
   *p = (AutoscaleParams){ .tick_s = 10, .bad_rate_threshold = 0.01, .provision_delay_s = 60,
                           .half_life_s = 30, .idle_threshold = 0, .hold_s = 0, .min_gpus = 1,
                           .max_gpus = 0 };
+  cs_params_doc(params, "initial_gpus", "GPUs on at the start, the lowest-numbered of the pool");
+  cs_params_doc(params, "tick_s", "reads the bad rate and the idle fraction every tick");
+  cs_params_doc(params, "bad_rate_threshold", "a bad rate r above it provisions ceil(N r / (1 - r)) GPUs");
+  cs_params_doc(params, "provision_delay_s", "a provisioned GPU takes work this long after it was asked for (VM start-up)");
+  cs_params_doc(params, "min_gpus", "releases never go below this many GPUs");
+  cs_params_doc(params, "max_gpus", "provisions never go above this many GPUs");
+  cs_params_doc_default(params, "max_gpus", "the whole pool");
+  cs_params_doc(params, "half_life_s", "half-life of the EWMA rates the placement follows the GPUs with");
+  cs_params_doc(params, "idle_threshold", "releases only above this idle fraction (damping)");
+  cs_params_doc(params, "hold_s", "keeps a provisioned GPU at least this long");
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_double(params, "tick_s", FALSE, 1e-3, 1e9, &p->tick_s, error) ||
       !cs_params_double(params, "bad_rate_threshold", FALSE, 0, 1, &p->bad_rate_threshold,

@@ -41,6 +41,13 @@ static void *replan_parse(CsParams *params, void *user_data, GError **error)
   ReplanParams *p = g_new(ReplanParams, 1);
   *p = (ReplanParams){ .period_s = 60, .tick_s = 1, .half_life_s = 30, .rate_change = 0.25,
                        .bad_rate = 0, .min_interval_s = 10, .headroom = 1 };
+  cs_params_doc(params, "period_s", "re-places when this long has passed since the last placement (0: never on time alone)");
+  cs_params_doc(params, "tick_s", "folds each tick's arrivals into the rate estimates");
+  cs_params_doc(params, "half_life_s", "an arrival's weight in the rate estimate halves every half_life_s");
+  cs_params_doc(params, "rate_change", "re-places when an estimate is this fraction away from the planned rate (0: off)");
+  cs_params_doc(params, "bad_rate", "re-places when a tick's bad rate exceeds this (0: off)");
+  cs_params_doc(params, "min_interval_s", "placements are at least this far apart");
+  cs_params_doc(params, "headroom", "the placement plans for estimate x headroom");
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_double(params, "period_s", FALSE, 0, 1e9, &p->period_s, error) ||
       !cs_params_double(params, "tick_s", FALSE, 1e-3, 1e9, &p->tick_s, error) ||

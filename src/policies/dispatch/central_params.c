@@ -37,6 +37,18 @@ static void *central_parse(CsParams *params, ExecRule rule, GError **error)
   int target = rule == RULE_EAGER ? TARGET_RATE : TARGET_SLO;
   double rate_sample_ms = 50.0;
   int rate_window = 100;
+  cs_params_doc(params, "gpu_choice", "lowest_id: the lowest-id GPU free in time (Algorithm 1); earliest_free: the GPU free soonest (Appendix D)");
+  cs_params_doc(params, "batch_gathering", "window: drop the head under overload to keep batches at the target; head: drop only hopeless requests");
+  cs_params_doc(params, "target_batch", "window gathering's target: slo (largest batch meeting the SLO when sent on arrival) or rate (from the observed rate)");
+  cs_params_doc(params, "rate_sample_ms", "target_batch rate: length of one rate sample");
+  cs_params_doc(params, "rate_window", "target_batch rate: samples in the rate's moving average");
+  cs_params_doc(params, "d_ctrl_us", "fixed part of delay(k): the batch reaches the GPU this long before it may start");
+  cs_params_doc(params, "d_data_us", "transfer(k) = d_data_us x k");
+  cs_params_doc_default(params, "d_data_us", "from the network (k x the model's input_bytes)");
+  cs_params_doc(params, "d_resp_ms", "resp(k) = d_resp_ms for every k");
+  cs_params_doc_default(params, "d_resp_ms", "from the network (k x the model's output_bytes)");
+  cs_params_doc(params, "max_batch", "largest batch sent");
+  cs_params_doc(params, "timeout_ms", "a batch leaves this long after its first request");
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_choice(params, "gpu_choice", FALSE, choices, &choice, error) ||
       !cs_params_choice(params, "batch_gathering", FALSE, gatherings, &gather, error) ||
@@ -47,14 +59,11 @@ static void *central_parse(CsParams *params, ExecRule rule, GError **error)
       !cs_params_double(params, "d_data_us", FALSE, 0.0, 1e9, &d_data_us, error) ||
       !cs_params_double(params, "d_resp_ms", FALSE, 0.0, 1e9, &d_resp_ms, error) ||
       !cs_params_int(params, "max_batch", FALSE, 1, 1 << 20, &max_batch, error) ||
-      !cs_params_double(params, "timeout_ms", FALSE, 0.0, 1e9, &timeout_ms, error))
+      !cs_params_double(params, "timeout_ms", rule == RULE_TIMEOUT, 0.0, 1e9, &timeout_ms,
+                        error))
     return NULL;
-  if (rule == RULE_TIMEOUT && timeout_ms < 0) {
-    cs_params_fail_field(params, "timeout_ms", error,
-                         "required field is missing (the timeout k after the first request of a "
-                         "batch)");
-    return NULL;
-  }
+  if (rule != RULE_TIMEOUT)
+    cs_params_doc_hide(params, "timeout_ms"); /* read only to refuse it */
   if (rule != RULE_TIMEOUT && timeout_ms >= 0) {
     cs_params_fail(params, error, "\"timeout_ms\" applies to dispatch \"timeout\" only");
     return NULL;

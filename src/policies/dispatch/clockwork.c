@@ -319,6 +319,12 @@ static void *clockwork_parse(CsParams *params, void *user_data, GError **error)
    * comparison (Clockwork's TVM builds only powers of two). */
   double ahead_ms = 10, buffer_ms = 5, future_ms = 1, max_exec_ms = 250;
   int max_batch = 16, rule = 0;
+  cs_params_doc(params, "schedule_ahead_ms", "a GPU takes work while its committed work ends before now + this");
+  cs_params_doc(params, "buffer_ms", "scheduling deadline: send + max(SLO - buffer_ms, schedule_ahead_ms + buffer_ms)");
+  cs_params_doc(params, "future_ms", "a batch is planned at least this far ahead");
+  cs_params_doc(params, "max_exec_ms", "batch sizes above 1 running longer than this on some GPU are left out");
+  cs_params_doc(params, "max_batch", "largest batch size (INFER4's 16)");
+  cs_params_doc(params, "batch_sizes", "all: every size from 1 to max_batch; powers_of_two: Clockwork's TVM builds");
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_double(params, "schedule_ahead_ms", FALSE, 0.0, 1e6, &ahead_ms, error) ||
       !cs_params_double(params, "buffer_ms", FALSE, 0.0, 1e6, &buffer_ms, error) ||

@@ -542,6 +542,12 @@ void *cs_nexus_parse(CsParams *params, void *user_data, GError **error)
   double epoch_s = 10.0, reserve_ms = 2.0, poll_us = 50.0;
   int frontends = 1, initial = INITIAL_WHOLE_CLUSTER;
   gboolean replan = FALSE;
+  cs_params_doc(params, "epoch_s", "with replan: re-plan every epoch (refused without replan true)");
+  cs_params_doc(params, "network_reserve_ms", "kept out of the saturate rule (nexuslb's network_latency_us)");
+  cs_params_doc(params, "frontends", "frontends, each with its own round-robin state");
+  cs_params_doc(params, "poll_us", "an idle backend looks for work this often");
+  cs_params_doc(params, "initial_plan", "the plan at t = 0: whole_cluster (declared mix scaled to the GPUs), declared (the clients' rates) or one_gpu_per_model");
+  cs_params_doc(params, "replan", "true: Nexus' epoch scheduler re-plans every epoch_s from the observed rates; false: the initial plan runs throughout");
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_double(params, "epoch_s", FALSE, 0.001, 1e6, &epoch_s, error) ||
       !cs_params_double(params, "network_reserve_ms", FALSE, 0.0, 1e6, &reserve_ms, error) ||

@@ -41,6 +41,7 @@ static void *router_parse(CsParams *params, void *user_data, GError **error)
   (void)user_data;
   static const char *const keys[] = { "policy", "max_wait_ms", NULL };
   double max_wait_ms = 100.0; /* thesis 4.3.3 */
+  cs_params_doc(params, "max_wait_ms", "a batch leaves at its replica's batch size or this long after its first request (MAX_WAIT_TIME; 0: every request alone)");
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_double(params, "max_wait_ms", FALSE, 0.0, 1e9, &max_wait_ms, error))
     return NULL;

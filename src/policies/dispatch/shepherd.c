@@ -281,6 +281,12 @@ static void *shepherd_parse(CsParams *params, void *user_data, GError **error)
   double d_ctrl_us = 25, d_data_us = 75, lambda = 3.03;
   gboolean preemption = TRUE;
   int purge_rule = PURGE_HEAD, max_batch = 512;
+  cs_params_doc(params, "d_ctrl_us", "fixed delay before a planned batch starts (the emulator's shepherd_dctrl)");
+  cs_params_doc(params, "d_data_us", "delay per request of a planned batch (the emulator's shepherd_ddata)");
+  cs_params_doc(params, "preempt_lambda", "preempt a running batch when a candidate holds at least this many times its requests");
+  cs_params_doc(params, "preemption", "false: never preempt");
+  cs_params_doc(params, "purge", "head: drop hopeless requests from the head; latest: the emulator as written (tests the latest deadline)");
+  cs_params_doc(params, "max_batch", "largest batch sent");
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_double(params, "d_ctrl_us", FALSE, 0.0, 1e9, &d_ctrl_us, error) ||
       !cs_params_double(params, "d_data_us", FALSE, 0.0, 1e9, &d_data_us, error) ||

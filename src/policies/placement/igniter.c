@@ -584,9 +584,15 @@ static CsPlacement *igniter_place_params(const CsPlacementProblem *in, CsParams 
   (void)user_data;
   static const char *const keys[] = { "policy", "coefficients", "slo_fraction", "split", NULL };
   CsIgniterOptions opt = { .slo_fraction = 0.5, .split = TRUE };
+  cs_params_doc(params, "coefficients", "a clustersim-igniter file (path or profiles/NAME) or the document itself as a JSON object");
+  cs_params_doc_default(params, "coefficients", "the shipped measurements when they cover the models, else derived from the GPU model");
+  cs_params_doc(params, "slo_fraction", "the latency target of one batch is slo_fraction x SLO (iGniter halves the SLO)");
+  cs_params_doc(params, "split", "split a model that cannot meet its target alone on one GPU into equal parts (false: not served)");
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_double(params, "slo_fraction", FALSE, 0.001, 1.0, &opt.slo_fraction, error) ||
       !cs_params_bool(params, "split", FALSE, &opt.split, error))
+    return NULL;
+  if (cs_params_describing(params)) /* the catalogue needs the parameters only */
     return NULL;
   /* Before the coefficients: deriving them for a cluster it refuses is wasted work. */
   if (!require_one_type(in, error))

@@ -62,6 +62,19 @@ static CsPlacement *milp_place_params(const CsPlacementProblem *in, CsParams *pa
                                       "enumerate_limit", "node_limit", NULL };
   CsMilpOptions opt = { .metric = default_metric, .time_limit_s = 60.0 };
   int *batches = NULL, *max_rep = NULL;
+  cs_params_doc(params, "metric", "Creq column: ao, wao or wsm (fixed by ao-milp and wsm-milp)");
+  cs_params_doc(params, "time_limit_s", "wall-time limit of the whole call (candidates, construction and both solves)");
+  cs_params_doc(params, "node_limit", "each branch and bound explores at most this many nodes; given alone it replaces the wall-clock limit");
+  cs_params_doc_default(params, "node_limit", "none");
+  cs_params_doc(params, "prefer_small_batch", "lexicographic tie-break towards smaller batches (false: the thesis' behaviour)");
+  cs_params_doc(params, "max_replicas", "replicas per model: a number for every model, or {\"model\": n} for some");
+  cs_params_doc_default(params, "max_replicas", "the number of GPUs");
+  cs_params_doc(params, "batch_sizes", "candidate batch sizes, an array of distinct integers in [1, 1048576] (the same as Usher's)");
+  cs_params_doc_default(params, "batch_sizes", "4, 8, 16, 32, 64, 128");
+  cs_params_doc(params, "mps_shares", "give replicas MPS share Creq/100 (the thesis ran the MILPs without shares)");
+  cs_params_doc(params, "solver", "glpk, or cbc (COIN-OR CBC, when the build found it)");
+  cs_params_doc(params, "formulation", "per_gpu (the thesis' model), configurations (GPUs counted per configuration) or auto (per_gpu on at most 8 GPUs and 8 models)");
+  cs_params_doc(params, "enumerate_limit", "configurations only: list every configuration when there are at most this many (0: 20,000; -1: always column generation)");
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_place_read_metric(params, "metric", metric_fixed ? policy : NULL, "milp", &opt.metric,
                             error) ||
@@ -127,6 +140,11 @@ static CsPlacement *milp_place_params(const CsPlacementProblem *in, CsParams *pa
   }
   opt.batches = batches;
   opt.max_replicas = max_rep;
+  if (cs_params_describing(params)) { /* the catalogue needs the parameters only */
+    g_free(batches);
+    g_free(max_rep);
+    return NULL;
+  }
   CsPlacement *p = cs_milp_place(in, &opt, NULL, error);
   g_free(batches);
   g_free(max_rep);

@@ -19,12 +19,12 @@ const char *cs_place_metric_name(CsCreqMetric metric)
 gboolean cs_place_read_metric(CsParams *params, const char *key, const char *alias,
                               const char *family, CsCreqMetric *out, GError **error)
 {
-  const char *name = NULL;
+  /* The current metric's name as the default: absent, it maps back to *out
+   * (and the policy catalogue shows it). */
+  const char *name = cs_place_metric_name(*out);
   CsCreqMetric implied = *out;
   if (!cs_params_string(params, key, FALSE, &name, error))
     return FALSE;
-  if (!name)
-    return TRUE;
   int found = -1;
   for (int i = 0; i < CS_CREQ_N_METRICS && found < 0; i++)
     if (g_ascii_strcasecmp(name, metric_names[i]) == 0)

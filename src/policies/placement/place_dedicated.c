@@ -33,6 +33,7 @@ static CsPlacement *dedicated_place(const CsPlacementProblem *in, CsParams *para
   (void)user_data;
   static const char *const keys[] = { "policy", "max_batch", NULL };
   int max_batch = 128;
+  cs_params_doc(params, "max_batch", "largest batch a model's replica may get (the largest profiled batch within its SLO)");
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_int(params, "max_batch", FALSE, 1, 1 << 20, &max_batch, error))
     return NULL;

@@ -24,6 +24,7 @@ static CsPlacement *manual_place(const CsPlacementProblem *in, CsParams *params,
   (void)user_data;
   static const char *const keys[] = { "policy", "replicas", NULL };
   static const char *const replica_keys[] = { "model", "gpu", "batch", "mps_share", NULL };
+  cs_params_doc(params, "replicas", "array of {\"model\", \"gpu\", \"batch\", \"mps_share\"}: model name, GPU index, batch size >= 1, MPS share in [0, 1] (with cluster.mps); required");
   if (!cs_params_check_keys(params, keys, error))
     return NULL;
   CsParams *list = cs_params_get(params, "replicas");

@@ -258,6 +258,15 @@ static gboolean read_params(CsParams *params, SearchParams *sp, GError **error)
   int first_seed = 1000, objective = 0;
   *sp = (SearchParams){ .max_evaluations = 200, .n_seeds = 2, .threads = 0, .round = 8,
                         .duration_s = 0 };
+  cs_params_doc(params, "start", "starting policies: names or placement objects with their parameters");
+  cs_params_doc_default(params, "start", "every analytic policy (dedicated, usher, ..., igniter)");
+  cs_params_doc(params, "max_evaluations", "scores at most this many placements (the starts included)");
+  cs_params_doc(params, "seeds", "simulations per candidate (common random numbers: seeds first_seed, first_seed + 1, ...)");
+  cs_params_doc(params, "first_seed", "first seed of the candidates' simulations (held away from the run's own)");
+  cs_params_doc(params, "duration_s", "each client's measured phase cut to this many seconds when > 0");
+  cs_params_doc(params, "threads", "threads scoring moves in parallel (0: one per core)");
+  cs_params_doc(params, "round", "moves scored per round; the best of a round that improves is taken");
+  cs_params_doc(params, "objective", "goodput: the mean total goodput; served_share: the share of each model's rate served");
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_params_int(params, "max_evaluations", FALSE, 1, 1000000, &sp->max_evaluations, error) ||
       !cs_params_int(params, "seeds", FALSE, 1, 1000, &sp->n_seeds, error) ||

@@ -513,6 +513,15 @@ static CsPlacement *usher_place_params(const CsPlacementProblem *in, CsParams *p
                          .max_group_size = 4, .mps_shares = TRUE };
   int mode = 0, tie_break = 0;
   int *batches = NULL, *groups = NULL;
+  cs_params_doc(params, "metric", "Creq column: ao, wao or wsm (fixed by wao-usher and wsm-usher)");
+  cs_params_doc(params, "mode", "fixed: maximise expected goodput on the cluster's GPUs; min_gpus: serve every rate with as few GPUs as possible");
+  cs_params_doc(params, "tie_break", "fixed mode only: of equal-goodput configurations keep the one opening the fewest GPUs, or the first enumerated");
+  cs_params_doc(params, "max_group_size", "largest group the grouping may form (the paper and the thesis use 4)");
+  cs_params_doc(params, "batch_sizes", "candidate batch sizes, an array of distinct integers in [1, 1048576]");
+  cs_params_doc_default(params, "batch_sizes", "4, 8, 16, 32, 64, 128");
+  cs_params_doc(params, "mps_shares", "each replica gets MPS share Creq/100 of its batch size, as in the thesis");
+  cs_params_doc(params, "groups", "array of arrays of model names: skips the grouping step (every model exactly once, in placement order)");
+  cs_params_doc_default(params, "groups", "grouping by the policy");
   if (!cs_params_check_keys(params, keys, error) ||
       !cs_place_read_metric(params, "metric", metric_fixed ? policy : NULL, "usher", &opt.metric,
                             error) ||
@@ -538,6 +547,11 @@ static CsPlacement *usher_place_params(const CsPlacementProblem *in, CsParams *p
   }
   opt.batches = batches;
   opt.groups = groups;
+  if (cs_params_describing(params)) { /* the catalogue needs the parameters only */
+    g_free(batches);
+    g_free(groups);
+    return NULL;
+  }
   CsPlacement *p = cs_usher_place(in, &opt, NULL, error);
   g_free(batches);
   g_free(groups);
