@@ -31,7 +31,7 @@ out=$(mktemp -d -p "$prefix")
 # The installed copies of the examples, not the source tree's: they must be
 # there, and they are what a researcher starts from.
 examples=$prefix/share/doc/clustersim/examples
-for rel in library_example.c extending/first_fit.c extending/jsq.c; do
+for rel in library_example.c extending/first_fit.c extending/jsq.c extending/least_queue.c; do
   src=$examples/$rel
   [ -f "$src" ] || { echo "check-install: $src not installed" >&2; exit 1; }
   cmp -s "$src" "examples/$rel" || { echo "check-install: $src differs from examples/$rel" >&2; exit 1; }
