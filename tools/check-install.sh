@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs libclustersim into a fresh prefix and uses it as a researcher's own
 # program would: only through pkg-config and the installed headers and data.
-# Builds and runs examples/library_example.c and the two external policies of
+# Builds and runs the installed copies (share/doc/clustersim/examples) of
+# examples/library_example.c and the two external policies of
 # docs/extending.md (examples/extending/*.c), whose checks compare them with
 # the built-in policies; checks the .pc file and the shared library's soname.
 # Usage: tools/check-install.sh [BUILD_DIR] (default build-install, reused).
@@ -27,7 +28,13 @@ profile=$prefix/share/clustersim/profiles/v100_thesis.json
 [ -f "$profile" ] || { echo "check-install: $profile not installed" >&2; exit 1; }
 
 out=$(mktemp -d -p "$prefix")
-for src in examples/library_example.c examples/extending/first_fit.c examples/extending/jsq.c; do
+# The installed copies of the examples, not the source tree's: they must be
+# there, and they are what a researcher starts from.
+examples=$prefix/share/doc/clustersim/examples
+for rel in library_example.c extending/first_fit.c extending/jsq.c extending/least_queue.c; do
+  src=$examples/$rel
+  [ -f "$src" ] || { echo "check-install: $src not installed" >&2; exit 1; }
+  cmp -s "$src" "examples/$rel" || { echo "check-install: $src differs from examples/$rel" >&2; exit 1; }
   name=$(basename "$src" .c)
   # Only what pkg-config says: no path into the source or build tree.
   cc -std=c11 -Wall -Wextra -Werror "$src" $(pkg-config --cflags --libs clustersim) -lm \

@@ -99,9 +99,10 @@ CS_API const CsModelProfile *cs_world_profile(const CsWorld *w, int model, int g
 /* The placement the run executes, or NULL for a centralized policy. */
 CS_API const CsPlacement *cs_world_placement(const CsWorld *w);
 
-/* The run's seed (the scenario's, or the --seed override): a policy that
- * draws random numbers seeds its own generator from it (and its name), so
- * that its runs stay deterministic. */
+/* The run's seed (the scenario's, or the --seed override). A policy that
+ * draws random numbers takes them from cs_engine_policy_uniform (its own
+ * stream of this seed, below); one that keeps its own generator seeds it
+ * from this seed and its name, so that its runs stay deterministic. */
 CS_API uint64_t cs_world_seed(const CsWorld *w);
 
 /* Latency of one network transfer of bytes (payload of a whole batch) on the
@@ -205,6 +206,36 @@ CS_API gboolean cs_engine_replica_active(const CsEngine *e, int replica);
  * for memory or loads (a controller added it). FALSE otherwise. */
 CS_API gboolean cs_engine_replica_pending(const CsEngine *e, int replica);
 
+/* What the engine holds for one replica: the batches sent to it that have
+ * not finished, by where they are, and the requests in them. Requests the
+ * policy still holds (its own open batches) are the policy's to count.
+ *   in_transfer + queued + busy = the batches sent to it that have not
+ *   finished; summed over a GPU's replicas, in_transfer, queued and busy are
+ *   cs_engine_gpu_in_transfer, cs_engine_gpu_queued and
+ *   cs_engine_gpu_running of that GPU (placement-based runs).
+ * A replica runs one batch at a time; the next one starts when it is idle,
+ * is at the front (its GPU's FIFO when the GPU time-slices, its own under
+ * MPS) and the GPU accepts it. */
+typedef struct {
+  int in_transfer;          /* batches on their way to its GPU's node (network) */
+  int queued;               /* batches at the node not started: before their not-before
+                             * time (cs_batch_set_not_before) or waiting in the queue */
+  int64_t waiting_requests; /* requests in the in_transfer and queued batches */
+  gboolean busy;            /* one of its batches is executing now */
+  int64_t running_requests; /* requests in that batch; 0 when not busy */
+  /* It did not fit in its GPU's memory (cluster.memory_overflow
+   * "fail_replicas"): it stays active, and every batch sent to it fails
+   * when it reaches the node (see on_batch_finish). */
+  gboolean fails_memory;
+} CsReplicaQueue;
+
+/* Fills *out with replica's queue now and returns TRUE; FALSE, *out zeroed,
+ * for a replica out of range (every replica of a centralized run: it has
+ * none). The counters are read, not kept: call it again after any event.
+ * Retired and draining replicas report what they still hold. out must not
+ * be NULL (refused GLib-style, FALSE). */
+CS_API gboolean cs_engine_replica_queue(const CsEngine *e, int replica, CsReplicaQueue *out);
+
 /* TRUE when gpu takes new batches: FALSE while a controller has it off,
  * provisioning or released (and out of range). Always TRUE without a
  * controller that scales GPUs. */
@@ -239,10 +270,28 @@ CS_API void cs_engine_unserved(CsEngine *e, int model, const CsRequest *r);
 CS_API int64_t cs_engine_exec_ns(CsEngine *e, int model, int gpu, int n);
 
 /* GPU state: batches sent to gpu that have not arrived at its node yet
- * (in transfer), waiting in its queue, and executing now. */
+ * (in transfer), at its node not started (waiting for their not-before time
+ * or in its queue), and executing now. cs_engine_replica_queue splits them
+ * by replica. */
 CS_API int cs_engine_gpu_in_transfer(const CsEngine *e, int gpu);
 CS_API int cs_engine_gpu_queued(const CsEngine *e, int gpu);
 CS_API int cs_engine_gpu_running(const CsEngine *e, int gpu);
+
+/* The policy's random stream: draws that only the policy makes, the same
+ * ones for the same seed and policy name, whatever else the run draws.
+ * cs_engine_policy_uniform returns a number in [0, 1), cs_engine_policy_random
+ * 64 random bits; both advance one stream, created at the first draw.
+ * The stream is rng.h's stream "dispatch/<policy name>" of the run's seed
+ * (cs_world_seed): its seed is a hash of the two, so it shares no state
+ * with any client's arrival stream ("client/<model>/arrivals"), and a policy
+ * that draws more or fewer numbers moves no arrival, and two policies of
+ * different names draw different numbers. Today's generator is GSL's
+ * mt19937 (a uniform is one 32-bit word / 2^32, 64 bits two words, high
+ * half first); a later version may change the generator, and then the
+ * draws (not their independence or determinism): compare runs of one
+ * version. A NULL engine is refused GLib-style (0). */
+CS_API double cs_engine_policy_uniform(CsEngine *e);
+CS_API uint64_t cs_engine_policy_random(CsEngine *e);
 
 /* ---- Callbacks ---------------------------------------------------------------------- */
 
@@ -285,7 +334,15 @@ typedef struct CsDispatchPolicy {
   void (*on_request)(void *state, int model, const CsRequest *r);
   /* A timer the policy set fires; arg is what it passed to cs_engine_timer. */
   void (*on_timer)(void *state, uint32_t arg);
-  /* Optional: a batch the policy sent starts / finishes executing on its GPU. */
+  /* Optional: a batch the policy sent starts / finishes executing on its GPU.
+   * Neither is called for a batch that never runs: a batch sent to a replica
+   * that fails for memory (CsReplicaQueue.fails_memory) reaches the node
+   * (after its transfer and its not-before time) and fails there: its
+   * requests count as failed, the replica's queue lets go of it
+   * (cs_engine_replica_queue), and no callback says so. A policy that counts
+   * what it sent by these callbacks skips those replicas, or reads the
+   * queue instead. A preempted batch (cs_engine_preempt_gpu) gets no
+   * on_batch_finish either (its on_batch_start if it was running). */
   void (*on_batch_start)(void *state, const CsBatchEvent *b);
   void (*on_batch_finish)(void *state, const CsBatchEvent *b);
   /* Optional: writes the parameters as the run's summary shows them (under

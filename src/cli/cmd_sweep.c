@@ -26,10 +26,12 @@
 #define EXIT_SOME_INVALID 1
 
 typedef struct {
-  gint64 last_us;
+  gint64 start_us, last_us;
   gboolean shown;
 } Progress;
 
+/* On a terminal only (cmd_sweep): runs done, elapsed and the time left, at
+ * most four times a second, over itself (\r, then erase to the end). */
 static void on_progress(int done, int total, void *data)
 {
   Progress *p = data;
@@ -38,7 +40,9 @@ static void on_progress(int done, int total, void *data)
     return;
   p->last_us = now;
   p->shown = TRUE;
-  fprintf(stderr, "\rsweep: %d of %d runs", done, total);
+  char *line = cs_sweep_progress_text(done, total, (double)(now - p->start_us) * 1e-6);
+  fprintf(stderr, "\r%s\033[K", line);
+  g_free(line);
   fflush(stderr);
 }
 
@@ -284,7 +288,8 @@ static int cmd_sweep_plot(int argc, char **argv)
   g_option_context_set_summary(ctx,
     "Reads DIR/aggregate.csv and DIR/sweep.json (written by clustersim sweep -o DIR or sweep\n"
     "merge) and rewrites DIR/figures: the metric and the p99 latency against each numeric axis\n"
-    "(else the first axis), a series per variant with its 95 % confidence interval.");
+    "(else the first axis), a series per variant with its 95 % confidence interval. Figures of\n"
+    "other metrics and models drawn there before stay.");
   GError *err = NULL;
   int status = 0;
   CsDirLock *lock = NULL;
@@ -306,6 +311,8 @@ static int cmd_sweep_plot(int argc, char **argv)
     status = cli_fail(prog, err->message);
   } else {
     CsFigureSet *set = cs_figures_sweep(argv[1], metric_name, model ? model : "total", &err);
+    if (set)
+      set->keep_others = TRUE; /* the figures of other metrics and models stay */
     if (!set)
       status = cli_fail(prog, err->message);
     else
@@ -430,7 +437,8 @@ static int sweep_main(int argc, char **argv)
     status = cli_fail(prog, err->message);
     goto out;
   }
-  Progress progress = { .last_us = g_get_monotonic_time() };
+  Progress progress = { .start_us = g_get_monotonic_time() };
+  progress.last_us = progress.start_us;
   CsSweepOptions opt = { .threads = jobs != G_MININT ? jobs : (int)g_get_num_processors(),
                          .shard_index = shard_k - 1, .shard_count = shard_n,
                          .max_requests = max_requests };

@@ -1,6 +1,7 @@
 /* clustersim validate SCENARIO --backend NAME [--backend-option KEY=VALUE]...
- *                    [--repeat N] [--max-lateness-ms X] [--max-duration-s S|none] -o DIR
- *                    [--force]
+ *                    [--repeat N] [--max-lateness-ms X] [--max-duration-s S|none]
+ *                    [-o DIR [--force]]   (without -o: in a temporary directory, the
+ *                                          report printed only)
  *
  * The simulator against a backend, in one command (docs/replay.md):
  *   1. place: run SCENARIO as given, for its placement and batch sizes;
@@ -31,6 +32,7 @@
 #include "clustersim/backend.h"
 #include "figures/figures.h"
 #include "profiles/interference.h"
+#include "replay/diagnosis.h"
 #include "replay/measure.h"
 
 /* Per batch id: its execution time (exec_end - exec_start), from a
@@ -96,10 +98,13 @@ static char *fmt(double v, const char *f)
 }
 
 /* The report: per-batch error over every batch, per model the latency
- * percentiles and goodput of both. */
+ * percentiles and goodput of both, and where they disagree the likely cause
+ * (diagnosis.h) from the plan's load on the measured profile (measured,
+ * GPU type gpu_type), the batches' signed error and the drift. */
 static gboolean report(const char *dir, const CsResults *sim, const CsResults *rep,
                        const char *sim_csv, const char *rep_csv, const char *scenario,
-                       const char *backend, double drift, GString *md, GError **error)
+                       const char *backend, double drift, const CsProfileSet *measured,
+                       const char *gpu_type, gboolean mps, GString *md, GError **error)
 {
   GHashTable *a = exec_times(sim_csv, error);
   if (!a)
@@ -160,6 +165,26 @@ static gboolean report(const char *dir, const CsResults *sim, const CsResults *r
   g_free(m1);
   g_free(m2);
   g_free(m3);
+  cJSON *why = cJSON_AddArrayToObject(root, "diagnosis");
+  for (int m = 0; m < cs_results_n_models(sim) && m < cs_results_n_models(rep); m++) {
+    const CsModelResult *s = cs_results_model(sim, m), *r = cs_results_model(rep, m);
+    CsDiagnosisFacts facts = { .model = s->model, .sim_goodput_rps = s->goodput_rps,
+                               .real_goodput_rps = r->goodput_rps,
+                               .offered_rps = s->offered_rps,
+                               .load = cs_diagnosis_load(sim, measured, gpu_type, mps, m),
+                               .batch_signed_pct = bias, .drift_pct = drift,
+                               .replay_valid = valid };
+    char *text = cs_diagnosis_text(&facts);
+    if (!text)
+      continue;
+    g_string_append_printf(md, "%s\n\n", text);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "model", s->model);
+    add_num(o, "load", facts.load);
+    cJSON_AddStringToObject(o, "text", text);
+    cJSON_AddItemToArray(why, o);
+    g_free(text);
+  }
   g_string_append(md, "| model | p50 sim ms | p50 real ms | diff % | p99 sim ms | p99 real ms | "
                       "diff % | goodput sim | goodput real | diff % |\n"
                       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -235,6 +260,25 @@ static double profile_drift_pct(const char *before, const char *after)
   return med;
 }
 
+/* Removes dir and everything under it (validate's temporary directory
+ * without -o); symbolic links are removed, not followed. */
+static void remove_tree(const char *dir)
+{
+  GDir *d = g_dir_open(dir, 0, NULL);
+  const char *name;
+  while (d && (name = g_dir_read_name(d))) {
+    char *p = g_build_filename(dir, name, NULL);
+    if (g_file_test(p, G_FILE_TEST_IS_DIR) && !g_file_test(p, G_FILE_TEST_IS_SYMLINK))
+      remove_tree(p);
+    else
+      g_unlink(p);
+    g_free(p);
+  }
+  if (d)
+    g_dir_close(d);
+  g_rmdir(dir);
+}
+
 /* The scenario to validate with: its effective form on the measured
  * profile (and interference, under MPS), with the placement that ran. */
 static char *validation_scenario(CsScenario *sc, const CsResults *first, const char *profile,
@@ -297,7 +341,7 @@ int cmd_validate(int argc, char **argv)
   char **backend_options = NULL;
   int repeat = 15;
   double max_late = 1.0, max_duration = 0;
-  gboolean force = FALSE, sleep_idle = FALSE;
+  gboolean force = FALSE, sleep_idle = FALSE, print_only = FALSE;
   CliOverrides overrides = { 0 };
   GOptionEntry entries[] = {
     { "backend", 'b', 0, G_OPTION_ARG_STRING, &backend_name, "Execution backend (required): emulated, cpu or cuda", "NAME" },
@@ -305,7 +349,7 @@ int cmd_validate(int argc, char **argv)
     { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, "Timed executions per profiled point (default 15)", "N" },
     { "max-lateness-ms", 0, 0, G_OPTION_ARG_DOUBLE, &max_late, "The replay's validity bound (default 1)", "MS" },
     { "max-duration-s", 0, 0, G_OPTION_ARG_STRING, &max_duration_text, CLI_MAX_DURATION_HELP " (profiling, estimated from the scenario's profile, and the replay)", "S" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Directory for everything (required)", "DIR" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Directory for everything (default: none; the report is printed only)", "DIR" },
     { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace an earlier validation in DIR", NULL },
     { "sleep-idle", 0, 0, G_OPTION_ARG_NONE, &sleep_idle, "Replay executors sleep between batches (default: they spin, as the profile's measurements run back to back)", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -320,7 +364,7 @@ int cmd_validate(int argc, char **argv)
   int status = 0;
   CsScenario *sc = NULL, *vsc = NULL;
   CsResults *first = NULL, *sim = NULL, *rep = NULL;
-  CsProfileSet *like = NULL;
+  CsProfileSet *like = NULL, *measured = NULL;
   char **models = NULL;
   void *state = NULL;
   const char **types = NULL;
@@ -352,8 +396,12 @@ int cmd_validate(int argc, char **argv)
     g_free(names);
     goto out;
   }
-  if (!output) {
-    status = cli_fail(prog, "expected --output DIR");
+  /* Without -o the validation runs in a temporary directory and only its
+   * report is printed (as sweep without -o prints its table): the form
+   * docs/replay.md gives for a first look. */
+  print_only = output == NULL;
+  if (print_only && !(output = g_dir_make_tmp("clustersim-validate-XXXXXX", &err))) {
+    status = cli_fail(prog, err->message);
     goto out;
   }
   if (repeat < 3 || repeat > 100000 || !(max_late > 0)) {
@@ -365,7 +413,7 @@ int cmd_validate(int argc, char **argv)
     goto out;
   }
   char *report_path = g_build_filename(output, "report.json", NULL);
-  gboolean earlier = g_file_test(report_path, G_FILE_TEST_EXISTS);
+  gboolean earlier = !print_only && g_file_test(report_path, G_FILE_TEST_EXISTS);
   g_free(report_path);
   if (earlier && !force) {
     char *m = g_strdup_printf("--output %s: holds an earlier validation; use --force to replace "
@@ -608,8 +656,22 @@ int cmd_validate(int argc, char **argv)
   g_free(after_i);
   g_free(after_d);
   /* 5. Report and figures. */
-  if (!report(output, sim, rep, sim_csv, rep_csv, argv[1], backend->name, drift, md, &err)) {
+  measured = cs_profile_set_new();
+  if (!cs_profile_set_load_file(measured, ppath, &err) ||
+      !report(output, sim, rep, sim_csv, rep_csv, argv[1], backend->name, drift, measured,
+              gpu_type, mps, md, &err)) {
     status = cli_fail(prog, err->message);
+    goto out;
+  }
+  if (print_only) {
+    /* No figures: nothing would keep them. */
+    char *figures = g_strrstr(md->str, "\nFigures: ");
+    if (figures)
+      g_string_truncate(md, (gsize)(figures - md->str) + 1);
+    fputs(md->str, stdout);
+    fprintf(stderr, "%s: no -o DIR: the report is printed only; -o DIR keeps it with the "
+            "measured profile, both runs, the decisions and the figures\n", prog);
+    cli_print_warnings(rep);
     goto out;
   }
   const char *dirs[] = { sim_dir, rep_dir };
@@ -624,12 +686,15 @@ int cmd_validate(int argc, char **argv)
   cli_print_warnings(rep);
 out:
   g_clear_error(&err);
+  if (print_only && output)
+    remove_tree(output);
   cs_results_free(first);
   cs_results_free(sim);
   cs_results_free(rep);
   cs_scenario_free(sc);
   cs_scenario_free(vsc);
   cs_profile_set_free(like);
+  cs_profile_set_free(measured);
   g_strfreev(models);
   if (state)
     backend->close(state);

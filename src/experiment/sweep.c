@@ -6,6 +6,8 @@
  * the main thread reads the slots after the pool has finished. */
 #include "sweep.h"
 
+#include <math.h>
+
 #include <string.h>
 
 #include "policies/placement/placement.h"
@@ -135,4 +137,32 @@ void cs_sweep_print_invalid(const CsRunsTable *t, const char *prog, FILE *out)
             row[cs_runs_col_seed(t)], status, row[cs_runs_col_error(t)]);
     g_string_free(where, TRUE);
   }
+}
+
+/* M:SS, or H:MM:SS from an hour on; seconds rounded down. */
+static void append_clock(GString *out, double s)
+{
+  gint64 t = isfinite(s) && s > 0 ? (gint64)s : 0;
+  if (t >= 3600)
+    g_string_append_printf(out, "%" G_GINT64_FORMAT ":%02d:%02d", t / 3600, (int)(t / 60 % 60),
+                           (int)(t % 60));
+  else
+    g_string_append_printf(out, "%d:%02d", (int)(t / 60), (int)(t % 60));
+}
+
+char *cs_sweep_progress_text(int done, int total, double elapsed_s)
+{
+  GString *out = g_string_new(NULL);
+  g_string_append_printf(out, "sweep: %d of %d runs (%d %%), ", done, total,
+                         total > 0 ? (int)(100.0 * done / total) : 100);
+  append_clock(out, elapsed_s);
+  g_string_append(out, " elapsed");
+  if (done <= 0 && done < total) {
+    g_string_append(out, ", time left unknown");
+  } else if (done < total) {
+    g_string_append(out, ", about ");
+    append_clock(out, elapsed_s * (double)(total - done) / (double)done);
+    g_string_append(out, " left");
+  }
+  return g_string_free(out, FALSE);
 }

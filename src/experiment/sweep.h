@@ -35,6 +35,15 @@ typedef struct {
  * cs_experiment_load. */
 CsRunsTable *cs_sweep_run(const CsExperiment *e, const CsSweepOptions *opt, GArray **run_ids);
 
+/* The progress line of a sweep on a terminal: "sweep: DONE of TOTAL runs
+ * (P %), ELAPSED elapsed, about LEFT left", times as M:SS (H:MM:SS from an
+ * hour on), LEFT estimated as elapsed x (total - done) / done: the runs
+ * left at the mean pace so far. Before the first run ends the time left is
+ * "unknown"; once every run is done there is none. elapsed_s is the wall
+ * time since the sweep started (the caller's clock: this function reads
+ * none). Returns the line (g_free), without a line break. */
+char *cs_sweep_progress_text(int done, int total, double elapsed_s);
+
 /* Runs of the table whose status is not "ok". */
 int cs_sweep_n_invalid(const CsRunsTable *t);
 

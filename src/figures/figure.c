@@ -263,9 +263,25 @@ static gboolean render(const CsFigure *f, const char *dir, const char *final_dir
   return ok;
 }
 
+/* Removes the figure files of final that s's figures would write: NAME
+ * with each figure extension, rendered or not, so that no earlier render
+ * of a figure outlives its new script. */
+static void remove_own_files(const CsFigureSet *s, const char *final)
+{
+  for (guint i = 0; i < s->figures->len; i++) {
+    const CsFigure *f = g_ptr_array_index(s->figures, i);
+    for (int k = 0; figure_exts[k]; k++) {
+      char *p = g_strdup_printf("%s/%s%s", final, f->name, figure_exts[k]);
+      g_unlink(p);
+      g_free(p);
+    }
+  }
+}
+
 /* Moves the staged files into final (created if absent), replacing its
- * figure files. */
-static gboolean install(const char *stage, const char *final, GError **error)
+ * figure files (s->keep_others: only those of s's figures). */
+static gboolean install(const CsFigureSet *s, const char *stage, const char *final,
+                        GError **error)
 {
   gboolean ok = TRUE;
   if (!g_file_test(final, G_FILE_TEST_EXISTS)) {
@@ -275,7 +291,10 @@ static gboolean install(const char *stage, const char *final, GError **error)
       ok = FALSE;
     }
   } else {
-    remove_files(final, FALSE);
+    if (s->keep_others)
+      remove_own_files(s, final);
+    else
+      remove_files(final, FALSE);
     GDir *d = g_dir_open(stage, 0, NULL);
     const char *name;
     while (ok && d && (name = g_dir_read_name(d))) {
@@ -339,7 +358,7 @@ gboolean cs_figure_set_save(const CsFigureSet *s, const char *dir, const char *g
   /* A script gnuplot refused is installed all the same: the user needs it
    * and its data to see why. */
   if (ok)
-    ok = install(stage, final, rendered ? error : NULL) && rendered;
+    ok = install(s, stage, final, rendered ? error : NULL) && rendered;
   if (!ok) {
     remove_files(stage, TRUE);
     g_rmdir(stage);

@@ -34,6 +34,11 @@ typedef struct {
 typedef struct {
   GPtrArray *figures; /* CsFigure *, in the order they are written and rendered */
   GPtrArray *notes;   /* char *: figures skipped and why, for the user */
+  /* FALSE (cs_figure_set_new): cs_figure_set_save replaces every figure of
+   * dir/figures. TRUE: only the set's own (the files of its names); the
+   * others stay: `sweep plot --metric` adds a metric's figures, drawn from
+   * the same aggregate.csv, beside those drawn before. */
+  gboolean keep_others;
 } CsFigureSet;
 
 CsFigureSet *cs_figure_set_new(void);
@@ -84,7 +89,8 @@ char *cs_figure_find_gnuplot(char **why);
 /* Writes the set into dir/figures: first into dir/figures.new, rendering
  * there with gnuplot when gnuplot is not NULL, then replacing the .dat, .gp,
  * .svg and .png files of dir/figures with the new ones (other files there are
- * left alone). gnuplot's messages on a script that renders (warnings) are
+ * left alone; with s->keep_others only the files of the set's names are
+ * replaced, and the other figures stay). gnuplot's messages on a script that renders (warnings) are
  * appended to messages, one "NAME.gp: ..." line each. Returns FALSE with
  * error set when a file cannot be written or gnuplot fails on a script (the
  * .dat and .gp files are in dir/figures then, to see why). */

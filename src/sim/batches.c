@@ -282,7 +282,10 @@ static gboolean leave(Engine *e, const char *call, Batch *b)
 /* Network transfer of the batch's requests to gpu's node, then its queue. */
 static void send(Engine *e, Batch *b, int gpu, int worker)
 {
-  e->workers[worker].outstanding++;
+  Worker *wk = &e->workers[worker];
+  wk->outstanding++;
+  wk->in_transfer++;
+  wk->waiting_requests += b->n;
   b->gpu = gpu;
   b->worker = worker;
   b->id = ++e->next_batch_id;

@@ -160,6 +160,51 @@ int cs_engine_gpu_running(const Engine *e, int gpu)
   return gpu >= 0 && gpu < e->cfg->n_gpus ? e->gpus[gpu].n_running : 0;
 }
 
+gboolean cs_engine_replica_queue(const Engine *e, int replica, CsReplicaQueue *out)
+{
+  g_return_val_if_fail(out != NULL, FALSE);
+  memset(out, 0, sizeof *out);
+  g_return_val_if_fail(e != NULL, FALSE);
+  if (replica < 0 || replica >= cs_engine_n_replicas(e))
+    return FALSE;
+  /* A placement-based run's worker w is replica w (control.c adds both). */
+  const Worker *w = &e->workers[replica];
+  out->in_transfer = w->in_transfer;
+  out->queued = w->queued;
+  out->waiting_requests = w->waiting_requests;
+  out->busy = w->busy;
+  out->running_requests = w->running_requests;
+  out->fails_memory = w->failed;
+  return TRUE;
+}
+
+/* The policy's stream: "dispatch/<name>" of the run's seed (rng.h), apart
+ * from every client's "client/<model>/arrivals". */
+static gsl_rng *policy_rng(Engine *e)
+{
+  if (G_UNLIKELY(!e->policy_rng)) {
+    char *stream = g_strdup_printf("dispatch/%s", e->dispatch->name);
+    e->policy_rng = cs_rng_stream_new(e->cfg->seed, stream);
+    g_free(stream);
+  }
+  return e->policy_rng;
+}
+
+double cs_engine_policy_uniform(CsEngine *e)
+{
+  g_return_val_if_fail(e != NULL, 0.0);
+  return cs_rng_uniform(policy_rng(e));
+}
+
+uint64_t cs_engine_policy_random(CsEngine *e)
+{
+  g_return_val_if_fail(e != NULL, 0);
+  gsl_rng *r = policy_rng(e);
+  /* mt19937 gives 32 bits a draw: the first is the high half. */
+  uint64_t hi = gsl_rng_get(r) & 0xffffffffUL;
+  return hi << 32 | (gsl_rng_get(r) & 0xffffffffUL);
+}
+
 /* ---- setup, loop, teardown -------------------------------------------------- */
 
 /* Says what an event at or past CS_TIME_LIMIT_NS was for. */
@@ -376,6 +421,7 @@ static void teardown(Engine *e)
   const CsConfig *cfg = e->cfg;
   cs_control_teardown(e); /* the controller first: it may hold what the policy gave it */
   e->dispatch->destroy(e->dispatch_state);
+  g_clear_pointer(&e->policy_rng, gsl_rng_free);
   for (int i = 0; i < cfg->n_clients; i++) {
     Client *c = &e->clients[i];
     gsl_rng_free(c->rng);

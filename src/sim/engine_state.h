@@ -103,6 +103,10 @@ typedef struct {
   int gpu;                /* its GPU (replica workers), or -1 */
   GArray *bins;           /* batches that finished per bin (bins.h: a batches, b GPU ns) */
   int outstanding;        /* batches sent to it and not finished (a draining replica waits for 0) */
+  /* Its part of its GPU's in_transfer and queued (Gpu), the requests in
+   * those batches and in the one it runs: cs_engine_replica_queue. */
+  int in_transfer, queued;
+  int64_t waiting_requests, running_requests;
   Batch *qhead, *qtail;   /* under MPS: its batches waiting at the GPU, in arrival order */
 } Worker;
 
@@ -199,6 +203,9 @@ struct CsEngine {
   int64_t max_generated;  /* > 0: the run stops past this many requests */
   const CsDispatchPolicy *dispatch;
   void *dispatch_state;
+  /* The policy's random stream (cs_engine_policy_uniform), created at its
+   * first draw: a run whose policy draws nothing allocates none. */
+  gsl_rng *policy_rng;
   /* Width of the time-series bins (Gpu.bins, Worker.bins); the totals over
    * GPUs (Symphony's "GPUs used") are merged from the GPUs' at the end. */
   int64_t bin_ns;

@@ -232,6 +232,9 @@ static void gpu_start(Engine *e, int g, Batch *b)
   }
   gpu->running[gpu->n_running++] = b;
   gpu->queued--;
+  w->queued--;
+  w->waiting_requests -= b->n;
+  w->running_requests = b->n;
   gpu_changed(e, g);
   if (gpu->busy_since < 0)
     gpu->busy_since = e->now;
@@ -308,6 +311,8 @@ void cs_engine_on_batch_at_node(Engine *e, Batch *b)
     b->node_ns = e->now;
     e->gpus[b->gpu].in_transfer--;
     e->gpus[b->gpu].queued++;
+    e->workers[b->worker].in_transfer--;
+    e->workers[b->worker].queued++;
   }
   if (b->not_before_ns > e->now) {
     /* The dispatcher asked for a later start: the batch waits at the worker. */
@@ -324,6 +329,8 @@ void cs_engine_on_batch_at_node(Engine *e, Batch *b)
     gpu->queued--;
     int w = b->worker;
     e->workers[w].outstanding--;
+    e->workers[w].queued--;
+    e->workers[w].waiting_requests -= b->n;
     batch_release(e, b);
     cs_control_after_batch(e, w, g);
     return;
@@ -354,6 +361,7 @@ void cs_engine_on_gpu_done(Engine *e, int g)
   Worker *wk = &e->workers[b->worker];
   wk->busy = FALSE;
   wk->outstanding--;
+  wk->running_requests = 0;
   b->state = BATCH_RETURNING;
   b->end_ns = e->now;
   /* Inference latency of this worker over time (by completion time). */
@@ -386,7 +394,17 @@ static void preempt_batch(Engine *e, int g, Batch *b, GArray *out)
   for (int i = 0; i < b->n; i++)
     cs_ledger_return(e, &b->reqs[i]); /* the policy holds them again */
   gpu->preempted++;
-  e->workers[b->worker].outstanding--;
+  Worker *wk = &e->workers[b->worker];
+  wk->outstanding--;
+  if (b->state == BATCH_RUNNING) {
+    wk->running_requests = 0;
+  } else {
+    wk->waiting_requests -= b->n;
+    if (b->state == BATCH_IN_TRANSFER)
+      wk->in_transfer--;
+    else
+      wk->queued--;
+  }
   switch (b->state) {
   case BATCH_IN_TRANSFER:
     gpu->in_transfer--;

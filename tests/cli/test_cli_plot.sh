@@ -384,7 +384,14 @@ check "a shard written over an unsharded sweep removes its figures" test ! -e "$
 check "sweep merge draws the unsharded sweep's figures" diff -r "$tmp/s/figures" "$tmp/sm/figures"
 "$bin" sweep plot "$tmp/s" --metric throughput_rps --model alexnet --no-render >/dev/null 2>&1
 check "sweep plot --metric --model: the model's figures, checked the same way" \
-  bash -c "fig() { python3 '$chk' \"\$@\"; }; fig sweep-dat '$tmp/s' throughput_rps alexnet && fig sweep-dat '$tmp/s' latency_p99_ms alexnet && test -e '$tmp/s/figures/alexnet_throughput_rps_vs_gpus_load-low.gp' && test ! -e '$tmp/s/figures/goodput_rps_vs_gpus_load-low.gp'"
+  bash -c "fig() { python3 '$chk' \"\$@\"; }; fig sweep-dat '$tmp/s' throughput_rps alexnet && fig sweep-dat '$tmp/s' latency_p99_ms alexnet && test -e '$tmp/s/figures/alexnet_throughput_rps_vs_gpus_load-low.gp'"
+# The figures drawn before stay (sweep plot --metric once deleted them):
+# only the set's own names are replaced.
+check "sweep plot --metric keeps the figures drawn before, rendered ones too" \
+  bash -c "cd '$tmp/s_first' && for f in *; do cmp \"\$f\" '$tmp/s/figures/'\"\$f\" || exit 1; done"
+"$bin" sweep plot "$tmp/s" --no-render >/dev/null 2>&1
+check "sweep plot of the default metric again keeps alexnet's and drops only its own old renders" \
+  bash -c "test -e '$tmp/s/figures/alexnet_throughput_rps_vs_gpus_load-low.gp' && test -e '$tmp/s/figures/goodput_rps_vs_gpus_load-low.gp' && test ! -e '$tmp/s/figures/goodput_rps_vs_gpus_load-low.svg'"
 
 # A categorical axis (labels with % and spaces) and one seed: positions on x, no bars.
 cat >"$tmp/exp/cat.json" <<'JSON'

@@ -53,6 +53,16 @@ assert lines[1].split() == ['gpus', 'load', 'dedicated', 'wait20', 'usher', 'sym
 assert [l.split()[:2] for l in lines[2:]] == [['1', 'low'], ['1', 'high'], ['2', 'low'], ['2', 'high']]
 assert all(l.count('±') == 4 for l in lines[2:])"
 check "nothing on stderr" test ! -s "$tmp/j1.err"
+# Progress (runs done, elapsed, time left) goes to stderr only when it is a
+# terminal: none above (a file); under script(1)'s pseudo-terminal the line
+# is drawn, and the last one says every run is done (lines while runs remain
+# come at most every 250 ms, so a fast grid may show only that one; the
+# time left is tests/experiment/test_sweep.c's).
+if command -v script >/dev/null; then
+  script -qec "'$bin' sweep '$g' -j2 >/dev/null" /dev/null >"$tmp/tty.out" 2>&1
+  check "on a terminal: the progress line with runs done and elapsed time" \
+    grep -qP 'sweep: 80 of 80 runs \(100 %\), \d+:\d\d elapsed' "$tmp/tty.out"
+fi
 check "sweep.json: experiment, file hashes, version, runs, grid" \
   py "d['experiment'] == 'cli grid' and d['file'] == 'grid.json' and len(d['sha256']) == 64 and d['base']['file'] == 'base.json' and d['runs'] == 80 and d['variants'] == ['dedicated', 'wait20', 'usher', 'symphony'] and d['axes'][1] == {'name': 'load', 'labels': ['low', 'high']} and d['seeds'] == [1, 2, 3, 4, 5]" "$tmp/j1/sweep.json"
 

@@ -152,6 +152,7 @@ done
 # the error is the replay's overhead and the timer's.
 check "validate: replay valid, batch execution error median under 5 %" py "$col_ok" "$tmp/v/report.json"
 check "validate: p50 within 10 %, goodput within 5 %" py "$col_models" "$tmp/v/report.json"
+check "validate: goodput agrees, so no diagnosis" py 'd["diagnosis"] == []' "$tmp/v/report.json"
 check "the validation's scenario runs on the measured profile" \
   py 'd["placement"]["policy"] == "manual" and d["cluster"]["gpu_type"] == "emulated_measured" and d["cluster"]["interference"].endswith("interference.json")' "$tmp/v/scenario.json"
 # A placement with MPS shares: validate measures the backend at those shares
@@ -185,5 +186,17 @@ check "validate with shares: batch execution error median under 10 %, goodput wi
 bad "validate: an earlier validation is kept" "holds an earlier validation" \
   validate "$tmp/col.json" --backend emulated -o "$tmp/v"
 bad "validate: no backend" "expected --backend NAME" validate "$tmp/col.json" -o "$tmp/w"
-bad "validate: no output" "expected --output DIR" validate "$tmp/col.json" --backend emulated
+# Without -o (the form docs/replay.md gives): the report printed only, in a
+# temporary directory removed at the end (exit status 2 before, "expected
+# --output DIR").
+mkdir -p "$tmp/tt"
+TMPDIR="$tmp/tt" "$bin" validate "$tmp/col.json" --backend emulated --sleep-idle --repeat 3 \
+  --set 'clients[0].duration_s=1' --set 'clients[1].duration_s=1' --max-lateness-ms 20 \
+  >"$tmp/po.txt" 2>"$tmp/po.err"
+rc=$?
+check "validate without -o exits 0" test $rc -eq 0
+check "validate without -o prints its report" grep -q "Batch execution time, real vs simulated" "$tmp/po.txt"
+check "validate without -o says the report is printed only" grep -q "no -o DIR: the report is printed only" "$tmp/po.err"
+check "validate without -o names no figures it did not keep" bash -c "! grep -q '^Figures:' '$tmp/po.txt'"
+check "validate without -o leaves nothing behind" test -z "$(ls -A "$tmp/tt")"
 finish

@@ -417,6 +417,32 @@ static void test_search_block_errors(void **state)
   }
 }
 
+/* The progress line at given times (no clock read): the time left is the
+ * runs left at the mean pace so far, worked by hand. */
+static void test_progress_text(void **state)
+{
+  (void)state;
+  static const struct {
+    int done, total;
+    double elapsed;
+    const char *want;
+  } cases[] = {
+    { 0, 270, 0.4, "sweep: 0 of 270 runs (0 %), 0:00 elapsed, time left unknown" },
+    /* 27 runs in 5 s: 243 left take 45 s. */
+    { 27, 270, 5.0, "sweep: 27 of 270 runs (10 %), 0:05 elapsed, about 0:45 left" },
+    /* 1 run in 61.5 s, 99 left: 6088.5 s = 1:41:28. */
+    { 1, 100, 61.5, "sweep: 1 of 100 runs (1 %), 1:01 elapsed, about 1:41:28 left" },
+    /* 2 of 3 in 3725 s (1:02:05): 1862.5 s left = 31:02. */
+    { 2, 3, 3725.0, "sweep: 2 of 3 runs (66 %), 1:02:05 elapsed, about 31:02 left" },
+    { 270, 270, 7.9, "sweep: 270 of 270 runs (100 %), 0:07 elapsed" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    char *got = cs_sweep_progress_text(cases[i].done, cases[i].total, cases[i].elapsed);
+    assert_string_equal(got, cases[i].want);
+    g_free(got);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -427,6 +453,7 @@ int main(void)
     cmocka_unit_test(test_statistics),
     cmocka_unit_test(test_search_sweep),
     cmocka_unit_test(test_search_block_errors),
+    cmocka_unit_test(test_progress_text),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
