@@ -62,7 +62,11 @@ typedef struct {
 typedef struct {
   const char *name;
   const char *description;
-  /* Returns the backend's state, or NULL with error set (bad option, no
+  /* Every error a backend's callbacks set is shown prefixed with
+   * 'backend "NAME": ' (and, for a batch, its number and GPU) by the
+   * framework: the messages do not name the backend themselves.
+   *
+   * Returns the backend's state, or NULL with error set (bad option, no
    * device). Called once, from the replay's main thread. */
   void *(*open)(const CsBackendSetup *setup, void *user_data, GError **error);
   /* Called once per worker, from the thread that will run its batches,

@@ -297,6 +297,13 @@ gboolean cs_json_read_double(const cJSON *obj, const char *key, gboolean require
     return FALSE;
   if (!v)
     return TRUE;
+  /* The usual case without building the field's path, which only a message
+   * needs: a list of 10^6 points spent a tenth of its reading on paths. */
+  if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= min &&
+      v->valuedouble <= max) {
+    *out = v->valuedouble;
+    return TRUE;
+  }
   char *p = cs_json_path_key(path, key);
   gboolean ok = cs_json_value_double(v, min, max, out, file, p, error);
   g_free(p);

@@ -72,7 +72,7 @@ static gboolean load_openblas(GError **error)
     openblas_get_config = handle ? (char *(*)(void))dlsym(handle, "openblas_get_config") : NULL;
     if (!sgemm_ || !set_threads || !openblas_get_config) {
       const char *why = dlerror();
-      failure = g_strdup_printf("backend \"cpu\" needs OpenBLAS (libopenblas.so.0; Debian: "
+      failure = g_strdup_printf("this backend needs OpenBLAS (libopenblas.so.0; Debian: "
                                 "apt-get install libopenblas0, which tools/install-deps.sh "
                                 "installs): %s", why ? why : "symbols missing");
       handle = NULL;
@@ -157,7 +157,7 @@ static void *cpu_open(const CsBackendSetup *setup, void *user_data, GError **err
   }
   cpu_set_t allowed;
   if (ok && sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
-    g_set_error(error, CS_ERROR, CS_ERROR_IO, "backend \"cpu\": cannot read the allowed cores");
+    g_set_error(error, CS_ERROR, CS_ERROR_IO, "cannot read the allowed cores");
     ok = FALSE;
   }
   if (ok && !cores_text) {
@@ -232,7 +232,7 @@ static gboolean cpu_prepare(void *state, CsBackendWorker *w, GError **error)
   cpu_set_t set;
   gpu_cores(c, w->gpu, &set);
   if (sched_setaffinity(0, sizeof set, &set) != 0) {
-    g_set_error(error, CS_ERROR, CS_ERROR_IO, "backend \"cpu\": cannot pin the worker of GPU %d",
+    g_set_error(error, CS_ERROR, CS_ERROR_IO, "cannot pin the worker of GPU %d",
                 w->gpu);
     return FALSE;
   }
@@ -273,7 +273,7 @@ static gboolean cpu_execute(void *state, CsBackendWorker *w, int batch, GError *
   Cpu *c = state;
   CpuWorker *x = w->data;
   if (batch > w->max_batch) {
-    g_set_error(error, CS_ERROR, CS_ERROR_POLICY, "backend \"cpu\": a batch of %d, more than the "
+    g_set_error(error, CS_ERROR, CS_ERROR_POLICY, "a batch of %d, more than the "
                 "%d prepared for", batch, w->max_batch);
     return FALSE;
   }

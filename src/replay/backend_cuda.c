@@ -128,7 +128,7 @@ static void *cuda_open(const CsBackendSetup *setup, void *user_data, GError **er
   c->worker = g_strdup(worker_program(setup));
   if (ok && !g_file_test(c->worker, G_FILE_TEST_IS_EXECUTABLE)) {
     g_set_error(error, CS_ERROR, CS_ERROR_IO,
-                "backend \"cuda\": no worker program at %s (build with -Dcuda=enabled, or give "
+                "no worker program at %s (build with -Dcuda=enabled, or give "
                 "--backend-option worker=PATH)", c->worker);
     ok = FALSE;
   }
@@ -195,7 +195,7 @@ static gboolean cuda_prepare(void *state, CsBackendWorker *w, GError **error)
     g_free(args[i]);
   g_strfreev(env);
   if (!ok) {
-    g_prefix_error(error, "backend \"cuda\": cannot start %s: ", c->worker);
+    g_prefix_error(error, "cannot start %s: ", c->worker);
     if (sv[0] >= 0)
       close(sv[0]);
     g_free(x);
@@ -206,7 +206,7 @@ static gboolean cuda_prepare(void *state, CsBackendWorker *w, GError **error)
   char *line = reply(x);
   if (!line || strcmp(line, "ready") != 0) {
     g_set_error(error, CS_ERROR, CS_ERROR_IO,
-                "backend \"cuda\": the worker of %s on GPU %d (CUDA device %d) did not start: %s",
+                "the worker of %s on GPU %d (CUDA device %d) did not start: %s",
                 c->setup->models[w->model], w->gpu, c->device[w->gpu],
                 line ? line : "it exited without a word");
     g_free(line);
@@ -227,7 +227,7 @@ static gboolean cuda_execute(void *state, CsBackendWorker *w, int batch, GError 
   char *line = say(x, cmd) ? reply(x) : NULL;
   gboolean ok = line && strcmp(line, "done") == 0;
   if (!ok)
-    g_set_error(error, CS_ERROR, CS_ERROR_IO, "backend \"cuda\": worker of GPU %d: %s", w->gpu,
+    g_set_error(error, CS_ERROR, CS_ERROR_IO, "worker of GPU %d: %s", w->gpu,
                 line ? line : "it exited");
   g_free(line);
   return ok;

@@ -40,7 +40,7 @@ static gboolean emulated_prepare(void *state, CsBackendWorker *w, GError **error
   const CsModelProfile *p = cs_profile_set_lookup(e->setup->profiles, type, model);
   if (!p) {
     g_set_error(error, CS_ERROR, CS_ERROR_INVALID,
-                "backend \"emulated\": no profile of %s on GPU type %s", model, type);
+                "no profile of %s on GPU type %s", model, type);
     return FALSE;
   }
   EmulatedWorker *ew = g_new(EmulatedWorker, 1);

@@ -103,6 +103,7 @@ static gpointer executor_main(gpointer data)
         !rp->backend->prepare(rp->state, &g_array_index(x->workers, CsBackendWorker, i), &err))
       break;
   if (err) {
+    g_prefix_error(&err, "backend \"%s\": ", rp->backend->name);
     fail_replay(rp, err);
     err = NULL;
   }

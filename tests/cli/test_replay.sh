@@ -116,6 +116,7 @@ if "$bin" replay "$tmp/d.jsonl" --backend nosuch 2>&1 | grep -q 'cuda'; then
   else
     check "cuda without a usable GPU: exit 2" test $status -eq 2
     check "... naming the worker that did not start" grep -q 'backend "cuda": the worker of resnet50 on GPU [0-9]* (CUDA device [0-9]*) did not start' "$tmp/cu.err"
+    check "... naming it once" sh -c "! grep -q 'backend \"cuda\": backend' '$tmp/cu.err'"
     check "... and writing nothing" test ! -e "$tmp/cu"
   fi
 fi

@@ -341,22 +341,22 @@ static void test_emulated_replay(void **state)
   sim_run_free(&r);
 }
 
-static double median_ns(const CsBackend *be, void *st, CsBackendWorker *w, int batch)
+/* The fastest of nine executions. Being descheduled only ever adds time,
+ * so the minimum is the execution's own cost on a loaded machine too. The
+ * median of five, used before, failed the comparison below when three of
+ * five batches of 1 (about 8 ms here, against 42 ms for 64) lost the CPU
+ * for 20 ms or more each, which a machine oversubscribed several times
+ * over can do: a possible cause of test_replay's one failure under load
+ * (issue 34), the only wall-clock comparison in it that is not retried. */
+static double fastest_ns(const CsBackend *be, void *st, CsBackendWorker *w, int batch)
 {
-  double t[5];
-  for (int i = 0; i < 5; i++) {
+  double best = INFINITY;
+  for (int i = 0; i < 9; i++) {
     int64_t t0 = cs_monotonic_ns();
     assert_true(be->execute(st, w, batch, NULL));
-    t[i] = (double)(cs_monotonic_ns() - t0);
+    best = fmin(best, (double)(cs_monotonic_ns() - t0));
   }
-  for (int i = 0; i < 5; i++)
-    for (int j = i + 1; j < 5; j++)
-      if (t[j] < t[i]) {
-        double s = t[i];
-        t[i] = t[j];
-        t[j] = s;
-      }
-  return t[2];
+  return best;
 }
 
 static void test_cpu_backend(void **state)
@@ -382,7 +382,8 @@ static void test_cpu_backend(void **state)
   /* prepare pins the calling thread (the test's) to the GPU's cores. */
   CsBackendWorker w = { .gpu = 0, .worker = 0, .model = 0, .max_batch = 64 };
   assert_true(be->prepare(st, &w, &err));
-  double t1 = median_ns(be, st, &w, 1), t64 = median_ns(be, st, &w, 64);
+  double t1 = fastest_ns(be, st, &w, 1), t64 = fastest_ns(be, st, &w, 64);
+  print_message("cpu backend: fastest batch of 1 %.0f ns, of 64 %.0f ns\n", t1, t64);
   /* 64 times the arithmetic over the same weights: longer, if not 64 times. */
   assert_true(t64 > 1.5 * t1);
   assert_false(be->execute(st, &w, 65, &err));
