@@ -449,6 +449,79 @@ static void test_timers_cancel_only_their_own(void **state)
   cs_results_free(res);
 }
 
+/* ---- the ledger holds any number of requests ----------------------------------- */
+
+/* A policy that holds requests: every 3000th arrival it drops the oldest
+ * 1000 it holds, and when nothing else is pending it drops the rest, newest
+ * first. The engine's record of held requests must grow past its first
+ * size (1024) while its oldest entries are already gone, and still know
+ * every request: 10,000 measured requests, all dropped, no misuse. */
+typedef struct {
+  CsEngine *e;
+  GArray *held; /* CsRequest copies, oldest first */
+  guint from;   /* held[from..] are still held */
+} Hoard;
+
+static void *hoard_create(CsEngine *e, const void *params, void *user_data)
+{
+  (void)params, (void)user_data;
+  Hoard *h = g_new0(Hoard, 1);
+  h->e = e;
+  h->held = g_array_new(FALSE, FALSE, sizeof(CsRequest));
+  return h;
+}
+
+static void hoard_destroy(void *state)
+{
+  Hoard *h = state;
+  g_array_unref(h->held);
+  g_free(h);
+}
+
+static void hoard_on_request(void *state, int model, const CsRequest *r)
+{
+  Hoard *h = state;
+  g_array_append_val(h->held, *r);
+  if (h->held->len % 3000 == 0)
+    for (int k = 0; k < 1000; k++, h->from++)
+      cs_engine_drop(h->e, model, &g_array_index(h->held, CsRequest, h->from));
+}
+
+static void hoard_on_quiet(void *state)
+{
+  Hoard *h = state;
+  for (guint i = h->held->len; i-- > h->from;)
+    cs_engine_drop(h->e, 0, &g_array_index(h->held, CsRequest, i));
+  h->from = h->held->len;
+}
+
+static const CsDispatchPolicy hoard = {
+  .name = "hoard", .uses_placement = FALSE, .create = hoard_create, .destroy = hoard_destroy,
+  .on_request = hoard_on_request, .on_quiet = hoard_on_quiet,
+};
+
+static void test_ledger_holds_many(void **state)
+{
+  (void)state;
+  CsRegistry *reg = cs_registry_new();
+  assert_true(cs_registry_add_dispatch(reg, &hoard, NULL, NULL));
+  CsScenario *sc = test_scenario(
+    dir, "{\"profiles\": [\"synthetic.json\"], \"cluster\": {\"gpus\": 1, \"gpu_type\": \"gpu\"},"
+         " \"dispatch\": {\"policy\": \"hoard\"}, \"clients\": [{\"model\": \"a\", \"rate\": 1000,"
+         " \"slo_ms\": 50, \"arrival\": \"constant\", \"requests\": 10000}]}");
+  cs_scenario_set_registry(sc, reg);
+  cs_registry_unref(reg);
+  GError *err = NULL;
+  CsResults *res = cs_run(sc, NULL, &err);
+  cs_scenario_free(sc);
+  if (!res)
+    fail_msg("%s", err->message);
+  assert_int_equal(cs_results_model(res, 0)->measured, 10000);
+  assert_int_equal(cs_results_model(res, 0)->dropped, 10000);
+  assert_int_equal(cs_results_model(res, 0)->completed, 0);
+  cs_results_free(res);
+}
+
 static int setup(void **state)
 {
   (void)state;
@@ -471,6 +544,7 @@ int main(void)
     cmocka_unit_test(test_null_getters_refused),
     cmocka_unit_test(test_null_control_refused),
     cmocka_unit_test(test_timers_cancel_only_their_own),
+    cmocka_unit_test(test_ledger_holds_many),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
