@@ -120,8 +120,16 @@ def load_list(path):
 
 
 def tracked_files(repo):
-    r = subprocess.run(["git", "-C", repo, "ls-files", "-z"], capture_output=True, check=True)
-    return [p for p in r.stdout.decode().split("\0") if p]
+    """The tracked files; outside a git checkout (the scratch tree of a
+    mutation run, whose suite runs --check too; a release tarball) every file
+    under src/, which is where mutations live."""
+    r = subprocess.run(["git", "-C", repo, "ls-files", "-z"], capture_output=True)
+    if r.returncode == 0:
+        return [p for p in r.stdout.decode().split("\0") if p]
+    out = []
+    for d, _, names in os.walk(os.path.join(repo, "src")):
+        out += [os.path.relpath(os.path.join(d, n), repo) for n in names]
+    return out
 
 
 def check_against_tree(mutations, repo, tracked):
