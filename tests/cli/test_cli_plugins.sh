@@ -136,6 +136,14 @@ check "...the same runs.csv as with --plugin" cmp "$tmp/sw/runs.csv" "$tmp/sw2/r
 "$bin" sweep "$tmp/exp.json" --plugin "$ff" --shard 2/2 -o "$tmp/s2" >/dev/null 2>&1
 "$bin" sweep merge -o "$tmp/merged" "$tmp/s1" "$tmp/s2" >/dev/null 2>&1
 check "sweep shards with --plugin, merged == the unsharded outputs" diff -r "$tmp/sw" "$tmp/merged"
+# A shard that ran another build of the plug-in (its bytes differ).
+mkdir -p "$tmp/other"
+cp "$ff" "$tmp/other/first_fit.so"
+echo >>"$tmp/other/first_fit.so"
+"$bin" sweep "$tmp/exp.json" --plugin "$tmp/other/first_fit.so" --shard 2/2 -o "$tmp/s2x" >/dev/null 2>&1
+bad "sweep merge: shards that loaded different builds of the plug-in" \
+  "are shards of different sweeps: their shard.json differ in sweep.plugins" \
+  sweep merge -o "$tmp/m2" "$tmp/s1" "$tmp/s2x"
 bad "place without the plug-in: the policy is unknown" \
   'placement.policy: unknown policy "first-fit-creq"' place "$tmp/ff.json"
 
