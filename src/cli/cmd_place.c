@@ -52,9 +52,12 @@ static void warn_partial_plans(CsConfig *cfg)
 
 static void list_policies(void)
 {
-  const CsPlacementPolicy *const *all = cs_placement_policy_list();
-  for (int i = 0; all[i]; i++)
-    printf("%-12s %s\n", all[i]->name, all[i]->description);
+  /* The process's registry: the built-ins and the plug-ins' (--plugin). */
+  const CsRegistry *r = cli_registry();
+  for (int i = 0; i < cs_registry_n_placement(r); i++) {
+    const CsPlacementPolicy *p = cs_registry_placement_at(r, i);
+    printf("%-12s %s\n", p->name, p->description ? p->description : "");
+  }
 }
 
 int cmd_place(int argc, char **argv)

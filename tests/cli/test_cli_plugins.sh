@@ -88,6 +88,9 @@ check "...with a plugin_changed warning naming the file and both hashes" \
 "$bin" --plugin "$ff" place "$tmp/ff.json" >"$tmp/place.out" 2>&1
 check "place: the plug-in's placement (its log: alexnet on gpu 0)" \
   grep -q "alexnet: batch 128 on gpu 0" "$tmp/place.out"
+"$bin" --plugin "$ff" place --list >"$tmp/list.out" 2>&1
+check "place --list: the plug-in's policy with its description, after the built-ins" \
+  test "$(tail -n 1 "$tmp/list.out" | cut -c1-30)" = "first-fit-creq first fit by Cr"
 "$bin" --plugin "$ff" search "$tmp/ff.json" --set placement.metric='"wsm"' >"$tmp/search.out" 2>&1
 check "search: with the plug-in's policy, exit 0" test $? -eq 0
 "$bin" --plugin "$jsq" provision "$tmp/jsq.json" --types v100 >"$tmp/prov.out" 2>&1
