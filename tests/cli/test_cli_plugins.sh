@@ -84,6 +84,14 @@ check "a recorded SHA-256 that differs: the run still runs (exit 0)" test $? -eq
 check "...with a plugin_changed warning naming the file and both hashes" \
   grep -qF "warning [plugin_changed]: $tmp/changed.json: plugins[0]: plug-in $real has SHA-256 $sha, the scenario recorded 000" "$tmp/changed.err"
 
+# A run's decisions replayed: the log's scenario names the plug-in (absolute
+# path), so the replay loads it with no flag.
+sed 's/"rate": 3000/"rate": 300/; s/"duration_s": 10, "warmup_s": 1/"duration_s": 1/' "$tmp/jsq.json" >"$tmp/jsq_small.json"
+"$bin" --plugin "$jsq" run "$tmp/jsq_small.json" --decisions "$tmp/d.jsonl" >/dev/null 2>&1
+check "run --decisions with the plug-in's dispatch: exit 0" test $? -eq 0
+"$bin" replay "$tmp/d.jsonl" --backend emulated >"$tmp/replay.out" 2>"$tmp/replay.err"
+check "replay of its decisions without --plugin: exit 0 (was: plugins[0] is not loaded)" test $? -eq 0
+
 # ---- place, search, provision -----------------------------------------------------------
 "$bin" --plugin "$ff" place "$tmp/ff.json" >"$tmp/place.out" 2>&1
 check "place: the plug-in's placement (its log: alexnet on gpu 0)" \
