@@ -97,6 +97,8 @@ gboolean cs_registry_load_plugin(CsRegistry *r, const char *path, GError **error
   g_return_val_if_fail(path != NULL, FALSE);
   if (!*path)
     return fail(error, "\"\"", "empty path");
+  if (cs_registry_plugin_loading(r)) /* from a cs_plugin_init: its origin would be lost */
+    return fail(error, path, "cannot be loaded while another plug-in's cs_plugin_init runs");
   char real[PATH_MAX];
   if (!realpath(path, real))
     return fail(error, path, "cannot open it: %s", g_strerror(errno));

@@ -305,6 +305,11 @@ int cs_registry_find_plugin(const CsRegistry *r, const char *path)
   return -1;
 }
 
+gboolean cs_registry_plugin_loading(const CsRegistry *r)
+{
+  return r->loading != ORIGIN_PROGRAM;
+}
+
 void cs_registry_plugin_begin(CsRegistry *r, const char *path, const char *sha256)
 {
   Plugin p = { .path = g_strdup(path), .sha256 = g_strdup(sha256) };

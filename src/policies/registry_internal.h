@@ -58,6 +58,9 @@ gboolean cs_plugins_field_read(const cJSON *root, const char *file, const char *
  * path (absolute, links resolved) in r, or -1 (also for NULL r). */
 int cs_registry_find_plugin(const CsRegistry *r, const char *path);
 
+/* Whether a plug-in's cs_plugin_init is running on r. */
+gboolean cs_registry_plugin_loading(const CsRegistry *r);
+
 /* Records the plug-in at path as loading: what cs_registry_add_* adds until
  * _end is its, and the first add refused meanwhile is kept. */
 void cs_registry_plugin_begin(CsRegistry *r, const char *path, const char *sha256);
