@@ -142,6 +142,14 @@ sed 's/"seeds"/"plugins": ["lib\/first_fit.so"], "seeds"/' "$tmp/exp.json" >"$tm
 "$bin" sweep "$tmp/exp2/exp.json" -o "$tmp/sw2" >/dev/null 2>&1
 check "sweep: the experiment's \"plugins\" field loads it: exit 0" test $? -eq 0
 check "...the same runs.csv as with --plugin" cmp "$tmp/sw/runs.csv" "$tmp/sw2/runs.csv"
+# The base scenario's own field, relative to the base scenario.
+mkdir -p "$tmp/exp4/scenarios/lib"
+cp "$ff" "$tmp/exp4/scenarios/lib/first_fit.so"
+sed 's/"seed": 11,/"seed": 11, "plugins": ["lib\/first_fit.so"],/' "$tmp/ff.json" >"$tmp/exp4/scenarios/ff.json"
+sed 's/"base": "ff.json"/"base": "scenarios\/ff.json"/' "$tmp/exp.json" >"$tmp/exp4/exp.json"
+"$bin" sweep "$tmp/exp4/exp.json" -j 2 -o "$tmp/sw4" >/dev/null 2>&1
+check "sweep: the base scenario's \"plugins\" (relative to it) loads it: exit 0" test $? -eq 0
+check "...the same runs.csv as with --plugin" cmp "$tmp/sw/runs.csv" "$tmp/sw4/runs.csv"
 # Shards, each process loading it through the flag, merged.
 "$bin" --plugin "$ff" sweep "$tmp/exp.json" --shard 1/2 -o "$tmp/s1" >/dev/null 2>&1
 "$bin" sweep "$tmp/exp.json" --plugin "$ff" --shard 2/2 -o "$tmp/s2" >/dev/null 2>&1
