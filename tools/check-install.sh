@@ -44,4 +44,26 @@ for rel in library_example.c extending/first_fit.c extending/jsq.c extending/lea
   echo "installed library: $name built with pkg-config and run: ok"
 done
 "$prefix/bin/clustersim" --version >/dev/null
+# A plug-in (docs/extending.md, "Plug-ins"): first_fit.c's policy built as a
+# shared object from the installed headers alone, loaded by the installed
+# clustersim, gives the total goodput its own program printed above.
+cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -DCS_EXAMPLE_PLUGIN \
+  examples/extending/first_fit.c $(pkg-config --cflags clustersim) -o "$out/first_fit.so"
+cat >"$out/ff.json" <<JSON
+{"seed": 11, "profiles": ["$profile"], "network": {"curve": "gcp_n1_standard_16"},
+ "cluster": {"gpus": 4, "gpu_type": "v100", "mps": true}, "dispatch": {"max_wait_ms": 20},
+ "placement": {"policy": "first-fit-creq", "slo_fraction": 0.25},
+ "clients": [
+  {"model": "resnet50", "rate": 800, "slo_ms": 200, "duration_s": 10, "warmup_s": 1},
+  {"model": "alexnet", "rate": 1500, "slo_ms": 100, "duration_s": 10, "warmup_s": 1},
+  {"model": "vgg19", "rate": 300, "slo_ms": 200, "duration_s": 10, "warmup_s": 1},
+  {"model": "inception_v3", "rate": 400, "slo_ms": 200, "duration_s": 10, "warmup_s": 1}]}
+JSON
+"$prefix/bin/clustersim" --plugin "$out/first_fit.so" run "$out/ff.json" >"$out/plugin.log" 2>&1 ||
+  { cat "$out/plugin.log"; echo "check-install: clustersim --plugin first_fit.so failed" >&2; exit 1; }
+want=$(awk '$1 == "total" { print $3 }' "$out/first_fit.log")
+got=$(awk '$1 == "total" { print $5 }' "$out/plugin.log")
+[ -n "$want" ] && [ "$got" = "$want" ] ||
+  { echo "check-install: the plug-in's total goodput is \"$got\", its program printed \"$want\"" >&2; exit 1; }
+echo "installed library: first_fit.so built with pkg-config -shared -fPIC, loaded by clustersim: ok"
 echo "installed library: prefix, soname $soname, headers, data and pkg-config all usable"

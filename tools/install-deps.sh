@@ -7,7 +7,8 @@ set -euo pipefail
 # arithmetic (docs/replay.md); CBC is the MILP placement's optional second
 # solver (docs/policies.md; the build works without it). libltdl-dev holds
 # the last static archive GLPK's needs, so that the clustersim program links
-# GLib, GSL and GLPK statically (meson_options.txt: cli_static_deps).
+# GSL and GLPK statically (meson_options.txt: cli_static_deps). libglib2.0-dev
+# also provides GModule (gmodule-no-export-2.0), which loads plug-ins.
 pkgs=(build-essential meson ninja-build pkg-config libglib2.0-dev libgsl-dev libcjson-dev
       libglpk-dev libltdl-dev libcmocka-dev python3 gnuplot-nox fonts-dejavu-core parallel
       libopenblas-dev coinor-libcbc-dev)

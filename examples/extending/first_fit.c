@@ -4,6 +4,11 @@
  *   cc first_fit.c $(pkg-config --cflags --libs clustersim) -o first_fit
  *   ./first_fit PROFILE.json        (data/profiles/v100_thesis.json)
  *
+ * or, as a plug-in for clustersim --plugin (the policy only, no program):
+ *
+ *   cc -shared -fPIC -DCS_EXAMPLE_PLUGIN first_fit.c $(pkg-config --cflags clustersim) \
+ *      -o first_fit.so
+ *
  * The policy, per model in scenario order, on the GPU type of the cluster's
  * first GPU:
  *   1. batch: the largest profiled batch size whose isolated latency is at
@@ -103,6 +108,16 @@ static const CsPlacementPolicy first_fit = {
   .place = first_fit_place,
 };
 
+#ifdef CS_EXAMPLE_PLUGIN
+/* Built as a plug-in (-DCS_EXAMPLE_PLUGIN -shared -fPIC): the policy alone,
+ * for clustersim --plugin (docs/extending.md, "Plug-ins"). */
+CS_PLUGIN_DEFINE_ABI_VERSION
+
+G_MODULE_EXPORT gboolean cs_plugin_init(CsRegistry *registry, GError **error)
+{
+  return cs_registry_add_placement(registry, &first_fit, NULL, error);
+}
+#else
 /* Builds the scenario in code (typed setters, no JSON text). */
 static CsScenario *scenario(const char *profile, CsRegistry *reg)
 {
@@ -308,3 +323,4 @@ int main(int argc, char **argv)
   cs_registry_unref(reg);
   return failures ? 1 : 0;
 }
+#endif

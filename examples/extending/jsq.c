@@ -4,6 +4,10 @@
  *   cc jsq.c $(pkg-config --cflags --libs clustersim) -o jsq
  *   ./jsq PROFILE.json        (data/profiles/v100_thesis.json)
  *
+ * or, as a plug-in for clustersim --plugin (the policy only, no program):
+ *
+ *   cc -shared -fPIC -DCS_EXAMPLE_PLUGIN jsq.c $(pkg-config --cflags clustersim) -o jsq.so
+ *
  * The policy keeps one open batch per model. A batch leaves when it holds
  * max_batch requests or max_wait_ms after its first request, whichever comes
  * first, for the GPU with the fewest batches in transfer, waiting or running
@@ -143,6 +147,16 @@ static const CsDispatchPolicy jsq = {
   .write_defaults = jsq_describe,
 };
 
+#ifdef CS_EXAMPLE_PLUGIN
+/* Built as a plug-in (-DCS_EXAMPLE_PLUGIN -shared -fPIC): the policy alone,
+ * for clustersim --plugin (docs/extending.md, "Plug-ins"). */
+CS_PLUGIN_DEFINE_ABI_VERSION
+
+G_MODULE_EXPORT gboolean cs_plugin_init(CsRegistry *registry, GError **error)
+{
+  return cs_registry_add_dispatch(registry, &jsq, NULL, error);
+}
+#else
 /* resnet50 at a constant rate on gpus V100s, 10 s after 1 s of warm-up. */
 static CsScenario *scenario(const char *profile, CsRegistry *reg, int gpus, int rate)
 {
@@ -261,3 +275,4 @@ int main(int argc, char **argv)
   cs_registry_unref(reg);
   return failures ? 1 : 0;
 }
+#endif

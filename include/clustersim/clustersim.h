@@ -33,6 +33,7 @@
 #include "dispatch.h"
 #include "params.h"
 #include "placement.h"
+#include "plugin.h"
 #include "profiles.h"
 #include "registry.h"
 

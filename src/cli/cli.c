@@ -92,6 +92,10 @@ CsScenario *cli_load_scenario(const char *prog, const char *path, const CliOverr
       return NULL;
     }
   }
+  if (!cli_scenario_plugins(sc)) { /* after the overrides: --set may name plug-ins */
+    cs_scenario_free(sc);
+    return NULL;
+  }
   return sc;
 }
 

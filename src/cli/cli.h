@@ -30,6 +30,20 @@ void cli_overrides_clear(CliOverrides *ov);
  * printing the error. */
 CsScenario *cli_load_scenario(const char *prog, const char *path, const CliOverrides *ov);
 
+/* Plug-ins (cli_plugins.c): loads those of CLUSTERSIM_PLUGINS and of every
+ * --plugin FILE / --plugin=FILE in argv (before a "--") into the process's
+ * registry and removes the options from argv. Returns 0, or EXIT_BAD_INPUT
+ * after printing why a plug-in was refused. */
+int cli_plugins_setup(int *argc, char ***argv);
+
+/* The process's registry: the built-in policies and every plug-in loaded. */
+CsRegistry *cli_registry(void);
+
+/* Gives sc the process's registry and loads the plug-ins its "plugins"
+ * field names. Returns FALSE after printing the error. cli_load_scenario
+ * does this; a command building scenarios otherwise calls it. */
+gboolean cli_scenario_plugins(CsScenario *sc);
+
 /* Parses --seed text into *seed (-1 when text is NULL). Returns FALSE after
  * printing the error. */
 gboolean cli_parse_seed(const char *prog, const char *text, gint64 *seed);

@@ -52,13 +52,14 @@ static void warn_partial_plans(CsConfig *cfg)
 
 static void list_policies(void)
 {
-  CsRegistry *r = cli_policies_registry();
-  for (int i = 0; i < cs_registry_n_placement(r); i++)
-    printf("%-12s %s\n", cs_registry_placement_at(r, i)->name,
-           cs_registry_placement_at(r, i)->description);
+  /* The process's registry: the built-ins and the plug-ins' (--plugin). */
+  const CsRegistry *r = cli_registry();
+  for (int i = 0; i < cs_registry_n_placement(r); i++) {
+    const CsPlacementPolicy *p = cs_registry_placement_at(r, i);
+    printf("%-12s %s\n", p->name, p->description ? p->description : "");
+  }
   printf("\n(clustersim policies: every placement, dispatch and controller policy with its "
          "parameters)\n");
-  cs_registry_unref(r);
 }
 
 int cmd_place(int argc, char **argv)

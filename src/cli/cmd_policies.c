@@ -13,7 +13,7 @@
 
 CsRegistry *cli_policies_registry(void)
 {
-  return cs_registry_new();
+  return cs_registry_ref(cli_registry()); /* the built-ins and the plug-ins loaded */
 }
 
 static void print_number(GString *s, double v)

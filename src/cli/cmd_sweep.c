@@ -413,7 +413,8 @@ static int sweep_main(int argc, char **argv)
     status = EXIT_BAD_INPUT;
     goto out;
   }
-  if (!(e = cs_experiment_load(argv[1], &err))) {
+  if (!(e = cs_experiment_load(argv[1], &err)) ||
+      !cs_experiment_load_plugins(e, cli_registry(), &err)) {
     status = cli_fail("clustersim", err->message);
     goto out;
   }

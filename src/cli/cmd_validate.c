@@ -590,6 +590,12 @@ int cmd_validate(int argc, char **argv)
     status = cli_fail(prog, err->message);
     goto out;
   }
+  /* The plug-ins its scenario names (a plug-in's policy validates as a
+   * built-in one does). */
+  if (!cli_scenario_plugins(vsc)) {
+    status = EXIT_BAD_INPUT;
+    goto out;
+  }
   cs_run_options_init(&opt);
   opt.decisions = dec;
   opt.requests_csv = sim_csv;

@@ -40,10 +40,16 @@ static const char *const usage_text =
   "\n"
   "Options:\n"
   "  -h, --help        show this help (COMMAND --help for a command's options)\n"
-  "  --version         print the version\n";
+  "  --version         print the version\n"
+  "  --plugin FILE.so  load a plug-in's policies, for every command (repeatable; also\n"
+  "                    CLUSTERSIM_PLUGINS=A.so:B.so and \"plugins\" in a scenario or\n"
+  "                    experiment; docs/extending.md). A plug-in is code: trust it first\n";
 
 int main(int argc, char **argv)
 {
+  int plugins = cli_plugins_setup(&argc, &argv); /* --plugin: global, taken out of argv */
+  if (plugins != 0)
+    return plugins;
   if (argc < 2) {
     fputs(usage_text, stderr);
     return EXIT_BAD_INPUT;

@@ -6,6 +6,8 @@
 
 #include "common/input_file.h"
 #include "common/json_input.h"
+#include "experiment_edit.h"
+#include "policies/registry_internal.h"
 #include "scenario/scenario.h"
 #include "search.h"
 #include "sweep_runs.h"
@@ -49,6 +51,8 @@ struct CsExperiment {
   CsGoodputSearchOptions search;
   int n_points;        /* product of the axes' level counts */
   int n_runs;
+  char **plugins;       /* "plugins", absolute (experiment_plugins.c loads them) */
+  CsRegistry *registry; /* given to every run's scenario, or NULL */
 };
 
 static void edit_free(gpointer p)
@@ -104,6 +108,8 @@ void cs_experiment_free(CsExperiment *e)
     g_ptr_array_unref(e->axes);
   if (e->seeds)
     g_array_unref(e->seeds);
+  g_strfreev(e->plugins);
+  cs_registry_unref(e->registry);
   g_free(e);
 }
 
@@ -449,6 +455,18 @@ static char *file_sha256(const char *text, gsize len)
   return g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)text, len);
 }
 
+/* "plugins": paths relative to the experiment file. */
+static gboolean read_plugins(CsExperiment *e, const cJSON *root, GError **error)
+{
+  GPtrArray *paths = g_ptr_array_new();
+  char *dir = g_path_get_dirname(e->file);
+  gboolean ok = cs_plugins_field_read(root, e->file, dir, NULL, paths, NULL, error);
+  g_ptr_array_add(paths, NULL);
+  e->plugins = (char **)g_ptr_array_free(paths, FALSE);
+  g_free(dir);
+  return ok;
+}
+
 /* Reads the base scenario named by "base" (relative to the experiment file). */
 static gboolean read_base(CsExperiment *e, const cJSON *root, GError **error)
 {
@@ -484,21 +502,6 @@ static gboolean read_base(CsExperiment *e, const cJSON *root, GError **error)
   return ok;
 }
 
-/* Applies an edit (stars expanded, scenario.h); on failure *why says why,
- * without the "--set PATH: " the scenario's message starts with. */
-static gboolean apply_path(CsScenario *sc, const char *path, const char *value, char **why)
-{
-  GError *err = NULL;
-  if (cs_scenario_edit_each(sc, path, value, &err))
-    return TRUE;
-  char *prefix = g_strdup_printf("%s %s: ", value ? "--set" : "--unset", path);
-  const char *msg = err->message;
-  *why = g_strdup(g_str_has_prefix(msg, prefix) ? msg + strlen(prefix) : msg);
-  g_free(prefix);
-  g_error_free(err);
-  return FALSE;
-}
-
 /* Applies the edits of lv to sc; a failure names the edit and, when context
  * is given, the run. */
 static gboolean apply_level(const CsExperiment *e, CsScenario *sc, const Level *lv,
@@ -507,7 +510,7 @@ static gboolean apply_level(const CsExperiment *e, CsScenario *sc, const Level *
   for (guint i = 0; i < lv->edits->len; i++) {
     const Edit *ed = g_ptr_array_index(lv->edits, i);
     char *why = NULL;
-    if (!apply_path(sc, ed->path, ed->value, &why)) {
+    if (!cs_experiment_apply_path(sc, ed->path, ed->value, &why)) {
       cs_json_fail(error, e->file, ed->where, "%s (applied to %s%s%s)", why, e->base_file,
                    context ? " for " : "", context ? context : "");
       g_free(why);
@@ -549,6 +552,7 @@ static CsScenario *build(const CsExperiment *e, int variant, const int *levels,
   CsScenario *sc = cs_scenario_new_from_json(e->base_json, e->base_file, e->base_dir, error);
   if (!sc)
     return NULL;
+  cs_scenario_set_registry(sc, e->registry);
   char *context = with_context ? describe_point(e, variant, levels) : NULL;
   gboolean ok = apply_level(e, sc, e->common, context, error) &&
                 apply_level(e, sc, g_ptr_array_index(e->variants, variant), context, error);
@@ -567,7 +571,7 @@ static CsScenario *build(const CsExperiment *e, int variant, const int *levels,
 CsExperiment *cs_experiment_load(const char *path, GError **error)
 {
   static const char *const keys[] = { "name", "description", "base", "set", "unset",
-                                      "variants", "axes", "seeds", "search", NULL };
+                                      "variants", "axes", "seeds", "search", "plugins", NULL };
   char *text = NULL;
   gsize len = 0;
   if (!cs_input_read(path, CS_INPUT_JSON_MAX_BYTES, &text, &len, error))
@@ -585,7 +589,8 @@ CsExperiment *cs_experiment_load(const char *path, GError **error)
                 read_base(e, root, error) && read_edits(e, root, NULL, e->common, error) &&
                 read_variants(e, root, error) && read_axes(e, root, error) &&
                 read_seeds(e, root, error) &&
-                cs_search_options_read(root, path, &e->has_search, &e->search, error);
+                cs_search_options_read(root, path, &e->has_search, &e->search, error) &&
+                read_plugins(e, root, error);
   if (ok) {
     char *bn = g_path_get_basename(path);
     e->name = g_strdup(name ? name : bn);
@@ -734,5 +739,29 @@ cJSON *cs_experiment_describe(const CsExperiment *e)
     cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)g_array_index(e->seeds, int64_t, s)));
   if (e->has_search)
     cJSON_AddItemToObject(d, "search", cs_search_options_describe(&e->search));
+  cs_experiment_describe_plugins(e->registry, d);
   return d;
+}
+
+const char *cs_experiment_file(const CsExperiment *e)
+{
+  return e->file;
+}
+
+int cs_experiment_n_seeds(const CsExperiment *e)
+{
+  return (int)e->seeds->len;
+}
+
+const char *const *cs_experiment_plugins(const CsExperiment *e)
+{
+  return (const char *const *)e->plugins;
+}
+
+void cs_experiment_set_registry(CsExperiment *e, CsRegistry *registry)
+{
+  if (registry)
+    cs_registry_ref(registry);
+  cs_registry_unref(e->registry);
+  e->registry = registry;
 }

@@ -75,6 +75,27 @@ CsScenario *cs_experiment_run_scenario(const CsExperiment *e, int run, GError **
  * options of a goodput-search experiment. A new object. */
 cJSON *cs_experiment_describe(const CsExperiment *e);
 
+/* The experiment file as given, and the number of its seeds. */
+const char *cs_experiment_file(const CsExperiment *e);
+int cs_experiment_n_seeds(const CsExperiment *e);
+
+/* The experiment's "plugins" (absolute paths; NULL-terminated, owned by e). */
+const char *const *cs_experiment_plugins(const CsExperiment *e);
+
+/* Gives every run's scenario the registry (a reference is kept; NULL: the
+ * built-in policies). Call before runs are built, not while. */
+void cs_experiment_set_registry(CsExperiment *e, CsRegistry *registry);
+
+/* Sets e's registry and loads into it the experiment's "plugins" and those
+ * that each (variant, axis point) scenario names (experiment_plugins.c).
+ * Returns FALSE with error set naming the file, the field and the plug-in.
+ * Call before the runs start: it writes the registry. */
+gboolean cs_experiment_load_plugins(CsExperiment *e, CsRegistry *registry, GError **error);
+
+/* Adds "plugins" ([{"file", "sha256"}], every plug-in of the registry) to a
+ * description d; nothing when the registry (may be NULL) has none. */
+void cs_experiment_describe_plugins(const CsRegistry *registry, cJSON *d);
+
 G_END_DECLS
 
 #endif

@@ -29,6 +29,7 @@
 
 #include "backends.h"
 #include "measure.h"
+#include "clustersim/plugin.h"
 #include "common/json_input.h"
 #include "replay_internal.h"
 #include "scenario/scenario.h"
@@ -275,6 +276,9 @@ CsConfig *cs_replay_compile_scenario(const DecisionLog *log, GError **error)
   char *name = g_strdup_printf("%s (its scenario)", log->path);
   CsScenario *sc = cs_scenario_new_from_json(text, name, NULL, error);
   cJSON_free(text);
+  /* A run with a plug-in's policy recorded it (absolute path) in "plugins". */
+  if (sc && !cs_scenario_load_plugins(sc, error))
+    g_clear_pointer(&sc, cs_scenario_free);
   CsConfig *cfg = sc ? cs_scenario_compile(sc, error) : NULL;
   cs_scenario_free(sc);
   g_free(name);

@@ -140,6 +140,17 @@ cJSON *cs_config_setup_json(const CsConfig *c, GError **error)
   cJSON *ov = cJSON_AddArrayToObject(setup, "overrides");
   for (int i = 0; c->overrides && c->overrides[i]; i++)
     cJSON_AddItemToArray(ov, cJSON_CreateString(c->overrides[i]));
+  /* The plug-ins whose policies the registry held, by the SHA-256 they had
+   * when loaded (absent without plug-ins, as before they existed). */
+  cJSON *plugins = c->plugin_paths ? cJSON_AddArrayToObject(setup, "plugins") : NULL;
+  for (int i = 0; plugins && c->plugin_paths[i]; i++) {
+    cJSON *o = cJSON_CreateObject();
+    char *base = g_path_get_basename(c->plugin_paths[i]);
+    cJSON_AddStringToObject(o, "file", base);
+    cJSON_AddStringToObject(o, "sha256", c->plugin_sha256[i]);
+    g_free(base);
+    cJSON_AddItemToArray(plugins, o);
+  }
   return setup;
 fail:
   cJSON_Delete(setup);
@@ -280,5 +291,17 @@ cJSON *cs_config_effective_doc(const CsScenario *sc, const CsConfig *c)
   for (int i = 0; c->overrides[i]; i++)
     cJSON_AddItemToArray(ov, cJSON_CreateString(c->overrides[i]));
   set_item(root, "overrides_applied", ov);
+  /* Every plug-in loaded, wherever it was named (--plugin, the environment,
+   * an experiment), so that the effective scenario runs as it is. */
+  if (c->plugin_paths) {
+    cJSON *pl = cJSON_CreateArray();
+    for (int i = 0; c->plugin_paths[i]; i++) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "path", c->plugin_paths[i]);
+      cJSON_AddStringToObject(o, "sha256", c->plugin_sha256[i]);
+      cJSON_AddItemToArray(pl, o);
+    }
+    set_item(root, "plugins", pl);
+  }
   return root;
 }

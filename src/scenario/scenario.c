@@ -129,6 +129,8 @@ void cs_config_free(CsConfig *c)
   g_free(c->interference_path);
   g_free(c->trace_path);
   g_strfreev(c->overrides);
+  g_strfreev(c->plugin_paths);
+  g_strfreev(c->plugin_sha256);
   cs_warning_list_free(c->warnings);
   g_free(c->name);
   cJSON_Delete(c->placement_params); /* a cJSON copy: scenario_policies.c */
@@ -193,7 +195,8 @@ static char *find_data_file(const CsScenario *sc, const char *entry, const char 
 static const char *const top_keys[] = { "name",       "seed",    "duration_s", "profiles",
                                         "network",    "cluster", "dispatch",   "placement",
                                         "controller", "clients", "trace",      "outputs",
-                                        "warnings",   "overrides_applied", NULL };
+                                        "warnings",   "overrides_applied", "plugins",
+                                        NULL };
 
 /* "overrides_applied": the --set overrides an effective scenario already
  * holds (informational: they are in its values); the summary lists them
@@ -300,7 +303,8 @@ CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error)
     c->percentile_sketch = sketch;
   }
   ok = ok && read_warning_settings(sc, c, error);
-  ok = ok && read_overrides(sc, c, error) && cs_scenario_read_profiles(sc, c, error) &&
+  ok = ok && read_overrides(sc, c, error) && cs_scenario_read_plugins(sc, c, error) &&
+       cs_scenario_read_profiles(sc, c, error) &&
        cs_scenario_read_network(sc, c, error) && cs_scenario_read_cluster(sc, c, error) &&
        cs_scenario_read_clients(sc, c, error) && cs_scenario_read_dispatch(sc, c, error) &&
        cs_scenario_read_controller(sc, c, error) && cs_scenario_read_placement(sc, c, error);

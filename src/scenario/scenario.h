@@ -2,6 +2,8 @@
 #ifndef CS_SCENARIO_INTERNAL_H
 #define CS_SCENARIO_INTERNAL_H
 
+#include <cjson/cJSON.h>
+
 #include "clustersim/clustersim.h"
 #include "sim/config.h"
 

@@ -30,6 +30,12 @@ struct CsScenario {
 char *cs_scenario_resolve_data_file(const CsScenario *sc, const char *entry, const char *sub,
                                     const char *json_path, GError **error);
 
+/* scenario_plugins.c: "plugins": each must be loaded in the scenario's
+ * registry (cs_scenario_load_plugins); fills c->plugin_paths and _sha256 with
+ * every plug-in of the registry, and warns (plugin_changed) of a file whose
+ * SHA-256 is not the one the field recorded. */
+gboolean cs_scenario_read_plugins(const CsScenario *sc, CsConfig *c, GError **error);
+
 /* scenario_cluster.c: "profiles", "network" and "cluster" (GPUs, nodes,
  * MIG, MPS, interference, memory overflow). */
 gboolean cs_scenario_read_profiles(const CsScenario *sc, CsConfig *c, GError **error);

@@ -133,6 +133,10 @@ struct CsWorld {
   int initial_gpus;       /* GPUs on at the start: the first initial_gpus of the cluster */
   double host_to_gpu_bytes_per_s; /* bandwidth of model loads (cluster.host_to_gpu_gbps) */
   int64_t model_load_overhead_ns; /* fixed cost of a model load (cluster.model_load_ms) */
+  /* Every plug-in of the scenario's registry (clustersim/plugin.h), in load
+   * order: absolute path and SHA-256; NULL-terminated, NULL when none. */
+  char **plugin_paths;
+  char **plugin_sha256;
 };
 
 void cs_config_free(CsConfig *c);
