@@ -20,7 +20,7 @@ import subprocess
 import sys
 
 ENV = dict(os.environ, LC_ALL="C", LANG="C")
-OPTION = re.compile(r"^  (?:(-\w), )?(--[\w-]+)(?:=(\S+))?\s{2,}(\S.*)$")
+OPTION = re.compile(r"^  (?:(-\w), )?(--[\w-]+)(?:[= ](\S+))?\s{2,}(\S.*)$")
 
 
 def run_help(exe, args):
@@ -185,13 +185,17 @@ def main_page(top_help, cmds, version):
         out += [".TP", f"\\fB{esc(head)}\\fR", esc(" ".join(rest).rstrip(".")) + f". See \\fBclustersim\\-{cmd}\\fR(1)."]
     out.append(".SH OPTIONS")
     in_opts = False
+    opts = []
     for line in lines:
         if line.startswith("Options:"):
             in_opts = True
             continue
         m = OPTION.match(line) if in_opts else None
         if m:
-            out += option_lines([m.groups()])
+            opts.append(list(m.groups()))
+        elif in_opts and opts and re.match(r"^\s{4,}\S", line):
+            opts[-1][3] += " " + line.strip()  # a wrapped description goes on
+    out += option_lines([tuple(o) for o in opts])
     out += [".SH EXIT STATUS", "0 on success; 2 on bad input (scenario, profile, trace or flags),",
             "with a message naming the file, the field and what was expected, and nothing written.",
             ".SH SEE ALSO",
