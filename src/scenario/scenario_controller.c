@@ -33,8 +33,8 @@ gboolean cs_scenario_read_controller(const CsScenario *sc, CsConfig *c, GError *
   c->controller = cs_registry_find_controller(sc->registry, policy, &c->controller_user_data);
   if (!c->controller) {
     char *names = cs_registry_controller_names(sc->registry);
-    cs_json_fail(error, sc->name, "controller.policy", "unknown controller \"%s\" (known: %s)",
-                 policy, names);
+    cs_json_fail(error, sc->name, "controller.policy", "unknown controller \"%s\" (known: %s)"
+                 CS_PLUGIN_HINT, policy, names);
     g_free(names);
     return FALSE;
   }

@@ -57,4 +57,8 @@ gboolean cs_scenario_read_controller(const CsScenario *sc, CsConfig *c, GError *
 CsPlacementSimulator *cs_placement_simulator_new(const CsScenario *sc);
 void cs_placement_simulator_free(CsPlacementSimulator *s);
 
+/* The second line of an "unknown policy" message: where a user's own
+ * policy comes from. */
+#define CS_PLUGIN_HINT "\n  (a policy of your own: build it as a plug-in and load it with --plugin FILE.so, docs/extending.md)"
+
 #endif

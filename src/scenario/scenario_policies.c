@@ -222,8 +222,8 @@ gboolean cs_scenario_read_dispatch(const CsScenario *sc, CsConfig *c, GError **e
   c->dispatch = cs_registry_find_dispatch(sc->registry, policy, &c->dispatch_user_data);
   if (!c->dispatch) {
     char *names = cs_registry_names(sc->registry, TRUE);
-    cs_json_fail(error, sc->name, "dispatch.policy", "unknown policy \"%s\" (known: %s)", policy,
-                 names);
+    cs_json_fail(error, sc->name, "dispatch.policy", "unknown policy \"%s\" (known: %s)" CS_PLUGIN_HINT,
+                 policy, names);
     g_free(names);
     return FALSE;
   }
@@ -447,8 +447,8 @@ gboolean cs_scenario_read_placement(const CsScenario *sc, CsConfig *c, GError **
   c->placement_policy = cs_registry_find_placement(sc->registry, policy, &user_data);
   if (!c->placement_policy) {
     char *names = cs_registry_names(sc->registry, FALSE);
-    cs_json_fail(error, sc->name, "placement.policy", "unknown policy \"%s\" (known: %s)", policy,
-                 names);
+    cs_json_fail(error, sc->name, "placement.policy", "unknown policy \"%s\" (known: %s)" CS_PLUGIN_HINT,
+                 policy, names);
     g_free(names);
     return FALSE;
   }

@@ -43,6 +43,8 @@ static const BadCase bad_cases[] = {
   { "{" BASE_CLUSTER ", \"clients\": [{\"model\": \"a\", \"slo_ms\": 50, \"arrival\": {\"process\": \"times\"}}]}", "test.json: clients[0].arrival: a \"times\" process needs \"times_ms\"" },
   { "{" BASE_CLUSTER ", \"clients\": [{\"model\": \"a\", \"slo_ms\": 50, \"requests\": 5}]}", "test.json: clients[0].rate: required field is missing" },
   { "{" BASE_CLUSTER ", \"dispatch\": {\"policy\": \"fifo\"}, \"clients\": [" CLIENT_A "]}", "test.json: dispatch.policy: unknown policy \"fifo\" (known: router, symphony, eager, timeout, shepherd, clockwork, nexus)" },
+  { "{" BASE_CLUSTER ", \"dispatch\": {\"policy\": \"p2c\"}, \"clients\": [" CLIENT_A "]}", "nexus)\n  (a policy of your own: build it as a plug-in and load it with --plugin FILE.so" },
+  { "{" BASE_CLUSTER ", \"placement\": {\"policy\": \"rr\"}, \"clients\": [" CLIENT_A "]}", "search)\n  (a policy of your own: build it as a plug-in" },
   { "{" BASE_CLUSTER ", \"dispatch\": {\"policy\": \"symphony\"}, \"placement\": {\"policy\": \"dedicated\"}, \"clients\": [" CLIENT_A "]}", "test.json: placement: dispatch \"symphony\" runs every model on every GPU and uses no placement" },
   { "{" BASE_CLUSTER ", \"dispatch\": {\"policy\": \"timeout\"}, \"clients\": [" CLIENT_A "]}", "test.json: dispatch.timeout_ms: required field is missing" },
   { "{" BASE_CLUSTER ", \"dispatch\": {\"policy\": \"symphony\", \"timeout_ms\": 3}, \"clients\": [" CLIENT_A "]}", "test.json: dispatch: \"timeout_ms\" applies to dispatch \"timeout\" only" },
