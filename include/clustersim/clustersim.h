@@ -36,6 +36,7 @@
 #include "plugin.h"
 #include "profiles.h"
 #include "registry.h"
+#include "sweep.h"
 
 G_BEGIN_DECLS
 

@@ -162,3 +162,42 @@ void cs_dir_lock_release(CsDirLock *lock)
   g_free(lock->path);
   g_free(lock);
 }
+
+/* ---- figure files ---------------------------------------------------------- */
+
+static const char *const figure_exts[] = { ".dat", ".gp", ".svg", ".png", NULL };
+
+static gboolean is_figure_file(const char *name)
+{
+  for (int i = 0; figure_exts[i]; i++)
+    if (g_str_has_suffix(name, figure_exts[i]))
+      return TRUE;
+  return FALSE;
+}
+
+void cs_output_remove_figure_files(const char *dir, gboolean all)
+{
+  GDir *d = g_dir_open(dir, 0, NULL);
+  if (!d)
+    return;
+  const char *name;
+  while ((name = g_dir_read_name(d))) {
+    if (!all && !is_figure_file(name))
+      continue;
+    char *p = g_build_filename(dir, name, NULL);
+    if (!g_file_test(p, G_FILE_TEST_IS_DIR))
+      g_unlink(p);
+    g_free(p);
+  }
+  g_dir_close(d);
+}
+
+void cs_output_figures_clear(const char *dir)
+{
+  char *final = g_build_filename(dir, "figures", NULL);
+  if (g_file_test(final, G_FILE_TEST_IS_DIR)) {
+    cs_output_remove_figure_files(final, FALSE);
+    g_rmdir(final); /* only when empty */
+  }
+  g_free(final);
+}

@@ -45,6 +45,17 @@ CsDirLock *cs_dir_lock_acquire(const char *dir, const char *what, GError **error
  * writing anything). Accepts NULL. */
 void cs_dir_lock_release(CsDirLock *lock);
 
+/* Removes the figure files (.dat, .gp, .svg, .png) of dir, or all its
+ * files when all (a staging directory that is ours alone); directories in
+ * it are left. */
+void cs_output_remove_figure_files(const char *dir, gboolean all);
+
+/* Removes the figures of dir: the figure files of dir/figures, and the
+ * directory when nothing else is left in it. For outputs being replaced,
+ * whose figures would no longer match them (a sweep written from the
+ * library, which draws none, and cs_figure_dir_clear). */
+void cs_output_figures_clear(const char *dir);
+
 G_END_DECLS
 
 #endif

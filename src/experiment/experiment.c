@@ -628,47 +628,64 @@ CsExperiment *cs_experiment_load(const char *path, GError **error)
 
 const char *cs_experiment_name(const CsExperiment *e)
 {
+  g_return_val_if_fail(e != NULL, NULL);
   return e->name;
 }
 
 int cs_experiment_n_runs(const CsExperiment *e)
 {
+  g_return_val_if_fail(e != NULL, 0);
   return e->n_runs;
 }
 
 int cs_experiment_n_variants(const CsExperiment *e)
 {
+  g_return_val_if_fail(e != NULL, 0);
   return (int)e->variants->len;
 }
 
 const char *cs_experiment_variant_name(const CsExperiment *e, int variant)
 {
+  g_return_val_if_fail(e != NULL, NULL);
+  if (variant < 0 || variant >= (int)e->variants->len)
+    return NULL;
   return ((const Level *)g_ptr_array_index(e->variants, variant))->name;
 }
 
 int cs_experiment_n_axes(const CsExperiment *e)
 {
+  g_return_val_if_fail(e != NULL, 0);
   return (int)e->axes->len;
 }
 
 const char *cs_experiment_axis_name(const CsExperiment *e, int axis)
 {
+  g_return_val_if_fail(e != NULL, NULL);
+  if (axis < 0 || axis >= (int)e->axes->len)
+    return NULL;
   return ((const Axis *)g_ptr_array_index(e->axes, axis))->name;
 }
 
 int cs_experiment_axis_n_levels(const CsExperiment *e, int axis)
 {
+  g_return_val_if_fail(e != NULL, 0);
+  if (axis < 0 || axis >= (int)e->axes->len)
+    return 0;
   return (int)((const Axis *)g_ptr_array_index(e->axes, axis))->levels->len;
 }
 
 const char *cs_experiment_axis_label(const CsExperiment *e, int axis, int level)
 {
+  if (cs_experiment_axis_n_levels(e, axis) <= level || level < 0)
+    return NULL;
   const Axis *ax = g_ptr_array_index(e->axes, axis);
   return ((const Level *)g_ptr_array_index(ax->levels, level))->name;
 }
 
 const char *cs_experiment_run_variant(const CsExperiment *e, int run)
 {
+  if (run < 0 || run >= cs_experiment_n_runs(e))
+    return NULL;
   int *levels = g_newa(int, e->axes->len + 1), variant, seed;
   run_coords(e, run, &variant, levels, &seed);
   return cs_experiment_variant_name(e, variant);
@@ -676,6 +693,8 @@ const char *cs_experiment_run_variant(const CsExperiment *e, int run)
 
 const char *cs_experiment_run_label(const CsExperiment *e, int run, int axis)
 {
+  if (run < 0 || run >= cs_experiment_n_runs(e) || axis < 0 || axis >= (int)e->axes->len)
+    return NULL;
   int *levels = g_newa(int, e->axes->len + 1), variant, seed;
   run_coords(e, run, &variant, levels, &seed);
   return cs_experiment_axis_label(e, axis, levels[axis]);
@@ -688,6 +707,8 @@ const CsGoodputSearchOptions *cs_experiment_search(const CsExperiment *e)
 
 int64_t cs_experiment_run_seed(const CsExperiment *e, int run)
 {
+  if (run < 0 || run >= cs_experiment_n_runs(e))
+    return 0;
   return g_array_index(e->seeds, int64_t, run % (int)e->seeds->len);
 }
 
@@ -703,6 +724,11 @@ char *cs_experiment_run_describe(const CsExperiment *e, int run)
 
 CsScenario *cs_experiment_run_scenario(const CsExperiment *e, int run, GError **error)
 {
+  if (run < 0 || run >= cs_experiment_n_runs(e)) {
+    g_set_error(error, CS_ERROR, CS_ERROR_INVALID, "run %d out of range (the experiment has %d)",
+                run, e ? e->n_runs : 0);
+    return NULL;
+  }
   int *levels = g_newa(int, e->axes->len + 1), variant, seed;
   run_coords(e, run, &variant, levels, &seed);
   return build(e, variant, levels, TRUE, error);

@@ -31,43 +31,20 @@
 
 G_BEGIN_DECLS
 
-typedef struct CsExperiment CsExperiment;
 
-/* Reads and checks an experiment file and its base scenario (a path relative
- * to the experiment file's directory). Returns NULL with error set (domain
- * CS_ERROR) naming the file, the JSON path and what was expected. */
-CsExperiment *cs_experiment_load(const char *path, GError **error);
-
-/* Frees the experiment. Accepts NULL. */
-void cs_experiment_free(CsExperiment *e);
-
-/* The experiment's "name" (else the file's base name). */
-const char *cs_experiment_name(const CsExperiment *e);
-
-int cs_experiment_n_runs(const CsExperiment *e);
-int cs_experiment_n_variants(const CsExperiment *e);
-const char *cs_experiment_variant_name(const CsExperiment *e, int variant);
-int cs_experiment_n_axes(const CsExperiment *e);
-const char *cs_experiment_axis_name(const CsExperiment *e, int axis);
-int cs_experiment_axis_n_levels(const CsExperiment *e, int axis);
-const char *cs_experiment_axis_label(const CsExperiment *e, int axis, int level);
+/* Loading, freeing and the grid's shape and runs are public
+ * (clustersim/sweep.h): cs_experiment_load, _free, _name, _n_runs,
+ * _n_variants, _variant_name, _n_axes, _axis_name, _axis_n_levels,
+ * _axis_label, _run_variant, _run_label, _run_seed, _run_scenario. */
 
 /* The goodput search every run makes (the experiment's "search"), or NULL
  * when each run is one simulation. */
 const CsGoodputSearchOptions *cs_experiment_search(const CsExperiment *e);
 
-/* A run's coordinates: its variant's name, its label on axis, its seed. */
-const char *cs_experiment_run_variant(const CsExperiment *e, int run);
-const char *cs_experiment_run_label(const CsExperiment *e, int run, int axis);
-int64_t cs_experiment_run_seed(const CsExperiment *e, int run);
 
 /* "variant NAME, AXIS LABEL, ..., seed S" for messages (g_free it). */
 char *cs_experiment_run_describe(const CsExperiment *e, int run);
 
-/* Builds the scenario of a run (the seed is not written into it: pass
- * cs_experiment_run_seed() as CsRunOptions.seed_override). Returns a new
- * scenario (cs_scenario_free it); fails only as loading would have. */
-CsScenario *cs_experiment_run_scenario(const CsExperiment *e, int run, GError **error);
 
 /* What identifies the experiment's outputs (sweep.json): name, file base
  * name and SHA-256, base scenario base name and SHA-256, library version,

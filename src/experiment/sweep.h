@@ -16,18 +16,7 @@
 
 G_BEGIN_DECLS
 
-/* Called after each run with the runs done and the runs to do (from the
- * worker thread that finished it, one call at a time). */
-typedef void (*CsSweepProgress)(int done, int total, void *data);
-
-typedef struct {
-  int threads;          /* >= 1 */
-  int shard_index;      /* 0-based: runs whose number mod shard_count is this */
-  int shard_count;      /* >= 1; 1: every run */
-  CsSweepProgress progress; /* may be NULL */
-  void *progress_data;
-  int64_t max_requests; /* each run's CsRunOptions.max_requests (0: the default) */
-} CsSweepOptions;
+/* CsSweepOptions and CsSweepProgress: clustersim/sweep.h. */
 
 /* Runs the shard's runs on opt->threads threads. Returns the runs table (rows in run order; a run that cannot run
  * has one "invalid" row with its message); run_ids (may be NULL) gets the run

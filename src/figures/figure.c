@@ -180,35 +180,6 @@ char *cs_figure_find_gnuplot(char **why)
   return p;
 }
 
-static const char *const figure_exts[] = { ".dat", ".gp", ".svg", ".png", NULL };
-
-static gboolean is_figure_file(const char *name)
-{
-  for (int i = 0; figure_exts[i]; i++)
-    if (g_str_has_suffix(name, figure_exts[i]))
-      return TRUE;
-  return FALSE;
-}
-
-/* Removes the figure files of dir (all its files when all, for the staging
- * directory, which is ours alone). */
-static void remove_files(const char *dir, gboolean all)
-{
-  GDir *d = g_dir_open(dir, 0, NULL);
-  if (!d)
-    return;
-  const char *name;
-  while ((name = g_dir_read_name(d))) {
-    if (!all && !is_figure_file(name))
-      continue;
-    char *p = g_build_filename(dir, name, NULL);
-    if (!g_file_test(p, G_FILE_TEST_IS_DIR))
-      g_unlink(p);
-    g_free(p);
-  }
-  g_dir_close(d);
-}
-
 static gboolean write_texts(const CsFigureSet *s, const char *dir, GError **error)
 {
   for (guint i = 0; i < s->figures->len; i++) {
@@ -263,6 +234,9 @@ static gboolean render(const CsFigure *f, const char *dir, const char *final_dir
   return ok;
 }
 
+/* The kinds of figure file (as cs_output_remove_figure_files knows them). */
+static const char *const figure_exts[] = { ".dat", ".gp", ".svg", ".png", NULL };
+
 /* Removes the figure files of final that s's figures would write: NAME
  * with each figure extension, rendered or not, so that no earlier render
  * of a figure outlives its new script. */
@@ -294,7 +268,7 @@ static gboolean install(const CsFigureSet *s, const char *stage, const char *fin
     if (s->keep_others)
       remove_own_files(s, final);
     else
-      remove_files(final, FALSE);
+      cs_output_remove_figure_files(final, FALSE);
     GDir *d = g_dir_open(stage, 0, NULL);
     const char *name;
     while (ok && d && (name = g_dir_read_name(d))) {
@@ -310,7 +284,7 @@ static gboolean install(const CsFigureSet *s, const char *stage, const char *fin
     }
     if (d)
       g_dir_close(d);
-    remove_files(stage, TRUE);
+    cs_output_remove_figure_files(stage, TRUE);
     g_rmdir(stage);
   }
   return ok;
@@ -318,12 +292,7 @@ static gboolean install(const CsFigureSet *s, const char *stage, const char *fin
 
 void cs_figure_dir_clear(const char *dir)
 {
-  char *final = g_build_filename(dir, "figures", NULL);
-  if (g_file_test(final, G_FILE_TEST_IS_DIR)) {
-    remove_files(final, FALSE);
-    g_rmdir(final); /* only when empty */
-  }
-  g_free(final);
+  cs_output_figures_clear(dir);
 }
 
 gboolean cs_figure_set_save(const CsFigureSet *s, const char *dir, const char *gnuplot,
@@ -343,7 +312,7 @@ gboolean cs_figure_set_save(const CsFigureSet *s, const char *dir, const char *g
    * process group of its own, out of reach of the terminal's Ctrl-C. */
   cs_signals_hold();
   /* A staging directory left by a crashed earlier call. */
-  remove_files(stage, TRUE);
+  cs_output_remove_figure_files(stage, TRUE);
   g_rmdir(stage);
   gboolean ok = TRUE;
   if (g_mkdir_with_parents(stage, 0755) != 0) {
@@ -360,7 +329,7 @@ gboolean cs_figure_set_save(const CsFigureSet *s, const char *dir, const char *g
   if (ok)
     ok = install(s, stage, final, rendered ? error : NULL) && rendered;
   if (!ok) {
-    remove_files(stage, TRUE);
+    cs_output_remove_figure_files(stage, TRUE);
     g_rmdir(stage);
   }
   cs_signals_release();
