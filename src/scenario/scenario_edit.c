@@ -108,22 +108,28 @@ static gboolean set_value(CsScenario *sc, const char *path, cJSON *v, GError **e
   return set_value_at(sc->root, path, path, v, error);
 }
 
-gboolean cs_scenario_set_unrecorded(CsScenario *sc, const char *path, const char *value,
-                                    GError **error)
+/* The value of --set PATH=value: JSON when it parses as JSON, else a bare
+ * string, so that --set clients[0].arrival=gamma works without shell
+ * quoting. Returns a new tree, or NULL with error set for JSON with a
+ * duplicate key. */
+static cJSON *parse_set_value(const char *path, const char *value, GError **error)
 {
-  /* The value is JSON when it parses as JSON, else a bare string, so that
-   * --set clients[0].arrival=gamma works without shell quoting. */
   cJSON *v = cJSON_Parse(value);
   char *label = g_strdup_printf("--set %s", path);
   gboolean unique = !v || cs_json_check_unique(v, value, strlen(value), label, 1, error);
   g_free(label);
   if (!unique) {
     cJSON_Delete(v);
-    return FALSE;
+    return NULL;
   }
-  if (!v)
-    v = cJSON_CreateString(value);
-  return set_value(sc, path, v, error);
+  return v ? v : cJSON_CreateString(value);
+}
+
+gboolean cs_scenario_set_unrecorded(CsScenario *sc, const char *path, const char *value,
+                                    GError **error)
+{
+  cJSON *v = parse_set_value(path, value, error);
+  return v && set_value(sc, path, v, error);
 }
 
 gboolean cs_scenario_set(CsScenario *sc, const char *path, const char *value, GError **error)
@@ -406,18 +412,8 @@ gboolean cs_scenario_edit_each(CsScenario *sc, const char *path, const char *val
   if (!strstr(path, "[*]"))
     return value ? cs_scenario_set(sc, path, value, error) : cs_scenario_unset(sc, path, error);
   cJSON *v = NULL;
-  if (value) {
-    v = cJSON_Parse(value);
-    char *label = g_strdup_printf("--set %s", path);
-    gboolean unique = !v || cs_json_check_unique(v, value, strlen(value), label, 1, error);
-    g_free(label);
-    if (!unique) {
-      cJSON_Delete(v);
-      return FALSE;
-    }
-    if (!v)
-      v = cJSON_CreateString(value);
-  }
+  if (value && !(v = parse_set_value(path, value, error)))
+    return FALSE;
   Each x = { .sc = sc, .written = path, .value = value, .v = v, .at = g_string_new(NULL) };
   gboolean ok = each_at(&x, NULL, sc->root, path, error);
   g_string_free(x.at, TRUE);
