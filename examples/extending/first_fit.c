@@ -46,6 +46,8 @@ static CsPlacement *first_fit_place(const CsPlacementProblem *pb, CsParams *para
   static const char *const metrics[] = { "ao", "wao", "wsm", NULL };
   int metric = CS_CREQ_WAO;
   FirstFitParams p = { .slo_fraction = 0.5 };
+  cs_params_doc(params, "metric", "Creq metric the GPUs are filled by: ao, wao or wsm");
+  cs_params_doc(params, "slo_fraction", "a replica's batch runs in at most this share of its SLO");
   /* Every field the policy does not ask for is refused by the framework. */
   if (!cs_params_choice(params, "metric", FALSE, metrics, &metric, error) ||
       !cs_params_double(params, "slo_fraction", FALSE, 0.01, 1.0, &p.slo_fraction, error))

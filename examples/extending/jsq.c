@@ -45,8 +45,15 @@ static void *jsq_parse(CsParams *params, void *user_data, GError **error)
 {
   (void)user_data;
   JsqParams p = { .max_batch = 8, .max_wait_ms = 5.0 };
-  if (!cs_params_int(params, "max_batch", FALSE, 1, 4096, &p.max_batch, error) ||
-      !cs_params_double(params, "max_wait_ms", FALSE, 0.0, 1e6, &p.max_wait_ms, error))
+  /* The catalogue (`clustersim policies NAME`) shows these lines. */
+  cs_params_doc(params, "max_batch", "largest batch sent to a GPU");
+  cs_params_doc(params, "max_wait_ms", "an open batch leaves this long after its first request");
+  /* Both fields are read, so that a scenario with two bad values hears of both. */
+  CsErrorList *problems = cs_error_list_new();
+  cs_params_int(params, "max_batch", FALSE, 1, 4096, &p.max_batch, cs_error_list_slot(problems));
+  cs_params_double(params, "max_wait_ms", FALSE, 0.0, 1e6, &p.max_wait_ms,
+                   cs_error_list_slot(problems));
+  if (!cs_error_list_finish(problems, cs_params_file(params), cs_params_path(params), error))
     return NULL;
   return g_memdup2(&p, sizeof p);
 }

@@ -233,6 +233,7 @@ gboolean cs_scenario_read_clients(const CsScenario *sc, CsConfig *c, GError **er
                                       "input_bytes", "output_bytes", "planned_rate", NULL };
   c->n_clients = cJSON_GetArraySize(list);
   c->clients = g_new0(CsClientConfig, c->n_clients);
+  CsErrorList *el = cs_error_list_new();
   int i = 0;
   const cJSON *cl;
   cJSON_ArrayForEach(cl, list)
@@ -243,33 +244,38 @@ gboolean cs_scenario_read_clients(const CsScenario *sc, CsConfig *c, GError **er
     double duration_s = -1.0, warmup_s = 0.0, start_s = 0.0;
     int64_t requests = -1;
     cc->input_bytes = cc->output_bytes = -1;
-    gboolean ok = cs_json_expect_object(cl, sc->name, jp, error) &&
-                  cs_json_check_keys(cl, keys, sc->name, jp, error) &&
-                  cs_json_read_string(cl, "model", TRUE, &model, sc->name, jp, error) &&
-                  cs_json_read_double(cl, "rate", FALSE, 1e-9, 1e12, &cc->rate_rps, sc->name, jp,
-                                      error) &&
-                  cs_json_read_double(cl, "planned_rate", FALSE, 1e-9, 1e12, &cc->planned_rate_rps,
-                                      sc->name, jp, error) &&
-                  cs_json_read_double(cl, "slo_ms", TRUE, 1e-6, 1e9, &cc->slo_ms, sc->name, jp,
-                                      error) &&
-                  read_arrival(sc, cl, jp, cc, error) &&
-                  cs_json_read_int64(cl, "requests", FALSE, 1, INT64_MAX / 4, &requests, sc->name,
-                                     jp, error) &&
-                  cs_json_read_double(cl, "duration_s", FALSE, 1e-9, 1e9, &duration_s, sc->name,
-                                      jp, error) &&
-                  cs_json_read_double(cl, "warmup_s", FALSE, 0.0, 1e9, &warmup_s, sc->name, jp,
-                                      error) &&
-                  cs_json_read_double(cl, "start_s", FALSE, 0.0, 1e9, &start_s, sc->name, jp,
-                                      error) &&
-                  cs_json_read_int64(cl, "input_bytes", FALSE, 0, INT64_MAX / 4, &cc->input_bytes,
-                                     sc->name, jp, error) &&
-                  cs_json_read_int64(cl, "output_bytes", FALSE, 0, INT64_MAX / 4,
-                                     &cc->output_bytes, sc->name, jp, error);
+    /* Each field is read on its own, so that a client's bad fields are
+     * listed together; the checks after them need them all. An unknown
+     * field (a misspelt one) stops the client: its fix changes the rest. */
+    gboolean ok = cs_json_expect_object(cl, sc->name, jp, cs_error_list_slot(el)) &&
+                  cs_json_check_keys(cl, keys, sc->name, jp, cs_error_list_slot(el));
+    if (ok) {
+      ok &= cs_json_read_string(cl, "model", TRUE, &model, sc->name, jp, cs_error_list_slot(el));
+      ok &= cs_json_read_double(cl, "rate", FALSE, 1e-9, 1e12, &cc->rate_rps, sc->name, jp,
+                                cs_error_list_slot(el));
+      ok &= cs_json_read_double(cl, "planned_rate", FALSE, 1e-9, 1e12, &cc->planned_rate_rps,
+                                sc->name, jp, cs_error_list_slot(el));
+      ok &= cs_json_read_double(cl, "slo_ms", TRUE, 1e-6, 1e9, &cc->slo_ms, sc->name, jp,
+                                cs_error_list_slot(el));
+      ok &= read_arrival(sc, cl, jp, cc, cs_error_list_slot(el));
+      ok &= cs_json_read_int64(cl, "requests", FALSE, 1, INT64_MAX / 4, &requests, sc->name, jp,
+                               cs_error_list_slot(el));
+      ok &= cs_json_read_double(cl, "duration_s", FALSE, 1e-9, 1e9, &duration_s, sc->name, jp,
+                                cs_error_list_slot(el));
+      ok &= cs_json_read_double(cl, "warmup_s", FALSE, 0.0, 1e9, &warmup_s, sc->name, jp,
+                                cs_error_list_slot(el));
+      ok &= cs_json_read_double(cl, "start_s", FALSE, 0.0, 1e9, &start_s, sc->name, jp,
+                                cs_error_list_slot(el));
+      ok &= cs_json_read_int64(cl, "input_bytes", FALSE, 0, INT64_MAX / 4, &cc->input_bytes,
+                               sc->name, jp, cs_error_list_slot(el));
+      ok &= cs_json_read_int64(cl, "output_bytes", FALSE, 0, INT64_MAX / 4, &cc->output_bytes,
+                               sc->name, jp, cs_error_list_slot(el));
+    }
     if (ok) {
       cc->model = g_strdup(model);
       for (int j = 0; j < i && ok; j++)
-        if (strcmp(c->clients[j].model, model) == 0)
-          ok = cs_json_fail(error, sc->name, jp,
+        if (c->clients[j].model && strcmp(c->clients[j].model, model) == 0)
+          ok = cs_json_fail(cs_error_list_slot(el), sc->name, jp,
                             "model \"%s\" already has a client (clients[%d]); one client per "
                             "model",
                             model, j);
@@ -277,7 +283,7 @@ gboolean cs_scenario_read_clients(const CsScenario *sc, CsConfig *c, GError **er
     gboolean has_rate = cJSON_GetObjectItemCaseSensitive(cl, "rate") != NULL;
     if (ok && cc->window_ns < 0) {
       if (has_rate || requests > 0 || duration_s > 0)
-        ok = cs_json_fail(error, sc->name, jp,
+        ok = cs_json_fail(cs_error_list_slot(el), sc->name, jp,
                           "a \"trace\" arrival takes its requests and rate from the scenario's "
                           "\"trace\": remove \"%s\"",
                           has_rate ? "rate" : requests > 0 ? "requests" : "duration_s");
@@ -285,7 +291,7 @@ gboolean cs_scenario_read_clients(const CsScenario *sc, CsConfig *c, GError **er
       cc->rate_rps = 1.0;
     } else if (ok && cc->arrival == CS_ARRIVAL_TIMES) {
       if (has_rate || requests > 0 || duration_s > 0)
-        ok = cs_json_fail(error, sc->name, jp,
+        ok = cs_json_fail(cs_error_list_slot(el), sc->name, jp,
                           "a \"times\" arrival sets the requests and rate itself: remove "
                           "\"%s\"",
                           has_rate ? "rate" : requests > 0 ? "requests" : "duration_s");
@@ -298,17 +304,17 @@ gboolean cs_scenario_read_clients(const CsScenario *sc, CsConfig *c, GError **er
       }
     } else if (ok && !has_rate) {
       char *rp = cs_json_path_key(jp, "rate");
-      ok = cs_json_fail(error, sc->name, rp, "required field is missing");
+      ok = cs_json_fail(cs_error_list_slot(el), sc->name, rp, "required field is missing");
       g_free(rp);
     }
     if (ok && requests > 0 && duration_s > 0)
-      ok = cs_json_fail(error, sc->name, jp,
+      ok = cs_json_fail(cs_error_list_slot(el), sc->name, jp,
                         "give \"requests\" or \"duration_s\", not both");
     if (ok && requests < 0 && duration_s < 0) {
       if (default_duration_s > 0)
         duration_s = default_duration_s;
       else
-        ok = cs_json_fail(error, sc->name, jp,
+        ok = cs_json_fail(cs_error_list_slot(el), sc->name, jp,
                           "needs \"requests\" or \"duration_s\" (or a top-level \"duration_s\")");
     }
     if (ok) {
@@ -329,7 +335,7 @@ gboolean cs_scenario_read_clients(const CsScenario *sc, CsConfig *c, GError **er
           }
         }
         char *hint = cs_did_you_mean(model, (const char *const *)names->pdata, (int)names->len);
-        ok = cs_json_fail(error, sc->name, jp,
+        ok = cs_json_fail(cs_error_list_slot(el), sc->name, jp,
                           "model \"%s\" has no profile on any GPU type of the cluster%s", model,
                           hint);
         g_free(hint);
@@ -347,7 +353,7 @@ gboolean cs_scenario_read_clients(const CsScenario *sc, CsConfig *c, GError **er
       if (cc->output_bytes < 0)
         cc->output_bytes = profile_bytes(c, model, FALSE);
       if ((cc->input_bytes < 0 || cc->output_bytes < 0) && !c->network_is_zero)
-        ok = cs_json_fail(error, sc->name, jp,
+        ok = cs_json_fail(cs_error_list_slot(el), sc->name, jp,
                           "the profile of \"%s\" gives no %s size and the network is not zero: "
                           "set \"%s\"",
                           model, cc->input_bytes < 0 ? "request payload" : "result payload",
@@ -357,14 +363,16 @@ gboolean cs_scenario_read_clients(const CsScenario *sc, CsConfig *c, GError **er
     }
     g_free(jp);
     i++;
-    if (!ok)
-      return FALSE;
   }
+  if (!cs_error_list_finish(el, sc->name, "clients", error))
+    return FALSE;
   if (!read_trace(sc, c, error))
     return FALSE;
+  CsErrorList *horizons = cs_error_list_new();
   for (int k = 0; k < c->n_clients; k++)
-    if (!check_horizon(sc, &c->clients[k], k, error))
-      return FALSE;
+    check_horizon(sc, &c->clients[k], k, cs_error_list_slot(horizons));
+  if (!cs_error_list_finish(horizons, sc->name, "clients", error))
+    return FALSE;
   /* Trace clients learn their rate from the trace: plan for it unless told otherwise. */
   for (int k = 0; k < c->n_clients; k++)
     if (!(c->clients[k].planned_rate_rps > 0))

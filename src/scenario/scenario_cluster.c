@@ -28,25 +28,24 @@ gboolean cs_scenario_read_profiles(const CsScenario *sc, CsConfig *c, GError **e
   GPtrArray *paths = g_ptr_array_new();
   int i = 0;
   const cJSON *item;
-  gboolean ok = TRUE;
+  /* Every entry is loaded: the problems of several are listed together. */
+  CsErrorList *problems = cs_error_list_new();
   cJSON_ArrayForEach(item, list)
   {
     char *jp = cs_json_path_index("profiles", i++);
     char *path = NULL;
     if (!cJSON_IsString(item) || !item->valuestring[0])
-      ok = cs_json_fail(error, sc->name, jp, "expected a file name, got %s",
-                        cs_json_type_name(item));
+      cs_json_fail(cs_error_list_slot(problems), sc->name, jp, "expected a file name, got %s",
+                   cs_json_type_name(item));
     else
-      path = cs_scenario_resolve_data_file(sc, item->valuestring, "profiles", jp, error);
-    if (ok && !path)
-      ok = FALSE;
-    if (ok) {
+      path = cs_scenario_resolve_data_file(sc, item->valuestring, "profiles", jp,
+                                           cs_error_list_slot(problems));
+    if (path) {
       GError *perr = NULL;
       if (!cs_profile_set_load_file(c->profiles, path, &perr)) {
         /* The profile's own message names its file and path; say which entry loaded it. */
-        cs_json_fail(error, sc->name, jp, "%s", perr->message);
+        cs_json_fail(cs_error_list_slot(problems), sc->name, jp, "%s", perr->message);
         g_error_free(perr);
-        ok = FALSE;
       } else {
         g_ptr_array_add(files, g_strdup(item->valuestring));
         g_ptr_array_add(paths, g_strdup(path));
@@ -54,9 +53,8 @@ gboolean cs_scenario_read_profiles(const CsScenario *sc, CsConfig *c, GError **e
     }
     g_free(path);
     g_free(jp);
-    if (!ok)
-      break;
   }
+  gboolean ok = cs_error_list_finish(problems, sc->name, "profiles", error);
   g_ptr_array_add(files, NULL);
   c->profile_files = (char **)g_ptr_array_free(files, FALSE);
   g_ptr_array_add(paths, NULL);
@@ -120,14 +118,14 @@ gboolean cs_scenario_read_network(const CsScenario *sc, CsConfig *c, GError **er
  * whatever the nodes ask for. */
 static gboolean add_gpus(const CsScenario *sc, GArray *gpus, int node, const char *type, int n,
                          const cJSON *obj, const char *path, int *physical, gint64 *total,
-                         GError **error)
+                         CsErrorList *el)
 {
   const cJSON *mig = cJSON_GetObjectItemCaseSensitive(obj, "mig");
   char *mp = cs_json_path_key(path, "mig");
   gboolean ok = TRUE;
   int n_inst = 0;
   if (mig && (!cJSON_IsArray(mig) || cJSON_GetArraySize(mig) == 0))
-    ok = cs_json_fail(error, sc->name, mp,
+    ok = cs_json_fail(cs_error_list_slot(el), sc->name, mp,
                       "expected a non-empty array of {\"sm_fraction\": f, \"memory_fraction\": m}, "
                       "got %s",
                       cs_json_type_name(mig));
@@ -140,23 +138,27 @@ static gboolean add_gpus(const CsScenario *sc, GArray *gpus, int node, const cha
     static const char *const keys[] = { "sm_fraction", "memory_fraction", NULL };
     int k = 0;
     const cJSON *inst;
+    /* Every instance is read: their problems are listed together (an
+     * unknown field stops its instance). */
     cJSON_ArrayForEach(inst, mig)
     {
-      if (!ok)
-        break;
       char *ip = cs_json_path_index(mp, k);
-      ok = cs_json_expect_object(inst, sc->name, ip, error) &&
-           cs_json_check_keys(inst, keys, sc->name, ip, error) &&
-           cs_json_read_double(inst, "sm_fraction", TRUE, 1e-3, 1, &smf[k], sc->name, ip, error) &&
-           cs_json_read_double(inst, "memory_fraction", TRUE, 1e-3, 1, &memf[k], sc->name, ip,
-                               error);
+      if (cs_json_expect_object(inst, sc->name, ip, cs_error_list_slot(el)) &&
+          cs_json_check_keys(inst, keys, sc->name, ip, cs_error_list_slot(el))) {
+        ok &= cs_json_read_double(inst, "sm_fraction", TRUE, 1e-3, 1, &smf[k], sc->name, ip,
+                                  cs_error_list_slot(el));
+        ok &= cs_json_read_double(inst, "memory_fraction", TRUE, 1e-3, 1, &memf[k], sc->name, ip,
+                                  cs_error_list_slot(el));
+      } else {
+        ok = FALSE;
+      }
       sum_sm += smf[k];
       sum_mem += memf[k];
       g_free(ip);
       k++;
     }
     if (ok && (sum_sm > 1 + 1e-9 || sum_mem > 1 + 1e-9))
-      ok = cs_json_fail(error, sc->name, mp,
+      ok = cs_json_fail(cs_error_list_slot(el), sc->name, mp,
                         "instances take %.4g of the SMs and %.4g of the memory; each must be at "
                         "most 1",
                         sum_sm, sum_mem);
@@ -241,34 +243,41 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
    * device from pinned memory (15.75 GB/s raw), the link of the V100 and
    * 1080 Ti hosts the profiles come from; docs/scenario.md. */
   double gbps = 12.0, load_ms = 0.0;
-  if (!cs_json_expect_object(cl, sc->name, "cluster", error) ||
-      !cs_json_check_keys(cl, keys, sc->name, "cluster", error) ||
-      !cs_json_read_bool(cl, "mps", FALSE, &c->mps, sc->name, "cluster", error) ||
-      !cs_json_read_double(cl, "mps_gamma", FALSE, 0.01, 100, &c->mps_gamma, sc->name, "cluster",
-                           error) ||
-      !cs_json_read_string(cl, "mps_share_rule", FALSE, &share_rule, sc->name, "cluster",
-                           error) ||
-      !cs_json_read_string(cl, "interference", FALSE, &interference, sc->name, "cluster", error) ||
-      !cs_json_read_string(cl, "memory_overflow", FALSE, &overflow, sc->name, "cluster", error) ||
-      !cs_json_read_double(cl, "host_to_gpu_gbps", FALSE, 1e-6, 1e6, &gbps, sc->name, "cluster",
-                           error) ||
-      !cs_json_read_double(cl, "model_load_ms", FALSE, 0, 1e9, &load_ms, sc->name, "cluster",
-                           error))
+  if (!cs_json_expect_object(cl, sc->name, "cluster", error))
     return FALSE;
-  c->host_to_gpu_bytes_per_s = gbps * 1e9;
-  c->model_load_overhead_ns = llround(load_ms * 1e6);
+  /* The cluster's own fields are read each on its own: their problems are
+   * listed together. */
+  CsErrorList *fields = cs_error_list_new();
+  cs_json_check_keys(cl, keys, sc->name, "cluster", cs_error_list_slot(fields));
+  cs_json_read_bool(cl, "mps", FALSE, &c->mps, sc->name, "cluster", cs_error_list_slot(fields));
+  cs_json_read_double(cl, "mps_gamma", FALSE, 0.01, 100, &c->mps_gamma, sc->name, "cluster",
+                      cs_error_list_slot(fields));
+  cs_json_read_string(cl, "mps_share_rule", FALSE, &share_rule, sc->name, "cluster",
+                      cs_error_list_slot(fields));
+  cs_json_read_string(cl, "interference", FALSE, &interference, sc->name, "cluster",
+                      cs_error_list_slot(fields));
+  cs_json_read_string(cl, "memory_overflow", FALSE, &overflow, sc->name, "cluster",
+                      cs_error_list_slot(fields));
+  cs_json_read_double(cl, "host_to_gpu_gbps", FALSE, 1e-6, 1e6, &gbps, sc->name, "cluster",
+                      cs_error_list_slot(fields));
+  cs_json_read_double(cl, "model_load_ms", FALSE, 0, 1e9, &load_ms, sc->name, "cluster",
+                      cs_error_list_slot(fields));
   if (strcmp(overflow, "error") == 0)
     c->memory_overflow_fails = FALSE;
   else if (strcmp(overflow, "fail_replicas") == 0)
     c->memory_overflow_fails = TRUE;
   else
-    return cs_json_fail(error, sc->name, "cluster.memory_overflow",
-                        "expected \"error\" or \"fail_replicas\", got \"%s\"", overflow);
+    cs_json_fail(cs_error_list_slot(fields), sc->name, "cluster.memory_overflow",
+                 "expected \"error\" or \"fail_replicas\", got \"%s\"", overflow);
   if (strcmp(share_rule, "power") == 0)
     c->mps_share_power = TRUE;
   else if (strcmp(share_rule, "scalable") != 0)
-    return cs_json_fail(error, sc->name, "cluster.mps_share_rule",
-                        "expected \"scalable\" or \"power\", got \"%s\"", share_rule);
+    cs_json_fail(cs_error_list_slot(fields), sc->name, "cluster.mps_share_rule",
+                 "expected \"scalable\" or \"power\", got \"%s\"", share_rule);
+  if (!cs_error_list_finish(fields, sc->name, "cluster", error))
+    return FALSE;
+  c->host_to_gpu_bytes_per_s = gbps * 1e9;
+  c->model_load_overhead_ns = llround(load_ms * 1e6);
   if (interference) {
     char *path = cs_scenario_resolve_data_file(sc, interference, "profiles",
                                                "cluster.interference", error);
@@ -303,30 +312,39 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
                         cs_json_type_name(nodes));
     int i = 0;
     const cJSON *node;
+    /* Every node is read, so that the problems of several are listed together. */
+    CsErrorList *el = cs_error_list_new();
     if (ok) {
       cJSON_ArrayForEach(node, nodes)
       {
         char *jp = cs_json_path_index("cluster.nodes", i);
         int n = 0;
         const char *type = NULL;
-        ok = cs_json_expect_object(node, sc->name, jp, error) &&
-             cs_json_check_keys(node, node_keys, sc->name, jp, error) &&
-             cs_json_read_int(node, "gpus", TRUE, 1, CS_MAX_GPUS, &n, sc->name, jp, error) &&
-             cs_json_read_string(node, "gpu_type", TRUE, &type, sc->name, jp, error);
-        if (ok && !cs_profile_set_gpu_type(c->profiles, type)) {
+        /* An unknown field stops the node (its fix changes the rest). */
+        gboolean node_ok = cs_json_expect_object(node, sc->name, jp, cs_error_list_slot(el)) &&
+                           cs_json_check_keys(node, node_keys, sc->name, jp,
+                                              cs_error_list_slot(el));
+        if (node_ok) {
+          node_ok &= cs_json_read_int(node, "gpus", TRUE, 1, CS_MAX_GPUS, &n, sc->name, jp,
+                                      cs_error_list_slot(el));
+          node_ok &= cs_json_read_string(node, "gpu_type", TRUE, &type, sc->name, jp,
+                                         cs_error_list_slot(el));
+        }
+        if (node_ok && !cs_profile_set_gpu_type(c->profiles, type)) {
           char *hint = cs_profile_set_suggest_gpu_type(c->profiles, type);
-          ok = cs_json_fail(error, sc->name, jp,
-                            "gpu_type \"%s\" is not defined by any loaded profile%s", type, hint);
+          node_ok = cs_json_fail(cs_error_list_slot(el), sc->name, jp,
+                                 "gpu_type \"%s\" is not defined by any loaded profile%s", type,
+                                 hint);
           g_free(hint);
         }
-        ok = ok && add_gpus(sc, gpus, i, type, n, node, jp, &physical, &total, error) &&
-             read_price(sc, c, node, jp, type, n, node_list, error);
+        node_ok = node_ok && add_gpus(sc, gpus, i, type, n, node, jp, &physical, &total, el) &&
+                  read_price(sc, c, node, jp, type, n, node_list, cs_error_list_slot(el));
+        ok &= node_ok;
         g_free(jp);
         i++;
-        if (!ok)
-          break;
       }
     }
+    ok &= cs_error_list_finish(el, sc->name, "cluster.nodes", error);
     c->n_nodes = i;
   } else {
     int n = 0;
@@ -339,7 +357,9 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
                         "\"%s\" is not defined by any loaded profile%s", type, hint);
       g_free(hint);
     }
-    ok = ok && add_gpus(sc, gpus, 0, type, n, cl, "cluster", &physical, &total, error) &&
+    CsErrorList *el = cs_error_list_new();
+    ok = ok && add_gpus(sc, gpus, 0, type, n, cl, "cluster", &physical, &total, el);
+    ok = cs_error_list_finish(el, sc->name, "cluster.mig", error) && ok &&
          read_price(sc, c, cl, "cluster", type, n, node_list, error);
     c->n_nodes = 1;
   }

@@ -343,13 +343,18 @@ static gboolean check_memory(const CsScenario *sc, CsConfig *c, GError **error)
   double *used = g_new0(double, MAX(c->n_gpus, 1));
   c->replica_failed = g_new0(gboolean, MAX(reps->len, 1));
   c->replica_mreq = g_new0(double, MAX(reps->len, 1));
-  gboolean ok = TRUE;
-  for (guint r = 0; r < reps->len && ok; r++) {
+  /* Every GPU that cannot hold its replicas is named, each once: at the
+   * first replica that does not fit on it. */
+  gboolean *refused = g_new0(gboolean, MAX(c->n_gpus, 1));
+  CsErrorList *problems = cs_error_list_new();
+  for (guint r = 0; r < reps->len; r++) {
     const CsReplica *rep = &g_array_index(reps, CsReplica, r);
     double m = replica_mreq(c, rep);
     c->replica_mreq[r] = m;
     /* Mreq is a share of the whole GPU; a MIG instance holds its memory fraction. */
     double capacity = 100.0 * c->gpus[rep->gpu].memory_fraction;
+    if (refused[rep->gpu])
+      continue;
     if (used[rep->gpu] + m <= capacity + 1e-9) {
       used[rep->gpu] += m;
       continue;
@@ -374,15 +379,17 @@ static gboolean check_memory(const CsScenario *sc, CsConfig *c, GError **error)
         g_string_append_printf(list, "%s%s batch %d (%.2f %%)", list->len ? ", " : "",
                                c->clients[o->model].model, o->batch, replica_mreq(c, o));
     }
-    ok = cs_json_fail(error, sc->name, "placement",
-                      "gpu %d (%s) cannot hold its replicas: Mreq %s sum to %.2f %% of the GPU's "
-                      "memory, over the %.4g %% it has (set cluster.memory_overflow to "
-                      "\"fail_replicas\" to simulate the failure instead)",
-                      rep->gpu, c->gpus[rep->gpu].gpu_type, list->str, used[rep->gpu] + m,
-                      capacity);
+    refused[rep->gpu] = TRUE;
+    cs_json_fail(cs_error_list_slot(problems), sc->name, "placement",
+                 "gpu %d (%s) cannot hold its replicas: Mreq %s sum to %.2f %% of the GPU's "
+                 "memory, over the %.4g %% it has (set cluster.memory_overflow to "
+                 "\"fail_replicas\" to simulate the failure instead)",
+                 rep->gpu, c->gpus[rep->gpu].gpu_type, list->str, used[rep->gpu] + m, capacity);
     g_string_free(list, TRUE);
   }
   g_free(used);
+  g_free(refused);
+  gboolean ok = cs_error_list_finish(problems, sc->name, "placement", error);
   if (ok)
     discount_failed_replicas(c);
   return ok;

@@ -457,30 +457,37 @@ gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char
                         "Azure LLM rows have no function to map explicitly: use \"stripe\"");
     int i = 0;
     const cJSON *item;
+    /* Every entry is read: their problems are listed together. */
+    CsErrorList *el = cs_error_list_new();
     cJSON_ArrayForEach(item, map)
     {
-      if (!ok)
-        break;
       static const char *const mkeys[] = { "function", "model", NULL };
       char *ip = cs_json_path_index("trace.mapping", i++);
       const char *fn = NULL, *model = NULL;
-      ok = cs_json_expect_object(item, file, ip, error) &&
-           cs_json_check_keys(item, mkeys, file, ip, error) &&
-           cs_json_read_string(item, "function", TRUE, &fn, file, ip, error) &&
-           cs_json_read_string(item, "model", TRUE, &model, file, ip, error);
+      gboolean item_ok = cs_json_expect_object(item, file, ip, cs_error_list_slot(el)) &&
+                         cs_json_check_keys(item, mkeys, file, ip, cs_error_list_slot(el));
+      if (item_ok) {
+        item_ok &= cs_json_read_string(item, "function", TRUE, &fn, file, ip,
+                                       cs_error_list_slot(el));
+        item_ok &= cs_json_read_string(item, "model", TRUE, &model, file, ip,
+                                       cs_error_list_slot(el));
+      }
       int slot = -1;
-      for (int j = 0; ok && j < n; j++)
+      for (int j = 0; item_ok && j < n; j++)
         if (strcmp(clients[idx[j]].model, model) == 0)
           slot = j;
-      if (ok && slot < 0)
-        ok = cs_json_fail(error, file, ip,
-                          "model \"%s\" has no client with \"arrival\": \"trace\"", model);
-      if (ok && g_hash_table_contains(x.explicit_map, fn))
-        ok = cs_json_fail(error, file, ip, "function \"%s\" is mapped twice", fn);
-      if (ok)
+      if (item_ok && slot < 0)
+        item_ok = cs_json_fail(cs_error_list_slot(el), file, ip,
+                               "model \"%s\" has no client with \"arrival\": \"trace\"",
+                               model);
+      if (item_ok && g_hash_table_contains(x.explicit_map, fn))
+        item_ok = cs_json_fail(cs_error_list_slot(el), file, ip,
+                               "function \"%s\" is mapped twice", fn);
+      if (item_ok)
         g_hash_table_insert(x.explicit_map, g_strdup(fn), GINT_TO_POINTER(slot + 1));
       g_free(ip);
     }
+    ok = cs_error_list_finish(el, file, "trace.mapping", ok ? error : NULL) && ok;
   } else {
     ok = cs_json_fail(error, file, "trace.mapping",
                       "expected \"stripe\", \"blocks\" or a list of {\"function\", \"model\"}, "
@@ -500,7 +507,8 @@ gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char
     GHashTableIter it;
     gpointer key;
     g_hash_table_iter_init(&it, x.explicit_map);
-    /* Report a missing function deterministically: the first in list order. */
+    /* Every missing function, in list order. */
+    CsErrorList *el = cs_error_list_new();
     int i = 0;
     const cJSON *item;
     cJSON_ArrayForEach(item, map)
@@ -508,13 +516,13 @@ gboolean cs_trace_clients_compile(const cJSON *obj, const char *file, const char
       const char *fn = cJSON_GetObjectItemCaseSensitive(item, "function")->valuestring;
       if (!g_hash_table_contains(x.explicit_seen, fn)) {
         char *ip = cs_json_path_index("trace.mapping", i);
-        ok = cs_json_fail(error, file, ip, "function \"%s\" does not occur in %s", fn,
-                          written_name);
+        cs_json_fail(cs_error_list_slot(el), file, ip, "function \"%s\" does not occur in %s",
+                     fn, written_name);
         g_free(ip);
-        break;
       }
       i++;
     }
+    ok = cs_error_list_finish(el, file, "trace.mapping", error);
     (void)key;
   }
   if (ok && !(x.duration_s > 0))

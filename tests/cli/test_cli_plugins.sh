@@ -58,6 +58,20 @@ check "run: --plugin after the command; WSM goodput = the library driver's" \
   cmp "$tmp/cli_wsm" "$tmp/lib_wsm"
 CLUSTERSIM_PLUGINS="$jsq" "$bin" run "$tmp/jsq.json" >"$tmp/j.out" 2>/dev/null
 check "run: CLUSTERSIM_PLUGINS=jsq.so: exit 0" test $? -eq 0
+# A plug-in's parameters with two bad values: one error naming both
+# (CsErrorList, as jsq.c reads them), each value's bound the policy's own.
+bad "a plug-in's two bad parameters: one error" \
+  "jsq.json: 2 problems in dispatch:" \
+  --plugin "$jsq" run "$tmp/jsq.json" --set dispatch.max_batch=0 --set dispatch.max_wait_ms=-1
+check "a plug-in's two bad parameters: each on its line" python3 -c "
+import sys
+want = ('2 problems in dispatch:\\n'
+        '  dispatch.max_batch: expected an integer in [1, 4096], got 0\\n'
+        '  dispatch.max_wait_ms: expected a number in [0, 1e+06], got -1\\n')
+sys.exit(0 if want in open(sys.argv[1]).read() else 1)" "$tmp/bad.err"
+# The catalogue shows the plug-in's own lines (cs_params_doc).
+"$bin" --plugin "$jsq" policies jsq >"$tmp/pol.out" 2>&1
+check "policies jsq: the parameter's description" grep -qF "largest batch sent to a GPU" "$tmp/pol.out"
 lib_jsq=$(awk '$1 == "jsq" { print $3, $4 }' "$tmp/jsq_prog.out")
 cli_jsq=$(awk '$1 == "resnet50" { print $5, $10 }' "$tmp/j.out")
 check "run: jsq's goodput and p99 = the library driver's ($lib_jsq)" test "$cli_jsq" = "$lib_jsq"

@@ -203,6 +203,64 @@ static const BadCase bad_cases[] = {
   { "{" PROF ", " GPU2 ", \"clients\": [{\"model\": \"e\", \"rate\": 1, \"slo_ms\": 50, \"requests\": 1}, {\"model\": \"f\", \"rate\": 1, \"slo_ms\": 50, \"requests\": 1}],"
     " \"placement\": {\"policy\": \"manual\", \"replicas\": [{\"model\": \"f\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"e\", \"gpu\": 1, \"batch\": 3}, {\"model\": \"f\", \"gpu\": 1, \"batch\": 1}]}}",
     "test.json: placement: gpu 1 (gpu) cannot hold its replicas: Mreq e batch 3 (70.00 %), f batch 1 (50.00 %) sum to 120.00 % of the GPU's memory, over the 100 % it has (set cluster.memory_overflow to \"fail_replicas\" to simulate the failure instead)" },
+  /* Several independent problems: one error listing each (issue 35; each was
+   * found one run at a time). A list's items are all checked, an item's
+   * fields each on its own; an unknown field stops its object, and a check
+   * that needs an earlier one (a model's profile after its name) stays
+   * behind it. */
+  { "{" PROF ", " GPU1 ", \"clients\": [{\"model\": \"a\", \"rate\": -1, \"slo_ms\": \"x\", \"requests\": 10}, {\"model\": \"b\", \"rat\": 1, \"slo_ms\": 50}, {\"model\": \"zz\", \"rate\": 1, \"slo_ms\": 50, \"requests\": 1}, {\"model\": \"c\", \"rate\": 1, \"slo_ms\": 50, \"requests\": 1, \"duration_s\": 1}]}",
+    "test.json: 5 problems in clients:\n"
+    "  clients[0].rate: expected a number > 0, got -1\n"
+    "  clients[0].slo_ms: expected a number, got a string\n"
+    "  clients[1]: unknown field \"rat\" (did you mean \"rate\"?)\n"
+    "  clients[2]: model \"zz\" has no profile on any GPU type of the cluster\n"
+    "  clients[3]: give \"requests\" or \"duration_s\", not both" },
+  { "{" PROF ", " GPU1 ", \"clients\": [" CA ", " CA "]}",
+    "test.json: clients[1]: model \"a\" already has a client (clients[0]); one client per model" },
+  { CLUSTER("{\"gpus\": 1, \"gpu_type\": \"gpu\", \"mps\": 1, \"mps_share_rule\": \"linear\", \"memory_overflow\": \"drop\"}"),
+    "test.json: 3 problems in cluster:\n"
+    "  cluster.mps: expected true or false, got a number\n"
+    "  cluster.memory_overflow: expected \"error\" or \"fail_replicas\", got \"drop\"\n"
+    "  cluster.mps_share_rule: expected \"scalable\" or \"power\", got \"linear\"" },
+  { CLUSTER("{\"nodes\": [{\"gpus\": 0, \"gpu_type\": \"gpu\"}, {\"gpus\": 1, \"gpu_type\": \"gpx\"}, {\"gpus\": 1}, {\"gpus\": 1, \"gpu_type\": \"gpu\", \"mig\": [{\"sm_fraction\": 0.5}, {\"sm_fraction\": 0.5, \"memory_fraction\": 0}]}]}"),
+    "test.json: 5 problems in cluster.nodes:\n"
+    "  cluster.nodes[0].gpus: expected an integer in [1, 1048576], got 0\n"
+    "  cluster.nodes[1]: gpu_type \"gpx\" is not defined by any loaded profile (did you mean \"gpu\"?)\n"
+    "  cluster.nodes[2].gpu_type: required field is missing\n"
+    "  cluster.nodes[3].mig[0].memory_fraction: required field is missing\n"
+    "  cluster.nodes[3].mig[1].memory_fraction: expected a number in [0.001, 1], got 0" },
+  { CLUSTER("{\"gpus\": 1, \"gpu_type\": \"gpu\", \"mig\": [{\"sm_fraction\": 2, \"memory_fraction\": 0.5}, 3]}"),
+    "test.json: 2 problems in cluster.mig:\n"
+    "  cluster.mig[0].sm_fraction: expected a number in [0.001, 1], got 2\n"
+    "  cluster.mig[1]: expected an object, got a number" },
+  { "{\"profiles\": [3, \"synthetic.json\", \"broken_profile.json\"], " GPU1 ", " CLIENTS_A "}",
+    "test.json: 2 problems in profiles:\n"
+    "  profiles[0]: expected a file name, got a number\n"
+    "  profiles[2]: {DIR}/broken_profile.json: format: required field is missing" },
+  { "{" PROF ", " GPU2 ", \"clients\": [" CA ", {\"model\": \"b\", \"rate\": 1, \"slo_ms\": 50, \"requests\": 1}],"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": [{\"model\": \"a\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"x\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"b\", \"gpu\": 2, \"batch\": 1}, {\"model\": \"b\", \"gpu\": 1, \"batch\": 0, \"mps_share\": 2}, {\"model\": \"b\", \"gpus\": 1}]}}",
+    "test.json: 5 problems in placement.replicas:\n"
+    "  placement.replicas[1]: model \"x\" has no client in the scenario\n"
+    "  placement.replicas[2]: gpu 2 does not exist (the cluster has 2 GPUs)\n"
+    "  placement.replicas[3].batch: expected an integer in [1, 1048576], got 0\n"
+    "  placement.replicas[3].mps_share: expected a number in [0, 1], got 2\n"
+    "  placement.replicas[4]: unknown field \"gpus\" (did you mean \"gpu\"?)" },
+  /* each GPU that cannot hold its replicas, once */
+  { "{" PROF ", " GPU2 ", \"clients\": [{\"model\": \"e\", \"rate\": 1, \"slo_ms\": 50, \"requests\": 1}, {\"model\": \"f\", \"rate\": 1, \"slo_ms\": 50, \"requests\": 1}],"
+    " \"placement\": {\"policy\": \"manual\", \"replicas\": [{\"model\": \"e\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"f\", \"gpu\": 0, \"batch\": 1}, {\"model\": \"f\", \"gpu\": 0, \"batch\": 2}, {\"model\": \"f\", \"gpu\": 1, \"batch\": 2}, {\"model\": \"f\", \"gpu\": 1, \"batch\": 1}]}}",
+    "test.json: 2 problems in placement:\n"
+    "  placement: gpu 0 (gpu) cannot hold its replicas: Mreq e batch 1 (60.00 %), f batch 1 (50.00 %) sum to 110.00 % of the GPU's memory, over the 100 % it has (set cluster.memory_overflow to \"fail_replicas\" to simulate the failure instead)\n"
+    "  placement: gpu 1 (gpu) cannot hold its replicas: Mreq f batch 2 (55.00 %), f batch 1 (50.00 %) sum to 105.00 % of the GPU's memory, over the 100 % it has (set cluster.memory_overflow to \"fail_replicas\" to simulate the failure instead)" },
+  /* a policy's parameters */
+  { WITH("\"dispatch\": {\"policy\": \"symphony\", \"max_batch\": 0, \"d_ctrl_us\": -1, \"batch_gathering\": \"tail\"}"),
+    "test.json: 3 problems in dispatch:\n"
+    "  dispatch.batch_gathering: expected \"window\" or \"head\", got \"tail\"\n"
+    "  dispatch.d_ctrl_us: expected a number >= 0, got -1\n"
+    "  dispatch.max_batch: expected an integer in [1, 1048576], got 0" },
+  { WITH("\"placement\": {\"policy\": \"milp\", \"time_limit_s\": 0, \"node_limit\": 0}"),
+    "test.json: 2 problems in placement:\n"
+    "  placement.time_limit_s: expected a number in [0.001, 1e+06], got 0\n"
+    "  placement.node_limit: expected an integer in [1, 2147483647], got 0" },
 };
 
 static char *fixture_dir(void)

@@ -486,6 +486,16 @@ static void test_bad_trace_settings(void **state)
     { "{\"file\": \"counts.csv\", \"mapping\": [{\"function\": \"nope\", \"model\": \"a\"}]}", trace_client, "test.json: trace.mapping[0]: function \"nope\" does not occur in counts.csv" },
     { "{\"file\": \"counts.csv\", \"mapping\": [{\"function\": \"f1\", \"model\": \"z\"}]}", trace_client, "test.json: trace.mapping[0]: model \"z\" has no client with \"arrival\": \"trace\"" },
     { "{\"file\": \"counts.csv\", \"spead\": 2}", trace_client, "test.json: trace: unknown field \"spead\"" },
+    /* every entry of an explicit mapping checked, the problems listed together (issue 35) */
+    { "{\"file\": \"counts.csv\", \"mapping\": [{\"function\": \"f1\", \"model\": \"z\"}, {\"function\": \"f1\", \"model\": \"a\"}, {\"function\": \"f1\", \"model\": \"a\"}, {\"funcion\": \"f2\"}]}", trace_client,
+      "test.json: 3 problems in trace.mapping:\n"
+      "  trace.mapping[0]: model \"z\" has no client with \"arrival\": \"trace\"\n"
+      "  trace.mapping[2]: function \"f1\" is mapped twice\n"
+      "  trace.mapping[3]: unknown field \"funcion\"" },
+    { "{\"file\": \"counts.csv\", \"mapping\": [{\"function\": \"nope\", \"model\": \"a\"}, {\"function\": \"f1\", \"model\": \"a\"}, {\"function\": \"gone\", \"model\": \"a\"}]}", trace_client,
+      "test.json: 2 problems in trace.mapping:\n"
+      "  trace.mapping[0]: function \"nope\" does not occur in counts.csv\n"
+      "  trace.mapping[2]: function \"gone\" does not occur in counts.csv" },
     { "{\"file\": \"missing.csv\"}", trace_client, "test.json: trace.file: file \"missing.csv\" not found" },
     { "{\"file\": \"broken.csv\"}", trace_client, "broken.csv: line 2:" },
     /* "blocks" first counts the functions; a format given explicitly that

@@ -74,17 +74,27 @@ static void *autoscale_parse(CsParams *params, void *user_data, GError **error)
   cs_params_doc(params, "half_life_s", "half-life of the EWMA rates the placement follows the GPUs with");
   cs_params_doc(params, "idle_threshold", "releases only above this idle fraction (damping)");
   cs_params_doc(params, "hold_s", "keeps a provisioned GPU at least this long");
-  if (!cs_params_check_keys(params, keys, error) ||
-      !cs_params_double(params, "tick_s", FALSE, 1e-3, 1e9, &p->tick_s, error) ||
-      !cs_params_double(params, "bad_rate_threshold", FALSE, 0, 1, &p->bad_rate_threshold,
-                        error) ||
-      !cs_params_double(params, "provision_delay_s", FALSE, 0, 1e9, &p->provision_delay_s,
-                        error) ||
-      !cs_params_double(params, "half_life_s", FALSE, 1e-3, 1e9, &p->half_life_s, error) ||
-      !cs_params_double(params, "idle_threshold", FALSE, 0, 1, &p->idle_threshold, error) ||
-      !cs_params_double(params, "hold_s", FALSE, 0, 1e9, &p->hold_s, error) ||
-      !cs_params_int(params, "min_gpus", FALSE, 0, 1 << 20, &p->min_gpus, error) ||
-      !cs_params_int(params, "max_gpus", FALSE, 1, 1 << 20, &p->max_gpus, error)) {
+  /* Each field is read on its own, so that their problems are listed
+   * together; an unknown field stops the parse (its fix changes the rest). */
+  CsErrorList *problems = cs_error_list_new();
+  if (cs_params_check_keys(params, keys, cs_error_list_slot(problems))) {
+    cs_params_double(params, "tick_s", FALSE, 1e-3, 1e9, &p->tick_s, cs_error_list_slot(problems));
+    cs_params_double(params, "bad_rate_threshold", FALSE, 0, 1, &p->bad_rate_threshold,
+                     cs_error_list_slot(problems));
+    cs_params_double(params, "provision_delay_s", FALSE, 0, 1e9, &p->provision_delay_s,
+                     cs_error_list_slot(problems));
+    cs_params_double(params, "half_life_s", FALSE, 1e-3, 1e9, &p->half_life_s,
+                     cs_error_list_slot(problems));
+    cs_params_double(params, "idle_threshold", FALSE, 0, 1, &p->idle_threshold,
+                     cs_error_list_slot(problems));
+    cs_params_double(params, "hold_s", FALSE, 0, 1e9, &p->hold_s, cs_error_list_slot(problems));
+    cs_params_int(params, "min_gpus", FALSE, 0, 1 << 20, &p->min_gpus,
+                  cs_error_list_slot(problems));
+    cs_params_int(params, "max_gpus", FALSE, 1, 1 << 20, &p->max_gpus,
+                  cs_error_list_slot(problems));
+  }
+  if (!cs_error_list_finish(problems, cs_params_file(params), cs_params_path(params),
+                            error)) {
     g_free(p);
     return NULL;
   }

@@ -48,14 +48,24 @@ static void *replan_parse(CsParams *params, void *user_data, GError **error)
   cs_params_doc(params, "bad_rate", "re-places when a tick's bad rate exceeds this (0: off)");
   cs_params_doc(params, "min_interval_s", "placements are at least this far apart");
   cs_params_doc(params, "headroom", "the placement plans for estimate x headroom");
-  if (!cs_params_check_keys(params, keys, error) ||
-      !cs_params_double(params, "period_s", FALSE, 0, 1e9, &p->period_s, error) ||
-      !cs_params_double(params, "tick_s", FALSE, 1e-3, 1e9, &p->tick_s, error) ||
-      !cs_params_double(params, "half_life_s", FALSE, 1e-3, 1e9, &p->half_life_s, error) ||
-      !cs_params_double(params, "rate_change", FALSE, 0, 1e9, &p->rate_change, error) ||
-      !cs_params_double(params, "bad_rate", FALSE, 0, 1, &p->bad_rate, error) ||
-      !cs_params_double(params, "min_interval_s", FALSE, 0, 1e9, &p->min_interval_s, error) ||
-      !cs_params_double(params, "headroom", FALSE, 0.01, 100, &p->headroom, error)) {
+  /* Each field is read on its own, so that their problems are listed
+   * together; an unknown field stops the parse (its fix changes the rest). */
+  CsErrorList *problems = cs_error_list_new();
+  if (cs_params_check_keys(params, keys, cs_error_list_slot(problems))) {
+    cs_params_double(params, "period_s", FALSE, 0, 1e9, &p->period_s, cs_error_list_slot(problems));
+    cs_params_double(params, "tick_s", FALSE, 1e-3, 1e9, &p->tick_s, cs_error_list_slot(problems));
+    cs_params_double(params, "half_life_s", FALSE, 1e-3, 1e9, &p->half_life_s,
+                     cs_error_list_slot(problems));
+    cs_params_double(params, "rate_change", FALSE, 0, 1e9, &p->rate_change,
+                     cs_error_list_slot(problems));
+    cs_params_double(params, "bad_rate", FALSE, 0, 1, &p->bad_rate, cs_error_list_slot(problems));
+    cs_params_double(params, "min_interval_s", FALSE, 0, 1e9, &p->min_interval_s,
+                     cs_error_list_slot(problems));
+    cs_params_double(params, "headroom", FALSE, 0.01, 100, &p->headroom,
+                     cs_error_list_slot(problems));
+  }
+  if (!cs_error_list_finish(problems, cs_params_file(params), cs_params_path(params),
+                            error)) {
     g_free(p);
     return NULL;
   }

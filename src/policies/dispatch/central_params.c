@@ -49,18 +49,30 @@ static void *central_parse(CsParams *params, ExecRule rule, GError **error)
   cs_params_doc_default(params, "d_resp_ms", "from the network (k x the model's output_bytes)");
   cs_params_doc(params, "max_batch", "largest batch sent");
   cs_params_doc(params, "timeout_ms", "a batch leaves this long after its first request");
-  if (!cs_params_check_keys(params, keys, error) ||
-      !cs_params_choice(params, "gpu_choice", FALSE, choices, &choice, error) ||
-      !cs_params_choice(params, "batch_gathering", FALSE, gatherings, &gather, error) ||
-      !cs_params_choice(params, "target_batch", FALSE, targets, &target, error) ||
-      !cs_params_double(params, "rate_sample_ms", FALSE, 0.001, 1e6, &rate_sample_ms, error) ||
-      !cs_params_int(params, "rate_window", FALSE, 1, 1000000, &rate_window, error) ||
-      !cs_params_double(params, "d_ctrl_us", FALSE, 0.0, 1e9, &d_ctrl_us, error) ||
-      !cs_params_double(params, "d_data_us", FALSE, 0.0, 1e9, &d_data_us, error) ||
-      !cs_params_double(params, "d_resp_ms", FALSE, 0.0, 1e9, &d_resp_ms, error) ||
-      !cs_params_int(params, "max_batch", FALSE, 1, 1 << 20, &max_batch, error) ||
-      !cs_params_double(params, "timeout_ms", rule == RULE_TIMEOUT, 0.0, 1e9, &timeout_ms,
-                        error))
+  /* Each field is read on its own, so that their problems are listed
+   * together; an unknown field stops the parse (its fix changes the rest). */
+  CsErrorList *problems = cs_error_list_new();
+  if (cs_params_check_keys(params, keys, cs_error_list_slot(problems))) {
+    cs_params_choice(params, "gpu_choice", FALSE, choices, &choice, cs_error_list_slot(problems));
+    cs_params_choice(params, "batch_gathering", FALSE, gatherings, &gather,
+                     cs_error_list_slot(problems));
+    cs_params_choice(params, "target_batch", FALSE, targets, &target, cs_error_list_slot(problems));
+    cs_params_double(params, "rate_sample_ms", FALSE, 0.001, 1e6, &rate_sample_ms,
+                     cs_error_list_slot(problems));
+    cs_params_int(params, "rate_window", FALSE, 1, 1000000, &rate_window,
+                  cs_error_list_slot(problems));
+    cs_params_double(params, "d_ctrl_us", FALSE, 0.0, 1e9, &d_ctrl_us,
+                     cs_error_list_slot(problems));
+    cs_params_double(params, "d_data_us", FALSE, 0.0, 1e9, &d_data_us,
+                     cs_error_list_slot(problems));
+    cs_params_double(params, "d_resp_ms", FALSE, 0.0, 1e9, &d_resp_ms,
+                     cs_error_list_slot(problems));
+    cs_params_int(params, "max_batch", FALSE, 1, 1 << 20, &max_batch, cs_error_list_slot(problems));
+    cs_params_double(params, "timeout_ms", rule == RULE_TIMEOUT, 0.0, 1e9, &timeout_ms,
+                     cs_error_list_slot(problems));
+  }
+  if (!cs_error_list_finish(problems, cs_params_file(params), cs_params_path(params),
+                            error))
     return NULL;
   if (rule != RULE_TIMEOUT)
     cs_params_doc_hide(params, "timeout_ms"); /* read only to refuse it */

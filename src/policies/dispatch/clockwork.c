@@ -325,13 +325,23 @@ static void *clockwork_parse(CsParams *params, void *user_data, GError **error)
   cs_params_doc(params, "max_exec_ms", "batch sizes above 1 running longer than this on some GPU are left out");
   cs_params_doc(params, "max_batch", "largest batch size (INFER4's 16)");
   cs_params_doc(params, "batch_sizes", "all: every size from 1 to max_batch; powers_of_two: Clockwork's TVM builds");
-  if (!cs_params_check_keys(params, keys, error) ||
-      !cs_params_double(params, "schedule_ahead_ms", FALSE, 0.0, 1e6, &ahead_ms, error) ||
-      !cs_params_double(params, "buffer_ms", FALSE, 0.0, 1e6, &buffer_ms, error) ||
-      !cs_params_double(params, "future_ms", FALSE, 0.0, 1e6, &future_ms, error) ||
-      !cs_params_double(params, "max_exec_ms", FALSE, 0.0, 1e9, &max_exec_ms, error) ||
-      !cs_params_int(params, "max_batch", FALSE, 1, 1 << 16, &max_batch, error) ||
-      !cs_params_choice(params, "batch_sizes", FALSE, size_rules, &rule, error))
+  /* Each field is read on its own, so that their problems are listed
+   * together; an unknown field stops the parse (its fix changes the rest). */
+  CsErrorList *problems = cs_error_list_new();
+  if (cs_params_check_keys(params, keys, cs_error_list_slot(problems))) {
+    cs_params_double(params, "schedule_ahead_ms", FALSE, 0.0, 1e6, &ahead_ms,
+                     cs_error_list_slot(problems));
+    cs_params_double(params, "buffer_ms", FALSE, 0.0, 1e6, &buffer_ms,
+                     cs_error_list_slot(problems));
+    cs_params_double(params, "future_ms", FALSE, 0.0, 1e6, &future_ms,
+                     cs_error_list_slot(problems));
+    cs_params_double(params, "max_exec_ms", FALSE, 0.0, 1e9, &max_exec_ms,
+                     cs_error_list_slot(problems));
+    cs_params_int(params, "max_batch", FALSE, 1, 1 << 16, &max_batch, cs_error_list_slot(problems));
+    cs_params_choice(params, "batch_sizes", FALSE, size_rules, &rule, cs_error_list_slot(problems));
+  }
+  if (!cs_error_list_finish(problems, cs_params_file(params), cs_params_path(params),
+                            error))
     return NULL;
   ClockworkParams *p = g_new0(ClockworkParams, 1);
   p->schedule_ahead_ns = llround(ahead_ms * 1e6);

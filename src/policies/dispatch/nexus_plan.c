@@ -548,13 +548,21 @@ void *cs_nexus_parse(CsParams *params, void *user_data, GError **error)
   cs_params_doc(params, "poll_us", "an idle backend looks for work this often");
   cs_params_doc(params, "initial_plan", "the plan at t = 0: whole_cluster (declared mix scaled to the GPUs), declared (the clients' rates) or one_gpu_per_model");
   cs_params_doc(params, "replan", "true: Nexus' epoch scheduler re-plans every epoch_s from the observed rates; false: the initial plan runs throughout");
-  if (!cs_params_check_keys(params, keys, error) ||
-      !cs_params_double(params, "epoch_s", FALSE, 0.001, 1e6, &epoch_s, error) ||
-      !cs_params_double(params, "network_reserve_ms", FALSE, 0.0, 1e6, &reserve_ms, error) ||
-      !cs_params_int(params, "frontends", FALSE, 1, 1000, &frontends, error) ||
-      !cs_params_double(params, "poll_us", FALSE, 0.001, 1e9, &poll_us, error) ||
-      !cs_params_choice(params, "initial_plan", FALSE, initials, &initial, error) ||
-      !cs_params_bool(params, "replan", FALSE, &replan, error))
+  /* Each field is read on its own, so that their problems are listed
+   * together; an unknown field stops the parse (its fix changes the rest). */
+  CsErrorList *problems = cs_error_list_new();
+  if (cs_params_check_keys(params, keys, cs_error_list_slot(problems))) {
+    cs_params_double(params, "epoch_s", FALSE, 0.001, 1e6, &epoch_s, cs_error_list_slot(problems));
+    cs_params_double(params, "network_reserve_ms", FALSE, 0.0, 1e6, &reserve_ms,
+                     cs_error_list_slot(problems));
+    cs_params_int(params, "frontends", FALSE, 1, 1000, &frontends, cs_error_list_slot(problems));
+    cs_params_double(params, "poll_us", FALSE, 0.001, 1e9, &poll_us, cs_error_list_slot(problems));
+    cs_params_choice(params, "initial_plan", FALSE, initials, &initial,
+                     cs_error_list_slot(problems));
+    cs_params_bool(params, "replan", FALSE, &replan, cs_error_list_slot(problems));
+  }
+  if (!cs_error_list_finish(problems, cs_params_file(params), cs_params_path(params),
+                            error))
     return NULL;
   if (!replan && cs_params_has(params, "epoch_s")) {
     cs_params_fail(params, error,

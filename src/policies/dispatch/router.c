@@ -42,8 +42,15 @@ static void *router_parse(CsParams *params, void *user_data, GError **error)
   static const char *const keys[] = { "policy", "max_wait_ms", NULL };
   double max_wait_ms = 100.0; /* thesis 4.3.3 */
   cs_params_doc(params, "max_wait_ms", "a batch leaves at its replica's batch size or this long after its first request (MAX_WAIT_TIME; 0: every request alone)");
-  if (!cs_params_check_keys(params, keys, error) ||
-      !cs_params_double(params, "max_wait_ms", FALSE, 0.0, 1e9, &max_wait_ms, error))
+  /* Each field is read on its own, so that their problems are listed
+   * together; an unknown field stops the parse (its fix changes the rest). */
+  CsErrorList *problems = cs_error_list_new();
+  if (cs_params_check_keys(params, keys, cs_error_list_slot(problems))) {
+    cs_params_double(params, "max_wait_ms", FALSE, 0.0, 1e9, &max_wait_ms,
+                     cs_error_list_slot(problems));
+  }
+  if (!cs_error_list_finish(problems, cs_params_file(params), cs_params_path(params),
+                            error))
     return NULL;
   RouterParams *p = g_new0(RouterParams, 1);
   p->max_wait_ns = llround(max_wait_ms * 1e6);

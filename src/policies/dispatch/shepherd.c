@@ -287,13 +287,22 @@ static void *shepherd_parse(CsParams *params, void *user_data, GError **error)
   cs_params_doc(params, "preemption", "false: never preempt");
   cs_params_doc(params, "purge", "head: drop hopeless requests from the head; latest: the emulator as written (tests the latest deadline)");
   cs_params_doc(params, "max_batch", "largest batch sent");
-  if (!cs_params_check_keys(params, keys, error) ||
-      !cs_params_double(params, "d_ctrl_us", FALSE, 0.0, 1e9, &d_ctrl_us, error) ||
-      !cs_params_double(params, "d_data_us", FALSE, 0.0, 1e9, &d_data_us, error) ||
-      !cs_params_double(params, "preempt_lambda", FALSE, 1.0, 1e9, &lambda, error) ||
-      !cs_params_bool(params, "preemption", FALSE, &preemption, error) ||
-      !cs_params_choice(params, "purge", FALSE, purges, &purge_rule, error) ||
-      !cs_params_int(params, "max_batch", FALSE, 1, 1 << 20, &max_batch, error))
+  /* Each field is read on its own, so that their problems are listed
+   * together; an unknown field stops the parse (its fix changes the rest). */
+  CsErrorList *problems = cs_error_list_new();
+  if (cs_params_check_keys(params, keys, cs_error_list_slot(problems))) {
+    cs_params_double(params, "d_ctrl_us", FALSE, 0.0, 1e9, &d_ctrl_us,
+                     cs_error_list_slot(problems));
+    cs_params_double(params, "d_data_us", FALSE, 0.0, 1e9, &d_data_us,
+                     cs_error_list_slot(problems));
+    cs_params_double(params, "preempt_lambda", FALSE, 1.0, 1e9, &lambda,
+                     cs_error_list_slot(problems));
+    cs_params_bool(params, "preemption", FALSE, &preemption, cs_error_list_slot(problems));
+    cs_params_choice(params, "purge", FALSE, purges, &purge_rule, cs_error_list_slot(problems));
+    cs_params_int(params, "max_batch", FALSE, 1, 1 << 20, &max_batch, cs_error_list_slot(problems));
+  }
+  if (!cs_error_list_finish(problems, cs_params_file(params), cs_params_path(params),
+                            error))
     return NULL;
   if (!preemption && cs_params_has(params, "preempt_lambda")) {
     cs_params_fail(params, error,

@@ -588,9 +588,16 @@ static CsPlacement *igniter_place_params(const CsPlacementProblem *in, CsParams 
   cs_params_doc_default(params, "coefficients", "the shipped measurements when they cover the models, else derived from the GPU model");
   cs_params_doc(params, "slo_fraction", "the latency target of one batch is slo_fraction x SLO (iGniter halves the SLO)");
   cs_params_doc(params, "split", "split a model that cannot meet its target alone on one GPU into equal parts (false: not served)");
-  if (!cs_params_check_keys(params, keys, error) ||
-      !cs_params_double(params, "slo_fraction", FALSE, 0.001, 1.0, &opt.slo_fraction, error) ||
-      !cs_params_bool(params, "split", FALSE, &opt.split, error))
+  /* Each field is read on its own, so that their problems are listed
+   * together; an unknown field stops the parse (its fix changes the rest). */
+  CsErrorList *problems = cs_error_list_new();
+  if (cs_params_check_keys(params, keys, cs_error_list_slot(problems))) {
+    cs_params_double(params, "slo_fraction", FALSE, 0.001, 1.0, &opt.slo_fraction,
+                     cs_error_list_slot(problems));
+    cs_params_bool(params, "split", FALSE, &opt.split, cs_error_list_slot(problems));
+  }
+  if (!cs_error_list_finish(problems, cs_params_file(params), cs_params_path(params),
+                            error))
     return NULL;
   if (cs_params_describing(params)) /* the catalogue needs the parameters only */
     return NULL;

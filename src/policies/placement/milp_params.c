@@ -75,13 +75,22 @@ static CsPlacement *milp_place_params(const CsPlacementProblem *in, CsParams *pa
   cs_params_doc(params, "solver", "glpk, or cbc (COIN-OR CBC, when the build found it)");
   cs_params_doc(params, "formulation", "per_gpu (the thesis' model), configurations (GPUs counted per configuration) or auto (per_gpu on at most 8 GPUs and 8 models)");
   cs_params_doc(params, "enumerate_limit", "configurations only: list every configuration when there are at most this many (0: 20,000; -1: always column generation)");
-  if (!cs_params_check_keys(params, keys, error) ||
-      !cs_place_read_metric(params, "metric", metric_fixed ? policy : NULL, "milp", &opt.metric,
-                            error) ||
-      !cs_params_double(params, "time_limit_s", FALSE, 0.001, 1e6, &opt.time_limit_s, error) ||
-      !cs_params_int(params, "node_limit", FALSE, 1, G_MAXINT, &opt.node_limit, error) ||
-      !cs_params_bool(params, "prefer_small_batch", FALSE, &opt.prefer_small_batch, error) ||
-      !cs_params_bool(params, "mps_shares", FALSE, &opt.mps_shares, error))
+  /* Each field is read on its own, so that their problems are listed
+   * together; an unknown field stops the parse (its fix changes the rest). */
+  CsErrorList *problems = cs_error_list_new();
+  if (cs_params_check_keys(params, keys, cs_error_list_slot(problems))) {
+    cs_place_read_metric(params, "metric", metric_fixed ? policy : NULL, "milp", &opt.metric,
+                         cs_error_list_slot(problems));
+    cs_params_double(params, "time_limit_s", FALSE, 0.001, 1e6, &opt.time_limit_s,
+                     cs_error_list_slot(problems));
+    cs_params_int(params, "node_limit", FALSE, 1, G_MAXINT, &opt.node_limit,
+                  cs_error_list_slot(problems));
+    cs_params_bool(params, "prefer_small_batch", FALSE, &opt.prefer_small_batch,
+                   cs_error_list_slot(problems));
+    cs_params_bool(params, "mps_shares", FALSE, &opt.mps_shares, cs_error_list_slot(problems));
+  }
+  if (!cs_error_list_finish(problems, cs_params_file(params), cs_params_path(params),
+                            error))
     return NULL;
   /* node_limit alone: no wall clock at all, so a cut solve gives the same
    * placement on any machine (milp.h); with time_limit_s both apply. */

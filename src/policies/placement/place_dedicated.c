@@ -34,8 +34,14 @@ static CsPlacement *dedicated_place(const CsPlacementProblem *in, CsParams *para
   static const char *const keys[] = { "policy", "max_batch", NULL };
   int max_batch = 128;
   cs_params_doc(params, "max_batch", "largest batch a model's replica may get (the largest profiled batch within its SLO)");
-  if (!cs_params_check_keys(params, keys, error) ||
-      !cs_params_int(params, "max_batch", FALSE, 1, 1 << 20, &max_batch, error))
+  /* Each field is read on its own, so that their problems are listed
+   * together; an unknown field stops the parse (its fix changes the rest). */
+  CsErrorList *problems = cs_error_list_new();
+  if (cs_params_check_keys(params, keys, cs_error_list_slot(problems))) {
+    cs_params_int(params, "max_batch", FALSE, 1, 1 << 20, &max_batch, cs_error_list_slot(problems));
+  }
+  if (!cs_error_list_finish(problems, cs_params_file(params), cs_params_path(params),
+                            error))
     return NULL;
   CsPlacement *p = cs_placement_new(in->n_models);
   int next_gpu = 0;

@@ -35,30 +35,38 @@ static CsPlacement *manual_place(const CsPlacementProblem *in, CsParams *params,
   }
   CsPlacement *p = cs_placement_new(in->n_models);
   double *capacity = g_new0(double, MAX(in->n_models, 1));
-  gboolean ok = TRUE;
-  for (int i = 0; ok && i < cs_params_size(list); i++) {
+  /* Every replica is checked and their problems are reported together; an
+   * unknown field stops its replica (its fix changes the rest). */
+  CsErrorList *problems = cs_error_list_new();
+  for (int i = 0; i < cs_params_size(list); i++) {
     CsParams *item = cs_params_at(list, i);
     const char *model = NULL;
     int gpu = 0, batch = 1;
     double share = 0.0;
-    ok = (cs_params_kind(item) == CS_PARAMS_OBJECT ||
-          cs_params_fail(item, error, "expected an object, got %s", cs_params_kind_name(item))) &&
-         cs_params_check_keys(item, replica_keys, error) &&
-         cs_params_string(item, "model", TRUE, &model, error) &&
-         cs_params_int(item, "gpu", TRUE, 0, G_MAXINT, &gpu, error) &&
-         cs_params_int(item, "batch", TRUE, 1, 1 << 20, &batch, error) &&
-         cs_params_double(item, "mps_share", FALSE, 0.0, 1.0, &share, error);
+    gboolean ok = (cs_params_kind(item) == CS_PARAMS_OBJECT ||
+                   cs_params_fail(item, cs_error_list_slot(problems), "expected an object, got %s",
+                                  cs_params_kind_name(item))) &&
+                  cs_params_check_keys(item, replica_keys, cs_error_list_slot(problems));
+    if (ok) {
+      ok &= cs_params_string(item, "model", TRUE, &model, cs_error_list_slot(problems));
+      ok &= cs_params_int(item, "gpu", TRUE, 0, G_MAXINT, &gpu, cs_error_list_slot(problems));
+      ok &= cs_params_int(item, "batch", TRUE, 1, 1 << 20, &batch, cs_error_list_slot(problems));
+      ok &= cs_params_double(item, "mps_share", FALSE, 0.0, 1.0, &share,
+                             cs_error_list_slot(problems));
+    }
     int m = ok ? find_model(in, model) : -1;
     if (ok && m < 0)
-      ok = cs_params_fail(item, error, "model \"%s\" has no client in the scenario", model);
+      ok = cs_params_fail(item, cs_error_list_slot(problems),
+                          "model \"%s\" has no client in the scenario", model);
     if (ok && gpu >= in->n_gpus)
-      ok = cs_params_fail(item, error, "gpu %d does not exist (the cluster has %d GPUs)", gpu,
-                          in->n_gpus);
+      ok = cs_params_fail(item, cs_error_list_slot(problems),
+                          "gpu %d does not exist (the cluster has %d GPUs)", gpu, in->n_gpus);
     const CsModelProfile *prof = NULL;
     if (ok) {
       prof = cs_profile_set_lookup(in->profiles, in->gpus[gpu].gpu_type, model);
       if (!prof)
-        ok = cs_params_fail(item, error, "no profile for model \"%s\" on GPU type \"%s\"", model,
+        ok = cs_params_fail(item, cs_error_list_slot(problems),
+                            "no profile for model \"%s\" on GPU type \"%s\"", model,
                             in->gpus[gpu].gpu_type);
     }
     if (ok) {
@@ -66,7 +74,7 @@ static CsPlacement *manual_place(const CsPlacementProblem *in, CsParams *params,
       capacity[m] += batch / (cs_model_profile_latency_ns(prof, batch) * 1e-9);
     }
   }
-  if (!ok) {
+  if (!cs_error_list_finish(problems, cs_params_file(params), "placement.replicas", error)) {
     g_free(capacity);
     cs_placement_free(p);
     return NULL;

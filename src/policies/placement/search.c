@@ -267,14 +267,24 @@ static gboolean read_params(CsParams *params, SearchParams *sp, GError **error)
   cs_params_doc(params, "threads", "threads scoring moves in parallel (0: one per core)");
   cs_params_doc(params, "round", "moves scored per round; the best of a round that improves is taken");
   cs_params_doc(params, "objective", "goodput: the mean total goodput; served_share: the share of each model's rate served");
-  if (!cs_params_check_keys(params, keys, error) ||
-      !cs_params_int(params, "max_evaluations", FALSE, 1, 1000000, &sp->max_evaluations, error) ||
-      !cs_params_int(params, "seeds", FALSE, 1, 1000, &sp->n_seeds, error) ||
-      !cs_params_int(params, "first_seed", FALSE, 0, G_MAXINT, &first_seed, error) ||
-      !cs_params_double(params, "duration_s", FALSE, 0, 1e9, &sp->duration_s, error) ||
-      !cs_params_int(params, "threads", FALSE, 0, 4096, &sp->threads, error) ||
-      !cs_params_int(params, "round", FALSE, 1, 4096, &sp->round, error) ||
-      !cs_params_choice(params, "objective", FALSE, objectives, &objective, error))
+  /* Each field is read on its own, so that their problems are listed
+   * together; an unknown field stops the parse (its fix changes the rest). */
+  CsErrorList *problems = cs_error_list_new();
+  if (cs_params_check_keys(params, keys, cs_error_list_slot(problems))) {
+    cs_params_int(params, "max_evaluations", FALSE, 1, 1000000, &sp->max_evaluations,
+                  cs_error_list_slot(problems));
+    cs_params_int(params, "seeds", FALSE, 1, 1000, &sp->n_seeds, cs_error_list_slot(problems));
+    cs_params_int(params, "first_seed", FALSE, 0, G_MAXINT, &first_seed,
+                  cs_error_list_slot(problems));
+    cs_params_double(params, "duration_s", FALSE, 0, 1e9, &sp->duration_s,
+                     cs_error_list_slot(problems));
+    cs_params_int(params, "threads", FALSE, 0, 4096, &sp->threads, cs_error_list_slot(problems));
+    cs_params_int(params, "round", FALSE, 1, 4096, &sp->round, cs_error_list_slot(problems));
+    cs_params_choice(params, "objective", FALSE, objectives, &objective,
+                     cs_error_list_slot(problems));
+  }
+  if (!cs_error_list_finish(problems, cs_params_file(params), cs_params_path(params),
+                            error))
     return FALSE;
   sp->served_share = objective == 1;
   sp->first_seed = first_seed;

@@ -522,14 +522,21 @@ static CsPlacement *usher_place_params(const CsPlacementProblem *in, CsParams *p
   cs_params_doc(params, "mps_shares", "each replica gets MPS share Creq/100 of its batch size, as in the thesis");
   cs_params_doc(params, "groups", "array of arrays of model names: skips the grouping step (every model exactly once, in placement order)");
   cs_params_doc_default(params, "groups", "grouping by the policy");
-  if (!cs_params_check_keys(params, keys, error) ||
-      !cs_place_read_metric(params, "metric", metric_fixed ? policy : NULL, "usher", &opt.metric,
-                            error) ||
-      !cs_params_choice(params, "mode", FALSE, modes, &mode, error) ||
-      !cs_params_choice(params, "tie_break", FALSE, tie_breaks, &tie_break, error) ||
-      !cs_params_int(params, "max_group_size", FALSE, 1, CS_MATCHING_MAX_NODES,
-                     &opt.max_group_size, error) ||
-      !cs_params_bool(params, "mps_shares", FALSE, &opt.mps_shares, error))
+  /* Each field is read on its own, so that their problems are listed
+   * together; an unknown field stops the parse (its fix changes the rest). */
+  CsErrorList *problems = cs_error_list_new();
+  if (cs_params_check_keys(params, keys, cs_error_list_slot(problems))) {
+    cs_place_read_metric(params, "metric", metric_fixed ? policy : NULL, "usher", &opt.metric,
+                         cs_error_list_slot(problems));
+    cs_params_choice(params, "mode", FALSE, modes, &mode, cs_error_list_slot(problems));
+    cs_params_choice(params, "tie_break", FALSE, tie_breaks, &tie_break,
+                     cs_error_list_slot(problems));
+    cs_params_int(params, "max_group_size", FALSE, 1, CS_MATCHING_MAX_NODES, &opt.max_group_size,
+                  cs_error_list_slot(problems));
+    cs_params_bool(params, "mps_shares", FALSE, &opt.mps_shares, cs_error_list_slot(problems));
+  }
+  if (!cs_error_list_finish(problems, cs_params_file(params), cs_params_path(params),
+                            error))
     return NULL;
   opt.mode = mode == 0 ? CS_USHER_FIXED : CS_USHER_MIN_GPUS;
   opt.tie_break = tie_break == 1 ? CS_USHER_TIE_FIRST : CS_USHER_TIE_FEWEST_GPUS;
