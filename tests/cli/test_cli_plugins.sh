@@ -5,13 +5,14 @@
 # the examples' own programs, which drive the same policies through the
 # library; the reproducibility record; and every refusal of a plug-in.
 # Usage: test_cli_plugins.sh CLUSTERSIM_BINARY SOURCE_ROOT FIRST_FIT.so JSQ.so
-#        FIRST_FIT_PROGRAM JSQ_PROGRAM DIR_OF_BAD_PLUGINS
+#        FIRST_FIT_PROGRAM JSQ_PROGRAM DIR_OF_BAD_PLUGINS TICK_CONTROLLER.so
 . "$(dirname "$0")/harness.sh"
 ff=$3
 jsq=$4
 ff_prog=$5
 jsq_prog=$6
 badd=$7
+tick=$8
 prof="$src/data/profiles/v100_thesis.json"
 
 # ---- the library's driver: what the programs print ----------------------------------
@@ -179,6 +180,43 @@ bad "sweep merge: shards that loaded different builds of the plug-in" \
   sweep merge -o "$tmp/m2" "$tmp/s1" "$tmp/s2x"
 bad "place without the plug-in: the policy is unknown" \
   'placement.policy: unknown policy "first-fit-creq"' place "$tmp/ff.json"
+
+# ---- a controller as a plug-in ----------------------------------------------------------
+# tick-notes (tests/cli/plugins/tick_controller.c) notes each model's arrivals at
+# first_s and every period_s after. Constant arrivals at rate r from start_s make
+# arrival k (from 0) at start_s + k / r, so at time t it has seen
+# min(n, floor((t - start_s) r) + 1) of its n = r x duration_s (0 before start_s).
+cat >"$tmp/tick.json" <<JSON
+{"seed": 1, "profiles": ["$prof"], "cluster": {"gpus": 2, "gpu_type": "v100"},
+ "controller": {"policy": "tick-notes", "first_s": 0.005, "period_s": 1},
+ "clients": [{"model": "resnet50", "rate": 100, "slo_ms": 200, "arrival": "constant", "duration_s": 3},
+             {"model": "alexnet", "rate": 40, "slo_ms": 200, "arrival": "constant", "duration_s": 3,
+              "start_s": 0.5}]}
+JSON
+bad "run without the controller's plug-in: the policy is unknown" \
+  'controller.policy: unknown controller "tick-notes"' run "$tmp/tick.json"
+"$bin" --plugin "$tick" run "$tmp/tick.json" -o "$tmp/tick" >"$tmp/tick.out" 2>&1
+check "run --plugin tick_controller.so: exit 0" test $? -eq 0
+check "the controller's notes: the closed-form arrival counts at each tick" python3 -c "
+import json, math, sys
+log = json.load(open(sys.argv[1]))['control']['log'].splitlines()
+got = [(round(float(l.split()[0]), 6), l.split()[3], int(l.split()[5])) for l in log]
+clients = [('resnet50', 100.0, 0.0), ('alexnet', 40.0, 0.5)]
+want = []
+for k in range(4):
+    t = 0.005 + k
+    for name, r, start in clients:
+        seen = 0 if t < start else min(int(r * 3), math.floor((t - start) * r + 1e-9) + 1)
+        want.append((round(t, 6), name, seen))
+# The run ends once its requests are done: ticks after the last arrival's answer
+# (here the one at 3.005 s) may or may not fire; the four from 0.005 s must.
+sys.exit(0 if got[:len(want)] == want and len(got) <= len(want) + 2 else (print(got), 1)[1])" "$tmp/tick/summary.json"
+check "the controller's parameters in the summary" py "d['control']['policy'] == 'tick-notes' and d['control']['params'] == {'first_s': 0.005, 'period_s': 1}" "$tmp/tick/summary.json"
+"$bin" --plugin "$tick" policies tick-notes >"$tmp/tickpol.out" 2>&1
+check "policies tick-notes: listed as a controller" grep -qF "tick-notes (controller)" "$tmp/tickpol.out"
+check "policies tick-notes: its parameter's line" grep -qF "time between notes" "$tmp/tickpol.out"
+bad "the controller's two bad parameters: one error" "tick.json: 2 problems in controller:" \
+  --plugin "$tick" run "$tmp/tick.json" --set controller.first_s=-1 --set controller.period_s=0
 
 # ---- refusals: exit 2, the file named, nothing on stdout -------------------------------
 bad "a missing file" "clustersim: --plugin: plug-in $tmp/nope.so: cannot open it: No such file or directory" \
