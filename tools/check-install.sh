@@ -66,4 +66,27 @@ got=$(awk '$1 == "total" { print $5 }' "$out/plugin.log")
 [ -n "$want" ] && [ "$got" = "$want" ] ||
   { echo "check-install: the plug-in's total goodput is \"$got\", its program printed \"$want\"" >&2; exit 1; }
 echo "installed library: first_fit.so built with pkg-config -shared -fPIC, loaded by clustersim: ok"
+# The Python package (docs/python.md): installed beside the library, it runs
+# on the installed library (not the build's) and gives the installed
+# program's summary byte for byte.
+init=$(find "$prefix" -path '*/clustersim/__init__.py' | head -n 1)
+[ -n "$init" ] || { echo "check-install: the Python package is not installed" >&2; exit 1; }
+pydir=$(dirname "$(dirname "$init")")
+cat >"$out/q.json" <<JSON
+{"seed": 5, "profiles": ["$profile"], "cluster": {"gpus": 2, "gpu_type": "v100"},
+ "clients": [{"model": "resnet50", "rate": 300, "slo_ms": 200, "duration_s": 10},
+             {"model": "alexnet", "rate": 500, "slo_ms": 100, "duration_s": 10}]}
+JSON
+"$prefix/bin/clustersim" run "$out/q.json" --json >"$out/q.cli.json" 2>/dev/null
+PYTHONPATH=$pydir python3 - "$prefix" "$out/q.json" "$out/q.cli.json" <<'PY' ||
+import sys
+import clustersim
+prefix, scenario, cli_json = sys.argv[1:]
+assert clustersim.library_path.startswith(prefix + "/"), clustersim.library_path
+assert clustersim.__file__.startswith(prefix + "/"), clustersim.__file__
+with clustersim.load(scenario) as sc:
+    assert sc.run().to_json() == open(cli_json).read(), "summary differs from the program's"
+PY
+  { echo "check-install: the installed Python package does not run on the installed library" >&2; exit 1; }
+echo "installed Python package: imported from $pydir, on $libdir/$soname: ok"
 echo "installed library: prefix, soname $soname, headers, data and pkg-config all usable"

@@ -220,6 +220,10 @@ struct CsRunOptions {
  * default request limit". */
 CS_API void cs_run_options_init(CsRunOptions *opt);
 
+/* Returns sizeof(CsRunOptions) in this build of the library: a binding that
+ * lays the struct out itself (the Python package) checks its layout by it. */
+CS_API size_t cs_run_options_size(void);
+
 typedef struct CsResults CsResults;
 
 /* Validates and simulates the scenario. Returns results, or NULL with error

@@ -30,6 +30,12 @@ typedef enum {
 /* Returns the library version, e.g. "0.1.0". */
 CS_API const char *cs_version(void);
 
+/* Returns the version of the library's binary interface: the
+ * CS_PLUGIN_ABI_VERSION of the headers it was built with (clustersim/
+ * plugin.h), which a plug-in, or a binding that lays out the public structs
+ * itself (the Python package), must have been written for. */
+CS_API int cs_abi_version(void);
+
 /* ---- Several problems at once --------------------------------------------- *
  *
  * A validation that goes on past its first problem (a list of replicas, of

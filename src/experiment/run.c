@@ -18,6 +18,11 @@ void cs_run_options_init(CsRunOptions *opt)
   opt->seed_override = -1;
 }
 
+size_t cs_run_options_size(void)
+{
+  return sizeof(CsRunOptions);
+}
+
 /* The document as compact JSON text (g_free it); frees the document. */
 static char *json_text(cJSON *doc)
 {
