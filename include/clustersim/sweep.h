@@ -110,6 +110,10 @@ typedef struct {
  * shard, no progress, the default request limit. */
 CS_API void cs_sweep_options_init(CsSweepOptions *opt);
 
+/* Returns sizeof(CsSweepOptions) in this build of the library: a binding that
+ * lays the struct out itself (the Python package) checks its layout by it. */
+CS_API size_t cs_sweep_options_size(void);
+
 typedef struct CsSweepResults CsSweepResults;
 
 /* Runs the experiment's runs (opt NULL: the defaults; a shard's only when

@@ -18,6 +18,7 @@ from . import _native
 from .errors import CancelledError, ClusterSimError, InputError, PolicyError
 from .results import Results, Row, Warning
 from .scenario import Scenario
+from .sweep import Experiment, SweepResults, sweep
 
 __version__ = _native.version
 #: The libclustersim this package runs on.
@@ -39,5 +40,6 @@ def run(scenario, seed=None, **kwargs):
         return sc.run(seed=seed, **kwargs)
 
 
-__all__ = ["Scenario", "Results", "Row", "Warning", "ClusterSimError", "InputError",
+__all__ = ["Scenario", "Results", "Experiment", "SweepResults", "sweep", "Row", "Warning",
+           "ClusterSimError", "InputError",
            "PolicyError", "CancelledError", "load", "run", "library_path"]

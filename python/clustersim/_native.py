@@ -40,6 +40,20 @@ class RunOptions(ctypes.Structure):
                 ("timeseries", ctypes.c_int)]
 
 
+# CsSweepProgress: void (*)(int done, int total, void *data)
+SWEEP_PROGRESS = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
+
+
+class SweepOptions(ctypes.Structure):
+    # CsSweepOptions (clustersim/sweep.h), checked against cs_sweep_options_size().
+    _fields_ = [("threads", ctypes.c_int),
+                ("shard_index", ctypes.c_int),
+                ("shard_count", ctypes.c_int),
+                ("progress", ctypes.c_void_p),
+                ("progress_data", ctypes.c_void_p),
+                ("max_requests", ctypes.c_int64)]
+
+
 class Warning_(ctypes.Structure):
     # CsWarning (clustersim/clustersim.h).
     _fields_ = [("code", ctypes.c_char_p), ("model", ctypes.c_char_p),
@@ -77,6 +91,28 @@ _PROTOTYPES = {
     "cs_results_n_warnings": (ctypes.c_int, [_P]),
     "cs_results_warning": (ctypes.POINTER(Warning_), [_P, ctypes.c_int]),
     "cs_results_write_gpu_timeseries": (ctypes.c_int, [_P, ctypes.c_char_p, _PERR]),
+    "cs_sweep_options_size": (ctypes.c_size_t, []),
+    "cs_sweep_options_init": (None, [ctypes.POINTER(SweepOptions)]),
+    "cs_experiment_load": (_P, [ctypes.c_char_p, _PERR]),
+    "cs_experiment_free": (None, [_P]),
+    "cs_experiment_name": (ctypes.c_char_p, [_P]),
+    "cs_experiment_n_runs": (ctypes.c_int, [_P]),
+    "cs_experiment_n_variants": (ctypes.c_int, [_P]),
+    "cs_experiment_variant_name": (ctypes.c_char_p, [_P, ctypes.c_int]),
+    "cs_experiment_n_axes": (ctypes.c_int, [_P]),
+    "cs_experiment_axis_name": (ctypes.c_char_p, [_P, ctypes.c_int]),
+    "cs_experiment_axis_n_levels": (ctypes.c_int, [_P, ctypes.c_int]),
+    "cs_experiment_axis_label": (ctypes.c_char_p, [_P, ctypes.c_int, ctypes.c_int]),
+    "cs_experiment_run_variant": (ctypes.c_char_p, [_P, ctypes.c_int]),
+    "cs_experiment_run_label": (ctypes.c_char_p, [_P, ctypes.c_int, ctypes.c_int]),
+    "cs_experiment_run_seed": (ctypes.c_int64, [_P, ctypes.c_int]),
+    "cs_experiment_run_scenario": (_P, [_P, ctypes.c_int, _PERR]),
+    "cs_experiment_sweep": (_P, [_P, ctypes.POINTER(SweepOptions)]),
+    "cs_sweep_results_free": (None, [_P]),
+    "cs_sweep_results_n_runs": (ctypes.c_int, [_P]),
+    "cs_sweep_results_n_invalid": (ctypes.c_int, [_P]),
+    "cs_sweep_results_text": (_P, [_P, ctypes.c_char_p]),
+    "cs_sweep_results_write": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_int, _PERR]),
     "cs_results_write_gpu_detail": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_char_p, _PERR]),
     "cs_results_write_model_timeseries": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_char_p,
                                                          _PERR]),
@@ -119,11 +155,13 @@ def _load():
         f = getattr(lib, name)
         f.restype = restype
         f.argtypes = argtypes
-    size = lib.cs_run_options_size()
-    if size != ctypes.sizeof(RunOptions):
-        raise LibraryError(
-            f"clustersim: {path}: CsRunOptions is {size} bytes, this package lays out "
-            f"{ctypes.sizeof(RunOptions)}: a library and package of different releases")
+    for struct, size_of in ((RunOptions, lib.cs_run_options_size),
+                            (SweepOptions, lib.cs_sweep_options_size)):
+        size = size_of()
+        if size != ctypes.sizeof(struct):
+            raise LibraryError(
+                f"clustersim: {path}: Cs{struct.__name__} is {size} bytes, this package lays "
+                f"out {ctypes.sizeof(struct)}: a library and package of different releases")
     return lib, path
 
 

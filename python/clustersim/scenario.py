@@ -31,6 +31,9 @@ class Scenario:
         # cs_run uses one scenario from one thread at a time (clustersim.h);
         # different scenarios run in parallel.
         self._lock = threading.Lock()
+        # The seed run() uses when given none (an experiment's run: its seed
+        # is not written into the scenario, as the sweep passes it).
+        self.default_seed = None
 
     # ---- making one -------------------------------------------------------------
 
@@ -102,7 +105,8 @@ class Scenario:
             progress=None):
         """Simulates the scenario and returns its Results.
 
-        seed: replaces the scenario's seed (the CLI's --seed); None keeps it.
+        seed: replaces the scenario's seed (the CLI's --seed); None keeps it
+            (or, for Experiment.scenario(run), uses the run's seed).
         requests: keep every request (Results.requests(), to_pandas("requests")).
         timeseries: keep the time series (to_pandas("gpu_timeseries") ...).
         max_requests: the most requests the run may send (None: the library's
@@ -114,6 +118,8 @@ class Scenario:
         an invalid scenario, PolicyError when a policy fails."""
         opt = _native.RunOptions()
         _lib.cs_run_options_init(ctypes.byref(opt))
+        if seed is None:
+            seed = self.default_seed
         if seed is not None:
             if not isinstance(seed, int) or seed < 0:
                 raise ValueError(f"clustersim: seed: expected an integer >= 0, got {seed!r}")

@@ -34,6 +34,11 @@ void cs_sweep_options_init(CsSweepOptions *opt)
                            .shard_count = 1 };
 }
 
+size_t cs_sweep_options_size(void)
+{
+  return sizeof(CsSweepOptions);
+}
+
 CsSweepResults *cs_experiment_sweep(const CsExperiment *e, const CsSweepOptions *opt)
 {
   g_return_val_if_fail(e != NULL, NULL);
