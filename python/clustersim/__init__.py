@@ -19,6 +19,7 @@ from .errors import CancelledError, ClusterSimError, InputError, PolicyError
 from .results import Results, Row, Warning
 from .scenario import Scenario
 from .sweep import Experiment, SweepResults, sweep
+from .policies import Placement, PlacementProblem, Registry
 
 __version__ = _native.version
 #: The libclustersim this package runs on.
@@ -40,6 +41,7 @@ def run(scenario, seed=None, **kwargs):
         return sc.run(seed=seed, **kwargs)
 
 
-__all__ = ["Scenario", "Results", "Experiment", "SweepResults", "sweep", "Row", "Warning",
+__all__ = ["Scenario", "Results", "Experiment", "SweepResults", "sweep", "Registry",
+           "Placement", "PlacementProblem", "Row", "Warning",
            "ClusterSimError", "InputError",
            "PolicyError", "CancelledError", "load", "run", "library_path"]

@@ -66,6 +66,16 @@ class Scenario:
                             f"{type(d).__name__}")
         return cls.from_json(json.dumps(d), name, base_dir)
 
+    def use(self, registry):
+        """Runs the scenario with the policies of registry (a Registry: the
+        built-in ones and those added in Python). Returns self."""
+        from .policies import Registry
+        if not isinstance(registry, Registry):
+            raise TypeError(f"clustersim: use() takes a Registry, got {type(registry).__name__}")
+        _native.lib.cs_scenario_set_registry(self._handle(), registry._handle())
+        self._registry = registry  # its policies' callbacks live as long as the scenario
+        return self
+
     # ---- editing ------------------------------------------------------------------
 
     def set(self, path, value):
@@ -96,7 +106,7 @@ class Scenario:
         err = _native.error_slot()
         with self._lock:
             if not _lib.cs_scenario_validate(self._handle(), ctypes.byref(err)):
-                _native.raise_error(err)
+                _raise_with_policy_exception(err)
         return self
 
     # ---- running --------------------------------------------------------------------
@@ -159,7 +169,7 @@ class Scenario:
                 if err:
                     _native.free_error(err)
                 raise failure[0]
-            _native.raise_error(err)
+            _raise_with_policy_exception(err)
         return Results(h, self.name, requests_dir=tmp, timeseries=bool(timeseries))
 
     # ---- lifetime --------------------------------------------------------------------
@@ -187,3 +197,16 @@ class Scenario:
 
     def __repr__(self):
         return f"<clustersim.Scenario {self.name!r}>"
+
+
+def _raise_with_policy_exception(err):
+    """Raises the library's error, or, when a Python policy's exception
+    caused it, that exception with the library's error as its cause."""
+    from .policies import take_pending_exception
+    pending = take_pending_exception()
+    if pending is None:
+        _native.raise_error(err)
+    try:
+        _native.raise_error(err)
+    except Exception as library_error:
+        raise pending from library_error

@@ -64,6 +64,20 @@ class Experiment:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
+    def use(self, registry):
+        """Runs the experiment's runs with the policies of registry (a
+        Registry), besides the experiment's own plug-ins; before sweep() or
+        scenario(). Returns self."""
+        from .policies import Registry
+        if not isinstance(registry, Registry):
+            raise TypeError(f"clustersim: use() takes a Registry, got {type(registry).__name__}")
+        err = _native.error_slot()
+        if not _lib.cs_experiment_use_registry(self._handle(), registry._handle(),
+                                               ctypes.byref(err)):
+            _native.raise_error(err)
+        self._registry = registry
+        return self
+
     # ---- the grid ----------------------------------------------------------------------
 
     @property
@@ -109,6 +123,7 @@ class Experiment:
         if not h:
             _native.raise_error(err)
         sc = Scenario(h, f"{self.name} run {run}")
+        sc._registry = getattr(self, "_registry", None)
         sc.default_seed = _lib.cs_experiment_run_seed(self._handle(), run)
         return sc
 
