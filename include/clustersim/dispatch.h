@@ -293,6 +293,14 @@ CS_API int cs_engine_gpu_running(const CsEngine *e, int gpu);
 CS_API double cs_engine_policy_uniform(CsEngine *e);
 CS_API uint64_t cs_engine_policy_random(CsEngine *e);
 
+/* Stops the run because the policy cannot go on (a state it cannot handle, an
+ * error of a policy written in another language): cs_run returns NULL with
+ * CS_ERROR_POLICY and 'dispatch policy "NAME": message (at T s simulated)',
+ * as for a misused service; the first such stop is the one reported. The
+ * current callback returns normally; no other is called after it. A NULL
+ * engine or message is refused GLib-style. */
+CS_API void cs_engine_abort(CsEngine *e, const char *message);
+
 /* ---- Callbacks ---------------------------------------------------------------------- */
 
 /* What the engine tells a policy about a batch it sent. */

@@ -196,6 +196,12 @@ double cs_engine_policy_uniform(CsEngine *e)
   return cs_rng_uniform(policy_rng(e));
 }
 
+void cs_engine_abort(CsEngine *e, const char *message)
+{
+  g_return_if_fail(e != NULL && message != NULL);
+  cs_engine_misuse(e, "%s", message);
+}
+
 uint64_t cs_engine_policy_random(CsEngine *e)
 {
   g_return_val_if_fail(e != NULL, 0);

@@ -152,6 +152,15 @@ static void wrong_model(CsEngine *e, const CsRequest *r)
   cs_batch_add(e, cs_engine_batch_new(e, 0, 1), r);
 }
 
+/* Not a misuse: the policy stops the run itself (cs_engine_abort), then
+ * misuses a service: the stop is the one reported. */
+static void aborts(CsEngine *e, const CsRequest *r)
+{
+  (void)r;
+  cs_engine_abort(e, "no replica can take model a");
+  cs_engine_send_gpu(e, NULL, 0);
+}
+
 typedef void (*Misuse)(CsEngine *e, const CsRequest *r);
 static Misuse current;
 
@@ -225,6 +234,7 @@ static void test_each_misuse_stops_the_run(void **state)
     { sent_then_dropped, 1, "cs_engine_drop: request 0" LEFT AT0 },
     { dropped_then_sent, 1, "cs_engine_send_gpu: request 0" LEFT AT0 },
     { wrong_model, 2, "cs_batch_add: request 1 is of model b, not a" AT0 },
+    { aborts, 1, "dispatch policy \"bad\": no replica can take model a" AT0 },
   };
   /* CS_MISUSE_CASE=i runs case i alone (to see one misuse's behaviour). */
   const char *only = g_getenv("CS_MISUSE_CASE");
