@@ -20,6 +20,7 @@ from .results import Results, Row, Warning
 from .scenario import Scenario
 from .sweep import Experiment, SweepResults, sweep
 from .policies import Placement, PlacementProblem, Registry
+from .dispatch import Batch, DispatchPolicy, Engine, Request
 
 __version__ = _native.version
 #: The libclustersim this package runs on.
@@ -42,6 +43,6 @@ def run(scenario, seed=None, **kwargs):
 
 
 __all__ = ["Scenario", "Results", "Experiment", "SweepResults", "sweep", "Registry",
-           "Placement", "PlacementProblem", "Row", "Warning",
+           "Placement", "PlacementProblem", "DispatchPolicy", "Engine", "Batch", "Request", "Row", "Warning",
            "ClusterSimError", "InputError",
            "PolicyError", "CancelledError", "load", "run", "library_path"]

@@ -76,6 +76,7 @@ _PROTOTYPES = {
     "cs_run_options_size": (ctypes.c_size_t, []),
     "cs_run_options_init": (None, [ctypes.POINTER(RunOptions)]),
     "cs_scenario_load": (_P, [ctypes.c_char_p, _PERR]),
+    "cs_scenario_load_plugins": (ctypes.c_int, [_P, _PERR]),
     "cs_scenario_new_from_json": (_P, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, _PERR]),
     "cs_scenario_free": (None, [_P]),
     "cs_scenario_set": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_char_p, _PERR]),
@@ -133,7 +134,9 @@ def _library_path():
 def _load():
     path, where = _library_path()
     try:
-        lib = ctypes.CDLL(path)
+        # RTLD_GLOBAL: a plug-in (Registry.load_plugin) finds the library's
+        # functions by name, as in the clustersim program.
+        lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     except OSError as e:
         raise LibraryError(f"clustersim: cannot load libclustersim from {where}: {path}: {e}") \
             from None

@@ -16,6 +16,7 @@ compiled (and again at each re-placement by a controller), never per event.
 """
 import ctypes
 import math
+import os
 import threading
 import traceback
 
@@ -75,8 +76,14 @@ for name, restype, argtypes in [
         ("cs_registry_add_placement", ctypes.c_int, [_P, ctypes.POINTER(_PlacementPolicy), _P,
                                                      _PERR]),
         ("cs_scenario_set_registry", None, [_P, _P]),
+        ("cs_registry_load_plugin", ctypes.c_int, [_P, ctypes.c_char_p, _PERR]),
+        ("cs_scenario_load_plugins", ctypes.c_int, [_P, _PERR]),
         ("cs_experiment_use_registry", ctypes.c_int, [_P, _P, _PERR]),
         ("cs_error_quark", ctypes.c_uint32, []),
+        ("cs_error_list_new", _P, []),
+        ("cs_error_list_slot", _PERR, [_P]),
+        ("cs_error_list_finish", ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_char_p, _PERR]),
+        ("cs_error_list_free", None, [_P]),
         ("cs_placement_new", _P, [ctypes.c_int]),
         ("cs_placement_free", None, [_P]),
         ("cs_placement_add", None, [_P, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_double]),
@@ -121,21 +128,26 @@ _pending = threading.local()
 
 
 def take_pending_exception():
+    from . import dispatch
     e = getattr(_pending, "exception", None)
     _pending.exception = None
-    return e
+    d = dispatch.take_pending_exception()
+    return e if e is not None else d
 
 
 # ---- what a policy sees ----------------------------------------------------------------------
 
 
 class Params:
-    """A policy's parameters: a view of the scenario's "placement" object,
-    valid during the call. Each reader returns the field's value, or default
-    when it is absent, and raises InputError (naming the file and JSON path)
-    when it has the wrong type or is out of range. A field the policy never
-    reads is refused by the framework, so a misspelt setting is never
-    ignored; doc(key, text) describes one for `clustersim policies`."""
+    """A policy's parameters: a view of the scenario's "placement" (or
+    "dispatch") object, valid during the call. Each reader returns the
+    field's value, or default when it is absent. A value of the wrong type or
+    out of range is a problem the reader files and answers with default: once
+    the policy's function returns, the framework reports every problem filed
+    as one error (InputError naming each field), as the built-in policies do.
+    A field the policy never reads is refused by the framework, so a
+    misspelt setting is never ignored; doc(key, text) describes one for
+    `clustersim policies`."""
 
     def __init__(self, ptr):
         self._p = ptr
@@ -143,40 +155,58 @@ class Params:
         self.path = _lib.cs_params_path(ptr).decode()
         #: TRUE when the catalogue describes the policy: read every parameter, return nothing.
         self.describing = bool(_lib.cs_params_describing(ptr))
+        self._problems = _lib.cs_error_list_new()
 
     def _read(self, call, *args):
-        err = _native.error_slot()
-        if not call(self._p, *args, ctypes.byref(err)):
-            _native.raise_error(err)
+        if not call(self._p, *args, _lib.cs_error_list_slot(self._problems)):
+            return False
+        return True
+
+    def _finish(self, error):
+        """Reports the problems filed into error; TRUE when there were none."""
+        problems, self._problems = self._problems, None
+        return bool(_lib.cs_error_list_finish(problems, self.file.encode(), self.path.encode(),
+                                              error))
+
+    def __del__(self):
+        if getattr(self, "_problems", None):
+            _lib.cs_error_list_free(self._problems)
+            self._problems = None
 
     def has(self, key):
         return bool(_lib.cs_params_has(self._p, key.encode()))
 
     def double(self, key, default=None, min=-math.inf, max=math.inf, required=False):
         out = ctypes.c_double(math.nan if default is None else default)
-        self._read(_lib.cs_params_double, key.encode(), required, min, max, ctypes.byref(out))
+        if not self._read(_lib.cs_params_double, key.encode(), required, min, max,
+                          ctypes.byref(out)):
+            return default
         return None if default is None and not self.has(key) and not required else out.value
 
     def int(self, key, default=None, min=-2**31, max=2**31 - 1, required=False):
         out = ctypes.c_int(0 if default is None else default)
-        self._read(_lib.cs_params_int, key.encode(), required, min, max, ctypes.byref(out))
+        if not self._read(_lib.cs_params_int, key.encode(), required, min, max, ctypes.byref(out)):
+            return default
         return None if default is None and not self.has(key) and not required else out.value
 
     def bool(self, key, default=None, required=False):
         out = ctypes.c_int(1 if default else 0)
-        self._read(_lib.cs_params_bool, key.encode(), required, ctypes.byref(out))
+        if not self._read(_lib.cs_params_bool, key.encode(), required, ctypes.byref(out)):
+            return default
         return None if default is None and not self.has(key) and not required else bool(out.value)
 
     def string(self, key, default=None, required=False):
         keep = None if default is None else default.encode()
         out = ctypes.c_char_p(keep)
-        self._read(_lib.cs_params_string, key.encode(), required, ctypes.byref(out))
+        if not self._read(_lib.cs_params_string, key.encode(), required, ctypes.byref(out)):
+            return default
         return None if out.value is None else out.value.decode()
 
     def choice(self, key, choices, default=None, required=False):
         arr = (ctypes.c_char_p * (len(choices) + 1))(*[c.encode() for c in choices], None)
         out = ctypes.c_int(choices.index(default) if default is not None else 0)
-        self._read(_lib.cs_params_choice, key.encode(), required, arr, ctypes.byref(out))
+        if not self._read(_lib.cs_params_choice, key.encode(), required, arr, ctypes.byref(out)):
+            return default
         return None if default is None and not self.has(key) and not required \
             else choices[out.value]
 
@@ -332,6 +362,7 @@ class Registry:
         self._h = _lib.cs_registry_new()
         self._keep = []  # the structs and callbacks the library points at
         self.placement_policies = []
+        self.dispatch_policies = []
 
     def add_placement(self, name, place, description=""):
         """Adds a placement policy: place(problem) returns a list of replicas
@@ -347,6 +378,8 @@ class Registry:
                 prm = Params(params)
                 problem = PlacementProblem(pb, prm)
                 result = place(problem)
+                if not prm._finish(error):
+                    return None
                 if prm.describing:
                     return None
                 if result is None:
@@ -373,6 +406,23 @@ class Registry:
             self._keep = self._keep[:-2]
             _native.raise_error(err)
         self.placement_policies.append(name)
+        return self
+
+    def add_dispatch(self, cls):
+        """Adds a dispatch policy: a subclass of DispatchPolicy (its name,
+        description, uses_placement, parse and callbacks). Returns self."""
+        from . import dispatch
+        dispatch.register(self, cls)
+        self.dispatch_policies.append(cls.name)
+        return self
+
+    def load_plugin(self, path):
+        """Loads a plug-in (a shared object, docs/extending.md "Plug-ins") into
+        the registry, as clustersim --plugin does. Returns self."""
+        err = _native.error_slot()
+        if not _lib.cs_registry_load_plugin(self._h, _native.c_str(os.fspath(path)),
+                                            ctypes.byref(err)):
+            _native.raise_error(err)
         return self
 
     def _handle(self):

@@ -46,7 +46,9 @@ class Scenario:
         h = _lib.cs_scenario_load(_native.c_str(os.fspath(path)), ctypes.byref(err))
         if not h:
             _native.raise_error(err)
-        return cls(h, os.fspath(path))
+        sc = cls(h, os.fspath(path))
+        sc._load_plugins()
+        return sc
 
     @classmethod
     def from_json(cls, text, name="scenario.json", base_dir="."):
@@ -56,7 +58,16 @@ class Scenario:
                                            _native.c_str(os.fspath(base_dir)), ctypes.byref(err))
         if not h:
             _native.raise_error(err)
-        return cls(h, name)
+        sc = cls(h, name)
+        sc._load_plugins()
+        return sc
+
+    def _load_plugins(self):
+        # The plug-ins the scenario's "plugins" field names (docs/scenario.md),
+        # into its registry, as the CLI loads them.
+        err = _native.error_slot()
+        if not _lib.cs_scenario_load_plugins(self._handle(), ctypes.byref(err)):
+            _native.raise_error(err)
 
     @classmethod
     def from_dict(cls, d, name="scenario.json", base_dir="."):
@@ -74,6 +85,7 @@ class Scenario:
             raise TypeError(f"clustersim: use() takes a Registry, got {type(registry).__name__}")
         _native.lib.cs_scenario_set_registry(self._handle(), registry._handle())
         self._registry = registry  # its policies' callbacks live as long as the scenario
+        self._load_plugins()
         return self
 
     # ---- editing ------------------------------------------------------------------
