@@ -4,8 +4,8 @@
 
 #include "cli.h"
 #include "cmd_calibrate.h"
-#include "profiles/calibrate.h"
-#include "profiles/calibrate_joint.h"
+#include "calibrate/calibrate.h"
+#include "calibrate/calibrate_joint.h"
 #include "common/data_files.h"
 
 /* A file given on the command line as is, else the named file in the first

@@ -4,7 +4,7 @@
  * Finds the files (a profile by path, shipped name or GPU type; its
  * interference file by the naming convention of docs/gpu-model.md, "Scoring
  * measured rows"; the shipped pair data for the constant baseline), then
- * src/profiles/calibrate_measured.h does the scoring. */
+ * src/calibrate/calibrate_measured.h does the scoring. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,7 +14,7 @@
 #include "cmd_calibrate.h"
 #include "common/data_files.h"
 #include "common/json_input.h"
-#include "profiles/calibrate_measured.h"
+#include "calibrate/calibrate_measured.h"
 
 /* A profile file that declares GPU type name, searched in the data
  * directories' profiles/ (sorted, the first directory that has the name

@@ -2,7 +2,7 @@
  *                           [--interference F] [--batches 1,2,..] [--shares 10,20,..] -o OUT
  *
  * Writes iGniter's measurements derived from the simulator's GPU model
- * (src/profiles/igniter_derive.h) as a clustersim-igniter file, after checking
+ * (src/policies/placement/igniter_derive.h) as a clustersim-igniter file, after checking
  * that the file loads and fits. Nothing is written on failure. */
 #include <errno.h>
 #include <math.h>
@@ -15,7 +15,7 @@
 #include "cli.h"
 #include "common/data_files.h"
 #include "common/input_file.h"
-#include "profiles/igniter_derive.h"
+#include "policies/placement/igniter_derive.h"
 
 /* A file named on the command line: as given when it exists (whatever it is:
  * its reader refuses what is not a regular file, naming it), else

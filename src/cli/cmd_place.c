@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "policies/placement/placement.h"
 #include "experiment/outputs.h"
+#include "experiment/run.h"
 #include "scenario/scenario.h"
 
 static const char *const metric_names[CS_CREQ_N_METRICS] = { "ao", "wao", "wsm" };
@@ -98,7 +99,7 @@ int cmd_place(int argc, char **argv)
     status = EXIT_BAD_INPUT;
     goto out;
   }
-  if (!(cfg = cs_scenario_compile(sc, &err))) {
+  if (!(cfg = cs_experiment_compile(sc, &err))) {
     status = cli_fail("clustersim", err->message);
     goto out;
   }

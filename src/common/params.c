@@ -641,3 +641,73 @@ void cs_params_write_end(CsParamsWriter *w)
   g_ptr_array_remove_index(w->stack, top);
   g_array_remove_index(w->detached, top);
 }
+
+/* ---- A policy's parameter hooks (dispatch policies and controllers) -------- */
+
+gboolean cs_policy_params_parse(const char *kind, const char *name, CsParseFn parse,
+                                void (*free_params)(void *), void *user_data, const cJSON *obj,
+                                const char *const *known, const char *file, const char *path,
+                                void **params, GError **error)
+{
+  *params = NULL;
+  cJSON *empty = obj ? NULL : cJSON_CreateObject();
+  CsParams *view = cs_params_new_root(obj ? obj : empty, file, path);
+  cs_params_mark_known(view, "policy");
+  for (int i = 0; known && known[i]; i++)
+    cs_params_mark_known(view, known[i]);
+  gboolean ok = TRUE;
+  if (parse) {
+    GError *perr = NULL;
+    *params = parse(view, user_data, &perr);
+    if (perr || !*params) {
+      if (!perr)
+        g_set_error(&perr, CS_ERROR, CS_ERROR_POLICY,
+                    "%s \"%s\" returned no parameters and no error", kind, name);
+      if (*params && free_params)
+        free_params(*params);
+      *params = NULL;
+      /* Errors from the parameter readers name the file and path already. */
+      if (perr->domain == CS_ERROR && perr->code != CS_ERROR_POLICY)
+        g_propagate_error(error, perr);
+      else {
+        g_set_error(error, CS_ERROR, CS_ERROR_POLICY, "%s: %s: %s", file, path, perr->message);
+        g_error_free(perr);
+      }
+      ok = FALSE;
+    }
+  }
+  if (ok && !cs_params_check_asked(view, error)) {
+    if (*params && free_params)
+      free_params(*params);
+    *params = NULL;
+    ok = FALSE;
+  }
+  cs_params_free(view);
+  cJSON_Delete(empty);
+  return ok;
+}
+
+char *cs_policy_params_json(CsWriteParamsFn describe, const void *params)
+{
+  cJSON *out = cJSON_CreateObject();
+  if (describe) {
+    CsParamsWriter *w = cs_params_writer_new(out);
+    describe(params, w);
+    cs_params_writer_free(w);
+  }
+  char *text = cJSON_PrintUnformatted(out);
+  char *copy = g_strdup(text);
+  cJSON_free(text);
+  cJSON_Delete(out);
+  return copy;
+}
+
+void cs_policy_params_fill(CsWriteParamsFn write_defaults, const void *params, cJSON *obj)
+{
+  if (!write_defaults)
+    return;
+  /* The writer keeps the first value of a field: the scenario's own. */
+  CsParamsWriter *w = cs_params_writer_new(obj);
+  write_defaults(params, w);
+  cs_params_writer_free(w);
+}

@@ -66,4 +66,28 @@ const CsParamInfo *cs_params_info(const CsParams *p, int i);
 CsParamsWriter *cs_params_writer_new(cJSON *obj);
 void cs_params_writer_free(CsParamsWriter *w);
 
+/* ---- Running a policy's parameter hooks ----------------------------------- */
+
+/* A policy's parameter hooks, shared by dispatch policies and controllers
+ * (their kinds' registries in src/policies run them). */
+typedef void *(*CsParseFn)(CsParams *params, void *user_data, GError **error);
+typedef void (*CsWriteParamsFn)(const void *params, CsParamsWriter *out);
+
+/* Runs parse (may be NULL: no parameters) on obj (NULL: an empty object;
+ * file and path locate it in messages), with "policy" and known
+ * (NULL-terminated, may be NULL) accepted, then rejects any field nobody
+ * asked for. kind and name ("dispatch policy", "router") name the policy in
+ * messages. Sets *params and returns TRUE, or returns FALSE with error set. */
+gboolean cs_policy_params_parse(const char *kind, const char *name, CsParseFn parse,
+                                void (*free_params)(void *), void *user_data, const cJSON *obj,
+                                const char *const *known, const char *file, const char *path,
+                                void **params, GError **error);
+
+/* The parameters as describe writes them (NULL: none), compact JSON text
+ * ("{}" without); g_free it. */
+char *cs_policy_params_json(CsWriteParamsFn describe, const void *params);
+
+/* Adds to obj every field write_defaults (may be NULL) writes that obj lacks. */
+void cs_policy_params_fill(CsWriteParamsFn write_defaults, const void *params, cJSON *obj);
+
 #endif

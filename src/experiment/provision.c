@@ -6,6 +6,7 @@
 
 #include "common/json_input.h"
 #include "policies/dispatch/dispatch.h"
+#include "run.h"
 #include "scenario/scenario.h"
 #include "search.h"
 
@@ -240,7 +241,7 @@ static gboolean check_input(CsScenario *sc, const CsProvisionOptions *opt,
                 CS_PROVISION_MAX_TYPES);
     return FALSE;
   }
-  CsConfig *cfg = cs_scenario_compile(sc, error);
+  CsConfig *cfg = cs_experiment_compile(sc, error);
   if (!cfg)
     return FALSE;
   gboolean ok = TRUE;

@@ -1,4 +1,7 @@
-/* cs_run: validate, open outputs, simulate, close outputs atomically. */
+/* cs_run: validate, open outputs, simulate, close outputs atomically; and
+ * the compile every caller above the scenario layer uses (run.h), with the
+ * public functions that compile: cs_scenario_validate and
+ * cs_scenario_effective_json. */
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -10,6 +13,7 @@
 #include "policies/dispatch/dispatch.h"
 #include "experiment/trace.h"
 #include "policies/placement/placement.h"
+#include "run.h"
 #include "scenario/scenario.h"
 
 void cs_run_options_init(CsRunOptions *opt)
@@ -21,6 +25,43 @@ void cs_run_options_init(CsRunOptions *opt)
 size_t cs_run_options_size(void)
 {
   return sizeof(CsRunOptions);
+}
+
+/* A placement candidate's run (scenario/placement_sim.c): nothing written,
+ * the seed replaced. */
+static CsResults *run_candidate(CsScenario *sc, int64_t seed, GError **error)
+{
+  CsRunOptions opt;
+  cs_run_options_init(&opt);
+  opt.seed_override = seed;
+  return cs_run(sc, &opt, error);
+}
+
+static const CsScenarioRunner runner = { .run = run_candidate };
+
+CsConfig *cs_experiment_compile(CsScenario *sc, GError **error)
+{
+  cs_scenario_set_runner(sc, &runner);
+  return cs_scenario_compile(sc, error);
+}
+
+gboolean cs_scenario_validate(CsScenario *sc, GError **error)
+{
+  CsConfig *c = cs_experiment_compile(sc, error);
+  cs_config_free(c);
+  return c != NULL;
+}
+
+char *cs_scenario_effective_json(CsScenario *sc, const CsRunOptions *opt, GError **error)
+{
+  CsConfig *c = cs_experiment_compile(sc, error);
+  if (!c)
+    return NULL;
+  if (opt && opt->seed_override >= 0)
+    c->seed = (uint64_t)opt->seed_override;
+  char *text = cs_config_effective_json(sc, c);
+  cs_config_free(c);
+  return text;
 }
 
 /* The document as compact JSON text (g_free it); frees the document. */
@@ -124,7 +165,7 @@ static void free_effective(void *doc)
 
 CsResults *cs_run(CsScenario *sc, const CsRunOptions *opt, GError **error)
 {
-  CsConfig *cfg = cs_scenario_compile(sc, error);
+  CsConfig *cfg = cs_experiment_compile(sc, error);
   if (!cfg)
     return NULL;
   if (opt && opt->seed_override >= 0)

@@ -5,6 +5,7 @@
 #include "search.h"
 
 #include "common/json_input.h"
+#include "run.h"
 #include "scenario/scenario.h"
 
 void cs_goodput_search_options_init(CsGoodputSearchOptions *o)
@@ -74,7 +75,7 @@ static gboolean search(CsScenario *sc, const CsGoodputSearchOptions *opt,
                 "at least 2 probes, bad rate bound in [0, 1))");
     return FALSE;
   }
-  CsConfig *cfg = cs_scenario_compile(sc, error);
+  CsConfig *cfg = cs_experiment_compile(sc, error);
   if (!cfg)
     return FALSE;
   int n = cfg->n_clients;

@@ -7,7 +7,7 @@
 
 #include "common/json_input.h"
 #include "figures_run.h"
-#include "workloads/trace_csv.h"
+#include "common/csv.h"
 
 /* A time-series CSV cell: a finite number >= 0, kept as text to copy it
  * into the .dat unchanged. */

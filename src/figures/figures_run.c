@@ -7,7 +7,7 @@
 
 #include "common/json_input.h"
 #include "figures_run.h"
-#include "workloads/trace_csv.h"
+#include "common/csv.h"
 
 static const char *const stage_labels[CS_N_STAGES] = {
   "router wait (batching)", "transfer to the GPU's node", "queue at the GPU",

@@ -15,7 +15,7 @@
 
 #include "common/json_input.h"
 #include "figures.h"
-#include "workloads/trace_csv.h"
+#include "common/csv.h"
 
 #define P99 "latency_p99_ms"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/json_input.h"
-#include "workloads/trace_csv.h"
+#include "common/csv.h"
 
 /* Every known column; the order is the one messages list them in. */
 typedef enum {

@@ -21,7 +21,7 @@
  * (e.g. "same MIG instance"); xN, N >= 1, N identical copies (default 1);
  * NOTE free text in parentheses without parentheses.
  *
- * Reading uses the project's CSV tokenizer (workloads/trace_csv.h): RFC 4180
+ * Reading uses the project's CSV tokenizer (common/csv.h): RFC 4180
  * quoting within one line, LF or CRLF, a UTF-8 byte-order mark, blank lines
  * skipped. Errors (domain CS_INPUT_ERROR, code INVALID, or IO when the file
  * cannot be read) read "FILE: line N: column C: expected ..., got ...".

@@ -31,6 +31,7 @@
 #include "measure.h"
 #include "clustersim/plugin.h"
 #include "common/json_input.h"
+#include "experiment/run.h"
 #include "replay_internal.h"
 #include "scenario/scenario.h"
 #include "sim/results.h"
@@ -279,7 +280,7 @@ CsConfig *cs_replay_compile_scenario(const DecisionLog *log, GError **error)
   /* A run with a plug-in's policy recorded it (absolute path) in "plugins". */
   if (sc && !cs_scenario_load_plugins(sc, error))
     g_clear_pointer(&sc, cs_scenario_free);
-  CsConfig *cfg = sc ? cs_scenario_compile(sc, error) : NULL;
+  CsConfig *cfg = sc ? cs_experiment_compile(sc, error) : NULL;
   cs_scenario_free(sc);
   g_free(name);
   if (!cfg)

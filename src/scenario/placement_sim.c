@@ -4,11 +4,14 @@
  * analytic model.
  *
  * The simulator is a snapshot of the scenario (its JSON text, name, base
- * directory and registry) taken when its placement is computed. Each
+ * directory, registry and runner) taken when its placement is computed. Each
  * simulation builds a scenario of its own from the snapshot, with the
- * candidate written as a "manual" placement, the controller removed and the
- * seed set, and runs it: nothing is shared between simulations, so they run
- * in parallel. */
+ * candidate written as a "manual" placement and the controller removed, and
+ * has the runner the experiment layer handed to the scenario run it with the
+ * seed set (scenario.h: CsScenarioRunner; this layer writes scenarios, the
+ * one above runs them): nothing is shared between simulations, so they run
+ * in parallel. A scenario compiled without a runner gives its placement
+ * problem no simulator. */
 #include <math.h>
 #include <string.h>
 
@@ -25,6 +28,7 @@ typedef struct {
   char *name;
   char *base_dir;
   CsRegistry *registry; /* a reference, or NULL: the built-ins */
+  const CsScenarioRunner *runner;
 } Sim;
 
 static const Sim *sim_of(const CsPlacementProblem *pb)
@@ -51,7 +55,12 @@ static CsPlacement *place(const CsPlacementProblem *pb, const char *params_json,
 
 CsPlacementSimulator *cs_placement_simulator_new(const CsScenario *sc)
 {
+  /* sc is const to the compile that calls this; the load does not write it. */
+  const CsScenarioRunner *runner = g_atomic_pointer_get((gpointer *)&sc->runner);
+  if (!runner)
+    return NULL;
   Sim *s = g_new0(Sim, 1);
+  s->runner = runner;
   s->vtable.simulate = simulate;
   s->vtable.place = place;
   s->sc = sc;
@@ -170,10 +179,7 @@ static gboolean simulate(const CsPlacementProblem *pb, const CsPlacement *candid
       break;
     }
     cs_scenario_set_registry(sc, sim_of(pb)->registry);
-    CsRunOptions opt;
-    cs_run_options_init(&opt);
-    opt.seed_override = (int64_t)(seeds[k] & (uint64_t)INT64_MAX);
-    CsResults *r = cs_run(sc, &opt, error);
+    CsResults *r = sim_of(pb)->runner->run(sc, (int64_t)(seeds[k] & (uint64_t)INT64_MAX), error);
     if (r) {
       good += cs_results_total(r)->goodput_rps;
       bad += cs_results_total(r)->bad_rate;

@@ -186,17 +186,6 @@ static cJSON *object_member(cJSON *root, const char *key)
   return o;
 }
 
-char *cs_scenario_effective_json(CsScenario *sc, const CsRunOptions *opt, GError **error)
-{
-  CsConfig *c = cs_scenario_compile(sc, error);
-  if (!c)
-    return NULL;
-  if (opt && opt->seed_override >= 0)
-    c->seed = (uint64_t)opt->seed_override;
-  char *text = cs_config_effective_json(sc, c);
-  cs_config_free(c);
-  return text;
-}
 
 char *cs_config_effective_json(const CsScenario *sc, const CsConfig *c)
 {

@@ -74,6 +74,13 @@ void cs_scenario_set_registry(CsScenario *sc, CsRegistry *registry)
   sc->registry = registry;
 }
 
+void cs_scenario_set_runner(CsScenario *sc, const CsScenarioRunner *runner)
+{
+  /* Atomic: threads of a caller may compile one scenario at once, each
+   * handing it the same runner. */
+  g_atomic_pointer_set(&sc->runner, (gpointer)runner);
+}
+
 char *cs_scenario_to_json(const CsScenario *sc)
 {
   return cs_json_print_exact(sc->root);
@@ -319,11 +326,4 @@ gboolean cs_scenario_requests_csv_wanted(const CsScenario *sc)
 {
   const cJSON *out = cJSON_GetObjectItemCaseSensitive(sc->root, "outputs");
   return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(out, "requests_csv"));
-}
-
-gboolean cs_scenario_validate(CsScenario *sc, GError **error)
-{
-  CsConfig *c = cs_scenario_compile(sc, error);
-  cs_config_free(c);
-  return c != NULL;
 }

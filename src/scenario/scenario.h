@@ -7,9 +7,28 @@
 #include "clustersim/clustersim.h"
 #include "sim/config.h"
 
+/* How the layer above runs a scenario: the scenario layer compiles and
+ * writes scenarios but does not run them. A placement policy that scores
+ * candidates by simulation (cs_placement_simulate) gets each candidate
+ * written as a scenario here (placement_sim.c) and run by the runner the
+ * experiment layer handed to the scenario (experiment/run.h), as
+ * CsRunOptions hands callbacks to the engine (docs/architecture.md). */
+typedef struct {
+  /* Runs sc once with its seed replaced by seed (>= 0). Returns its results
+   * (free with cs_results_free), or NULL with error set. */
+  CsResults *(*run)(CsScenario *sc, int64_t seed, GError **error);
+} CsScenarioRunner;
+
+/* Sets the runner sc's placement problem simulates candidates with; NULL
+ * for none (cs_placement_simulate and cs_placement_problem_place then fail:
+ * the problem has no simulator). runner must outlive sc. Safe to call from
+ * threads compiling sc at the same time. */
+void cs_scenario_set_runner(CsScenario *sc, const CsScenarioRunner *runner);
+
 /* Validates the scenario and returns its compiled form (free with
  * cs_config_free), or NULL with error set naming file, JSON path and what was
- * expected. Computes the placement. */
+ * expected. Computes the placement; a placement policy that simulates
+ * candidates runs them with the runner set on sc. */
 CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error);
 
 /* The name used in messages (the file name for loaded scenarios). */

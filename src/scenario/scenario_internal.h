@@ -14,6 +14,7 @@
 #include <glib.h>
 
 #include "clustersim/clustersim.h"
+#include "scenario.h"
 #include "sim/config.h"
 
 struct CsScenario {
@@ -22,6 +23,7 @@ struct CsScenario {
   char *base_dir; /* resolves relative paths */
   GPtrArray *overrides; /* "PATH=VALUE" of every cs_scenario_set, in order */
   CsRegistry *registry; /* the policies it may name (a reference), or NULL: the built-ins */
+  gpointer runner; /* atomic: the CsScenarioRunner that simulates placement candidates, or NULL */
 };
 
 /* scenario.c: resolves a file named in the scenario: relative to the
@@ -53,7 +55,8 @@ gboolean cs_scenario_read_placement(const CsScenario *sc, CsConfig *c, GError **
 gboolean cs_scenario_read_controller(const CsScenario *sc, CsConfig *c, GError **error);
 
 /* placement_sim.c: a snapshot of sc to simulate placement candidates on
- * (clustersim/placement.h, cs_placement_simulate); free with _free (NULL ok). */
+ * (clustersim/placement.h, cs_placement_simulate) with sc's runner; NULL when
+ * sc has none (cs_scenario_set_runner). Free with _free (NULL ok). */
 CsPlacementSimulator *cs_placement_simulator_new(const CsScenario *sc);
 void cs_placement_simulator_free(CsPlacementSimulator *s);
 

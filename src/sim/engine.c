@@ -19,7 +19,7 @@
 #include "engine_internal.h"
 #include "engine_state.h"
 #include "event_queue.h"
-#include "gpu_exec.h"
+#include "gpu/gpu_exec.h"
 #include "rng.h"
 #include "stats.h"
 

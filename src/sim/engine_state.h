@@ -27,7 +27,7 @@
 #include "config.h"
 #include "engine_internal.h"
 #include "event_queue_impl.h"
-#include "gpu_exec.h"
+#include "gpu/gpu_exec.h"
 #include "bins.h"
 #include "used.h"
 #include "results.h"

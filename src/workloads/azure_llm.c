@@ -6,7 +6,7 @@
 
 #include "common/json_input.h"
 #include "trace.h"
-#include "trace_csv.h"
+#include "common/csv.h"
 
 #define LLM_COLUMNS "TIMESTAMP,ContextTokens,GeneratedTokens"
 #define NS_PER_S INT64_C(1000000000)

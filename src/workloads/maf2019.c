@@ -9,7 +9,7 @@
 
 #include "common/json_input.h"
 #include "trace.h"
-#include "trace_csv.h"
+#include "common/csv.h"
 
 #define INVOCATIONS_COLUMNS "HashOwner,HashApp,HashFunction,Trigger,<minutes 1..1440>"
 #define DURATIONS_COLUMNS "HashOwner,HashApp,HashFunction,Average,..."

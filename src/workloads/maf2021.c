@@ -5,7 +5,7 @@
 
 #include "common/json_input.h"
 #include "trace.h"
-#include "trace_csv.h"
+#include "common/csv.h"
 
 #define MAF2021_COLUMNS "app,func,end_timestamp,duration"
 /* Bound on start times so that nanoseconds fit int64_t with a wide margin. */

@@ -6,7 +6,7 @@
 #include "common/input_file.h"
 #include "common/json_input.h"
 #include "trace.h"
-#include "trace_csv.h"
+#include "common/csv.h"
 
 const char *cs_trace_format_name(CsTraceFormat format)
 {

@@ -12,7 +12,7 @@
 
 #include "common/json_input.h"
 #include "trace.h"
-#include "trace_csv.h"
+#include "common/csv.h"
 
 /* A timestamped trace whose rows spread over more minutes than this is
  * refused rather than given a huge per-minute table (14 days = 20,160). */

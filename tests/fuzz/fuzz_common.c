@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "experiment/run.h"
 #include "scenario/scenario.h"
 
 /* A run is simulated only when the scenario asks for at most this many
@@ -421,7 +422,7 @@ CsResults *fuzz_run_policy(CsScenario *sc, int n_models, int n_gpus)
 gboolean fuzz_run_checked(CsScenario *sc)
 {
   GError *error = NULL;
-  CsConfig *c = cs_scenario_compile(sc, &error);
+  CsConfig *c = cs_experiment_compile(sc, &error);
   if (!c) {
     fuzz_reject(&error);
     return FALSE;

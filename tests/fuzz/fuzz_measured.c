@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "fuzz_common.h"
-#include "profiles/calibrate_measured.h"
+#include "calibrate/calibrate_measured.h"
 #include "profiles/measured_import.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

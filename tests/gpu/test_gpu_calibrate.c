@@ -1,4 +1,4 @@
-/* Tests of the calibration driver (src/profiles/calibrate.c) on bad inputs:
+/* Tests of the calibration driver (src/calibrate/calibrate.c) on bad inputs:
  * every way a calibration file can be wrong is refused with the file, the
  * JSON path and what was expected, and nothing is printed. The good path on
  * the shipped data is tested in test_gpu_exec.c (test_calibration). Files are
@@ -17,7 +17,7 @@
 #include "common/json_input.h"
 #include "profiles/interference.h"
 #include "profiles/profile.h"
-#include "profiles/calibrate.h"
+#include "calibrate/calibrate.h"
 #include "profiles/mig_table.h"
 
 #define HEAD "{\"format\": \"clustersim-calibration\", \"version\": 1, \"source\": \"s\""

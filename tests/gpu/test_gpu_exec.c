@@ -1,6 +1,6 @@
-/* Tests of the GPU execution model (src/sim/gpu_exec.c), the interference
+/* Tests of the GPU execution model (src/gpu/gpu_exec.c), the interference
  * data loader (src/profiles/interference.c) and the calibration run
- * (src/profiles/calibrate.c). Expected values are computed by hand in the
+ * (src/calibrate/calibrate.c). Expected values are computed by hand in the
  * comments; the calibration tests pin the figures of docs/gpu-model.md. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,10 +15,10 @@
 #include "common/json_input.h"
 #include "profiles/interference.h"
 #include "profiles/profile.h"
-#include "profiles/calibrate.h"
-#include "profiles/calibrate_joint.h"
+#include "calibrate/calibrate.h"
+#include "calibrate/calibrate_joint.h"
 #include "profiles/share_rule.h"
-#include "sim/gpu_exec.h"
+#include "gpu/gpu_exec.h"
 
 #define MS INT64_C(1000000)
 

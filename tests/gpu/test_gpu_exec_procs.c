@@ -1,4 +1,4 @@
-/* Tests of measured processes in the GPU execution model (src/sim/gpu_exec.c,
+/* Tests of measured processes in the GPU execution model (src/gpu/gpu_exec.c,
  * CsGpuJobSpec.n_procs / group; docs/gpu-model.md, "MIG instances"): batches
  * of one group run at the measured per-process ratio instead of contention
  * and interference among them; toward other batches the usual terms act.
@@ -9,7 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "sim/gpu_exec.h"
+#include "gpu/gpu_exec.h"
 
 /* A batch of 10 ms, demand d, in group g with ratios [1, 1.5] for 1 and 2
  * processes (n_procs 0: none). */

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "common/json_input.h"
-#include "profiles/igniter_derive.h"
+#include "policies/placement/igniter_derive.h"
 #include "policies/placement/placement.h"
 
 static char *data_path(const char *name)

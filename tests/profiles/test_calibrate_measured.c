@@ -1,4 +1,4 @@
-/* Tests of the scoring of measured rows (src/profiles/calibrate_measured.c)
+/* Tests of the scoring of measured rows (src/calibrate/calibrate_measured.c)
  * on a case computed by hand: two models with share tables, one measured
  * pair scale, the batch_share fallback for the other direction. Closed loop
  * under MPS with shares 50 / 50 (no SM contention), a victim takes
@@ -15,7 +15,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "profiles/calibrate_measured.h"
+#include "calibrate/calibrate_measured.h"
 
 #define assert_close(a, b, eps) assert_close_impl((a), (b), (eps), #a, __FILE__, __LINE__)
 static void assert_close_impl(double a, double b, double eps, const char *what, const char *file,

@@ -13,6 +13,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "experiment/run.h"
+#include "scenario/scenario.h"
+#include "sim/config.h"
 #include "test_util.h"
 
 /* Models a and b on GPU type "gpu": latency b + 4 ms, profiled at 1 and 8
@@ -309,6 +312,45 @@ static void test_search_served_share_cap(void **state)
   test_dir_remove(dir);
 }
 
+/* The simulator comes from the layer above (scenario.h, CsScenarioRunner):
+ * a scenario compiled by the scenario layer alone gives its placement
+ * problem none, and the search says so; compiled by the experiment layer
+ * (as cs_run, cs_scenario_validate and `clustersim place` do), the search
+ * runs and finds what cs_run's placement is. */
+static void test_search_runner_from_above(void **state)
+{
+  (void)state;
+  char *dir = make_dir();
+  char *pl = g_strdup_printf(SEARCH, 6, 1);
+  char *json = scenario(pl);
+  CsScenario *sc = test_scenario(dir, json);
+  GError *err = NULL;
+  CsConfig *c = cs_scenario_compile(sc, &err);
+  assert_null(c);
+  assert_non_null(strstr(err->message, "scores placements by simulating the scenario, and this "
+                                       "problem has none"));
+  g_clear_error(&err);
+  c = cs_experiment_compile(sc, &err);
+  assert_non_null(c);
+  CsResults *r = test_run(sc, NULL);
+  const CsPlacement *p = cs_results_placement(r);
+  assert_int_equal(cs_placement_n_replicas(c->placement), cs_placement_n_replicas(p));
+  for (int i = 0; i < cs_placement_n_replicas(p); i++) {
+    const CsReplica *a = cs_placement_replica(c->placement, i), *b = cs_placement_replica(p, i);
+    assert_int_equal(a->model, b->model);
+    assert_int_equal(a->gpu, b->gpu);
+    assert_int_equal(a->batch, b->batch);
+  }
+  assert_string_equal(cs_placement_log_text(c->placement), cs_placement_log_text(p));
+  assert_true(cs_scenario_validate(sc, &err));
+  cs_results_free(r);
+  cs_config_free(c);
+  cs_scenario_free(sc);
+  g_free(json);
+  g_free(pl);
+  test_dir_remove(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -318,6 +360,7 @@ int main(void)
     cmocka_unit_test(test_search_failures),
     cmocka_unit_test(test_search_gpu_count_tie),
     cmocka_unit_test(test_search_served_share_cap),
+    cmocka_unit_test(test_search_runner_from_above),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

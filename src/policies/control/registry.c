@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "policies/registry_internal.h"
+#include "common/params_internal.h"
 #include "control.h"
 
 static const CsControllerPolicy *const builtins[] = {

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "common/json_input.h"
-#include "policies/registry_internal.h"
+#include "common/params_internal.h"
 #include "dispatch.h"
 
 static const CsDispatchPolicy *const builtins[] = {

@@ -14,7 +14,7 @@
  * (igniter_derive.h), and the log says so.
  */
 #include "igniter.h"
-#include "profiles/igniter_derive.h"
+#include "igniter_derive.h"
 
 #include <math.h>
 #include <stdlib.h>

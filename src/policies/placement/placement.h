@@ -1,7 +1,7 @@
 /* The framework's side of placement policies (the policies' side is
- * clustersim/placement.h): the placement's fields, the built-in policies
- * (placement_registry.c), and running a policy on the scenario's
- * "placement" object with the checks of what it returns. */
+ * clustersim/placement.h; the placement's fields are sim/placement_value.h):
+ * the built-in policies (placement_registry.c), and running a policy on the
+ * scenario's "placement" object with the checks of what it returns. */
 #ifndef CS_PLACEMENT_H
 #define CS_PLACEMENT_H
 
@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "clustersim/placement.h"
+#include "sim/placement_value.h"
 #include "profiles/interference.h"
 #include "profiles/profile.h"
 
@@ -25,18 +26,6 @@ typedef enum {
   CS_PLACEMENT_ERROR_SOLVER,     /* the LP/MILP solver failed */
 } CsPlacementErrorCode;
 
-/* A placement (public side: clustersim/placement.h). The framework reads the
- * fields; policies build it with cs_placement_add and the setters. */
-struct CsPlacement {
-  GArray *replicas;         /* of CsReplica, in the order the policy placed them */
-  int n_models;
-  double *expected_goodput; /* per model, req/s, the policy's own prediction */
-  double expected_total;    /* their sum in model order (kept by the setter) */
-  GString *log;             /* human-readable notes of the policy (solver status, choices) */
-  int creq_metric;          /* CsCreqMetric the policy used as Creq, or -1 if none */
-  int gpus_needed;          /* GPUs the policy needs to serve everything, or -1 */
-};
-
 /* The scenario a problem comes from (public side: clustersim/placement.h).
  * The scenario layer fills it; cs_placement_simulate and
  * cs_placement_problem_place (placement.c) call through it, so that the
@@ -48,9 +37,6 @@ struct CsPlacementSimulator {
   CsPlacement *(*place)(const CsPlacementProblem *pb, const char *params_json, GError **error);
   void *state; /* the scenario layer's */
 };
-
-/* Returns an exact copy of p (expected_total included). */
-CsPlacement *cs_placement_copy(const CsPlacement *p);
 
 /* Returns the built-in policy registered under name, or NULL. */
 const CsPlacementPolicy *cs_placement_policy_lookup(const char *name);

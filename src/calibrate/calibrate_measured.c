@@ -1,5 +1,5 @@
 /* The GPU model scored on measured co-located rows; see calibrate_measured.h. */
-#include "profiles/calibrate_measured.h"
+#include "calibrate/calibrate_measured.h"
 
 #include <gsl/gsl_multifit.h>
 #include <math.h>
@@ -7,7 +7,7 @@
 
 #include "common/json_input.h"
 #include "profiles/share_rule.h"
-#include "sim/gpu_exec.h"
+#include "gpu/gpu_exec.h"
 
 #define MAX_WORKERS 64
 #define VICTIM_BATCHES 8   /* closed loop: every victim batch sees the same set, so a few suffice */

@@ -7,8 +7,8 @@
 #include "profiles/share_rule.h"
 #include <string.h>
 
-#include "policies/placement/placement.h"
-#include "sim/gpu_exec.h"
+#include "placement.h"
+#include "gpu/gpu_exec.h"
 
 /* Placeholders for quantities the simulator does not model (igniter_derive.h). */
 #define NO_POWER_W 1.0        /* idle power = power cap = every power cell */
@@ -163,7 +163,7 @@ static char *source_text(const CsIgniterDeriveOptions *opt, double gamma, double
   GString *s = g_string_new(NULL);
   g_string_append_printf(
     s,
-    "Derived by clustersim from the simulator's own GPU execution model (src/sim/gpu_exec: "
+    "Derived by clustersim from the simulator's own GPU execution model (src/gpu/gpu_exec: "
     "fluid processor sharing, MPS share caps, pairwise interference; docs/gpu-model.md), not "
     "measured on a GPU. Inputs: profiles %s, GPU type %s, MPS share rule %s (gamma %g), "
     "interference %s. ",

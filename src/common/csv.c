@@ -1,5 +1,5 @@
-/* Line-at-a-time CSV reading for the trace readers; see trace_csv.h. */
-#include "trace_csv.h"
+/* Line-at-a-time CSV reading; see csv.h. */
+#include "csv.h"
 
 #include <errno.h>
 #include <math.h>
@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "common/input_file.h"
-#include "common/json_input.h"
+#include "input_file.h"
+#include "json_input.h"
 
 gboolean cs_csv_open(CsCsv *csv, const char *path, GError **error)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/json_input.h"
-#include "profiles/calibrate.h"
+#include "calibrate/calibrate.h"
 #include "profiles/mig_table.h"
 
 typedef struct {

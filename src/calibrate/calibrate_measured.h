@@ -35,7 +35,7 @@
 #include <glib.h>
 #include <stdio.h>
 
-#include "profiles/calibrate.h"
+#include "calibrate/calibrate.h"
 #include "profiles/interference.h"
 #include "profiles/measured.h"
 #include "profiles/profile.h"

@@ -1,6 +1,6 @@
 /* Calibration of the GPU execution model against measured co-locations; see
  * gpu_calibrate.h and docs/gpu-model.md. */
-#include "profiles/calibrate.h"
+#include "calibrate/calibrate.h"
 
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/json_input.h"
-#include "sim/gpu_exec.h"
+#include "gpu/gpu_exec.h"
 #include "profiles/interference.h"
 #include "profiles/profile.h"
 #include "profiles/share_rule.h"

@@ -1,6 +1,6 @@
 /* The joint interference fit over GPU types and its out-of-sample scores;
  * see calibrate_joint.h. */
-#include "profiles/calibrate_joint.h"
+#include "calibrate/calibrate_joint.h"
 
 #include <math.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * CSV of every pair latency (--points); see calibrate.h. */
 #include <math.h>
 
-#include "profiles/calibrate.h"
+#include "calibrate/calibrate.h"
 
 static void pct(FILE *out, double x)
 {

@@ -6,7 +6,7 @@
 #include <gsl/gsl_fit.h>
 
 #include "common/json_input.h"
-#include "profiles/calibrate.h"
+#include "calibrate/calibrate.h"
 #include "profiles/profile.h"
 #include "profiles/share_rule.h"
 

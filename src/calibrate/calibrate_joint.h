@@ -32,7 +32,7 @@
 #include <glib.h>
 #include <stdio.h>
 
-#include "profiles/calibrate.h"
+#include "calibrate/calibrate.h"
 #include "profiles/interference_fit.h"
 #include "profiles/measured.h"
 #include "profiles/profile.h"

@@ -5,7 +5,7 @@
  * utilisation, one pair co-location per model, and power/frequency and
  * kernel-scheduling scans. For a profile that iGniter never measured (the
  * thesis' V100 table) this module measures the simulator instead: it drives
- * src/sim/gpu_exec (the model that executes every simulated batch) exactly as
+ * src/gpu/gpu_exec (the model that executes every simulated batch) exactly as
  * the engine would for a replica on one GPU of the given type, and writes the
  * results as a "clustersim-igniter" version-1 document whose "source" says
  * what was measured and what stands in for what the simulator does not model:
@@ -44,7 +44,7 @@
 #include <cjson/cJSON.h>
 #include <glib.h>
 
-#include "igniter_coef.h"
+#include "profiles/igniter_coef.h"
 #include "profiles/interference.h"
 #include "profiles/profile.h"
 

@@ -1,4 +1,5 @@
-/* Internal: a line-at-a-time CSV reader shared by the trace readers.
+/* Internal: a line-at-a-time CSV reader shared by the trace readers, the
+ * measured-profile reader and the figures.
  *
  * One line is held at a time, split in place into fields, so memory depends
  * on the longest line only. Handles LF and CRLF endings, a last line with or
@@ -7,8 +8,8 @@
  * breaks are rejected: none of the Azure files use them). Blank lines are
  * skipped. Messages are "<path>: line <n>: ...".
  */
-#ifndef CS_TRACE_CSV_H
-#define CS_TRACE_CSV_H
+#ifndef CS_CSV_H
+#define CS_CSV_H
 
 #include <glib.h>
 #include <stdint.h>
