@@ -9,10 +9,12 @@ set -euo pipefail
 # the last static archive GLPK's needs, so that the clustersim program links
 # GSL and GLPK statically (meson_options.txt: cli_static_deps). libglib2.0-dev
 # also provides GModule (gmodule-no-export-2.0), which loads plug-ins. pytest runs
-# the Python package's tests; pandas gives its DataFrames (docs/python.md).
+# the Python package's tests; pandas gives its DataFrames (docs/python.md);
+# matplotlib, nbconvert and ipykernel run examples/python's notebook.
 pkgs=(build-essential meson ninja-build pkg-config libglib2.0-dev libgsl-dev libcjson-dev
       libglpk-dev libltdl-dev libcmocka-dev python3 gnuplot-nox fonts-dejavu-core parallel
-      libopenblas-dev coinor-libcbc-dev python3-pytest python3-pandas)
+      libopenblas-dev coinor-libcbc-dev python3-pytest python3-pandas python3-matplotlib
+      jupyter-nbconvert python3-ipykernel)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
