@@ -10,11 +10,12 @@ set -euo pipefail
 # GSL and GLPK statically (meson_options.txt: cli_static_deps). libglib2.0-dev
 # also provides GModule (gmodule-no-export-2.0), which loads plug-ins. pytest runs
 # the Python package's tests; pandas gives its DataFrames (docs/python.md);
-# matplotlib, nbconvert and ipykernel run examples/python's notebook.
+# matplotlib, nbconvert and ipykernel run examples/python's notebook; tqdm draws
+# the progress bar of a sweep from Python.
 pkgs=(build-essential meson ninja-build pkg-config libglib2.0-dev libgsl-dev libcjson-dev
       libglpk-dev libltdl-dev libcmocka-dev python3 gnuplot-nox fonts-dejavu-core parallel
       libopenblas-dev coinor-libcbc-dev python3-pytest python3-pandas python3-matplotlib
-      jupyter-nbconvert python3-ipykernel)
+      jupyter-nbconvert python3-ipykernel python3-tqdm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -115,3 +115,22 @@ def test_bad_experiment(tmp_path):
     assert e.value.path == "seeds"
     with pytest.raises(ValueError, match="threads"):
         cs.sweep(experiment(path("examples", "quickstart.json")), threads=0)
+
+
+def test_a_tqdm_bar_on_a_terminal(exp_file, monkeypatch):
+    pytest.importorskip("tqdm")
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    cs.sweep(str(exp_file), threads=2)
+    assert "sweep" in term.getvalue() and "12/12" in term.getvalue()
+    # Not a terminal: nothing.
+    quiet = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    cs.sweep(str(exp_file), threads=2)
+    assert quiet.getvalue() == ""
