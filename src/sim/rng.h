@@ -33,8 +33,9 @@
  * and cs_rng_uniform(r) are the same number and the same change of state.
  *
  * Reference outputs: tests/sim/test_stats.c checks the generator against
- * the authors' published outputs and whole streams against an independent
- * implementation (tests/sim/rng_reference.py).
+ * the outputs of the authors' reference implementation (as the Rust crate
+ * rand_xoshiro publishes them in its tests) and whole streams against an
+ * independent implementation (tests/sim/rng_reference.py).
  */
 #ifndef CS_RNG_H
 #define CS_RNG_H
