@@ -285,11 +285,13 @@ CS_API int cs_engine_gpu_running(const CsEngine *e, int gpu);
  * (cs_world_seed): its seed is a hash of the two, so it shares no state
  * with any client's arrival stream ("client/<model>/arrivals"), and a policy
  * that draws more or fewer numbers moves no arrival, and two policies of
- * different names draw different numbers. Today's generator is GSL's
- * mt19937 (a uniform is one 32-bit word / 2^32, 64 bits two words, high
- * half first); a later version may change the generator, and then the
- * draws (not their independence or determinism): compare runs of one
- * version. A NULL engine is refused GLib-style (0). */
+ * different names draw different numbers. The generator is the
+ * project's xoshiro256** (stream version 2, summary.json's
+ * "rng_stream_version"): a uniform is the top 53 bits of one 64-bit output
+ * times 2^-53, cs_engine_policy_random one output. A later version may
+ * change the generator, and then the draws (not their independence or
+ * determinism): compare runs of one version. A NULL engine is refused
+ * GLib-style (0). */
 CS_API double cs_engine_policy_uniform(CsEngine *e);
 CS_API uint64_t cs_engine_policy_random(CsEngine *e);
 

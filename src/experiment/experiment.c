@@ -9,6 +9,7 @@
 #include "experiment_edit.h"
 #include "experiment_internal.h"
 #include "scenario/scenario.h"
+#include "sim/rng.h"
 
 static void edit_free(gpointer p)
 {
@@ -255,6 +256,9 @@ cJSON *cs_experiment_describe(const CsExperiment *e)
   g_free(file);
   g_free(base);
   cJSON_AddStringToObject(d, "version", cs_version());
+  /* A merge compares descriptions: shards of two stream versions (rng.h)
+   * drew other numbers for the same seeds and are refused. */
+  cJSON_AddNumberToObject(d, "rng_stream_version", CS_RNG_STREAM_VERSION);
   cJSON_AddNumberToObject(d, "runs", e->n_runs);
   cJSON *vs = cJSON_AddArrayToObject(d, "variants");
   for (guint v = 0; v < e->variants->len; v++)

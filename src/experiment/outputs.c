@@ -11,6 +11,7 @@
 #include "cs_config.h"
 #include "outputs.h"
 #include "sim/results.h"
+#include "sim/rng.h"
 
 /* The warnings as a JSON array of {"code", "model", "gpu", "message"} (model
  * and gpu are left out when they do not apply). */
@@ -122,6 +123,8 @@ char *cs_results_to_json(const CsResults *r)
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "clustersim_version", CS_VERSION);
   cJSON_AddNumberToObject(root, "seed", (double)r->seed);
+  /* Which generator drew the seed's streams (rng.h): another version, other draws. */
+  cJSON_AddNumberToObject(root, "rng_stream_version", CS_RNG_STREAM_VERSION);
   cJSON_AddItemToObject(root, "warnings", cs_warning_list_to_json(r->warnings));
   add_num(root, "simulated_time_s", r->sim_time_ns * 1e-9);
   cJSON *setup = r->setup_json ? cJSON_Parse(r->setup_json) : NULL;

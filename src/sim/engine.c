@@ -205,10 +205,8 @@ void cs_engine_abort(CsEngine *e, const char *message)
 uint64_t cs_engine_policy_random(CsEngine *e)
 {
   g_return_val_if_fail(e != NULL, 0);
-  gsl_rng *r = policy_rng(e);
-  /* mt19937 gives 32 bits a draw: the first is the high half. */
-  uint64_t hi = gsl_rng_get(r) & 0xffffffffUL;
-  return hi << 32 | (gsl_rng_get(r) & 0xffffffffUL);
+  /* One 64-bit output of the stream's generator (rng.h). */
+  return cs_rng_bits64(policy_rng(e));
 }
 
 /* ---- setup, loop, teardown -------------------------------------------------- */

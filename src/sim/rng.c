@@ -1,4 +1,4 @@
-/* Stream seed derivation; see rng.h. */
+/* Stream seed derivation and the generator's GSL type; see rng.h. */
 #include "rng.h"
 
 #include <math.h>
@@ -22,32 +22,49 @@ uint64_t cs_rng_stream_seed(uint64_t seed, const char *name)
   return mix64(mix64(seed + 0x9e3779b97f4a7c15ULL) ^ h);
 }
 
-gsl_rng *cs_rng_stream_new(uint64_t seed, const char *name)
+void cs_rng_state_seed(CsRngState *st, uint64_t seed)
 {
-  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-  uint64_t s = cs_rng_stream_seed(seed, name);
-  unsigned long s32 = (unsigned long)((s ^ (s >> 32)) & 0xffffffffUL);
-  /* GSL's mt19937 maps seed 0 to its default seed; keep distinct streams distinct. */
-  gsl_rng_set(r, s32 ? s32 : 1UL);
-  return r;
+  /* splitmix64: a counter stepped by the golden-ratio increment, each
+   * value mixed; its outputs are the four words. */
+  uint64_t counter = seed;
+  for (int i = 0; i < 4; i++) {
+    counter += 0x9e3779b97f4a7c15ULL;
+    st->s[i] = mix64(counter);
+  }
 }
 
-void cs_rng_mt19937_refill(CsMt19937State *st)
+static void type_set(void *state, unsigned long seed)
 {
-  enum { N = 624, M = 397 };
-  const unsigned long upper = 0x80000000UL, lower = 0x7fffffffUL, magic = 0x9908b0dfUL;
-  unsigned long *mt = st->mt;
-  /* GSL's MAGIC(y) is magic when y is odd, else 0: a mask, not a branch. */
-  int k = 0;
-  for (; k < N - M; k++) {
-    unsigned long y = (mt[k] & upper) | (mt[k + 1] & lower);
-    mt[k] = mt[k + M] ^ (y >> 1) ^ (-(y & 1UL) & magic);
-  }
-  for (; k < N - 1; k++) {
-    unsigned long y = (mt[k] & upper) | (mt[k + 1] & lower);
-    mt[k] = mt[k + (M - N)] ^ (y >> 1) ^ (-(y & 1UL) & magic);
-  }
-  unsigned long y = (mt[N - 1] & upper) | (mt[0] & lower);
-  mt[N - 1] = mt[M - 1] ^ (y >> 1) ^ (-(y & 1UL) & magic);
-  st->mti = 0;
+  cs_rng_state_seed(state, (uint64_t)seed);
+}
+
+static unsigned long type_get(void *state)
+{
+  return (unsigned long)(cs_rng_next(state) >> 32);
+}
+
+static double type_get_double(void *state)
+{
+  return cs_rng_to_unit(cs_rng_next(state));
+}
+
+const gsl_rng_type cs_rng_type = {
+  .name = "clustersim-xoshiro256**",
+  .max = 0xffffffffUL,
+  .min = 0,
+  .size = sizeof(CsRngState),
+  .set = type_set,
+  .get = type_get,
+  .get_double = type_get_double,
+};
+
+gsl_rng *cs_rng_stream_new(uint64_t seed, const char *name)
+{
+  gsl_rng *r = gsl_rng_alloc(&cs_rng_type);
+  if (G_UNLIKELY(!r)) /* GSL's error handler may be off: NULL on no memory */
+    g_error("out of memory for the random stream %s", name);
+  /* Seeded here, not through gsl_rng_set, whose seed is an unsigned long
+   * (32 bits on some platforms): the whole 64-bit stream seed counts. */
+  cs_rng_state_seed(r->state, cs_rng_stream_seed(seed, name));
+  return r;
 }

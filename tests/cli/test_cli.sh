@@ -17,6 +17,7 @@ check "table printed" grep -q "^resnet50 " "$tmp/a.out"
 # plan_gap, README "Reading the quickstart").
 check "stderr quiet when not a terminal" bash -c "! grep -v '^clustersim: warning ' '$tmp/a.err'"
 check "summary.json written" test -s "$tmp/a/summary.json"
+check "summary.json: the random streams' version (rng_stream_version 2, src/sim/rng.h)" py "d['rng_stream_version'] == 2 and list(d)[:3] == ['clustersim_version', 'seed', 'rng_stream_version']" "$tmp/a/summary.json"
 check "no requests.csv unless asked" test ! -e "$tmp/a/requests.csv"
 "$bin" run "$q" --output "$tmp/b" --set clients[0].duration_s=5 >/dev/null 2>&1
 check "same scenario and seed: byte-identical summary.json" cmp -s "$tmp/a/summary.json" "$tmp/b/summary.json"

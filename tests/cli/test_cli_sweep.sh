@@ -145,6 +145,13 @@ sed 's/"count": 5/"count": 4/' "$g" >"$tmp/exp/grid4.json"
 "$bin" sweep "$tmp/exp/grid4.json" --shard 1/3 -o "$tmp/other" >/dev/null 2>&1
 bad "merge: shards of different experiments" "are shards of different sweeps: their shard.json differ in sweep.file" \
   sweep merge -o "$tmp/m2" "$tmp/other" "$tmp/s2" "$tmp/s3"
+check "shard.json: the random streams' version (rng_stream_version 2)" \
+  py "d['sweep']['rng_stream_version'] == 2" "$tmp/s1/shard.json"
+cp -r "$tmp/s2" "$tmp/s2v"
+sed 's/"rng_stream_version":[[:space:]]*2/"rng_stream_version": 1/' "$tmp/s2/shard.json" >"$tmp/s2v/shard.json"
+bad "merge: shards of two random stream versions" \
+  "are shards of different sweeps: their shard.json differ in sweep.rng_stream_version" \
+  sweep merge -o "$tmp/m2" "$tmp/s1" "$tmp/s2v" "$tmp/s3"
 cp -r "$tmp/s2" "$tmp/s2x"
 head -20 "$tmp/s2/runs.csv" >"$tmp/s2x/runs.csv"
 bad "merge: a runs.csv missing rows of its runs" "s2x/runs.csv: has no row of run" sweep merge "$tmp/s1" "$tmp/s2x" "$tmp/s3"

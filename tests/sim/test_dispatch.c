@@ -206,7 +206,14 @@ static void test_batch_size_and_gpu_use(void **state)
       print_message("gpus used: deferred max %.0f, eager mean %.2f; advice to remove %.2f GPUs\n",
                     used_d, used_e, remove_d);
       assert_true(used_d <= 6);
-      assert_true(used_e >= 7.9);
+      /* Every whole 1 s bin uses all 8 GPUs; the last bin holds only the
+       * drain after the window (4 ms here), where a GPU with nothing left
+       * to finish counts as unused: at most that bin may fall short. (A
+       * fixed 7.9 held for the draws of stream version 1 by luck: the drain
+       * bin then lacked at most one GPU, with version 2 up to three.) */
+      double bins = ceil(cJSON_GetObjectItem(se, "simulated_time_s")->valuedouble /
+                         cJSON_GetObjectItem(ae, "timeseries_bin_s")->valuedouble);
+      assert_true(used_e * bins >= 8 * (bins - 1) - 1e-9);
       assert_float_equal(remove_d, 8 * (1 - busy_d), 1e-9);
       cJSON_Delete(sd);
       cJSON_Delete(se);

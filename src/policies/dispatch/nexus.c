@@ -20,7 +20,7 @@
  * alive).
  *
  * Frontends. A request goes to one of `frontends` frontends uniformly at
- * random (a GRand seeded from the run's seed); each frontend routes it by
+ * random (the policy's stream, cs_engine_policy_random); each frontend routes it by
  * deficit round robin over its model's backends (in GPU order), weighted
  * by their planned throughput for the model, with a state of its own
  * (nexuslb's GetBackendDeficitRoundRobin: a backend with at least one
@@ -103,7 +103,6 @@ typedef struct {
   int64_t *arrivals;     /* per model, in the current epoch */
   double *rates;
   int64_t epoch_end_ns;
-  GRand *rng;
 } Nexus;
 
 /* ---- queues ---------------------------------------------------------------------- */
@@ -376,11 +375,6 @@ static void *nexus_create(CsEngine *e, const void *params, void *user_data)
   apply_plan(n);
   /* Without re-planning no epoch ever ends. */
   n->epoch_end_ns = n->p->replan ? n->p->epoch_ns : INT64_MAX;
-  uint64_t seed = cs_world_seed(w);
-  /* The stream's own words ("nexu", "fron") keep it apart from any other
-   * generator seeded from the same run seed. */
-  guint32 words[4] = { (guint32)seed, (guint32)(seed >> 32), 0x6e657875u, 0x66726f6eu };
-  n->rng = g_rand_new_with_seed_array(words, 4);
   return n;
 }
 
@@ -402,7 +396,6 @@ static void nexus_destroy(void *state)
     g_free(n->drr[i].credit);
   cs_nexus_plan_free(n->plan);
   cs_nexus_plan_free(n->next);
-  g_rand_free(n->rng);
   g_free(n->backends);
   g_free(n->routes);
   g_free(n->drr);
@@ -419,6 +412,22 @@ static void nexus_destroy(void *state)
   g_free(n);
 }
 
+/* A frontend uniformly at random, from the policy's stream ("dispatch/nexus"
+ * of the run's seed, which nothing else draws from). Exactly uniform: a
+ * 64-bit draw below 2^64 mod frontends is drawn again (for any frontend
+ * count here, with probability below 2^-32), so the rest are a whole number
+ * of rounds of the frontends. */
+static int pick_frontend(Nexus *n)
+{
+  uint64_t k = (uint64_t)n->p->frontends;
+  uint64_t reject_below = (0 - k) % k; /* 2^64 mod k */
+  uint64_t x;
+  do
+    x = cs_engine_policy_random(n->e);
+  while (x < reject_below);
+  return (int)(x % k);
+}
+
 static void nexus_on_request(void *state, int m, const CsRequest *r)
 {
   Nexus *n = state;
@@ -429,7 +438,7 @@ static void nexus_on_request(void *state, int m, const CsRequest *r)
     cs_engine_unserved(n->e, m, r);
     return;
   }
-  int f = n->p->frontends > 1 ? g_rand_int_range(n->rng, 0, n->p->frontends) : 0;
+  int f = n->p->frontends > 1 ? pick_frontend(n) : 0;
   int g = drr_pick(n, f, m);
   if (n->net_ns[m] == 0) {
     deliver(n, g, m, r, now);
