@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """How much Python threads speed up simulations from the Python package
-(docs/python.md): the same runs (the quickstart scenario at 600 s, seeds
-1..N) one after another and in N threads, side by side, several rounds; prints
+(docs/python.md): the same runs (the quickstart scenario at --duration s,
+seeds 1..N) one after another and in N threads, side by side, several rounds; prints
 each round's times and the ratio serial / threaded. The package releases the
 GIL during each run, so on a machine with N free cores the ratio approaches N.
 
-Usage: PYTHONPATH=build/python bench/python_threads.py [--threads N] [--rounds R]
+Usage: PYTHONPATH=build/python bench/python_threads.py [--threads N] [--rounds R] [--duration S]
 """
 import argparse
 import os
@@ -18,12 +18,12 @@ import clustersim as cs
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def scenarios(n):
+def scenarios(n, duration):
     out = []
     for _ in range(n):
         sc = cs.load(os.path.join(HERE, "..", "examples", "quickstart.json"))
         for i in range(3):
-            sc.set(f"clients[{i}].duration_s", 600)
+            sc.set(f"clients[{i}].duration_s", duration)
         out.append(sc)
     return out
 
@@ -32,8 +32,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--duration", type=float, default=3600.0)
     a = ap.parse_args()
-    scs = scenarios(a.threads)
+    scs = scenarios(a.threads, a.duration)
     print(f"clustersim {cs.__version__} ({cs.library_path}), {a.threads} runs, "
           f"{os.cpu_count()} CPUs")
     for r in range(a.rounds):
