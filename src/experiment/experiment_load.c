@@ -121,28 +121,30 @@ static gboolean read_variants(CsExperiment *e, const cJSON *root, GError **error
                         "expected a non-empty array of {\"name\", \"set\", \"unset\"}, got %s",
                         cs_json_type_name(vs));
   GHashTable *names = g_hash_table_new(g_str_hash, g_str_equal);
-  gboolean ok = TRUE;
+  /* Every variant is read: their problems are listed together. */
+  CsErrorList *problems = cs_error_list_new();
   int i = 0;
-  for (const cJSON *v = vs->child; ok && v; v = v->next) {
+  for (const cJSON *v = vs->child; v; v = v->next) {
     char *path = cs_json_path_index("variants", i++);
     const char *name = NULL;
-    ok = cs_json_expect_object(v, e->file, path, error) &&
-         cs_json_check_keys(v, keys, e->file, path, error) &&
-         cs_json_read_string(v, "name", TRUE, &name, e->file, path, error);
+    gboolean ok = cs_json_expect_object(v, e->file, path, cs_error_list_slot(problems)) &&
+                  cs_json_check_keys(v, keys, e->file, path, cs_error_list_slot(problems)) &&
+                  cs_json_read_string(v, "name", TRUE, &name, e->file, path,
+                                      cs_error_list_slot(problems));
     if (ok) {
       char *npath = cs_json_path_key(path, "name");
-      ok = check_unique(e, names, name, "variant", npath, error);
+      ok = check_unique(e, names, name, "variant", npath, cs_error_list_slot(problems));
       g_free(npath);
     }
     if (ok) {
       Level *lv = cs_experiment_level_new(name);
       g_ptr_array_add(e->variants, lv);
-      ok = read_edits(e, v, path, lv, error);
+      read_edits(e, v, path, lv, cs_error_list_slot(problems));
     }
     g_free(path);
   }
   g_hash_table_destroy(names);
-  return ok;
+  return cs_error_list_finish(problems, e->file, "variants", error);
 }
 
 /* A value's label: a string as it is, anything else as compact JSON. */
@@ -262,14 +264,16 @@ static gboolean read_axes(CsExperiment *e, const cJSON *root, GError **error)
     return cs_json_fail(error, e->file, "axes", "expected an array of axes, got %s",
                         cs_json_type_name(axes));
   GHashTable *names = g_hash_table_new(g_str_hash, g_str_equal);
-  gboolean ok = TRUE;
+  /* Every axis is read: their problems are listed together. */
+  CsErrorList *problems = cs_error_list_new();
   int i = 0;
-  for (const cJSON *ax = axes->child; ok && ax; ax = ax->next) {
+  for (const cJSON *ax = axes->child; ax; ax = ax->next) {
     char *path = cs_json_path_index("axes", i++);
     const char *name = NULL;
-    ok = cs_json_expect_object(ax, e->file, path, error) &&
-         cs_json_check_keys(ax, keys, e->file, path, error) &&
-         cs_json_read_string(ax, "name", TRUE, &name, e->file, path, error);
+    GError **error = cs_error_list_slot(problems);
+    gboolean ok = cs_json_expect_object(ax, e->file, path, error) &&
+                  cs_json_check_keys(ax, keys, e->file, path, error) &&
+                  cs_json_read_string(ax, "name", TRUE, &name, e->file, path, error);
     char *npath = cs_json_path_key(path, "name");
     gboolean taken = ok && cs_runs_is_metric_name(name);
     for (int r = 0; ok && reserved_columns[r]; r++)
@@ -300,7 +304,7 @@ static gboolean read_axes(CsExperiment *e, const cJSON *root, GError **error)
     g_free(path);
   }
   g_hash_table_destroy(names);
-  return ok;
+  return cs_error_list_finish(problems, e->file, "axes", error);
 }
 
 static gboolean read_seeds(CsExperiment *e, const cJSON *root, GError **error)
@@ -419,13 +423,22 @@ CsExperiment *cs_experiment_load(const char *path, GError **error)
   const char *name = NULL;
   e->common = cs_experiment_level_new("");
   gboolean ok = root && cs_json_expect_object(root, path, NULL, error) &&
-                cs_json_check_keys(root, keys, path, NULL, error) &&
-                cs_json_read_string(root, "name", FALSE, &name, path, NULL, error) &&
-                read_base(e, root, error) && read_edits(e, root, NULL, e->common, error) &&
-                read_variants(e, root, error) && read_axes(e, root, error) &&
-                read_seeds(e, root, error) &&
-                cs_search_options_read(root, path, &e->has_search, &e->search, error) &&
-                read_plugins(e, root, error);
+                cs_json_check_keys(root, keys, path, NULL, error);
+  if (ok) {
+    /* The sections are independent: each is read, and their problems are
+     * listed together (a section's own list indented under it). */
+    CsErrorList *problems = cs_error_list_new();
+    cs_json_read_string(root, "name", FALSE, &name, path, NULL, cs_error_list_slot(problems));
+    read_base(e, root, cs_error_list_slot(problems));
+    read_edits(e, root, NULL, e->common, cs_error_list_slot(problems));
+    read_variants(e, root, cs_error_list_slot(problems));
+    read_axes(e, root, cs_error_list_slot(problems));
+    read_seeds(e, root, cs_error_list_slot(problems));
+    cs_search_options_read(root, path, &e->has_search, &e->search,
+                           cs_error_list_slot(problems));
+    read_plugins(e, root, cs_error_list_slot(problems));
+    ok = cs_error_list_finish(problems, path, "the experiment", error);
+  }
   if (ok) {
     char *bn = g_path_get_basename(path);
     e->name = g_strdup(name ? name : bn);

@@ -371,7 +371,13 @@ static char *known_gpu_list(const CsProfileSet *set, GPtrArray *staged)
   }
   for (guint i = 0; i < staged->len; i++) {
     const GpuEntry *g = g_ptr_array_index(staged, i);
-    g_string_append_printf(s, "%s\"%s\"", s->len ? ", " : "", g->type.name);
+    /* A type declared twice (itself an error, listed with the others) once. */
+    gboolean seen = FALSE;
+    for (guint j = 0; j < i && !seen; j++)
+      seen = strcmp(((const GpuEntry *)g_ptr_array_index(staged, j))->type.name,
+                    g->type.name) == 0;
+    if (!seen)
+      g_string_append_printf(s, "%s\"%s\"", s->len ? ", " : "", g->type.name);
   }
   if (!s->len)
     g_string_append(s, "none");
@@ -407,40 +413,46 @@ static gboolean load_root(CsProfileSet *set, const cJSON *root, const char *file
       !read_array(root, "models", &model_list, file, "", error))
     return FALSE;
 
+  /* Every GPU type and model is read: their problems are listed together.
+   * at[k] is the file's index of the k-th entry kept, for "also at". */
+  CsErrorList *problems = cs_error_list_new();
+  GArray *at = g_array_new(FALSE, FALSE, sizeof(int));
   const cJSON *item;
   int i = 0;
+  guint first_gpu = gpus->len;
   cJSON_ArrayForEach(item, gpu_types)
   {
     char *p = cs_json_path_index("gpu_types", i);
-    GpuEntry *g = parse_gpu_type(item, file, p, error);
-    gboolean ok = g != NULL;
+    GpuEntry *g = parse_gpu_type(item, file, p, cs_error_list_slot(problems));
     if (g) {
-      g_ptr_array_add(gpus, g);
+      gboolean ok = TRUE;
       char *np = cs_json_path_key(p, "name");
       const GpuEntry *old = g_hash_table_lookup(set->gpu_index, g->type.name);
-      for (int j = 0; j < i && ok; j++)
+      for (guint j = first_gpu; j < gpus->len && ok; j++)
         if (strcmp(((const GpuEntry *)g_ptr_array_index(gpus, j))->type.name, g->type.name) == 0)
-          ok = fail_duplicate(error, file, np, "GPU type \"%s\" is declared twice (also at "
-                              "gpu_types[%d])", g->type.name, j);
+          ok = fail_duplicate(cs_error_list_slot(problems), file, np, "GPU type \"%s\" is "
+                              "declared twice (also at gpu_types[%d])", g->type.name,
+                              g_array_index(at, int, j - first_gpu));
       if (ok && old)
-        ok = fail_duplicate(error, file, np, "GPU type \"%s\" is already in the set (declared "
-                            "by %s)", g->type.name, old->origin);
+        ok = fail_duplicate(cs_error_list_slot(problems), file, np, "GPU type \"%s\" is already "
+                            "in the set (declared by %s)", g->type.name, old->origin);
+      g_ptr_array_add(gpus, g);
+      g_array_append_val(at, i);
       g_free(np);
     }
     g_free(p);
-    if (!ok)
-      return FALSE;
     i++;
   }
 
   i = 0;
+  guint first_model = models->len;
+  g_array_set_size(at, 0);
   cJSON_ArrayForEach(item, model_list)
   {
     char *p = cs_json_path_index("models", i);
-    ModelEntry *m = parse_model(item, file, source, p, error);
-    gboolean ok = m != NULL;
+    ModelEntry *m = parse_model(item, file, source, p, cs_error_list_slot(problems));
     if (m) {
-      g_ptr_array_add(models, m);
+      gboolean ok = TRUE;
       const CsModelProfile *prof = &m->prof;
       const GpuEntry *gpu = g_hash_table_lookup(set->gpu_index, prof->gpu_type);
       for (guint j = 0; j < gpus->len && !gpu; j++)
@@ -450,31 +462,34 @@ static gboolean load_root(CsProfileSet *set, const cJSON *root, const char *file
       if (!gpu) {
         char *gp = cs_json_path_key(p, "gpu");
         char *known = known_gpu_list(set, gpus);
-        ok = cs_json_fail(error, file, gp,
+        ok = cs_json_fail(cs_error_list_slot(problems), file, gp,
                           "unknown GPU type \"%s\" (declare it in \"gpu_types\" of this file or "
                           "of one loaded before; known: %s)", prof->gpu_type, known);
         g_free(known);
         g_free(gp);
       }
       /* Files hold tens of models: a quadratic scan is cheaper than an index. */
-      for (int j = 0; j < i && ok; j++) {
+      for (guint j = first_model; j < models->len && ok; j++) {
         const CsModelProfile *other = &((const ModelEntry *)g_ptr_array_index(models, j))->prof;
         if (strcmp(other->gpu_type, prof->gpu_type) == 0 && strcmp(other->model, prof->model) == 0)
-          ok = fail_duplicate(error, file, p, "model \"%s\" on GPU type \"%s\" is defined twice "
-                              "(also at models[%d])", prof->model, prof->gpu_type, j);
+          ok = fail_duplicate(cs_error_list_slot(problems), file, p, "model \"%s\" on GPU type "
+                              "\"%s\" is defined twice (also at models[%d])", prof->model,
+                              prof->gpu_type, g_array_index(at, int, j - first_model));
       }
       const ModelEntry *old = ok && gpu && gpu->models
         ? g_hash_table_lookup(gpu->models, prof->model) : NULL;
       if (old)
-        ok = fail_duplicate(error, file, p, "model \"%s\" on GPU type \"%s\" is already in the "
-                            "set (defined by %s)", prof->model, prof->gpu_type, old->origin);
+        fail_duplicate(cs_error_list_slot(problems), file, p, "model \"%s\" on GPU type \"%s\" "
+                       "is already in the set (defined by %s)", prof->model, prof->gpu_type,
+                       old->origin);
+      g_ptr_array_add(models, m);
+      g_array_append_val(at, i);
     }
     g_free(p);
-    if (!ok)
-      return FALSE;
     i++;
   }
-  return TRUE;
+  g_array_free(at, TRUE);
+  return cs_error_list_finish(problems, file, "the profile", error);
 }
 
 static gboolean load_tree(CsProfileSet *set, cJSON *root, const char *file, GError **error)

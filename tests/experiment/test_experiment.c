@@ -298,6 +298,30 @@ static void test_bad_experiments(void **state)
       { "bad.json: unset[0]: at clients[1].warmup_s:", "has no field \"warmup_s\"" } },
     { "{\"base\": \"base.json\", \"seeds\": [1]", { "bad.json: line 1", "not valid JSON" } },
   };
+  /* Several independent problems: one error listing each (issue 35), a
+   * section's own list indented under it. */
+  static const char *const several[][2] = {
+    { "{\"variants\": [{\"set\": {}}, {\"name\": \"a\", \"set\": [1]}, {\"name\": \"b\", \"x\": 1}],"
+      " \"axes\": [{\"name\": \"seed\", \"path\": \"cluster.gpus\", \"values\": [1]},"
+      " {\"name\": \"g\", \"path\": \"cluster.gpus\", \"values\": []}]}",
+      "bad.json: 4 problems in the experiment:\n"
+      "  base: required field is missing\n"
+      "  3 problems in variants:\n"
+      "    variants[0].name: required field is missing\n"
+      "    variants[1].set: expected an object of scenario path: value, got an array\n"
+      "    variants[2]: unknown field \"x\" (known fields: name, set, unset, description)\n"
+      "  2 problems in axes:\n"
+      "    axes[0].name: \"seed\" is a column of runs.csv already; choose another name\n"
+      "    axes[1].values: expected a non-empty array of values, got an array\n"
+      "  \"seeds\" is required: {\"first\": 1, \"count\": 5} or a list [1, 2, 3]" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(several); i++) {
+    char *msg = load_error(several[i][0]);
+    /* The whole message after the experiment file's directory. */
+    assert_contains(msg, several[i][1]);
+    assert_string_equal(msg + strlen(msg) - strlen(several[i][1]), several[i][1]);
+    g_free(msg);
+  }
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     char *msg = load_error(cases[i].json);
     for (int k = 0; k < 3 && cases[i].parts[k]; k++)

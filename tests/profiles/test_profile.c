@@ -420,6 +420,19 @@ typedef struct {
 
 
 static const BadCase bad_profiles[] = {
+  /* Several independent problems: one error listing each (issue 35). */
+  { "several problems", HEAD "\"gpu_types\": [{\"name\": \"v100\"}, {\"name\": \"v100\"}], "
+    "\"models\": [{\"gpu\": \"v100\", \"model\": \"m\", \"slo_ms\": -5, \"batches\": [" TWO "]},"
+    "{\"gpu\": \"h100\", \"model\": \"n\", \"batches\": [" TWO "]},"
+    "{\"gpu\": \"v100\", \"model\": \"k\", \"batches\": [" TWO "]},"
+    "{\"gpu\": \"v100\", \"model\": \"k\", \"batches\": [" TWO "]}]}",
+    CS_PROFILE_ERROR_DUPLICATE,
+    "4 problems in the profile:\n"
+    "  gpu_types[1].name: GPU type \"v100\" is declared twice (also at gpu_types[0])\n"
+    "  models[0].slo_ms: expected a number > 0 and <= 1e+09, got -5\n"
+    "  models[1].gpu: unknown GPU type \"h100\" (declare it in \"gpu_types\" of this file or of "
+    "one loaded before; known: \"v100\")\n"
+    "  models[3]: model \"k\" on GPU type \"v100\" is defined twice (also at models[2])", NULL },
   { "unknown field with suggestion",
     M("\"batches\": [{\"batch\": 4, \"latency_mss\": 1}, {\"batch\": 8, \"latency_ms\": 2}]"),
     CS_PROFILE_ERROR_INVALID,
