@@ -230,5 +230,35 @@ def capture_stream(write):
     return text
 
 
+class Owned:
+    """A Python object that owns one C object of the library: freed by
+    close(), at the end of a with block, or when collected. A subclass sets
+    _free (the library's free function, as a staticmethod) and _closed (what
+    using it after close() says)."""
+    _h = None
+    _closed = "the object was closed"
+
+    def _handle(self):
+        if not self._h:
+            raise ValueError(f"clustersim: {self._closed}")
+        return self._h
+
+    def close(self):
+        """Frees it now (else when collected)."""
+        if self._h:
+            self._free(self._h)
+            self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        self.close()
+
+
 def c_str(s):
     return None if s is None else os.fsencode(s) if isinstance(s, os.PathLike) else s.encode()

@@ -61,7 +61,7 @@ def _flatten(row):
     return out
 
 
-class Results:
+class Results(_native.Owned):
     """What a run gives (Scenario.run). Every figure is defined in
     docs/scenario.md, "What is measured".
 
@@ -193,29 +193,15 @@ class Results:
 
     # ---- lifetime ------------------------------------------------------------------------
 
-    def _handle(self):
-        if not self._h:
-            raise ValueError("clustersim: the results were closed")
-        return self._h
+    _free = staticmethod(_lib.cs_results_free)
+    _closed = "the results were closed"
 
     def close(self):
         """Frees the results and their files now (else when collected)."""
-        if getattr(self, "_h", None):
-            _lib.cs_results_free(self._h)
-            self._h = None
+        super().close()
         if getattr(self, "_requests_dir", None):
             shutil.rmtree(self._requests_dir, ignore_errors=True)
             self._requests_dir = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-    def __del__(self):
-        self.close()
 
 
 def _pandas():
@@ -239,7 +225,10 @@ def _frame_csv(path):
         return [{k: _number(v) for k, v in r.items()} for r in csv.DictReader(f)]
 
 
-def _number(text):
+def _number(text, empty=""):
+    """A CSV cell as a number when it reads as one; an empty cell is empty."""
+    if text == "":
+        return empty
     for kind in (int, float):
         try:
             return kind(text)

@@ -12,7 +12,7 @@ from .results import Results
 _lib = _native.lib
 
 
-class Scenario:
+class Scenario(_native.Owned):
     """A scenario (docs/scenario.md): load one with Scenario.load(path) or
     build one from a dict with Scenario.from_dict(d); edit it with set() and
     unset() (the paths of the CLI's --set and --unset); run it with run().
@@ -21,6 +21,8 @@ class Scenario:
     resolved against the scenario file's directory, or base_dir for a
     scenario built from a dict. A scenario can be used as a context manager;
     it is freed when it leaves the block, or when collected."""
+    _free = staticmethod(_lib.cs_scenario_free)
+    _closed = "the scenario was closed"
 
     def __init__(self, handle, name):
         if not handle:
@@ -183,29 +185,6 @@ class Scenario:
                 raise failure[0]
             _raise_with_policy_exception(err)
         return Results(h, self.name, requests_dir=tmp, timeseries=bool(timeseries))
-
-    # ---- lifetime --------------------------------------------------------------------
-
-    def _handle(self):
-        if not self._h:
-            raise ValueError("clustersim: the scenario was closed")
-        return self._h
-
-    def close(self):
-        """Frees the scenario now (it is freed when collected otherwise)."""
-        if getattr(self, "_h", None):
-            _lib.cs_scenario_free(self._h)
-            self._h = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-    def __del__(self):
-        self.close()
 
     def __repr__(self):
         return f"<clustersim.Scenario {self.name!r}>"

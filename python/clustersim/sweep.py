@@ -12,18 +12,20 @@ import tempfile
 import threading
 
 from . import _native
-from .results import Row, _frame
+from .results import Row, _frame, _number
 from .scenario import Scenario
 
 _lib = _native.lib
 
 
-class Experiment:
+class Experiment(_native.Owned):
     """An experiment (docs/experiments.md): a base scenario, variants, axes
     and seeds. Experiment.load(path) reads a file; Experiment.from_dict(d,
     base_dir) takes the same content as a dict, its file names ("base",
     "plugins") relative to base_dir. Checked whole when made (every edit of
     the grid applied once): a bad experiment raises InputError."""
+    _free = staticmethod(_lib.cs_experiment_free)
+    _closed = "the experiment was closed"
 
     def __init__(self, handle, name):
         self._h = handle
@@ -179,28 +181,6 @@ class Experiment:
             raise failure[0]
         return res
 
-    # ---- lifetime ------------------------------------------------------------------------
-
-    def _handle(self):
-        if not self._h:
-            raise ValueError("clustersim: the experiment was closed")
-        return self._h
-
-    def close(self):
-        if getattr(self, "_h", None):
-            _lib.cs_experiment_free(self._h)
-            self._h = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-    def __del__(self):
-        self.close()
-
     def __repr__(self):
         return f"<clustersim.Experiment {self.name!r}: {self.n_runs} runs>"
 
@@ -242,7 +222,7 @@ def _tqdm_bar(total):
     return _Bar(tqdm, total)
 
 
-class SweepResults:
+class SweepResults(_native.Owned):
     """A sweep's results: the runs table and its aggregation (mean and 95 %
     confidence interval per variant, axis point, model and metric), as the
     files `clustersim sweep` writes, byte for byte (text(name), write(dir)).
@@ -256,7 +236,7 @@ class SweepResults:
         self.shard = shard
         self.n_runs = _lib.cs_sweep_results_n_runs(handle)
         self.n_invalid = _lib.cs_sweep_results_n_invalid(handle)
-        self.runs = [{k: _number(v) for k, v in r.items()}
+        self.runs = [{k: _number(v, empty=None) for k, v in r.items()}
                      for r in csv.DictReader(io.StringIO(self.text("runs.csv")))]
         self.aggregate = None if shard else json.loads(self.text("aggregate.json"))
 
@@ -282,44 +262,16 @@ class SweepResults:
         if what == "runs":
             return _frame(self.runs)
         if what == "aggregate":
-            rows = [{k: _number(v) for k, v in r.items()}
+            rows = [{k: _number(v, empty=None) for k, v in r.items()}
                     for r in csv.DictReader(io.StringIO(self.text("aggregate.csv")))]
             return _frame(rows)
         raise ValueError(f"clustersim: to_pandas: expected \"runs\" or \"aggregate\", got {what!r}")
 
-    def _handle(self):
-        if not self._h:
-            raise ValueError("clustersim: the sweep's results were closed")
-        return self._h
-
-    def close(self):
-        if getattr(self, "_h", None):
-            _lib.cs_sweep_results_free(self._h)
-            self._h = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-    def __del__(self):
-        self.close()
+    _free = staticmethod(_lib.cs_sweep_results_free)
+    _closed = "the sweep's results were closed"
 
     def __repr__(self):
         return f"<clustersim.SweepResults {self.name!r}: {self.n_runs} runs, {self.n_invalid} invalid>"
-
-
-def _number(text):
-    if text == "":
-        return None
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def sweep(experiment, base_dir=".", **kwargs):
