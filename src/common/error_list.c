@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "clustersim/core.h"
+#include "json_input.h"
 
 struct CsErrorList {
   GPtrArray *errors; /* GError *, in the order found */
@@ -14,6 +15,21 @@ CsErrorList *cs_error_list_new(void)
   CsErrorList *l = g_new0(CsErrorList, 1);
   l->errors = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
   return l;
+}
+
+void cs_error_append_problem(GString *m, const char *file, const char *message)
+{
+  /* The file is named once, on the first line. */
+  size_t flen = strlen(file);
+  if (strncmp(message, file, flen) == 0 && strncmp(message + flen, ": ", 2) == 0)
+    message += flen + 2;
+  g_string_append(m, "\n  ");
+  /* A problem of several lines keeps them together, indented under it. */
+  for (const char *p = message; *p; p++) {
+    g_string_append_c(m, *p);
+    if (*p == '\n')
+      g_string_append(m, "  ");
+  }
 }
 
 static void file_pending(CsErrorList *l)
@@ -65,20 +81,9 @@ gboolean cs_error_list_finish(CsErrorList *l, const char *file, const char *what
   const GError *first = g_ptr_array_index(l->errors, 0);
   GString *m = g_string_new(NULL);
   g_string_append_printf(m, "%s: %u problems in %s:", file, n, what);
-  size_t flen = strlen(file);
-  for (guint i = 0; i < n && i < CS_ERROR_LIST_SHOWN; i++) {
-    const char *msg = ((const GError *)g_ptr_array_index(l->errors, i))->message;
-    /* The file is named once, on the first line. */
-    if (strncmp(msg, file, flen) == 0 && strncmp(msg + flen, ": ", 2) == 0)
-      msg += flen + 2;
-    g_string_append(m, "\n  ");
-    /* A problem of several lines keeps them together, indented under it. */
-    for (const char *p = msg; *p; p++) {
-      g_string_append_c(m, *p);
-      if (*p == '\n')
-        g_string_append(m, "  ");
-    }
-  }
+  for (guint i = 0; i < n && i < CS_ERROR_LIST_SHOWN; i++)
+    cs_error_append_problem(m, file,
+                            ((const GError *)g_ptr_array_index(l->errors, i))->message);
   if (n > CS_ERROR_LIST_SHOWN)
     g_string_append_printf(m, "\n  ... and %u more", n - CS_ERROR_LIST_SHOWN);
   g_set_error_literal(error, first->domain, first->code, m->str);

@@ -60,6 +60,11 @@ char *cs_json_path_key(const char *path, const char *key);
 /* Returns a newly allocated path: "path[index]". */
 char *cs_json_path_index(const char *path, int index);
 
+/* Appends message to m as one problem of a list: a new line indented by
+ * two spaces, without the "file: " it begins with, its own further lines
+ * indented under it (CsErrorList's form, clustersim/core.h). */
+void cs_error_append_problem(GString *m, const char *file, const char *message);
+
 /* Sets error: "file: path: message" (printf-style message). Returns FALSE. */
 gboolean cs_json_fail(GError **error, const char *file, const char *path, const char *fmt, ...)
   G_GNUC_PRINTF(4, 5);

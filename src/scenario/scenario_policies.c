@@ -142,13 +142,8 @@ static gboolean parse_without_placement(const CsScenario *sc, CsConfig *c, const
                            "(it runs every model on every GPU, one batch at a time, without a "
                            "placement):",
                            sc->name, c->dispatch->name, ig.paths->len);
-    /* The file is named once, in the first line. */
-    size_t skip = strlen(sc->name) + 2;
-    for (guint i = 0; i < ig.lines->len; i++) {
-      const char *line = g_ptr_array_index(ig.lines, i);
-      gboolean prefixed = strncmp(line, sc->name, skip - 2) == 0 && strncmp(line + skip - 2, ": ", 2) == 0;
-      g_string_append_printf(m, "\n  %s", prefixed ? line + skip : line);
-    }
+    for (guint i = 0; i < ig.lines->len; i++)
+      cs_error_append_problem(m, sc->name, g_ptr_array_index(ig.lines, i));
     g_string_append(m, "\nremove them with:");
     for (guint i = 0; i < ig.paths->len; i++)
       g_string_append_printf(m, " --unset %s", (const char *)g_ptr_array_index(ig.paths, i));
