@@ -186,6 +186,8 @@ int cmd_profile_measure(int argc, char **argv)
                          .gpu_type = gpu_type, .shares = (const int *)shares->data,
                          .n_shares = (int)shares->len, .like_interference = tables,
                          .csv = csv_path ? &csv : NULL };
+  CsProbeStats wake = { 0 };
+  o.wakeup = &wake;
   if (!cs_measure_backend(&o, &profile, &interference, &described, &err)) {
     status = cli_fail(prog, err->message);
     goto out;
@@ -208,6 +210,11 @@ int cmd_profile_measure(int argc, char **argv)
   }
   if (!interference)
     g_unlink(ipath);
+  if (wake.busy)
+    fprintf(stderr, "%s: warning: the machine was busy while measuring: a thread of normal "
+            "priority woke %.3f ms late from its sleeps (p90; median %.3f ms), and the "
+            "latencies measured include late wake-ups of about that (the profile's source "
+            "says so); measure again on a quiet machine\n", prog, wake.p90_ms, wake.p50_ms);
   printf("%s\n%s%s\n", ppath, interference ? ipath : "",
          interference ? "" : "(no pairs or shares measured)");
   if (csv)

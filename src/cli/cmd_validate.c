@@ -104,7 +104,8 @@ static char *fmt(double v, const char *f)
 static gboolean report(const char *dir, const CsResults *sim, const CsResults *rep,
                        const char *sim_csv, const char *rep_csv, const char *scenario,
                        const char *backend, double drift, const CsProfileSet *measured,
-                       const char *gpu_type, gboolean mps, GString *md, GError **error)
+                       const char *gpu_type, gboolean mps, const CsProbeStats *measure_wake,
+                       GString *md, GError **error)
 {
   GHashTable *a = exec_times(sim_csv, error);
   if (!a)
@@ -116,6 +117,7 @@ static gboolean report(const char *dir, const CsResults *sim, const CsResults *r
   }
   GArray *abs_err = g_array_new(FALSE, FALSE, sizeof(double));
   GArray *signed_err = g_array_new(FALSE, FALSE, sizeof(double));
+  GArray *abs_err_ms = g_array_new(FALSE, FALSE, sizeof(double));
   GHashTableIter it;
   gpointer key, value;
   g_hash_table_iter_init(&it, a);
@@ -128,6 +130,8 @@ static gboolean report(const char *dir, const CsResults *sim, const CsResults *r
     double ae = fabs(e);
     g_array_append_val(signed_err, e);
     g_array_append_val(abs_err, ae);
+    double ms = fabs((double)(*real - simulated)) * 1e-6;
+    g_array_append_val(abs_err_ms, ms);
   }
   g_hash_table_destroy(a);
   g_hash_table_destroy(b);
@@ -143,7 +147,43 @@ static gboolean report(const char *dir, const CsResults *sim, const CsResults *r
   add_num(pb, "median_abs", med);
   add_num(pb, "p90_abs", p90);
   add_num(pb, "median_signed", bias);
+  add_num(pb, "median_abs_ms", quantile(abs_err_ms, 0.5));
   add_num(root, "machine_drift_pct", drift);
+  /* How late a thread of normal priority woke while the profile was
+   * measured and during the replay (probe.h), and whether that made the
+   * machine busy for these batches (the replay's warning
+   * replay_machine_busy; the measurement's own judgement). */
+  gboolean replay_busy = FALSE;
+  for (int w = 0; w < cs_results_n_warnings(rep); w++)
+    replay_busy |= strcmp(cs_results_warning(rep, w)->code, "replay_machine_busy") == 0;
+  char *rep_text = cs_results_to_json(rep);
+  cJSON *rep_json = cJSON_Parse(rep_text);
+  g_free(rep_text);
+  cJSON *wake = cJSON_GetObjectItemCaseSensitive(
+    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rep_json, "replay"),
+                                     "lateness_ms"), "normal_thread_wakeup");
+  double replay_p50 = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(wake, "p50"));
+  double replay_p90 = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(wake, "p90"));
+  cJSON_Delete(rep_json);
+  gboolean measure_busy = measure_wake->busy;
+  gboolean busy = replay_busy || measure_busy;
+  cJSON_AddBoolToObject(root, "machine_busy", busy);
+  cJSON *wj = cJSON_AddObjectToObject(root, "normal_thread_wakeup_ms");
+  cJSON *wm = cJSON_AddObjectToObject(wj, "measurement");
+  add_num(wm, "p50", measure_wake->p50_ms);
+  add_num(wm, "p90", measure_wake->p90_ms);
+  cJSON_AddBoolToObject(wm, "busy", measure_busy);
+  cJSON *wr = cJSON_AddObjectToObject(wj, "replay");
+  add_num(wr, "p50", replay_p50);
+  add_num(wr, "p90", replay_p90);
+  cJSON_AddBoolToObject(wr, "busy", replay_busy);
+  const char *busy_when = measure_busy && replay_busy ? "while the profile was measured and during the replay"
+                          : measure_busy              ? "while the profile was measured"
+                          : replay_busy               ? "during the replay"
+                                                      : NULL;
+  double busy_p90 = measure_busy && replay_busy ? MAX(measure_wake->p90_ms, replay_p90)
+                    : measure_busy              ? measure_wake->p90_ms
+                                                : replay_p90;
   g_string_append_printf(md, "# Validation: %s on backend %s\n\n", scenario, backend);
   if (fabs(drift) > 5.0)
     g_string_append_printf(md, "**The machine's speed changed during the validation**: isolated "
@@ -154,14 +194,23 @@ static gboolean report(const char *dir, const CsResults *sim, const CsResults *r
   else if (isfinite(drift))
     g_string_append_printf(md, "Isolated latencies measured again after the replay: %+.1f %% "
                            "(median) from those the simulation used.\n\n", drift);
+  if (busy_when)
+    g_string_append_printf(md, "**The machine was busy %s**: a thread of normal priority woke "
+                           "%.3f ms late from its sleeps (p90; report.json has each part), and "
+                           "batches measured or replayed then ran about as late; errors of that "
+                           "size are the machine's, not the simulator's.\n\n",
+                           busy_when, busy_p90);
   if (!valid)
     g_string_append(md, "**The replay was not valid**: its own scheduling was later than its "
                         "bound (replayed/summary.json, \"replay\"); the real figures below "
                         "include that overhead.\n\n");
   char *m1 = fmt(med, "%.2f"), *m2 = fmt(p90, "%.2f"), *m3 = fmt(bias, "%+.2f");
+  char *m4 = fmt(quantile(abs_err_ms, 0.5), "%.3f");
   g_string_append_printf(md, "Batch execution time, real vs simulated, over %u batches: median "
-                         "error %s %%, p90 %s %% (median signed %s %%: positive = real slower).\n\n",
-                         abs_err->len, m1, m2, m3);
+                         "error %s %% (%s ms), p90 %s %% (median signed %s %%: positive = real "
+                         "slower).\n\n",
+                         abs_err->len, m1, m4, m2, m3);
+  g_free(m4);
   g_free(m1);
   g_free(m2);
   g_free(m3);
@@ -173,7 +222,8 @@ static gboolean report(const char *dir, const CsResults *sim, const CsResults *r
                                .offered_rps = s->offered_rps,
                                .load = cs_diagnosis_load(sim, measured, gpu_type, mps, m),
                                .batch_signed_pct = bias, .drift_pct = drift,
-                               .replay_valid = valid };
+                               .replay_valid = valid, .busy_when = busy_when,
+                               .busy_wakeup_p90_ms = busy_p90 };
     char *text = cs_diagnosis_text(&facts);
     if (!text)
       continue;
@@ -223,6 +273,7 @@ static gboolean report(const char *dir, const CsResults *sim, const CsResults *r
   cJSON_Delete(root);
   g_array_unref(abs_err);
   g_array_unref(signed_err);
+  g_array_unref(abs_err_ms);
   if (ok) {
     path = g_build_filename(dir, "report.md", NULL);
     ok = g_file_set_contents(path, md->str, -1, error);
@@ -367,6 +418,7 @@ int cmd_validate(int argc, char **argv)
   CsProfileSet *like = NULL, *measured = NULL;
   char **models = NULL;
   void *state = NULL;
+  CsProbeStats measure_wake = { .p50_ms = NAN, .p90_ms = NAN };
   const char **types = NULL;
   const CsBackend *backend = NULL;
   char *profile = NULL, *interference = NULL, *described = NULL, *vtext = NULL;
@@ -552,11 +604,17 @@ int cmd_validate(int argc, char **argv)
                           .repeat = repeat,
                           .pair_batch = mps && g_strv_length(models) > 1 ? MIN(8, max_batch) : 0,
                           .gpu_type = gpu_type, .shares = (const int *)shares->data,
-                          .n_shares = (int)shares->len, .like_interference = tables };
+                          .n_shares = (int)shares->len, .like_interference = tables,
+                          .wakeup = &measure_wake };
   if (!cs_measure_backend(&mo, &profile, &interference, &described, &err)) {
     status = cli_fail(prog, err->message);
     goto out;
   }
+  if (measure_wake.busy)
+    fprintf(stderr, "%s: warning: the machine was busy while measuring the profile: a thread "
+            "of normal priority woke %.3f ms late from its sleeps (p90), and the profile's "
+            "latencies include late wake-ups of about that (report.md)\n", prog,
+            measure_wake.p90_ms);
   prof_dir = g_build_filename(output, "profile", NULL);
   ppath = g_build_filename(prof_dir, "profile.json", NULL);
   ipath = g_build_filename(prof_dir, "interference.json", NULL);
@@ -643,6 +701,7 @@ int cmd_validate(int argc, char **argv)
    * replay say by how much, so that a large error is not blamed on the
    * simulator when the machine moved. */
   CsMeasureOptions again = mo;
+  again.wakeup = NULL;
   again.repeat = MAX(5, repeat / 3);
   again.pair_batch = 0;
   again.n_shares = 0;
@@ -665,7 +724,7 @@ int cmd_validate(int argc, char **argv)
   measured = cs_profile_set_new();
   if (!cs_profile_set_load_file(measured, ppath, &err) ||
       !report(output, sim, rep, sim_csv, rep_csv, argv[1], backend->name, drift, measured,
-              gpu_type, mps, md, &err)) {
+              gpu_type, mps, &measure_wake, md, &err)) {
     status = cli_fail(prog, err->message);
     goto out;
   }

@@ -97,10 +97,17 @@ char *cs_diagnosis_text(const CsDiagnosisFacts *f)
     g_string_append(t, " The replay was not valid: its own scheduling ran later than its bound, "
                        "which delays real requests the simulation did not delay.");
   }
+  if (f->busy_when) {
+    causes++;
+    g_string_append_printf(t, " The machine was busy %s: a thread of normal priority woke "
+                           "%.3f ms late (p90), and batches measured or replayed then ran as "
+                           "late; validate again on a quiet machine.",
+                           f->busy_when, f->busy_wakeup_p90_ms);
+  }
   if (causes == 0)
     g_string_append(t, " none of the known causes applies (the plan is within capacity, real "
-                       "batches ran at the profile's speed, the machine held its speed and the "
-                       "replay was valid): compare the latency distributions "
+                       "batches ran at the profile's speed, the machine held its speed and was "
+                       "not busy, and the replay was valid): compare the latency distributions "
                        "(figures/latency_cdf_compare_MODEL).");
   return g_string_free(t, FALSE);
 }

@@ -14,7 +14,9 @@
  *     profile itself held means the profile was measured in a minute of
  *     another speed, or the backend runs differently under the replay's load;
  *     both moved means the machine changed speed;
- *   - the replay's own validity (its scheduling later than its bound). */
+ *   - the replay's own validity (its scheduling later than its bound);
+ *   - the machine's other load while the profile was measured or during the
+ *     replay (a probe thread of normal priority woke late, probe.h). */
 #ifndef CS_REPLAY_DIAGNOSIS_H
 #define CS_REPLAY_DIAGNOSIS_H
 
@@ -51,6 +53,11 @@ typedef struct {
   double batch_signed_pct; /* median signed batch error, real vs simulated (+: real slower); NAN */
   double drift_pct;        /* the machine's drift; NAN unknown */
   gboolean replay_valid;
+  /* The machine was busy (probe.h) busy_when ("during the replay", "while
+   * the profile was measured", ...; NULL: not busy): other work delayed
+   * threads of normal priority by busy_wakeup_p90_ms (the probe's p90). */
+  const char *busy_when;
+  double busy_wakeup_p90_ms;
 } CsDiagnosisFacts;
 
 /* NULL when the simulated and real goodput agree (within

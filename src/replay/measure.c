@@ -12,6 +12,7 @@
 
 #include "backends.h"
 #include "profiles/measured.h"
+#include "sim/stats.h"
 #include "cs_config.h"
 
 #define UNTIMED 3
@@ -309,6 +310,7 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
   double *median = g_new0(double, n_points), *p10 = g_new0(double, n_points),
          *p90 = g_new0(double, n_points);
   GError *err = NULL;
+  CsProbe *probe = cs_probe_start(cs_monotonic_ns());
   {
     Isolated j = { .o = o, .state = state, .n_models = n_models, .max_batch = max_batch,
                    .shares = shares, .n_shares = ns,
@@ -345,12 +347,14 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
       double row[5] = { v, a, med / median[point(ns, nb, v, 0, pk)], med, hi };
       g_array_append_vals(pairs, row, 1);
     }
+  GArray *wakeups = cs_probe_stop(probe);
   char *desc = o->backend->describe ? o->backend->describe(state) : g_strdup("{}");
   double share = o->backend->worker_share ? o->backend->worker_share(state, 0) : NAN;
   if (!o->backend_state)
     o->backend->close(state);
   if (err) {
     g_propagate_prefixed_error(error, err, "backend \"%s\": ", o->backend->name);
+    g_array_unref(wakeups);
     g_free(desc);
     g_free(median);
     g_free(p10);
@@ -361,6 +365,26 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
     return FALSE;
   }
 
+  /* The probe against the median of every latency measured (isolated, at
+   * every share, and the pairs' victims). */
+  GArray *all = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  for (size_t i = 0; i < n_points; i++)
+    g_array_append_val(all, (int64_t){ (int64_t)llround(median[i] * 1e6) });
+  for (guint i = 0; i < pairs->len; i++)
+    g_array_append_val(all, (int64_t){ (int64_t)llround(((double *)pairs->data)[5 * i + 3] * 1e6) });
+  CsLatencyStats typical;
+  cs_latency_stats((int64_t *)all->data, all->len, &typical);
+  g_array_unref(all);
+  CsProbeStats wake = cs_probe_stats(wakeups, typical.p50);
+  g_array_unref(wakeups);
+  if (o->wakeup)
+    *o->wakeup = wake;
+  char *wake_text = g_strdup_printf(
+    " Meanwhile a thread of normal priority woke %.3f ms late from its sleeps (p90; median "
+    "%.3f ms, %u wake-ups)%s.", wake.p90_ms, wake.p50_ms, wake.samples,
+    wake.busy ? ": the machine was busy, and these latencies include late wake-ups of about "
+                "that (measure again on a quiet machine)"
+              : "");
   GDateTime *now = g_date_time_new_now_utc();
   char *date = g_date_time_format(now, "%Y-%m-%d %H:%M UTC");
   g_date_time_unref(now);
@@ -369,9 +393,11 @@ gboolean cs_measure_backend(const CsMeasureOptions *o, char **profile, char **in
     "Measured by clustersim %s, `clustersim profile measure --backend %s`, on %s, %s: one GPU "
     "of the backend, each batch size's latency the median of %d timed executions after %d "
     "untimed ones, every model and batch size in turn round after round (after 100 ms of "
-    "each model's largest batch); each model sized like its profile on GPU type %s. "
+    "each model's largest batch); each model sized like its profile on GPU type %s.%s "
     "Backend: %s",
-    CS_VERSION, o->backend->name, machine, date, o->repeat, UNTIMED, o->like_type, desc);
+    CS_VERSION, o->backend->name, machine, date, o->repeat, UNTIMED, o->like_type, wake_text,
+    desc);
+  g_free(wake_text);
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "format", "clustersim-profile");
   cJSON_AddNumberToObject(p, "version", 1);

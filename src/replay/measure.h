@@ -7,6 +7,7 @@
 #define CS_MEASURE_H
 
 #include "clustersim/backend.h"
+#include "probe.h"
 
 typedef struct {
   const CsBackend *backend;
@@ -34,6 +35,10 @@ typedef struct {
    * format (src/profiles/measured.h, docs/profiles.md "Measured data"; g_free
    * it): isolated rows (blank share), share rows, co-located pair rows. */
   char **csv;
+  /* When not NULL: set to what the wake-up probe (probe.h) measured over
+   * the measurement, judged against the median of every latency measured
+   * (busy: the latencies include late wake-ups of about p90_ms). */
+  CsProbeStats *wakeup;
 } CsMeasureOptions;
 
 /* The real time cs_measure_backend(o) is expected to take, in seconds:

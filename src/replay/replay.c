@@ -29,6 +29,7 @@
 
 #include "backends.h"
 #include "measure.h"
+#include "probe.h"
 #include "clustersim/plugin.h"
 #include "common/json_input.h"
 #include "experiment/run.h"
@@ -453,8 +454,12 @@ CsResults *cs_replay(const CsReplayOptions *opt, GError **error)
   rp.started = TRUE;
   g_cond_broadcast(&rp.cond);
   g_mutex_unlock(&rp.lock);
+  /* How busy the machine is meanwhile (probe.h): batch times of executors
+   * of normal priority include its late wake-ups. */
+  CsProbe *probe = cs_probe_start(rp.epoch_ns);
   if (!g_atomic_int_get(&rp.failed))
     run_timeline(&rp, opt->progress);
+  rp.wakeup_late_ns = cs_probe_stop(probe);
   /* A failure stops every executor: wake those waiting for a batch. */
   for (int e = 0; e < rp.n_executors; e++) {
     g_mutex_lock(&rp.executors[e]->lock);
@@ -482,6 +487,8 @@ out:
   g_free(rp.send_ns);
   g_array_unref(rp.times);
   g_array_unref(rp.left_ns);
+  if (rp.wakeup_late_ns)
+    g_array_unref(rp.wakeup_late_ns);
   g_mutex_clear(&rp.lock);
   g_cond_clear(&rp.cond);
   cs_config_free(cfg);

@@ -30,6 +30,7 @@ typedef struct {
   double max_lateness_ms;
   gboolean spin_idle;       /* executors spin, never sleep, until their next batch */
   gboolean realtime;        /* the clock thread ran at real-time priority */
+  GArray *wakeup_late_ns;   /* int64 ns per step of the wake-up probe (probe.h), or NULL */
   int64_t epoch_ns;         /* CLOCK_MONOTONIC at the run's time 0 */
   int64_t *send_ns;         /* per request: when it was sent */
   GArray *times;            /* ReplayBatch per batch of the log */

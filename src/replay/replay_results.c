@@ -11,6 +11,7 @@
 
 #include "common/json_input.h"
 #include "policies/dispatch/dispatch.h"
+#include "probe.h"
 #include "replay_internal.h"
 #include "scenario/scenario.h"
 #include "sim/engine_state.h"
@@ -120,6 +121,7 @@ static cJSON *lateness_json(GArray *ns, CsLatencyStats *out)
   cs_latency_stats((int64_t *)ns->data, ns->len, out);
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "p50", isfinite(out->p50) ? out->p50 : 0);
+  cJSON_AddNumberToObject(o, "p90", isfinite(out->p90) ? out->p90 : 0);
   cJSON_AddNumberToObject(o, "p99", isfinite(out->p99) ? out->p99 : 0);
   cJSON_AddNumberToObject(o, "max", isfinite(out->max) ? out->max : 0);
   cJSON_AddNumberToObject(o, "mean", isfinite(out->mean) ? out->mean : 0);
@@ -315,6 +317,12 @@ CsResults *cs_replay_results(const Replay *rp, const char *described, const char
   cJSON_AddItemToObject(lat, "batch_sent", lateness_json(dispatch_late, &ls_dispatch));
   cJSON_AddItemToObject(lat, "batch_started", lateness_json(start_late, &ls_start));
   cJSON_AddItemToObject(lat, "request_sent", lateness_json(send_late, &ls_send));
+  /* Not the replay's own: how late a thread of normal priority woke from a
+   * sleep meanwhile (replay.c, the probe), the machine's other load. */
+  CsLatencyStats ls_wakeup;
+  if (rp->wakeup_late_ns)
+    cJSON_AddItemToObject(lat, "normal_thread_wakeup",
+                          lateness_json(rp->wakeup_late_ns, &ls_wakeup));
   double p99_dispatch = isfinite(ls_dispatch.p99) ? ls_dispatch.p99 : 0.0;
   double p99_start = isfinite(ls_start.p99) ? ls_start.p99 : 0.0;
   gboolean valid = p99_dispatch <= rp->max_lateness_ms && p99_start <= rp->max_lateness_ms;
@@ -334,6 +342,29 @@ CsResults *cs_replay_results(const Replay *rp, const char *described, const char
                    "batches and %.3f ms starting them, above the %.3f ms bound; its latencies "
                    "include that overhead and are not a valid measurement of the backend",
                    p99_dispatch, p99_start, rp->max_lateness_ms);
+  /* The machine's other load, from the probe (probe.h), judged against the
+   * median batch. */
+  if (rp->wakeup_late_ns && rp->wakeup_late_ns->len > 0) {
+    GArray *exec_ns = g_array_sized_new(FALSE, FALSE, sizeof(int64_t), log->batches->len);
+    for (guint i = 0; i < log->batches->len; i++) {
+      const ReplayBatch *t = &g_array_index(rp->times, ReplayBatch, i);
+      int64_t d = t->end_ns - t->start_ns;
+      if (d > 0)
+        g_array_append_val(exec_ns, d);
+    }
+    CsLatencyStats ls_exec;
+    cs_latency_stats((int64_t *)exec_ns->data, exec_ns->len, &ls_exec);
+    g_array_unref(exec_ns);
+    if (cs_probe_busy(ls_wakeup.p90, ls_exec.p50))
+      cs_warning_add(res->warnings, "replay_machine_busy", NULL, -1,
+                     "the machine was busy during the replay: a thread of normal priority woke "
+                     "%.3f ms late from its sleeps (p90; median %.3f ms), %.0f %% of the median "
+                     "batch (%.3f ms); the replay's executors, of normal priority too, were as "
+                     "late, and batch times and latencies include it: errors of that size are "
+                     "the machine's, not the simulator's",
+                     ls_wakeup.p90, ls_wakeup.p50, 100.0 * ls_wakeup.p90 / ls_exec.p50,
+                     ls_exec.p50);
+  }
   if (log->n_controller_records > 0)
     cs_warning_add(res->warnings, "replay_no_loads", NULL, -1,
                    "the run's controller changed replicas or GPUs (%d records): the replay sends "

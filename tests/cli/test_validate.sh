@@ -13,6 +13,10 @@ import json, re, sys
 src, got = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 ref = {(m["model"], b["batch"]): b["latency_ms"] for m in src["models"] if m["gpu"] == "v100"
        for b in m.get("batches", [])}
+# The measurement's own probe (its source: "woke X ms late from its sleeps
+# (p90"): when one wake-up in ten of a thread of normal priority was that
+# late, so may the p10 of a point be.
+probe = float(re.search(r"woke (\S+) ms late from its sleeps \(p90", got["source"]).group(1))
 n = 0
 for m in got["models"]:
     assert m["gpu"] == "emu"
@@ -27,11 +31,32 @@ for m in got["models"]:
         # 9.600259 ms once came with "p10 9.6003 ms"): half of that either way.
         r = 0.00005
         assert want <= p10 + r and p10 - r <= b["latency_ms"] <= p90 + r, (m["model"], b, want)
-        assert p10 <= want * 1.05 + 0.2, (m["model"], b, want)
+        assert p10 <= want * 1.05 + 0.2 + probe, (m["model"], b, want, probe)
         assert b["latency_ms"] <= want * 1.5 + 2, (m["model"], b, want)
         n += 1
 assert n == 6, n
 assert "profile measure --backend emulated" in got["source"] and "UTC" in got["source"]
+PY
+# The pairs: sleeps side by side take nothing from each other, slowdown 1.
+# The victim's median and its isolated one are sleeps that may each wake up
+# late by the run's own late wake-up (as for the shares below: the p90 of
+# the isolated latencies above those emulated): the slowdown may be off 1 by
+# that over the victim's latency, and by 10 % (5 % below) on top.
+cat > "$tmp/pairs.py" <<'PY'
+import json, re, sys
+src, got, inter = (json.load(open(p)) for p in sys.argv[1:4])
+ref = {(m["model"], b["batch"]): b["latency_ms"] for m in src["models"] if m["gpu"] == "v100"
+       for b in m.get("batches", [])}
+late = 0.0
+for m in got["models"]:
+    for b in m["batches"]:
+        p90 = float(re.fullmatch(r"p10 \S+ ms, p90 (\S+) ms", b["note"]).group(1))
+        late = max(late, p90 - ref[(m["model"], b["batch"])])
+pairs = inter["pairs"]
+assert len(pairs) == 2, pairs
+for p in pairs:
+    slack = late / ref[(p["victim"], 8)]
+    assert 0.95 - slack <= p["slowdown"] <= 1.1 + slack, (p, late)
 PY
 # The p10 bound needs one in ten wake-ups of a run to be on time; a burst
 # of other work can hold every one of a run's up. A measurement that misses
@@ -45,14 +70,16 @@ measure_once() {
 measured_back() {
   python3 "$tmp/back.py" "$src/data/profiles/v100_thesis.json" "$tmp/m/profile.json" >"$tmp/back.txt" 2>&1 ||
     { echo "# $(tail -n 1 "$tmp/back.txt")"; return 1; }
+  python3 "$tmp/pairs.py" "$src/data/profiles/v100_thesis.json" "$tmp/m/profile.json" \
+    "$tmp/m/interference.json" >"$tmp/pairs.txt" 2>&1 || { echo "# $(tail -n 1 "$tmp/pairs.txt")"; return 1; }
 }
 retry_timing "the measurement" measure_once measured_back
 check "profile measure exits 0" test $rc -eq 0
 check "the measured profile loads" "$bin" profile show "$tmp/m/profile.json" --json
 check "the emulated backend's profile is the profile it emulates" \
   python3 "$tmp/back.py" "$src/data/profiles/v100_thesis.json" "$tmp/m/profile.json"
-check "the emulated pairs slow each other down by at most 10 %" \
-  py 'len(d["pairs"]) == 2 and all(0.95 <= p["slowdown"] <= 1.1 for p in d["pairs"])' "$tmp/m/interference.json"
+check "the emulated pairs slow each other down by at most 10 % (and the run's late wake-up)" \
+  python3 "$tmp/pairs.py" "$src/data/profiles/v100_thesis.json" "$tmp/m/profile.json" "$tmp/m/interference.json"
 bad "measure: a model without a profile" "model nosuch has no profile on GPU type v100" \
   profile measure --backend emulated --like v100_thesis --models nosuch --gpu-type e -o "$tmp/x"
 bad "measure: batches not ascending" "--batches: expected ascending batch sizes" \
@@ -130,16 +157,39 @@ sed -i 's|\.\./\.\./data/profiles/v100_thesis.json|v100_thesis|' "$tmp/col.json"
 # The replay's error is its overhead plus the machine's late wake-ups, and a
 # burst of other work can push one validation past the bounds below; such a
 # validation is run again, three times at most (see "Under load" in
-# docs/testing.md): a replay that is always off still fails.
-col_ok='d["replay_valid"] and d["batch_execution_error_pct"]["batches"] > 50 and d["batch_execution_error_pct"]["median_abs"] < 5'
-col_models='all(abs(m["p50_diff_pct"]) < 10 and abs(m["goodput_diff_pct"]) < 5 for m in d["models"])'
+# docs/testing.md): a replay that is always off still fails. A machine busy
+# through all three (CI's pass beside two CPU hogs, 2026-12-02) is one the
+# validation must call busy (machine_busy, from its probe thread of normal
+# priority, while it measured the profile and during the replay), and then
+# the error may be what the probes measured, no more: a batch's median error
+# within the two p90 wake-up latenesses + 0.5 ms, a model's p50 within three
+# times that + 1 ms.
+busy="d['machine_busy']"
+wake="(d['normal_thread_wakeup_ms']['measurement']['p90'] + d['normal_thread_wakeup_ms']['replay']['p90'])"
+col_ok="d['batch_execution_error_pct']['batches'] > 50 and ((d['replay_valid'] and d['batch_execution_error_pct']['median_abs'] < 5) or ($busy and d['batch_execution_error_pct']['median_abs_ms'] <= $wake + 0.5))"
+col_models="all(abs(m['p50_diff_pct']) < 10 and abs(m['goodput_diff_pct']) < 5 for m in d['models']) or ($busy and all(abs(m['p50_real_ms'] - m['p50_sim_ms']) <= 3 * $wake + 1 for m in d['models']))"
 validate_once() {
   rm -rf "$tmp/v"
   "$bin" validate "$tmp/col.json" --backend emulated --sleep-idle --repeat 5 --set 'clients[0].duration_s=2' \
     --set 'clients[1].duration_s=2' --set 'clients[0].rate=150' --set 'clients[1].rate=300' \
     --max-lateness-ms 20 -o "$tmp/v" >"$tmp/v.txt" 2>"$tmp/v.err"
 }
-validated() { py "$col_ok and $col_models" "$tmp/v/report.json"; }
+# What a try measured, printed when it misses: the report's figures and the
+# replay's own lateness (replayed/summary.json), to tell a loaded machine from
+# a replay that is off.
+validation_figures() {
+  python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1] + "/report.json"))
+r = json.load(open(sys.argv[1] + "/replayed/summary.json"))["replay"]
+print("#   replay_valid", d["replay_valid"], "batch error %", d["batch_execution_error_pct"],
+      "drift %", d["machine_drift_pct"])
+print("#   per model (p50 diff %, goodput diff %):",
+      [(m["model"], round(m["p50_diff_pct"], 2), round(m["goodput_diff_pct"], 2)) for m in d["models"]])
+print("#   replay lateness ms:", r["lateness_ms"], "clock thread realtime:", r["clock_thread_realtime"])
+PY
+}
+validated() { py "$col_ok and $col_models" "$tmp/v/report.json" || { validation_figures "$tmp/v"; false; }; }
 retry_timing "the validation" validate_once validated
 check "validate exits 0" test $rc -eq 0
 check "validate prints its report" grep -q "Batch execution time, real vs simulated" "$tmp/v.txt"
@@ -150,9 +200,14 @@ for f in report.json report.md scenario.json decisions.jsonl profile/profile.jso
 done
 # Emulated batches last their profiled latency, which the simulation used:
 # the error is the replay's overhead and the timer's.
-check "validate: replay valid, batch execution error median under 5 %" py "$col_ok" "$tmp/v/report.json"
-check "validate: p50 within 10 %, goodput within 5 %" py "$col_models" "$tmp/v/report.json"
-check "validate: goodput agrees, so no diagnosis" py 'd["diagnosis"] == []' "$tmp/v/report.json"
+check "validate: replay valid, batch execution error median under 5 % (or the machine called busy, the error within its lateness)" py "$col_ok" "$tmp/v/report.json"
+check "validate: p50 within 10 %, goodput within 5 % (or busy, p50 within its lateness)" py "$col_models" "$tmp/v/report.json"
+check "validate: goodput agrees, so no diagnosis (or the diagnosis names the busy machine)" \
+  py "d['diagnosis'] == [] or ($busy and all('machine was busy' in x['text'] for x in d['diagnosis']))" "$tmp/v/report.json"
+check "validate: the report says what the probe measured" \
+  py "all(0 <= d['normal_thread_wakeup_ms'][k]['p50'] <= d['normal_thread_wakeup_ms'][k]['p90'] for k in ('measurement', 'replay')) and $busy == any(d['normal_thread_wakeup_ms'][k]['busy'] for k in ('measurement', 'replay'))" "$tmp/v/report.json"
+check "validate: a busy machine is said in report.md exactly when report.json says it" \
+  bash -c "[ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"machine_busy\"])' '$tmp/v/report.json')\" = \"\$(grep -q 'The machine was busy' '$tmp/v/report.md' && echo True || echo False)\" ]"
 check "the validation's scenario runs on the measured profile" \
   py 'd["placement"]["policy"] == "manual" and d["cluster"]["gpu_type"] == "emulated_measured" and d["cluster"]["interference"].endswith("interference.json")' "$tmp/v/scenario.json"
 # A placement with MPS shares: validate measures the backend at those shares
@@ -170,18 +225,18 @@ cat > "$tmp/shares.json" <<'JSON'
    {"model": "alexnet", "rate": 300, "slo_ms": 150, "arrival": "poisson", "duration_s": 1.5, "warmup_s": 0.2}]}
 JSON
 # Batches of a few ms: a loaded machine's late wake-ups are a few % of them.
-vs_ok='d["batch_execution_error_pct"]["median_abs"] < 10 and all(abs(m["goodput_diff_pct"]) < 5 for m in d["models"])'
+vs_ok="(d['batch_execution_error_pct']['median_abs'] < 10 and all(abs(m['goodput_diff_pct']) < 5 for m in d['models'])) or ($busy and d['batch_execution_error_pct']['median_abs_ms'] <= $wake + 0.5)"
 validate_shares_once() {
   rm -rf "$tmp/vs"
   "$bin" validate "$tmp/shares.json" --backend emulated --sleep-idle --repeat 3 --max-lateness-ms 20 \
     -o "$tmp/vs" >/dev/null 2>&1
 }
-validated_shares() { py "$vs_ok" "$tmp/vs/report.json"; }
+validated_shares() { py "$vs_ok" "$tmp/vs/report.json" || { validation_figures "$tmp/vs"; false; }; }
 retry_timing "the validation with shares" validate_shares_once validated_shares
 check "validate with shares exits 0" test $rc -eq 0
 check "validate measured the placement's shares and 100 %" \
   py 'sorted({s for m in d["models"] for b, s, l in m["share_latency"]}) == [40, 60, 100]' "$tmp/vs/profile/interference.json"
-check "validate with shares: batch execution error median under 10 %, goodput within 5 %" \
+check "validate with shares: batch execution error median under 10 %, goodput within 5 % (or busy, within its lateness)" \
   py "$vs_ok" "$tmp/vs/report.json"
 bad "validate: an earlier validation is kept" "holds an earlier validation" \
   validate "$tmp/col.json" --backend emulated -o "$tmp/v"

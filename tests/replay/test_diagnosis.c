@@ -121,6 +121,15 @@ static void test_causes_named(void **state)
   close.load = 0.5;
   t = cs_diagnosis_text(&close);
   contains(t, "none of the known causes applies");
+  lacks(t, "The machine was busy");
+  g_free(t);
+  /* The machine busy alone: named, with the probe's figure. */
+  close.busy_when = "during the replay";
+  close.busy_wakeup_p90_ms = 3.25;
+  t = cs_diagnosis_text(&close);
+  contains(t, "The machine was busy during the replay: a thread of normal priority woke "
+              "3.250 ms late (p90)");
+  lacks(t, "none of the known causes");
   g_free(t);
 }
 

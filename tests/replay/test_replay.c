@@ -22,6 +22,7 @@
 #include <glib/gstdio.h>
 
 #include "replay/backends.h"
+#include "replay/probe.h"
 #include "replay/replay_internal.h"
 #include "sim/results.h"
 
@@ -133,6 +134,12 @@ static void assert_same_latency(const CsLatencyStats *a, const CsLatencyStats *b
       assert_close(x[i], y[i], 1e-9);
 }
 
+static gint by_int64(gconstpointer a, gconstpointer b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 /* The replay's counting, fed the simulator's own times, is the simulator's. */
 static void counting_reproduces(const char *fmt, gboolean drops)
 {
@@ -238,6 +245,47 @@ static void counting_reproduces(const char *fmt, gboolean drops)
     assert_string_equal(cs_results_warning(res, 0)->code, "replay_late");
     cs_results_free(res);
   }
+  for (guint i = 0; i < rp.times->len; i++) {
+    ReplayBatch *t = &g_array_index(rp.times, ReplayBatch, i);
+    t->dispatch_late_ns = t->start_late_ns = 0;
+  }
+  /* A busy machine: the probe's p90 wake-up lateness above 5 % of the median
+   * batch (and above 0.2 ms) warns, at or below it does not. The median from
+   * the batches here, by sorting. */
+  GArray *exec = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  for (guint i = 0; i < rp.times->len; i++) {
+    const ReplayBatch *t = &g_array_index(rp.times, ReplayBatch, i);
+    if (t->end_ns > t->start_ns)
+      g_array_append_val(exec, (int64_t){ t->end_ns - t->start_ns });
+  }
+  g_array_sort(exec, by_int64);
+  double median_ms = (exec->len % 2 ? g_array_index(exec, int64_t, exec->len / 2)
+                      : (g_array_index(exec, int64_t, exec->len / 2 - 1) +
+                         g_array_index(exec, int64_t, exec->len / 2)) / 2.0) * 1e-6;
+  g_array_unref(exec);
+  double bound_ms = MAX(0.2, 0.05 * median_ms);
+  const double probe_ms[] = { 0.04, bound_ms * 0.98, bound_ms * 1.02, 5.0 };
+  const gboolean warns[] = { FALSE, FALSE, TRUE, TRUE };
+  for (int k = 0; k < 4; k++) {
+    /* 400 quiet wake-ups (0.01 ms) and 100 at probe_ms[k]: the p90 (rank
+     * 450 of 500) is probe_ms[k], the median and the mean far below it. */
+    rp.wakeup_late_ns = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    for (int i = 0; i < 500; i++)
+      g_array_append_val(rp.wakeup_late_ns,
+                         (int64_t){ i % 5 == 4 ? (int64_t)(probe_ms[k] * 1e6) : 10000 });
+    res = cs_replay_results(&rp, NULL, NULL, &err);
+    assert_non_null(res);
+    assert_true(cs_results_replay_valid(res));
+    gboolean busy = FALSE;
+    for (int w = 0; w < cs_results_n_warnings(res); w++)
+      busy |= strcmp(cs_results_warning(res, w)->code, "replay_machine_busy") == 0;
+    if (busy != warns[k])
+      fail_msg("probe at %.4f ms, median batch %.4f ms: busy warning %d, expected %d",
+               probe_ms[k], median_ms, busy, warns[k]);
+    cs_results_free(res);
+    g_array_unref(rp.wakeup_late_ns);
+    rp.wakeup_late_ns = NULL;
+  }
   g_hash_table_destroy(by_id);
   g_free(rp.send_ns);
   g_array_unref(rp.times);
@@ -245,6 +293,38 @@ static void counting_reproduces(const char *fmt, gboolean drops)
   cs_config_free(cfg);
   cs_decision_log_free(log);
   sim_run_free(&r);
+}
+
+/* The probe's rule (probe.h): busy when the p90 wake-up lateness is above
+ * 5 % of the typical duration and above 0.2 ms; unknown figures are never
+ * busy. Its stats are nearest-rank over the samples. */
+static void test_probe(void **state)
+{
+  (void)state;
+  assert_false(cs_probe_busy(0.19, 1.0));   /* under the floor */
+  assert_true(cs_probe_busy(0.21, 1.0));    /* the floor rules for short work */
+  assert_false(cs_probe_busy(0.49, 10.0));  /* 4.9 % of 10 ms */
+  assert_true(cs_probe_busy(0.51, 10.0));   /* 5.1 % */
+  assert_false(cs_probe_busy(NAN, 10.0));
+  assert_false(cs_probe_busy(5.0, NAN));
+  GArray *v = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  for (int i = 1; i <= 100; i++) /* 0.01 .. 1.00 ms, shuffled by a stride */
+    g_array_append_val(v, (int64_t){ (int64_t)((i * 37 % 100) + 1) * 10000 });
+  CsProbeStats st = cs_probe_stats(v, 14.0);
+  assert_int_equal(st.samples, 100);
+  assert_close(st.p50_ms, 0.50, 1e-12);
+  assert_close(st.p90_ms, 0.90, 1e-12);
+  assert_close(st.max_ms, 1.00, 1e-12);
+  assert_true(st.busy); /* the p90, 0.9 ms, > 5 % of 14 ms; the median, 0.5, is not */
+  g_array_unref(v);
+  /* A real probe: one sample at least, none early. */
+  CsProbe *p = cs_probe_start(cs_monotonic_ns());
+  g_usleep(10000);
+  GArray *got = cs_probe_stop(p);
+  assert_true(got->len >= 1);
+  for (guint i = 0; i < got->len; i++)
+    assert_true(g_array_index(got, int64_t, i) >= 0);
+  g_array_unref(got);
 }
 
 static void test_counting_router(void **state)
@@ -516,6 +596,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_library_starts_no_thread),
+    cmocka_unit_test(test_probe),
     cmocka_unit_test(test_counting_router),
     cmocka_unit_test(test_counting_with_drops),
     cmocka_unit_test(test_emulated_replay),
