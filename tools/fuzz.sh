@@ -22,7 +22,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ALL=(fuzz_scenario fuzz_set fuzz_simulate fuzz_profile fuzz_network fuzz_interference
-     fuzz_maf2019 fuzz_maf2021 fuzz_azure_llm fuzz_decisions fuzz_measured fuzz_dispatch)
+     fuzz_maf2019 fuzz_maf2021 fuzz_azure_llm fuzz_decisions fuzz_measured fuzz_dispatch
+     fuzz_vidur_trace)
 seconds=60 jobs=1 replay=0 harnesses=() ninja_jobs=()
 usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 2; }
 while [ $# -gt 0 ]; do
@@ -77,7 +78,7 @@ mkdir -p "$TMPDIR"
 
 dict_of() {
   case "$1" in
-    fuzz_maf2019|fuzz_maf2021|fuzz_azure_llm|fuzz_measured) echo tests/fuzz/dict/csv.dict ;;
+    fuzz_maf2019|fuzz_maf2021|fuzz_azure_llm|fuzz_measured|fuzz_vidur_trace) echo tests/fuzz/dict/csv.dict ;;
     fuzz_dispatch) ;; # a script of calls in bytes: no words to suggest
     *) echo tests/fuzz/dict/json.dict ;;
   esac

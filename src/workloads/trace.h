@@ -169,6 +169,37 @@ typedef struct {
 CsAzureLlmTrace *cs_azure_llm_load_sorted(const char *path, GError **error);
 void cs_azure_llm_trace_free(CsAzureLlmTrace *trace);
 
+/* ------------------------------------------------- Vidur's processed traces */
+
+/* One LLM request: when it arrives, its prompt (prefill) tokens and the
+ * tokens it generates (decode tokens, the first output token included, as
+ * Vidur counts them: a request of D decode tokens runs its prefill and then
+ * D - 1 decode iterations). */
+typedef struct {
+  int64_t time_ns;       /* from the trace's time 0, exact to the nanosecond */
+  int64_t prompt_tokens; /* >= 1 */
+  int64_t output_tokens; /* >= 1 */
+  int64_t line;
+} CsLlmRequestRecord;
+
+typedef struct {
+  CsLlmRequestRecord *records;
+  size_t n_records;
+} CsLlmRequestTrace;
+
+/* Loads a trace of Vidur's processed format (data/processed_traces of
+ * github:microsoft/vidur: columns arrived_at, num_prefill_tokens,
+ * num_decode_tokens, found by name; arrived_at in seconds from the first
+ * request). Times are parsed from the decimal text and rounded to the
+ * nearest nanosecond (the files hold a few float reprs of 14 digits).
+ * Returns NULL with error set (file and line named) when the file cannot be
+ * read, is empty, lacks a column or data rows, or a row has the wrong column
+ * count, a time that is not non-negative seconds (at most 10^6), a token count
+ * that is not an integer of at least 1, or an arrival earlier than the
+ * previous row's. Free with cs_llm_request_trace_free. */
+CsLlmRequestTrace *cs_vidur_trace_load(const char *path, GError **error);
+void cs_llm_request_trace_free(CsLlmRequestTrace *trace);
+
 /* Formats epoch nanoseconds as "YYYY-MM-DD HH:MM:SS.fffffffff" (UTC).
  * Returns a newly allocated string. */
 char *cs_trace_format_epoch_ns(int64_t epoch_ns);

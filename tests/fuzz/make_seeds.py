@@ -85,6 +85,7 @@ def head(rel, n):
 
 MAF2021 = "data/traces/maf2021_vhive_invitro_head998/AzureFunctionsInvocationTraceForTwoWeeksJan2021.csv"
 LLM = "data/traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv"
+VIDUR_CODE = "data/traces/vidur_processed/splitwise_code.csv"
 
 # Fixtures of tests/workloads/test_traces.c that the readers accept: the edge
 # cases (zones, leap day, 9-digit fractions, unsorted rows, app-level memory).
@@ -328,6 +329,10 @@ def main():
       "colocated_same_model\n"
       "p,g,bert,1,40,,caffe:vgg16:1:b=2:s=30 x2;bert:b=1,30.0,13.0,colocated\n")
     c("fuzz_azure_llm", "excerpt.csv", llm)
+    # Its 223rd line holds a float's repr (14 fraction digits): in the excerpt.
+    c("fuzz_vidur_trace", "excerpt.csv", head(VIDUR_CODE, 230))
+    c("fuzz_vidur_trace", "reordered.csv",
+      "num_decode_tokens,arrived_at,num_prefill_tokens\r\n7,0.0000000004,3\r\n9,0.5,4\r\n9,0.5,1\r\n")
     for h, files in FIXTURES.items():
         for name, text in files.items():
             c(h, name, text)

@@ -30,6 +30,7 @@
 #define MAF2021_FILE                                                                               \
   "data/traces/maf2021_vhive_invitro_head998/AzureFunctionsInvocationTraceForTwoWeeksJan2021.csv"
 #define LLM_FILE "data/traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv"
+#define VIDUR_CODE_FILE "data/traces/vidur_processed/splitwise_code.csv"
 
 /* cmocka 1.1.5 has no floating-point assertion. */
 #define assert_near(a, b, tol) check_near((a), (b), (tol), #a, __FILE__, __LINE__)
@@ -263,6 +264,89 @@ static void test_llm_excerpt(void **state)
   g_free(path);
 }
 
+/* Vidur's processed code trace as shipped: counts, sums and rows computed
+ * from the file with Python's csv module (data/traces/README.md). */
+static void test_vidur_trace(void **state)
+{
+  Fixture *f = *state;
+  char *path = source_path(f, VIDUR_CODE_FILE);
+  GError *error = NULL;
+  CsLlmRequestTrace *t = cs_vidur_trace_load(path, &error);
+  if (!t)
+    fail_msg("%s", error->message);
+  assert_int_equal(t->n_records, 8819);
+  int64_t prompt = 0, output = 0;
+  for (size_t i = 0; i < t->n_records; i++) {
+    prompt += t->records[i].prompt_tokens;
+    output += t->records[i].output_tokens;
+  }
+  assert_int_equal(prompt, 18059974);
+  assert_int_equal(output, 245896);
+  assert_int_equal(t->records[0].time_ns, 0);
+  assert_int_equal(t->records[0].prompt_tokens, 4808);
+  assert_int_equal(t->records[0].output_tokens, 10);
+  assert_int_equal(t->records[1].time_ns, INT64_C(52000000));      /* 0.052 */
+  assert_int_equal(t->records[2].time_ns, INT64_C(98189000));      /* 0.098189 */
+  /* Line 223, "199.96150599999999": the nearest nanosecond. */
+  assert_int_equal(t->records[221].line, 223);
+  assert_int_equal(t->records[221].time_ns, INT64_C(199961506000));
+  assert_int_equal(t->records[8818].time_ns, INT64_C(3435948056000));
+  assert_int_equal(t->records[8818].prompt_tokens, 549);
+  assert_int_equal(t->records[8818].output_tokens, 173);
+  cs_llm_request_trace_free(t);
+  g_free(path);
+
+  /* Bad files: each refused with the file, the line and what was expected. */
+  static const struct {
+    const char *text, *message;
+  } bad[] = {
+    {"", "empty file"},
+    {"arrived_at,num_prefill_tokens\n0,5\n", "num_decode_tokens"},
+    {"arrived_at,num_prefill_tokens,num_decode_tokens\n", "no data rows"},
+    {"arrived_at,num_prefill_tokens,num_decode_tokens\n0,5\n", "line 2"},
+    {"arrived_at,num_prefill_tokens,num_decode_tokens\n1e3,5,5\n",
+     "line 2: column arrived_at: expected seconds"},
+    {"arrived_at,num_prefill_tokens,num_decode_tokens\n-1,5,5\n", "column arrived_at"},
+    {"arrived_at,num_prefill_tokens,num_decode_tokens\n.5,5,5\n", "column arrived_at"},
+    {"arrived_at,num_prefill_tokens,num_decode_tokens\n5.,5,5\n", "column arrived_at"},
+    {"arrived_at,num_prefill_tokens,num_decode_tokens\n1000001,5,5\n", "at most 1000000 s"},
+    {"arrived_at,num_prefill_tokens,num_decode_tokens\n0,0,5\n",
+     "line 2: column num_prefill_tokens: expected at least 1 token"},
+    {"arrived_at,num_prefill_tokens,num_decode_tokens\n0,5,0\n", "column num_decode_tokens"},
+    {"arrived_at,num_prefill_tokens,num_decode_tokens\n0,5.5,3\n", "column num_prefill_tokens"},
+    {"arrived_at,num_prefill_tokens,num_decode_tokens\n2,5,5\n1.5,5,5\n",
+     "line 3: rows must be sorted by arrived_at: \"1.5\" is earlier than the arrival on line 2"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    char *file = g_build_filename(f->tmp, "vidur_bad.csv", NULL);
+    assert_true(g_file_set_contents(file, bad[i].text, -1, NULL));
+    error = NULL;
+    assert_null(cs_vidur_trace_load(file, &error));
+    assert_non_null(error);
+    if (!strstr(error->message, bad[i].message) || !strstr(error->message, "vidur_bad.csv"))
+      fail_msg("case %zu: got \"%s\", expected \"%s\"", i, error->message, bad[i].message);
+    g_error_free(error);
+    g_free(file);
+  }
+  /* Columns found by name, in any order; a time of more than nine fraction
+   * digits rounds half up. */
+  char *file = g_build_filename(f->tmp, "vidur_order.csv", NULL);
+  assert_true(g_file_set_contents(
+    file, "num_decode_tokens,arrived_at,num_prefill_tokens\n7,0.0000000004,3\n9,0.0000000005,4\n",
+    -1, NULL));
+  error = NULL;
+  t = cs_vidur_trace_load(file, &error);
+  if (!t)
+    fail_msg("%s", error->message);
+  assert_int_equal(t->n_records, 2);
+  assert_int_equal(t->records[0].time_ns, 0);
+  assert_int_equal(t->records[0].prompt_tokens, 3);
+  assert_int_equal(t->records[0].output_tokens, 7);
+  assert_int_equal(t->records[1].time_ns, 1);
+  cs_llm_request_trace_free(t);
+  g_free(file);
+}
+
 static void test_checksums(void **state)
 {
   Fixture *f = *state;
@@ -276,6 +360,7 @@ static void test_checksums(void **state)
      "a0ca953d1b50cc1f0e813c656e0c3d65b7369757804b571e2767e1ab76b05536"},
     {MAF2019_DIR "/memory.csv", "ea3ac4b65629cb33e567ac0a517d6ae68747a5dd143ff394b86f78f685b65305"},
     {MAF2021_FILE, "8aa8f53ce4845b524e7656936c22c0a2407ea577da89a307e6d9a8f9695b7f50"},
+    {VIDUR_CODE_FILE, "f266b907d109d471c61283ab69771c17ad79a18b33ff6e96aa546346f52767a6"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
     char *path = source_path(f, files[i].rel);
@@ -1400,6 +1485,7 @@ int main(void)
     cmocka_unit_test(test_inspect_limits),
     cmocka_unit_test(test_inspect_one_instant),
     cmocka_unit_test(test_inspect_zero_counts),
+    cmocka_unit_test(test_vidur_trace),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
