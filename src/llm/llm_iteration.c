@@ -100,6 +100,17 @@ gboolean cs_llm_exec_stage_time(const CsLlmExec *x, int64_t num_tokens, double a
   }
   CsLlmStageTime t = { .num_tokens = num_tokens, .layers = x->layers };
   t.num_tokens_rounded = (num_tokens + 7) / 8 * 8;
+  /* Said for the batch, not for the first op that would fail. */
+  int64_t max = cs_llm_ops_max_tokens(x->cfg.ops, x->cfg.tp);
+  if (t.num_tokens_rounded > max) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                "%s: a batch of %" G_GINT64_FORMAT " tokens, timed as %" G_GINT64_FORMAT
+                " (a multiple of 8), is beyond the %" G_GINT64_FORMAT
+                " tokens profiled at TP%d (no extrapolation)",
+                cs_llm_ops_file(x->cfg.ops), (gint64)num_tokens,
+                (gint64)t.num_tokens_rounded, (gint64)max, x->cfg.tp);
+    return FALSE;
+  }
   double layer_ms = attention_ms;
   for (int k = 0; k < CS_LLM_N_OPS; k++) {
     double ms = 0;

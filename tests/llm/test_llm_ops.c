@@ -35,7 +35,7 @@ static void assert_close_impl(double a, double b, const char *what, const char *
   "{\"format\": \"clustersim-llm-ops\", \"version\": 1, \"source\": \"test fixture\",\n"     \
   " \"gpu\": \"a100\", \"model\": \"" L7 "\",\n"                                               \
   " \"model_shape\": {\"n_head\": 32, \"n_kv_head\": 32, \"n_embd\": 4096,\n"                 \
-  "                 \"n_expanded_embd\": 11008, \"vocab_size\": 32768, \"use_gated_mlp\": true},\n" \
+  "  \"n_expanded_embd\": 11008, \"vocab_size\": 32768, \"use_gated_mlp\": true},\n"        \
   " \"ops\": [\"input_layernorm\", \"attn_pre_proj\", \"attn_rope\", \"attn_post_proj\",\n"     \
   "         \"post_attention_layernorm\", \"mlp_up_proj\", \"mlp_act\", \"mlp_down_proj\",\n"    \
   "         \"add\"],\n"                                                                       \
@@ -269,7 +269,8 @@ static void test_iteration(void **state)
   assert_true(cs_llm_exec_stage_time(x, 4093, 0, 0, &t, &e));
   assert_close(t.total_ms, 8.1705 * 32);
   assert_false(cs_llm_exec_stage_time(x, 4097, 0, 0, &t, &e));
-  assert_has(e, "for 4104 tokens: outside the profiled num_tokens 1 to 4096");
+  assert_has(e, "ops.json: a batch of 4097 tokens, timed as 4104 (a multiple of 8), is beyond "
+                "the 4096 tokens profiled at TP1");
   g_clear_error(&e);
   assert_false(cs_llm_exec_stage_time(x, 0, 0, 0, &t, &e));
   assert_has(e, "expected a batch of 1 to 2^40 tokens");
