@@ -38,7 +38,7 @@ MAX_LINES = 800
 FLOORS = [
     ["common"],                       # errors, JSON input, CSV, parameter views, files
     ["workloads", "profiles"],        # trace readers; profile data
-    ["gpu"],                          # the GPU execution model
+    ["gpu", "llm"],                   # the GPU execution model; the LLM execution model
     ["sim", "calibrate"],             # the engine; the calibration of the GPU model
     ["policies/placement", "policies/dispatch", "policies/control"],
     ["policies"],                     # the registry, catalog and plug-ins over the kinds
