@@ -6,6 +6,7 @@ Run by hand when the source changes; the outputs are committed (data/llm/README.
     python3 tools/convert_vidur.py --vidur GITDIR [--commit REV] [-o DIR]
         [--gpus a100,h100] [--models meta-llama/Llama-2-7b-hf,...] [--nodes ...]
         [--differing-duplicates first|error] [--check]
+    python3 tools/convert_vidur.py --attention-sample CSV [-o DIR] [--check]
 
 GITDIR is a git directory (bare or a clone) of github:microsoft/vidur (MIT). Files are read
 with `git show REV:PATH`, so no work tree is needed and the commit and every file's blob id
@@ -18,8 +19,18 @@ go into the outputs' "source". Outputs (format: data/llm/README.md), in DIR (def
   collectives/<node>.json           the rank-0 median curves of
                                     data/profiling/network/<node>/{all_reduce,send_recv}.csv
 The Python config files are parsed (module ast), never imported, so Vidur's dependencies are
-not needed. Attention tables are not converted: their blobs are missing from the snapshot
-this was written against.
+not needed. Attention tables are not read from GITDIR: their blobs are missing from the
+snapshot this was written against.
+
+--attention-sample CSV converts instead a sample of one attention table, copied row by row
+from a public copy of it (data/llm/sources/vidur_attention_a100_llama2_7b_tp1_sample.csv:
+Vidur's a100 Llama-2-7B attention.csv, TP 1 rows, with a first column page_offset), into
+attention/a100/meta-llama__Llama-2-7b-hf.json: the attn_decode medians on a kv_cache_size x
+batch_size grid and the attn_prefill medians on a kv_cache_size x prefill_chunk_size grid,
+null where chunk + kv exceeds max_model_len. Every point of both grids must have exactly
+one row; every row must have the model shape of meta-llama/Llama-2-7b-hf at TP 1, one
+block_size, max_model_len and attention_backend, the stats of its own phase only, and
+min <= median <= max in each stat. Bad input exits 2 naming the file, line and column.
 
 Two rows for one point (ops: tp and num_tokens; collectives: collective, num_workers,
 devices_per_node and size) collapse when every kept median agrees. When they differ, the
@@ -36,6 +47,7 @@ Python 3 standard library only.
 import argparse
 import ast
 import csv
+import hashlib
 import io
 import json
 import math
@@ -462,6 +474,216 @@ def convert_models(git):
 
 
 # ---------------------------------------------------------------------------------------
+# A sample of an attention table (attention.csv), from a local CSV file
+
+# Where the shipped sample was copied from, and why that copy is taken as Vidur's file.
+ATTN_COPY = {
+    "repo": "github:sw5sh/cs378-assignment3",
+    "commit": "7ac2fe9fb6cea9d4630659a10c5cccfc9fbdd776",
+    "path": "data/profiling/compute/a100/meta-llama/Llama-2-7b-hf/attention.csv",
+    "chars": 10680357,
+    "why": ("the snapshot of github:microsoft/vidur used for the other files lacks every "
+            "attention.csv blob; this public fork's copy has the size (10680357) that the "
+            "Git-LFS pointer of another fork (github:Nisarg-M-Patel/llm-fair-scheduling) "
+            "records for the same path, so it is taken to be Vidur's file"),
+}
+ATTN_GPU = "a100"
+ATTN_MODEL = "meta-llama/Llama-2-7b-hf"
+# Vidur's model_config.py values for that model (data/llm/models.json); the TP is the sample's.
+ATTN_SHAPE = [("n_embd", 4096), ("n_q_head", 32), ("n_kv_head", 32),
+              ("num_tensor_parallel_workers", 1)]
+ATTN_SAME = ["block_size", "max_model_len", "attention_backend"]
+ATTN_STATS = ["attn_input_reshape", "attn_decode", "attn_output_reshape", "attn_prefill"]
+ATTN_KINDS = ["min", "max", "mean", "median", "std"]
+
+
+class CsvFile:
+    """A local CSV file: header and rows, with cell readers whose errors name the file,
+    the line and the column."""
+
+    def __init__(self, path, need):
+        self.path = path
+        try:
+            with open(path, "rb") as f:
+                self.data = f.read()
+            text = self.data.decode("utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise Bad(f"{path}: cannot read as UTF-8 text ({e})")
+        rd = csv.reader(io.StringIO(text, newline=""))
+        try:
+            header = next(rd)
+        except StopIteration:
+            raise Bad(f"{path}: line 1: empty file (expected a header row)")
+        except csv.Error as e:
+            raise Bad(f"{path}: line 1: not CSV ({e})")
+        self.col = {}
+        for i, name in enumerate(header):
+            if name in self.col:
+                raise Bad(f"{path}: line 1 (header): column {name!r} appears twice")
+            self.col[name] = i
+        missing = [c for c in need if c not in self.col]
+        if missing:
+            raise Bad(f"{path}: line 1 (header): missing column {', '.join(missing)}")
+        self.rows = []
+        try:
+            for row in rd:
+                if not row:
+                    continue
+                if len(row) != len(header):
+                    raise Bad(f"{path}: line {rd.line_num}: {len(row)} cells, expected "
+                              f"{len(header)} (one per header column)")
+                self.rows.append((rd.line_num, row))
+        except csv.Error as e:
+            raise Bad(f"{path}: line {rd.line_num}: not CSV ({e})")
+
+    def text(self, line, row, col):
+        return row[self.col[col]]
+
+    def bad(self, line, col, expected, text):
+        return Bad(f"{self.path}: line {line}, column {col}: expected {expected}, got {text!r}")
+
+    def int(self, line, row, col, least=0):
+        text = self.text(line, row, col)
+        if not INT_TEXT.match(text) or int(text) < least:
+            raise self.bad(line, col, f"an integer >= {least}", text)
+        return int(text)
+
+    def number(self, line, row, col):
+        """A time in ms or a standard deviation: the float of the cell's text, finite, >= 0."""
+        text = self.text(line, row, col)
+        try:
+            v = float(text)
+        except ValueError:
+            v = None
+        if v is None or not math.isfinite(v) or v < 0 or text.strip() != text:
+            raise self.bad(line, col, "a number >= 0", text)
+        return v
+
+
+def attention_stat(t, line, row, op, present):
+    """The median of stat OP on a row, after checking that its five cells are all empty
+    (PRESENT false) or all numbers with min <= median <= max (PRESENT true); None when empty."""
+    cols = [f"time_stats.{op}.{k}" for k in ATTN_KINDS]
+    if not present:
+        for c in cols:
+            if t.text(line, row, c) != "":
+                raise t.bad(line, c, "an empty cell (this row times the other phase)",
+                            t.text(line, row, c))
+        return None
+    v = {k: t.number(line, row, c) for k, c in zip(ATTN_KINDS, cols)}
+    if not v["min"] <= v["median"] <= v["max"]:
+        raise Bad(f"{t.path}: line {line}, column time_stats.{op}.median: expected a value "
+                  f"between time_stats.{op}.min ({v['min']!r}) and .max ({v['max']!r}), "
+                  f"got {v['median']!r}")
+    return v["median"]
+
+
+def convert_attention(path):
+    need = (["page_offset"] + [f"time_stats.{op}.{k}" for op in ATTN_STATS for k in ATTN_KINDS]
+            + [c for c, _ in ATTN_SHAPE] + ATTN_SAME
+            + ["batch_size", "prefill_chunk_size", "kv_cache_size", "is_prefill"])
+    t = CsvFile(path, need)
+    if not t.rows:
+        raise Bad(f"{path}: line 2: no data rows (expected at least one)")
+    first = None
+    decode, prefill = {}, {}
+    for line, row in t.rows:
+        t.int(line, row, "page_offset")
+        for c, want in ATTN_SHAPE:
+            if t.int(line, row, c) != want:
+                raise t.bad(line, c, f"{want} ({ATTN_MODEL} at TP 1)", t.text(line, row, c))
+        same = {"block_size": t.int(line, row, "block_size", 1),
+                "max_model_len": t.int(line, row, "max_model_len", 1),
+                "attention_backend": t.text(line, row, "attention_backend")}
+        if first is None:
+            first = (line, same)
+            if same["attention_backend"] == "":
+                raise t.bad(line, "attention_backend", "a backend name", "")
+        for c in ATTN_SAME:
+            if same[c] != first[1][c]:
+                raise t.bad(line, c, f"{first[1][c]!r} as on line {first[0]} (one table)",
+                            t.text(line, row, c))
+        phase = t.text(line, row, "is_prefill")
+        if phase not in ("True", "False"):
+            raise t.bad(line, "is_prefill", "True or False", phase)
+        pre = phase == "True"
+        kv = t.int(line, row, "kv_cache_size")
+        for op in ("attn_input_reshape", "attn_output_reshape"):
+            attention_stat(t, line, row, op, True)
+        if pre:
+            if t.int(line, row, "batch_size") != 1:
+                raise t.bad(line, "batch_size", "1 (prefill rows time one request)",
+                            t.text(line, row, "batch_size"))
+            chunk = t.int(line, row, "prefill_chunk_size", 1)
+            if chunk + kv > same["max_model_len"]:
+                raise t.bad(line, "kv_cache_size", f"at most max_model_len - prefill_chunk_size "
+                            f"= {same['max_model_len'] - chunk}", t.text(line, row, "kv_cache_size"))
+            attention_stat(t, line, row, "attn_decode", False)
+            med = attention_stat(t, line, row, "attn_prefill", True)
+            key, points, what = (kv, chunk), prefill, f"prefill chunk {chunk} kv {kv}"
+        else:
+            if t.text(line, row, "prefill_chunk_size") != "0":
+                raise t.bad(line, "prefill_chunk_size", "0 (decode row)",
+                            t.text(line, row, "prefill_chunk_size"))
+            batch = t.int(line, row, "batch_size", 1)
+            med = attention_stat(t, line, row, "attn_decode", True)
+            attention_stat(t, line, row, "attn_prefill", False)
+            key, points, what = (kv, batch), decode, f"decode kv {kv} batch {batch}"
+        if med <= 0:
+            raise t.bad(line, f"time_stats.{'attn_prefill' if pre else 'attn_decode'}.median",
+                        "a positive number of ms", str(med))
+        if key in points:
+            raise Bad(f"{path}: line {line}, column kv_cache_size: {what} also has line "
+                      f"{points[key][0]}; expected one row per point (take the first of "
+                      "Vidur's repeated rows)")
+        points[key] = (line, med)
+    same = first[1]
+
+    def grid(points, label, other, allowed):
+        kvs = sorted({k for k, _ in points})
+        xs = sorted({x for _, x in points})
+        out = []
+        for kv in kvs:
+            r = []
+            for x in xs:
+                if (kv, x) in points:
+                    r.append(points[(kv, x)][1])
+                elif allowed(kv, x):
+                    raise Bad(f"{path}: line {len(t.rows) + 2}: no row for {label} kv_cache_size "
+                              f"{kv} {other} {x} (expected every point of the grid "
+                              f"{len(kvs)} kv x {len(xs)} {other})")
+                else:
+                    r.append(None)
+            out.append(r)
+        return kvs, xs, out
+
+    if not decode or not prefill:
+        raise Bad(f"{path}: line {len(t.rows) + 2}: no {'decode' if not decode else 'prefill'} "
+                  "rows (expected both phases)")
+    dkv, batches, dmed = grid(decode, "decode", "batch_size", lambda kv, b: True)
+    pkv, chunks, pmed = grid(prefill, "prefill", "prefill_chunk_size",
+                             lambda kv, c: kv + c <= same["max_model_len"])
+    name = os.path.basename(path)
+    sha = hashlib.sha256(t.data).hexdigest()
+    c = ATTN_COPY
+    source = (f"Converted by {TOOL} from data/llm/sources/{name} (sha256 {sha}), {len(t.rows)} "
+              f"rows copied character for character, with their page_offset, from {c['repo']} "
+              f"at commit {c['commit']}, {c['path']} ({c['chars']} characters), a copy of "
+              f"{ORIGIN}'s file of that path: {c['why']}. A sample of Vidur's TP 1 grid: decode "
+              f"kv_cache_size {dkv} x batch_size {batches}; prefill prefill_chunk_size {chunks} x "
+              f"kv_cache_size {pkv} where chunk + kv <= {same['max_model_len']}; the "
+              "time_stats.attn_decode.median and time_stats.attn_prefill.median columns (ms per "
+              "layer per tensor-parallel shard); where Vidur's table repeats a point the sample "
+              "holds its first row")
+    return {"format": "clustersim-llm-attention", "version": 1, "source": source,
+            "gpu": ATTN_GPU, "model": ATTN_MODEL, "tp": ATTN_SHAPE[-1][1],
+            "block_size": same["block_size"], "max_model_len": same["max_model_len"],
+            "attention_backend": same["attention_backend"],
+            "decode": {"kv_cache_size": dkv, "batch_size": batches, "median_ms": dmed},
+            "prefill": {"kv_cache_size": pkv, "prefill_chunk_size": chunks, "median_ms": pmed}}
+
+
+# ---------------------------------------------------------------------------------------
 # Output
 
 
@@ -483,7 +705,9 @@ def model_file(model):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--vidur", required=True, help="git directory of github:microsoft/vidur")
+    ap.add_argument("--vidur", help="git directory of github:microsoft/vidur")
+    ap.add_argument("--attention-sample", metavar="CSV",
+                    help="convert only this sample of an attention table (see above)")
     ap.add_argument("--commit", default="HEAD", help="revision to read (default HEAD)")
     ap.add_argument("-o", "--out", default="data/llm", help="output directory (default data/llm)")
     ap.add_argument("--gpus", default=",".join(DEFAULT_GPUS))
@@ -495,29 +719,46 @@ def main(argv=None):
     ap.add_argument("--check", action="store_true",
                     help="compare with the files in the output directory instead of writing")
     a = ap.parse_args(argv)
+    if (a.vidur is None) == (a.attention_sample is None):
+        ap.error("give exactly one of --vidur and --attention-sample")
     lists = {k: [x for x in getattr(a, k).split(",") if x] for k in ("gpus", "models", "nodes")}
     try:
-        git = Git(a.vidur, a.commit)
-        doc, models, nodes = convert_models(git)
-        outputs = {"models.json": doc}
-        for gpu in lists["gpus"]:
-            for model in lists["models"]:
-                if model not in models:
-                    raise Bad(f"--models: {model!r} has no mlp.csv under data/profiling/compute "
-                              f"at commit {git.commit}")
-                outputs[f"ops/{gpu}/{model_file(model)}"] = convert_ops(
-                    git, gpu, model, models[model], a.differing_duplicates)
-        for node in lists["nodes"]:
-            outputs[f"collectives/{node}.json"] = convert_collectives(
-                git, node, nodes, a.differing_duplicates)
+        if a.attention_sample is not None:
+            outputs = {f"attention/{ATTN_GPU}/{model_file(ATTN_MODEL)}":
+                       convert_attention(a.attention_sample)}
+        else:
+            outputs = convert_vidur(a, lists)
     except Bad as e:
         sys.stderr.write(f"convert_vidur: {e}\n")
         return 2
+    return write(outputs, a.out, a.check)
+
+
+def convert_vidur(a, lists):
+    """The outputs of the --vidur mode, by path relative to the output directory."""
+    git = Git(a.vidur, a.commit)
+    doc, models, nodes = convert_models(git)
+    outputs = {"models.json": doc}
+    for gpu in lists["gpus"]:
+        for model in lists["models"]:
+            if model not in models:
+                raise Bad(f"--models: {model!r} has no mlp.csv under data/profiling/compute "
+                          f"at commit {git.commit}")
+            outputs[f"ops/{gpu}/{model_file(model)}"] = convert_ops(
+                git, gpu, model, models[model], a.differing_duplicates)
+    for node in lists["nodes"]:
+        outputs[f"collectives/{node}.json"] = convert_collectives(
+            git, node, nodes, a.differing_duplicates)
+    return outputs
+
+
+def write(outputs, out, check):
+    """Writes (or with CHECK compares) each output; returns the exit status."""
     stale = []
     for rel, d in outputs.items():
         data = (dump(d) + "\n").encode("utf-8")
-        path = os.path.join(a.out, rel)
-        if a.check:
+        path = os.path.join(out, rel)
+        if check:
             try:
                 with open(path, "rb") as f:
                     same = f.read() == data

@@ -13,6 +13,7 @@ is not installed. Python 3 standard library only.
 """
 
 import glob
+import hashlib
 import json
 import os
 import re
@@ -416,6 +417,131 @@ def test_bad(base):
 
 
 # ---------------------------------------------------------------------------------------
+# The attention sample (--attention-sample)
+
+ATTN_HEAD = ("page_offset," + ",".join(f"time_stats.{op}.{k}" for op in
+             ("attn_input_reshape", "attn_decode", "attn_output_reshape", "attn_prefill")
+             for k in ("min", "max", "mean", "median", "std"))
+             + ",n_embd,n_q_head,n_kv_head,block_size,num_tensor_parallel_workers,max_model_len,"
+             "batch_size,prefill_chunk_size,kv_cache_size,is_prefill,attention_backend")
+RESHAPE = "0.0,0.0,0.0,0.0,0.0"
+OUT_RESHAPE = "0.001,0.002,0.0015,0.0015,0.0005"
+EMPTY = ",,,,"
+TAIL = "4096,32,32,16,1,4096"
+
+
+def decode_row(kv, batch, median, off=0):
+    stats = f"{median},{median},{median},{median},0.0"
+    return f"{off},{RESHAPE},{stats},{OUT_RESHAPE},{EMPTY},{TAIL},{batch},0,{kv},False,AttentionBackend.FLASH_ATTENTION"
+
+
+def prefill_row(chunk, kv, median, off=0):
+    stats = f"{median},{median},{median},{median},0.0"
+    return f"{off},{RESHAPE},{EMPTY},{OUT_RESHAPE},{stats},{TAIL},1,{chunk},{kv},True,AttentionBackend.FLASH_ATTENTION"
+
+
+# Two kv x two batch decode points; chunks 64 and 2048 x kv 0 and 3072: 2048 + 3072 > 4096
+# leaves one point of the prefill grid empty (null).
+ATTN_ROWS = [decode_row(32, 1, "0.009000000000000001", 788), decode_row(32, 8, "0.018"),
+             decode_row(4032, 1, "0.054"), decode_row(4032, 8, "0.40700000000000003"),
+             prefill_row(64, 0, "0.015"), prefill_row(64, 3072, "0.065"),
+             prefill_row(2048, 0, "0.781")]
+
+
+def attn_convert(base, name, rows, *extra, header=ATTN_HEAD):
+    path = os.path.join(base, name + ".csv")
+    with open(path, "w") as f:
+        f.write(header + "\n" + "".join(r + "\n" for r in rows))
+    out = os.path.join(base, name + ".out")
+    p = subprocess.run([sys.executable, TOOL, "--attention-sample", path, "-o", out] + list(extra),
+                       capture_output=True, text=True)
+    return p.returncode, p.stderr, out, path
+
+
+def cell(row, col, value):
+    cells = row.split(",")
+    cells[ATTN_HEAD.split(",").index(col)] = value
+    return ",".join(cells)
+
+
+def test_attention(base):
+    rc, err, out, path = attn_convert(base, "attn", ATTN_ROWS)
+    rel = "attention/a100/meta-llama__Llama-2-7b-hf.json"
+    check("attention: exit 0", rc == 0, err)
+    try:
+        a = load(out, rel)
+    except (OSError, ValueError) as e:
+        check("attention: output parses", False, str(e))
+        return
+    check("attention: format, version, gpu, model, tp, block size, length, backend",
+          [a.get(k) for k in ("format", "version", "gpu", "model", "tp", "block_size",
+                              "max_model_len", "attention_backend")] ==
+          ["clustersim-llm-attention", 1, "a100", "meta-llama/Llama-2-7b-hf", 1, 16, 4096,
+           "AttentionBackend.FLASH_ATTENTION"])
+    check("attention: decode grid, medians as the CSV's text read (0.009000000000000001 kept)",
+          a.get("decode") == {"kv_cache_size": [32, 4032], "batch_size": [1, 8],
+                              "median_ms": [[0.009000000000000001, 0.018],
+                                            [0.054, 0.40700000000000003]]},
+          json.dumps(a.get("decode")))
+    check("attention: prefill grid, null where chunk + kv > 4096",
+          a.get("prefill") == {"kv_cache_size": [0, 3072], "prefill_chunk_size": [64, 2048],
+                               "median_ms": [[0.015, 0.781], [0.065, None]]},
+          json.dumps(a.get("prefill")))
+    with open(path, "rb") as f:
+        sha = hashlib.sha256(f.read()).hexdigest()
+    check("attention: source names the sample (sha256), the fork, its commit, path and size, "
+          "and Vidur's MIT notice",
+          all(x in a.get("source", "") for x in (
+              "data/llm/sources/attn.csv (sha256 " + sha + ")", "7 rows",
+              "github:sw5sh/cs378-assignment3 at commit 7ac2fe9fb6cea9d4630659a10c5cccfc9fbdd776",
+              "data/profiling/compute/a100/meta-llama/Llama-2-7b-hf/attention.csv (10680357 characters)",
+              "github:microsoft/vidur (MIT, Copyright (c) Microsoft Corporation)",
+              "Git-LFS pointer")), a.get("source"))
+    rc2, _, out2, _ = attn_convert(base, "attn", ATTN_ROWS)
+    check("attention: same bytes twice", rc2 == 0 and files_of(out) == files_of(out2))
+    p = subprocess.run([sys.executable, TOOL, "--attention-sample", path, "-o", out, "--check"],
+                       capture_output=True, text=True)
+    check("attention: --check on fresh output exits 0", p.returncode == 0, p.stderr)
+
+    d0, p0 = ATTN_ROWS[1], ATTN_ROWS[4]
+    cases = [
+        ("a median above its max", [cell(d0, "time_stats.attn_decode.median", "0.02")] ,
+         1, ["line 3", "time_stats.attn_decode.median", "0.02"]),
+        ("a min above the median", [cell(p0, "time_stats.attn_prefill.min", "0.016")], 4,
+         ["line 6", "time_stats.attn_prefill.median"]),
+        ("another model's n_kv_head", [cell(d0, "n_kv_head", "8")], 1,
+         ["line 3", "n_kv_head", "'8'"]),
+        ("TP 2", [cell(p0, "num_tensor_parallel_workers", "2")], 4,
+         ["line 6", "num_tensor_parallel_workers"]),
+        ("another block size", [cell(d0, "block_size", "32")], 1,
+         ["line 3", "block_size", "line 2"]),
+        ("a decode row with prefill stats", [cell(d0, "time_stats.attn_prefill.min", "0.1")], 1,
+         ["line 3", "time_stats.attn_prefill.min", "empty"]),
+        ("a non-numeric median", [cell(d0, "time_stats.attn_decode.median", "fast")], 1,
+         ["line 3", "time_stats.attn_decode.median", "'fast'"]),
+        ("a prefill row with batch 2", [cell(p0, "batch_size", "2")], 4,
+         ["line 6", "batch_size"]),
+        ("a prefill point past max_model_len", [cell(p0, "kv_cache_size", "4064")], 4,
+         ["line 6", "kv_cache_size"]),
+        ("a duplicate point", [ATTN_ROWS[0]], 1, ["line 3", "line 2", "decode kv 32 batch 1"]),
+        ("a missing grid point", [], 3, ["no row for decode kv_cache_size 4032 batch_size 8"]),
+        ("a missing page_offset", [cell(d0, "page_offset", "")], 1, ["line 3", "page_offset"]),
+        ("an odd is_prefill", [cell(d0, "is_prefill", "yes")], 1, ["line 3", "is_prefill"]),
+    ]
+    for i, (name, repl, at, want) in enumerate(cases):
+        rows = list(ATTN_ROWS)
+        rows[at:at + 1] = repl  # replace the row at index AT (or drop it)
+        rc, err, out, path = attn_convert(base, f"attnbad{i}", rows)
+        missing = [w for w in want if w not in err]
+        check(f"attention bad input, {name}: exit 2 naming the file and {', '.join(want)}",
+              rc == 2 and path in err and not missing, f"rc {rc}, stderr {err.strip()!r}")
+        check(f"attention bad input, {name}: nothing written", not os.path.exists(out))
+    rc, err, out, path = attn_convert(base, "attnbadhead", ATTN_ROWS,
+                                      header=ATTN_HEAD.replace("attention_backend", "backend"))
+    check("attention bad input, a missing column: exit 2 naming line 1 and the column",
+          rc == 2 and "line 1" in err and "attention_backend" in err, err)
+
+# ---------------------------------------------------------------------------------------
 # The shipped files
 
 
@@ -431,8 +557,9 @@ def test_shipped():
     d = os.path.join(ROOT, "data", "llm")
     hexcommit = re.compile(r" at commit [0-9a-f]{40}, ")
     paths = sorted(glob.glob(os.path.join(d, "**", "*.json"), recursive=True))
-    check("shipped: data/llm has models.json, 4 ops files, 4 collectives files",
+    check("shipped: data/llm has models.json, 4 ops files, 4 collectives files, 1 attention file",
           sorted(os.path.relpath(p, d) for p in paths) == [
+              "attention/a100/meta-llama__Llama-2-7b-hf.json",
               "collectives/a100_dgx.json", "collectives/a100_pairwise_nvlink.json",
               "collectives/h100_dgx.json", "collectives/h100_pairwise_nvlink.json",
               "models.json", "ops/a100/meta-llama__Llama-2-70b-hf.json",
@@ -449,6 +576,8 @@ def test_shipped():
             check(f"shipped {rel} parses", False, str(e))
             continue
         doc = docs[rel]
+        if rel.startswith("attention/"):
+            continue  # its source names a fork's copy and the sample (test_shipped_attention)
         check(f"shipped {rel}: version 1, source with prefix and commit",
               doc.get("version") == 1 and doc.get("source", "").startswith(PREFIX)
               and hexcommit.search(doc["source"]) is not None)
@@ -547,6 +676,58 @@ def test_shipped():
               isinstance(got, float) and abs(got - want) < 1e-9, f"got {got}")
 
 
+def test_shipped_attention():
+    rel = "attention/a100/meta-llama__Llama-2-7b-hf.json"
+    try:
+        with open(os.path.join(ROOT, "data", "llm", rel)) as f:
+            a = json.load(f)
+    except (OSError, ValueError) as e:
+        check(f"shipped {rel} parses", False, str(e))
+        return
+    dec, pre = a.get("decode", {}), a.get("prefill", {})
+    check(f"shipped {rel}: format, model, TP 1, the sampled grid values",
+          a.get("format") == "clustersim-llm-attention" and a.get("version") == 1
+          and a.get("model") == "meta-llama/Llama-2-7b-hf" and a.get("tp") == 1
+          and dec.get("kv_cache_size") == [32, 64, 128, 256, 512, 1024, 2048, 3008, 4032]
+          and dec.get("batch_size") == [1, 2, 4, 8, 16, 32, 64, 96, 128]
+          and pre.get("kv_cache_size") == [0, 256, 512, 1024, 2048, 3072]
+          and pre.get("prefill_chunk_size") == [64, 128, 256, 512, 1024, 2048, 4096])
+    dm, pm = dec.get("median_ms", []), pre.get("median_ms", [])
+    check(f"shipped {rel}: decode grid complete and positive",
+          len(dm) == 9 and all(len(r) == 9 and positive_numbers(r) for r in dm))
+    ok = len(pm) == 6
+    for kv, r in zip(pre.get("kv_cache_size", []), pm):
+        for c, v in zip(pre.get("prefill_chunk_size", []), r):
+            ok = ok and len(r) == 7 and ((v is None) == (c + kv > 4096))
+            ok = ok and (v is None or positive_numbers([v]))
+    check(f"shipped {rel}: prefill grid complete, positive, null exactly where chunk + kv > 4096", ok)
+    # Attention decode work grows with the batch: at fixed kv the median should rise with
+    # batch size. Vidur's timer has 1 us steps, so at the smallest sizes two batch sizes can
+    # time the same; those are listed, and more than a few would mean rows out of place.
+    flat = [(kv, b) for kv, r in zip(dec.get("kv_cache_size", []), dm)
+            for b, x, y in zip(dec.get("batch_size", [])[1:], r, r[1:]) if not y > x]
+    check(f"shipped {rel}: decode median rises with batch at fixed kv except at most 3 points "
+          f"(not rising: {flat})", len(flat) <= 3 and all(y >= x for r in dm for x, y in zip(r, r[1:])))
+    # Values read off the fork's copy by hand in docs/research/vidur.md, section 1.
+    try:
+        spots = [(dm[0][0], 0.009), (dm[0][5], 0.048), (dm[0][6], 0.097)]
+    except (IndexError, TypeError):
+        spots = [(None, 0.009)]
+    check(f"shipped {rel}: decode kv 32 batch 1/32/64 = 0.009/0.048/0.097 (docs/research/vidur.md)",
+          all(isinstance(g, float) and abs(g - w) < 1e-9 for g, w in spots), str(spots))
+    ok = True
+    try:
+        sample = os.path.join(ROOT, "data", "llm", "sources",
+                              "vidur_attention_a100_llama2_7b_tp1_sample.csv")
+        p = subprocess.run([sys.executable, TOOL, "--attention-sample", sample, "-o",
+                            os.path.join(ROOT, "data", "llm"), "--check"],
+                           capture_output=True, text=True)
+        ok = p.returncode == 0
+    except OSError:
+        ok = False
+    check(f"shipped {rel}: made from the shipped sample (--check exits 0)", ok)
+
+
 def main():
     if shutil.which("git") is None:
         print("skip: git is not installed (the converter reads a git directory)")
@@ -555,9 +736,11 @@ def main():
     try:
         test_good(base)
         test_bad(base)
+        test_attention(base)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     test_shipped()
+    test_shipped_attention()
     print(f"{'FAIL' if failures else 'ok'}: {failures} check(s) failed")
     return 1 if failures else 0
 
