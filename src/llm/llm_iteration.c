@@ -45,6 +45,8 @@ CsLlmExec *cs_llm_exec_new(const CsLlmExecConfig *cfg, GError **error)
   }
   if (!cs_llm_ops_check_model(cfg->ops, m, error))
     return NULL;
+  if (cfg->attention && !cs_llm_attention_check(cfg->attention, m, cfg->tp, error))
+    return NULL;
   if (!cs_llm_ops_has_tp(cfg->ops, cfg->tp)) {
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
                 "%s: no entry of tensor_parallel has tp %d (needed for %s at TP%d)",
@@ -141,5 +143,31 @@ gboolean cs_llm_exec_stage_time(const CsLlmExec *x, int64_t num_tokens, double a
   /* Vidur multiplies the layer's sum by the layers, then adds the send. */
   t.total_ms = layer_ms * x->layers + t.send_recv_ms;
   *out = t;
+  return TRUE;
+}
+
+gboolean cs_llm_exec_batch_time(const CsLlmExec *x, const CsLlmBatchRequest *reqs, int n,
+                                int stage, CsLlmStageTime *out, CsLlmBatchAttention *attention,
+                                GError **error)
+{
+  g_return_val_if_fail(x != NULL && out != NULL, FALSE);
+  if (!x->cfg.attention) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                "%s at TP%d: no attention table was given, so a batch cannot be timed from "
+                "its requests",
+                x->cfg.model->name, x->cfg.tp);
+    return FALSE;
+  }
+  CsLlmBatchAttention att;
+  if (!cs_llm_attention_batch(x->cfg.attention, x->cfg.model, reqs, n, &att, error))
+    return FALSE;
+  /* Within int64: at most 2^20 requests of 2^20 tokens each. */
+  int64_t tokens = 0;
+  for (int i = 0; i < n; i++)
+    tokens += reqs[i].num_tokens;
+  if (!cs_llm_exec_stage_time(x, tokens, att.total_ms, stage, out, error))
+    return FALSE;
+  if (attention)
+    *attention = att;
   return TRUE;
 }

@@ -26,11 +26,13 @@
  * and so does cs_llm_exec_new. The embedding, the LM head and sampling are
  * not timed, as in Vidur; CPU overheads are 0 (Vidur's default).
  *
- * Attention is not composed here: no profiled attention table exists yet
- * (data/llm/README.md). The caller passes the per-layer time of attention
- * prefill, attention decode and the KV-cache save together (Vidur's
- * attn_prefill + attn_decode + attn_kv_cache_save, whose save term is 0 with
- * its shipped data), and it is counted once per layer.
+ * Attention, once per layer, is Vidur's attn_prefill + attn_decode +
+ * attn_kv_cache_save (the save 0 with its shipped data). Two entry points:
+ * cs_llm_exec_stage_time takes it from the caller as ms per layer, with the
+ * batch as a token count; cs_llm_exec_batch_time takes the batch's requests
+ * and derives both N and attention from them, attention from the
+ * replica's attention table (llm_attention.h: Vidur's aggregation of the
+ * decodes into one lookup and of the prefills into another).
  *
  * Lookups are linear between profiled points (llm_ops.h); an N8 beyond the
  * operator grid or a message beyond a curve is an error, as a lookup beyond
@@ -42,6 +44,7 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "llm_attention.h"
 #include "llm_model.h"
 #include "llm_ops.h"
 
@@ -59,6 +62,8 @@ typedef struct {
   int devices_per_node;                /* of the node type, >= 1 */
   int tp;                              /* >= 1 */
   int pp;                              /* >= 1, dividing the model's layers */
+  const CsLlmAttention *attention;     /* the model's at degree tp; may be NULL, then only
+                                          cs_llm_exec_stage_time can time a batch */
 } CsLlmExecConfig;
 
 typedef struct CsLlmExec CsLlmExec;
@@ -69,8 +74,9 @@ typedef struct CsLlmExec CsLlmExec;
  * is neither below devices_per_node nor a multiple of it, the operator
  * table is not the model's (cs_llm_ops_check_model) or lacks degree tp, or
  * a curve the replica needs is missing (all_reduce of tp workers on tp per
- * node for TP > 1, send_recv of 2 workers for PP > 1); each message names
- * the file. */
+ * node for TP > 1, send_recv of 2 workers for PP > 1), or the attention
+ * table, when given, is not the model's at degree tp
+ * (cs_llm_attention_check); each message names the file. */
 CsLlmExec *cs_llm_exec_new(const CsLlmExecConfig *cfg, GError **error);
 
 void cs_llm_exec_free(CsLlmExec *x);
@@ -87,7 +93,7 @@ typedef struct {
   int layers;                  /* num_layers / PP */
   double op_ms[CS_LLM_N_OPS];  /* each operator times layers (post_attention_layernorm 0
                                   without post_attn_norm) */
-  double attention_ms;         /* the caller's per-layer attention times layers */
+  double attention_ms;         /* the per-layer attention times layers */
   double all_reduce_ms;        /* 2 per layer, launch overhead included; 0 at TP 1 */
   double send_recv_ms;         /* 0 on the last stage */
   double total_ms;             /* the sum of all the above */
@@ -101,6 +107,19 @@ typedef struct {
  * names the file and the range). */
 gboolean cs_llm_exec_stage_time(const CsLlmExec *x, int64_t num_tokens, double attention_ms,
                                 int stage, CsLlmStageTime *out, GError **error);
+
+/* The time of a batch given by its n requests (llm_attention.h) through
+ * stage stage: N is the sum of their num_tokens, attention per layer is
+ * cs_llm_attention_batch on the replica's attention table, the rest as
+ * cs_llm_exec_stage_time. Returns TRUE with *out filled (its attention_ms
+ * that attention times the stage's layers) and, when attention is not NULL,
+ * *attention the per-layer detail; or FALSE with error set
+ * (CS_INPUT_ERROR_INVALID) when the replica has no attention table, or
+ * cs_llm_attention_batch or cs_llm_exec_stage_time fails (their
+ * messages). */
+gboolean cs_llm_exec_batch_time(const CsLlmExec *x, const CsLlmBatchRequest *reqs, int n,
+                                int stage, CsLlmStageTime *out, CsLlmBatchAttention *attention,
+                                GError **error);
 
 G_END_DECLS
 

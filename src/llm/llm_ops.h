@@ -20,9 +20,8 @@
  * error, not an extrapolation: Vidur's prediction grid ends at the
  * profiled maximum (4096 tokens) and its lookup raises there too.
  *
- * Attention (prefill and decode) and the KV-cache save are not here: no
- * profiled attention table is available (data/llm/README.md), so callers
- * supply that time (llm_iteration.h).
+ * Attention (prefill and decode) and the KV-cache save are not here: they
+ * have their own table and lookup (llm_attention.h).
  *
  * Loading checks everything once, so a lookup fails only on a size outside
  * the profiled range. Tables are immutable once loaded; nothing is global.
