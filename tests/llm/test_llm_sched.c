@@ -238,6 +238,36 @@ static void test_vllm_budget_and_blocks(void **state)
   sim_end(&m);
 }
 
+/* vLLM's watermark: 20 blocks at fraction 0.1 keep int(2.0) = 2 free for
+ * new admissions. A (prompt 256 = 16 blocks, output 10), B (48 = 3 blocks,
+ * output 1).
+ * 1: A: 20 - 0 - 16 = 4 >= 2; B: 20 - 16 - 3 = 1 < 2, held though 4 blocks
+ *    are free. A 257.
+ * 2: B still held (1 < 2); A decodes, 257 > 256: a 17th block (free 3; a
+ *    decode needs only free >= 1). A decodes 257 to 266 in iterations 2 to
+ *    10 and finishes.
+ * 11: B = 48, whose one output token comes with its prefill. */
+static void test_vllm_watermark(void **state)
+{
+  (void)state;
+  Sim m;
+  memset(&m, 0, sizeof m);
+  cs_llm_sched_config_init(&m.cfg, CS_LLM_SCHED_VLLM);
+  m.cfg.num_blocks = 20;
+  m.cfg.watermark_blocks_fraction = 0.1;
+  sim_start(&m);
+  assert_int_equal(cs_llm_sched_watermark(m.s), 2);
+  add(&m, 'A', 256, 10);
+  add(&m, 'B', 48, 1);
+  step(&m, "A=256", "A", "");
+  step(&m, "A", "", "");
+  assert_int_equal(R(&m, 'A')->blocks, 17);
+  steps(&m, 7, "A");
+  step(&m, "A", "", "A");
+  step(&m, "B=48", "B", "B");
+  sim_end(&m);
+}
+
 /* vLLM preemption, 7 blocks (watermark int(0.07) = 0): A and B prompt 32
  * (2 blocks), C prompt 40 (3 blocks), 10 output tokens each (totals 42,
  * 42, 50); D (prompt 16, output 2) arrives after iteration 1.
@@ -734,7 +764,8 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_vllm_basic),        cmocka_unit_test(test_vllm_budget_and_blocks),
-    cmocka_unit_test(test_vllm_preempt),      cmocka_unit_test(test_sarathi_chunks),
+    cmocka_unit_test(test_vllm_watermark),    cmocka_unit_test(test_vllm_preempt),
+    cmocka_unit_test(test_sarathi_chunks),
     cmocka_unit_test(test_sarathi_mixed),     cmocka_unit_test(test_sarathi_restart_partial),
     cmocka_unit_test(test_orca),              cmocka_unit_test(test_static),
     cmocka_unit_test(test_bad_input),         cmocka_unit_test(test_random),
