@@ -281,8 +281,8 @@ static void test_vllm_watermark(void **state)
  *    blocks), B the same: 6 blocks held.
  * 3: C heads the queue and needs ceil(41/16) = 3 blocks, free is 1: no
  *    prefill, and D (1 block, would fit) is held behind it. A and B decode;
- *    34..41 <= 48 need no block. A and B reach 42 after 8 decodes
- *    (iterations 3 to 10, 2 to 10 being 9 decodes) and finish together.
+ *    34..41 <= 48 need no block. From 33, A and B reach 42 after 9 decodes
+ *    (iterations 2 to 10) and finish together at 10.
  * 11: C (3 blocks of 7) and D (1) admitted, budget 2 * 41 = 82; C's
  *    re-prefill of 41 tokens yields its 2nd token (no first-token event:
  *    it had its first at 1); D gets its first. C 42, D 17.
