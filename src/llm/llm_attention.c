@@ -204,31 +204,13 @@ static CsLlmAttention *from_root(const cJSON *root, const char *file, GError **e
   static const char *const keys[] = { "format",        "version", "source",     "gpu",
                                       "model",         "tp",      "block_size", "max_model_len",
                                       "attention_backend", "decode", "prefill", NULL };
-  const char *got = NULL, *source = NULL, *gpu = NULL, *model = NULL, *backend = NULL;
-  int version = 0;
-  if (!cs_json_expect_object(root, file, "", error) ||
-      !cs_json_read_string(root, "format", TRUE, &got, file, "", error))
+  const char *source = NULL, *gpu = NULL, *model = NULL, *backend = NULL;
+  if (!cs_llm_read_header(root, CS_LLM_ATTENTION_FORMAT, keys, &source, file, error))
     return NULL;
-  if (strcmp(got, CS_LLM_ATTENTION_FORMAT) != 0) {
-    cs_json_fail(error, file, "format", "expected \"%s\", got \"%s\"", CS_LLM_ATTENTION_FORMAT,
-                 got);
-    return NULL;
-  }
-  /* The version before the other fields: a newer file is told apart from
-   * one with a misspelt field. */
-  if (!cs_json_read_int(root, "version", TRUE, G_MININT, G_MAXINT, &version, file, "", error))
-    return NULL;
-  if (version != CS_LLM_FORMAT_VERSION) {
-    cs_json_fail(error, file, "version", "unsupported version %d (this build reads version %d)",
-                 version, CS_LLM_FORMAT_VERSION);
-    return NULL;
-  }
   CsLlmAttention *a = g_new0(CsLlmAttention, 1);
   a->decode = (Grid){ .name = "decode", .col_name = "batch_size", .col_word = "batch" };
   a->prefill = (Grid){ .name = "prefill", .col_name = "prefill_chunk_size", .col_word = "chunk" };
-  if (!cs_json_check_keys(root, keys, file, "", error) ||
-      !cs_json_read_string(root, "source", TRUE, &source, file, "", error) ||
-      !cs_json_read_string(root, "gpu", TRUE, &gpu, file, "", error) ||
+  if (!cs_json_read_string(root, "gpu", TRUE, &gpu, file, "", error) ||
       !cs_json_read_string(root, "model", TRUE, &model, file, "", error) ||
       !cs_json_read_int(root, "tp", TRUE, 1, 1 << 20, &a->tp, file, "", error) ||
       !cs_json_read_int(root, "block_size", TRUE, 1, 1 << 20, &a->block_size, file, "", error) ||

@@ -181,33 +181,36 @@ static gboolean parse_node(const cJSON *node, CsLlmNode *n, const CsLlmModelSet 
   return TRUE;
 }
 
+gboolean cs_llm_read_header(const cJSON *root, const char *format, const char *const *keys,
+                            const char **source, const char *file, GError **error)
+{
+  const char *got = NULL;
+  int version = 0;
+  if (!cs_json_expect_object(root, file, "", error) ||
+      !cs_json_read_string(root, "format", TRUE, &got, file, "", error))
+    return FALSE;
+  if (strcmp(got, format) != 0)
+    return cs_json_fail(error, file, "format", "expected \"%s\", got \"%s\"", format, got);
+  /* The version before the other fields: a newer file is told apart from
+   * one with a misspelt field. */
+  if (!cs_json_read_int(root, "version", TRUE, G_MININT, G_MAXINT, &version, file, "", error))
+    return FALSE;
+  if (version != CS_LLM_FORMAT_VERSION)
+    return cs_json_fail(error, file, "version",
+                        "unsupported version %d (this build reads version %d)", version,
+                        CS_LLM_FORMAT_VERSION);
+  return cs_json_check_keys(root, keys, file, "", error) &&
+         cs_json_read_string(root, "source", TRUE, source, file, "", error);
+}
+
 static CsLlmModelSet *load_root(const cJSON *root, const char *file, GError **error)
 {
   static const char *const keys[] = { "format", "version", "source", "models", "devices",
                                       "nodes", NULL };
-  const char *format = NULL, *source = NULL;
-  int version = 0;
-  if (!cs_json_expect_object(root, file, "", error) ||
-      !cs_json_read_string(root, "format", TRUE, &format, file, "", error))
-    return NULL;
-  if (strcmp(format, CS_LLM_MODELS_FORMAT) != 0) {
-    cs_json_fail(error, file, "format", "expected \"%s\", got \"%s\"", CS_LLM_MODELS_FORMAT,
-                 format);
-    return NULL;
-  }
-  /* The version before the other fields: a newer file is told apart from
-   * one with a misspelt field. */
-  if (!cs_json_read_int(root, "version", TRUE, G_MININT, G_MAXINT, &version, file, "", error))
-    return NULL;
-  if (version != CS_LLM_FORMAT_VERSION) {
-    cs_json_fail(error, file, "version", "unsupported version %d (this build reads version %d)",
-                 version, CS_LLM_FORMAT_VERSION);
-    return NULL;
-  }
+  const char *source = NULL;
   int n_models = 0, n_devices = 0, n_nodes = 0;
   const cJSON *models, *devices, *nodes;
-  if (!cs_json_check_keys(root, keys, file, "", error) ||
-      !cs_json_read_string(root, "source", TRUE, &source, file, "", error) ||
+  if (!cs_llm_read_header(root, CS_LLM_MODELS_FORMAT, keys, &source, file, error) ||
       !(models = read_array(root, "models", &n_models, file, error)) ||
       !(devices = read_array(root, "devices", &n_devices, file, error)) ||
       !(nodes = read_array(root, "nodes", &n_nodes, file, error)))

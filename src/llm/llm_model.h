@@ -50,6 +50,16 @@ G_BEGIN_DECLS
 #define CS_LLM_MODELS_FORMAT "clustersim-llm-models"
 #define CS_LLM_FORMAT_VERSION 1
 
+/* The header every data/llm file shares: root an object whose "format" is
+ * format and "version" CS_LLM_FORMAT_VERSION (checked before the other
+ * keys, so that a newer file is told apart from a misspelt field), whose
+ * keys are all in keys (NULL-terminated) and which has a string "source"
+ * (*source points into root). FALSE with error set naming file and field
+ * otherwise. */
+struct cJSON;
+gboolean cs_llm_read_header(const struct cJSON *root, const char *format, const char *const *keys,
+                            const char **source, const char *file, GError **error);
+
 /* Vidur's defaults (vidur/config/config.py): the memory margin, the KV
  * block size of its schedulers and the request generator's max_tokens. */
 #define CS_LLM_MEMORY_MARGIN 0.1

@@ -174,29 +174,6 @@ static gboolean interpolate(const int64_t *x, const double *y, int n, int64_t at
   return TRUE;
 }
 
-/* format, version and source of a table's root; *source points into root. */
-static gboolean read_header(const cJSON *root, const char *format, const char *const *keys,
-                            const char **source, const char *file, GError **error)
-{
-  const char *got = NULL;
-  int version = 0;
-  if (!cs_json_expect_object(root, file, "", error) ||
-      !cs_json_read_string(root, "format", TRUE, &got, file, "", error))
-    return FALSE;
-  if (strcmp(got, format) != 0)
-    return cs_json_fail(error, file, "format", "expected \"%s\", got \"%s\"", format, got);
-  /* The version before the other fields: a newer file is told apart from
-   * one with a misspelt field. */
-  if (!cs_json_read_int(root, "version", TRUE, G_MININT, G_MAXINT, &version, file, "", error))
-    return FALSE;
-  if (version != CS_LLM_FORMAT_VERSION)
-    return cs_json_fail(error, file, "version",
-                        "unsupported version %d (this build reads version %d)", version,
-                        CS_LLM_FORMAT_VERSION);
-  return cs_json_check_keys(root, keys, file, "", error) &&
-         cs_json_read_string(root, "source", TRUE, source, file, "", error);
-}
-
 static int op_index(const char *name)
 {
   for (int k = 0; k < CS_LLM_N_OPS; k++)
@@ -304,7 +281,7 @@ static CsLlmOps *ops_from_root(const cJSON *root, const char *file, GError **err
   static const char *const shape_keys[] = { "n_head", "n_kv_head", "n_embd", "n_expanded_embd",
                                             "vocab_size", "use_gated_mlp", NULL };
   const char *source = NULL, *gpu = NULL, *model = NULL;
-  if (!read_header(root, CS_LLM_OPS_FORMAT, keys, &source, file, error) ||
+  if (!cs_llm_read_header(root, CS_LLM_OPS_FORMAT, keys, &source, file, error) ||
       !cs_json_read_string(root, "gpu", TRUE, &gpu, file, "", error) ||
       !cs_json_read_string(root, "model", TRUE, &model, file, "", error))
     return NULL;
@@ -541,7 +518,7 @@ static CsLlmCollectives *collectives_from_root(const cJSON *root, const char *fi
   const char *source = NULL, *node = NULL;
   int n = 0;
   const cJSON *curves;
-  if (!read_header(root, CS_LLM_COLLECTIVES_FORMAT, keys, &source, file, error) ||
+  if (!cs_llm_read_header(root, CS_LLM_COLLECTIVES_FORMAT, keys, &source, file, error) ||
       !cs_json_read_string(root, "node", TRUE, &node, file, "", error) ||
       !(curves = read_array(root, "curves", -1, NULL, &n, file, "", error)))
     return NULL;
