@@ -76,6 +76,9 @@ DEFAULT_NODES = ["a100_pairwise_nvlink", "a100_dgx", "h100_pairwise_nvlink", "h1
 MODEL_CONFIG = "vidur/config/model_config.py"
 DEVICE_CONFIG = "vidur/config/device_sku_config.py"
 NODE_CONFIG = "vidur/config/node_sku_config.py"
+# Vidur's config explorer prices its deployments from this dict ($ per GPU hour).
+PRICE_CONFIG = "vidur/config_optimizer/analyzer/constants.py"
+PRICE_NAME = "GPU_COSTS"
 INT_TEXT = re.compile(r"^[0-9]+$")
 
 
@@ -243,6 +246,40 @@ def read_devices(git):
         devices[name] = {"name": name, "memory_gib": cfg.field(cls, "total_memory_gb", "int"),
                          "fp16_tflops": cfg.field(cls, "fp16_tflops", "int")}
     return cfg, devices
+
+
+def read_prices(git):
+    """{device: $ per GPU hour} from the module-level dict PRICE_NAME of PRICE_CONFIG, its
+    line, and the comment lines right above it (Vidur names the prices' origin and date
+    there). Bad when the dict is absent or not a dict of names to positive numbers."""
+    text = git.show(PRICE_CONFIG)
+    try:
+        tree = ast.parse(text, filename=PRICE_CONFIG)
+    except SyntaxError as e:
+        raise Bad(f"{PRICE_CONFIG}: line {e.lineno}: not Python: {e.msg}")
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == PRICE_NAME):
+            continue
+        where = f"{PRICE_CONFIG}: line {node.lineno}: {PRICE_NAME}"
+        if not isinstance(node.value, ast.Dict):
+            raise Bad(f"{where}: expected a dict of device names to $ per hour, "
+                      f"got {ast.unparse(node.value)!r}")
+        prices = {}
+        for k, v in zip(node.value.keys, node.value.values):
+            key, val = literal(k) if k is not None else None, literal(v)
+            if not isinstance(key, str) or type(val) not in (int, float) or not val > 0:
+                raise Bad(f"{where}: expected entries \"device\": a number > 0, got "
+                          f"{ast.unparse(k) if k is not None else '**'}: {ast.unparse(v)}")
+            prices[key] = float(val)
+        lines = text.split("\n")
+        comments, i = [], node.lineno - 2
+        while i >= 0 and lines[i].lstrip().startswith("#"):
+            comments.insert(0, lines[i].lstrip()[1:].strip().rstrip("."))
+            i -= 1
+        return prices, node.lineno, "; ".join(comments)
+    raise Bad(f"{PRICE_CONFIG}: no module-level {PRICE_NAME} = {{...}} (expected Vidur's GPU "
+              f"prices in $ per hour)")
 
 
 def read_nodes(git, devices):
@@ -461,11 +498,20 @@ def convert_models(git):
     mcfg, models = read_models(git, profiled)
     dcfg, devices = read_devices(git)
     ncfg, nodes = read_nodes(git, devices)
+    prices, price_line, price_note = read_prices(git)
+    priced = [n for n in sorted(devices) if n in prices]
+    for n in priced:
+        devices[n]["price_per_hour"] = prices[n]
     source = (f"Converted by {TOOL} from {ORIGIN} at commit {git.commit}, {mcfg.cite}, "
-              f"{dcfg.cite} and {ncfg.cite}: the field defaults of every model config class "
-              f"whose model has an mlp.csv under data/profiling/compute, every device "
-              f"(total_memory_gb as memory_gib, fp16_tflops) and every node "
-              f"(device_sku_type, num_devices_per_node)")
+              f"{dcfg.cite}, {ncfg.cite} and {git.cite(PRICE_CONFIG)}: the field defaults of "
+              f"every model config class whose model has an mlp.csv under "
+              f"data/profiling/compute, every device (total_memory_gb as memory_gib, "
+              f"fp16_tflops) and every node (device_sku_type, num_devices_per_node); "
+              f"price_per_hour ($ per GPU hour) from {PRICE_NAME} (line {price_line}) for "
+              f"{', '.join(priced) if priced else 'no device'}"
+              + (f", which Vidur's comment dates: \"{price_note}\"" if price_note else "")
+              + (f"; no price for {', '.join(n for n in sorted(devices) if n not in prices)}"
+                 if len(priced) < len(devices) else ""))
     doc = {"format": "clustersim-llm-models", "version": 1, "source": source,
            "models": [models[n] for n in profiled],
            "devices": [devices[n] for n in sorted(devices)],

@@ -127,7 +127,8 @@ static gboolean parse_model(const cJSON *node, CsLlmModel *m, const char *file, 
 static gboolean parse_device(const cJSON *node, CsLlmDevice *d, const char *file,
                              const char *path, GError **error)
 {
-  static const char *const keys[] = { "name", "memory_gib", "fp16_tflops", NULL };
+  static const char *const keys[] = { "name", "memory_gib", "fp16_tflops", "price_per_hour",
+                                      NULL };
   const char *name = NULL;
   if (!cs_json_expect_object(node, file, path, error) ||
       !cs_json_check_keys(node, keys, file, path, error) ||
@@ -141,9 +142,17 @@ static gboolean parse_device(const cJSON *node, CsLlmDevice *d, const char *file
       !cs_json_read_double(node, "fp16_tflops", TRUE, 0, G_MAXDOUBLE, &d->fp16_tflops, file,
                            path, error))
     return FALSE;
-  if (!(d->memory_gib > 0) || !(d->fp16_tflops > 0)) {
-    gboolean mem = !(d->memory_gib > 0);
-    char *p = cs_json_path_key(path, mem ? "memory_gib" : "fp16_tflops");
+  /* Optional: a device Vidur gives no price has none, and a cost asked of it is refused
+   * where it is asked; a price given must be positive, as a free GPU is a typo. */
+  gboolean priced = cJSON_GetObjectItemCaseSensitive(node, "price_per_hour") != NULL;
+  if (priced && !cs_json_read_double(node, "price_per_hour", TRUE, 0, G_MAXDOUBLE,
+                                     &d->price_per_hour, file, path, error))
+    return FALSE;
+  const char *zero = !(d->memory_gib > 0) ? "memory_gib"
+                     : !(d->fp16_tflops > 0) ? "fp16_tflops"
+                     : priced && !(d->price_per_hour > 0) ? "price_per_hour" : NULL;
+  if (zero) {
+    char *p = cs_json_path_key(path, zero);
     cs_json_fail(error, file, p, "expected a number > 0, got 0");
     g_free(p);
     return FALSE;

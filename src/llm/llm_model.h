@@ -84,6 +84,8 @@ typedef struct {
   char *name;                  /* "a100" */
   double memory_gib;           /* device memory, GiB (Vidur's total_memory_gb) */
   double fp16_tflops;          /* peak fp16 throughput; informational */
+  double price_per_hour;       /* $ per device hour (Vidur's GPU_COSTS), for the cost of a
+                                * deployment; 0 when the file gives none */
 } CsLlmDevice;
 
 typedef struct {

@@ -122,6 +122,17 @@ class A0DeviceSKUConfig(BaseDeviceSKUConfig):
         return DeviceSKUType.A0
 '''
 
+# Vidur prices a0 only: g1 gets no price_per_hour.
+PRICE_CONFIG = '''CONFIG_KEY = ["x"]
+
+# Prices from somewhere on some day.
+# Prices are in $/hr
+GPU_COSTS = {
+    "a0": 1.5,
+    "zz": 9,
+}
+'''
+
 NODE_CONFIG = '''@dataclass
 class BaseNodeSKUConfig(BaseFixedConfig):
     num_devices_per_node: int
@@ -186,6 +197,7 @@ def tree(**changes):
         "vidur/config/model_config.py": MODEL_CONFIG,
         "vidur/config/device_sku_config.py": DEVICE_CONFIG,
         "vidur/config/node_sku_config.py": NODE_CONFIG,
+        "vidur/config_optimizer/analyzer/constants.py": PRICE_CONFIG,
         "data/profiling/compute/g1/org/Tiny-1/mlp.csv":
             csv_text(",".join(MLP_COLS), [",".join(r) for r in MLP_ROWS]),
         "data/profiling/network/n1_nvlink/all_reduce.csv": csv_text(AR_HEAD, AR_ROWS),
@@ -195,7 +207,8 @@ def tree(**changes):
         path = {"mlp": "data/profiling/compute/g1/org/Tiny-1/mlp.csv",
                 "ar": "data/profiling/network/n1_nvlink/all_reduce.csv",
                 "sr": "data/profiling/network/n1_nvlink/send_recv.csv",
-                "models": "vidur/config/model_config.py"}[k]
+                "models": "vidur/config/model_config.py",
+                "prices": "vidur/config_optimizer/analyzer/constants.py"}[k]
         if v is None:
             del files[path]
         else:
@@ -275,10 +288,15 @@ def test_good(base):
                            "max_position_embeddings": 512, "use_gated_mlp": True,
                            "vocab_size": 1000, "post_attn_norm": True,
                            "no_tensor_parallel": False}], json.dumps(m["models"]))
-    check("models.json: devices by name, memory_gib from total_memory_gb",
-          m["devices"] == [{"name": "a0", "memory_gib": 16, "fp16_tflops": 7},
+    check("models.json: devices by name, memory_gib from total_memory_gb, price_per_hour "
+          "from GPU_COSTS where it has one (a price of no device ignored)",
+          m["devices"] == [{"name": "a0", "memory_gib": 16, "fp16_tflops": 7,
+                            "price_per_hour": 1.5},
                            {"name": "g1", "memory_gib": 40, "fp16_tflops": 100}],
           json.dumps(m["devices"]))
+    check("models.json: the prices' source, line and Vidur's comment; the unpriced named",
+          "GPU_COSTS (line 5) for a0, which Vidur's comment dates: \"Prices from somewhere "
+          "on some day; Prices are in $/hr\"; no price for g1" in m["source"], m["source"])
     check("models.json: nodes", m["nodes"] == [
         {"name": "n1_nvlink", "device": "g1", "devices_per_node": 4}], json.dumps(m["nodes"]))
 
@@ -405,6 +423,11 @@ def test_bad(base):
         ("a model field of the wrong type", {"models": MODEL_CONFIG.replace(
             "num_kv_heads: int = 2", "num_kv_heads: int = 2.5")},
          [], ["vidur/config/model_config.py", "line 31", "TinyConfig", "num_kv_heads", "2.5"]),
+        ("no GPU_COSTS", {"prices": PRICE_CONFIG.replace("GPU_COSTS", "CPU_COSTS")},
+         [], ["vidur/config_optimizer/analyzer/constants.py", "GPU_COSTS"]),
+        ("a price that is not a positive number", {"prices": PRICE_CONFIG.replace(
+            '"a0": 1.5', '"a0": -1.5')},
+         [], ["vidur/config_optimizer/analyzer/constants.py", "line 5", "GPU_COSTS", "-1.5"]),
     ]
     for i, (name, changes, extra, want) in enumerate(cases):
         repo = make_repo(base, f"bad{i}", tree(**changes))
@@ -603,9 +626,12 @@ def test_shipped():
                ("num_layers", "embedding_dim", "num_q_heads", "num_kv_heads", "mlp_hidden_dim")]
           == [80, 8192, 64, 8, 28672])
     check("shipped models.json: devices and nodes as in docs/research/vidur.md",
-          m.get("devices") == [{"name": "a100", "memory_gib": 80, "fp16_tflops": 312},
-                               {"name": "a40", "memory_gib": 45, "fp16_tflops": 150},
-                               {"name": "h100", "memory_gib": 80, "fp16_tflops": 1000}]
+          m.get("devices") == [{"name": "a100", "memory_gib": 80, "fp16_tflops": 312,
+                                "price_per_hour": 2.21},
+                               {"name": "a40", "memory_gib": 45, "fp16_tflops": 150,
+                                "price_per_hour": 1.28},
+                               {"name": "h100", "memory_gib": 80, "fp16_tflops": 1000,
+                                "price_per_hour": 4.25}]
           and {n["name"]: (n["device"], n["devices_per_node"]) for n in m.get("nodes", [])} ==
           {"a40_pairwise_nvlink": ("a40", 8), "a100_pairwise_nvlink": ("a100", 4),
            "h100_pairwise_nvlink": ("h100", 4), "a100_dgx": ("a100", 8),

@@ -32,7 +32,8 @@
   "   \"num_kv_heads\": 32, \"embedding_dim\": 2560, \"mlp_hidden_dim\": 10240,\n"           \
   "   \"max_position_embeddings\": 2048, \"use_gated_mlp\": false, \"vocab_size\": 51200,\n" \
   "   \"post_attn_norm\": false, \"no_tensor_parallel\": true}],\n"                          \
-  " \"devices\": [{\"name\": \"a100\", \"memory_gib\": 80, \"fp16_tflops\": 312},\n"         \
+  " \"devices\": [{\"name\": \"a100\", \"memory_gib\": 80, \"fp16_tflops\": 312,\n"        \
+  "                \"price_per_hour\": 2.21},\n"                                            \
   "               {\"name\": \"a40\", \"memory_gib\": 45, \"fp16_tflops\": 150}],\n"         \
   " \"nodes\": [{\"name\": \"a100_pairwise_nvlink\", \"device\": \"a100\",\n"                \
   "             \"devices_per_node\": 4}]}\n"
@@ -127,6 +128,8 @@ static void test_load(void **state)
   const CsLlmDevice *a40 = cs_llm_models_find_device(set, "a40", NULL);
   assert_non_null(a40);
   assert_true(a40->memory_gib == 45);
+  assert_true(a40->price_per_hour == 0); /* the file gives it none */
+  assert_true(cs_llm_models_find_device(set, "a100", NULL)->price_per_hour == 2.21);
   const CsLlmNode *node = cs_llm_models_find_node(set, "a100_pairwise_nvlink", NULL);
   assert_non_null(node);
   assert_string_equal(node->device->name, "a100");
@@ -285,6 +288,12 @@ static void test_bad_models(void **state)
   g_free(j);
   j = replace(MODELS_JSON, "\"memory_gib\": 45", "\"memory_gib\": 0");
   expect_load_error(j, "devices[1].memory_gib: expected a number > 0", NULL);
+  g_free(j);
+  j = replace(MODELS_JSON, "\"price_per_hour\": 2.21", "\"price_per_hour\": 0");
+  expect_load_error(j, "devices[0].price_per_hour: expected a number > 0", NULL);
+  g_free(j);
+  j = replace(MODELS_JSON, "\"price_per_hour\": 2.21", "\"price_per_hour\": \"cheap\"");
+  expect_load_error(j, "devices[0].price_per_hour", "number");
   g_free(j);
   j = replace(MODELS_JSON, "\"version\": 1", "\"version\": 2");
   expect_load_error(j, "version: unsupported version 2", NULL);

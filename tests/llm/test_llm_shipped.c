@@ -45,6 +45,10 @@ static void test_plans(void **state)
   CsLlmModelSet *set = checked(cs_llm_models_load(path, &e), e);
   const CsLlmDevice *a100 = checked((void *)cs_llm_models_find_device(set, "a100", &e), e);
   assert_true(a100->memory_gib == 80);
+  /* Vidur's GPU_COSTS (docs/research/vidur.md): a100 2.21, h100 4.25 $ an hour. */
+  assert_true(a100->price_per_hour == 2.21);
+  const CsLlmDevice *h100 = checked((void *)cs_llm_models_find_device(set, "h100", &e), e);
+  assert_true(h100->price_per_hour == 4.25);
   const struct {
     const char *model;
     int tp, pp;
