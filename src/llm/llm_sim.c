@@ -102,10 +102,15 @@ static void describe_batch(GString *m, int replica, int64_t t, const CsLlmBatch 
   g_string_append_printf(m, "replica %d, batch at %.9f s: %d requests (%d prefilling, %d "
                          "decoding), %" G_GINT64_FORMAT " tokens (",
                          replica, (double)t / 1e9, b->n, prefills, b->n_decode, b->total_tokens);
-  for (int i = 0; i < b->n; i++)
+  /* Each request as "ID: prefill|decode TOKENS after PROCESSED", the first
+   * 8 of a large batch. */
+  int shown = b->n <= 10 ? b->n : 8;
+  for (int i = 0; i < shown; i++)
     g_string_append_printf(m, "%s%" G_GINT64_FORMAT ": %s %d after %d", i ? ", " : "",
                            b->entries[i].req->id, b->entries[i].prefill ? "prefill" : "decode",
                            b->entries[i].tokens, b->entries[i].processed_before);
+  if (shown < b->n)
+    g_string_append_printf(m, " and %d more", b->n - shown);
   g_string_append(m, ")");
 }
 
