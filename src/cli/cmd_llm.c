@@ -341,6 +341,13 @@ static gboolean read_config(LlmRun *r, const char *file, GError **error)
   r->sim.exec = (CsLlmExecConfig){ .model = m, .ops = r->ops, .collectives = r->coll,
                                    .devices_per_node = nd->devices_per_node, .tp = tp, .pp = 1,
                                    .attention = r->att };
+  /* The replica's tables, checked here so that a bad degree is the
+   * config's error (the shipped attention sample is TP1 only). */
+  CsLlmExec *x = cs_llm_exec_new(&r->sim.exec, &e);
+  if (x == NULL)
+    return cs_json_fail(error, file, "tensor_parallel", "%s", e->message), g_clear_error(&e),
+           FALSE;
+  cs_llm_exec_free(x);
   const cJSON *req = cJSON_GetObjectItem(root, "requests");
   if (req == NULL)
     return cs_json_fail(error, file, "requests", "expected {\"trace\": PATH} or "
@@ -507,10 +514,16 @@ int cmd_llm(int argc, char **argv)
   if (out_dir != NULL) {
     csv = requests_csv(res);
     sum = summary_text(&r, res, &s, file);
-    if (g_mkdir_with_parents(out_dir, 0777) != 0 ||
-        !write_out(out_dir, "requests.csv", csv, &err) ||
+    if (g_mkdir_with_parents(out_dir, 0777) != 0) {
+      char *m = g_strdup_printf("%s: cannot create output directory: %s", out_dir,
+                                g_strerror(errno));
+      status = cli_fail(PROG, m);
+      g_free(m);
+      goto out;
+    }
+    if (!write_out(out_dir, "requests.csv", csv, &err) ||
         !write_out(out_dir, "summary.json", sum, &err)) {
-      char *m = g_strdup_printf("-o %s: %s", out_dir, err ? err->message : g_strerror(errno));
+      char *m = g_strdup_printf("-o %s: %s", out_dir, err->message);
       status = cli_fail(PROG, m);
       g_free(m);
       goto out;
