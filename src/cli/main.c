@@ -37,6 +37,7 @@ static const char *const usage_text =
   "                    share tables and measured pairs (--interference OUT2.json)\n"
   "  derive-igniter    write iGniter's measurements derived from the simulator's GPU model\n"
   "  policies [NAME]   the placement, dispatch and controller policies and their parameters\n"
+  "  llm run CONFIG    LLM replicas token by token (vLLM, Sarathi-Serve, ...): TTFT, TBT\n"
   "\n"
   "Options:\n"
   "  -h, --help        show this help (COMMAND --help for a command's options)\n"
@@ -87,6 +88,8 @@ int main(int argc, char **argv)
     return cmd_profile(argc - 1, argv + 1);
   if (strcmp(cmd, "policies") == 0)
     return cmd_policies(argc - 1, argv + 1);
+  if (strcmp(cmd, "llm") == 0)
+    return cmd_llm(argc - 1, argv + 1);
   if (strcmp(cmd, "derive-igniter") == 0)
     return cmd_derive(argc - 1, argv + 1);
   fprintf(stderr, "clustersim: unknown command \"%s\"\n\n%s", cmd, usage_text);

@@ -1,0 +1,182 @@
+/* The token-level simulation of a cluster of identical LLM replicas, as
+ * Vidur models it (issue 38; docs/research/vidur.md sections 4 and 6): a
+ * router sends each arriving request to a replica; a replica with no batch
+ * in flight asks its scheduler (llm_sched.h) for the next batch, times it
+ * (cs_llm_exec_batch_time, CPU overhead 0 as Vidur's default
+ * skip_cpu_overhead_modeling) and, when it ends, reports it done and asks
+ * again. One pipeline stage only.
+ *
+ * Time is integer nanoseconds from 0 (the trace's clock). A batch's time,
+ * computed in ms as a double, becomes llround(ms * 1e6) ns.
+ *
+ * The order of what happens at one instant t. Vidur's event queue
+ * (vidur/simulator.py, vidur/events/) is a heap keyed by (time, event id,
+ * type) with ids in creation order, and every arrival event is created
+ * before the run starts, so at time t:
+ *  1. every request arriving at t is routed, in input order (Vidur's global
+ *     scheduler sorts its queue by arrival with a stable sort and routes all
+ *     of it at the first GlobalSchedule event of t; routing them one by one
+ *     in that order gives the same replicas, as lor's counts grow by one per
+ *     assignment in both);
+ *  2. every batch ending at t is done (llm_sched's batch_done), in the order
+ *     the batches were started (their BatchStageEnd events' ids);
+ *  3. every replica that got a request or ended a batch at t and has no
+ *     batch in flight forms its next batch, in replica order (replicas do
+ *     not share state, so this order changes nothing).
+ * Vidur runs 2 before 1's ReplicaSchedule events and both before any
+ * schedule of t, which is the order above: a batch ending at t is followed
+ * by a batch that may take the requests arriving at t.
+ *
+ * Routers (vidur/scheduler/global_scheduler/):
+ *  - round_robin: the k-th request routed (from 0) goes to replica k mod R;
+ *  - lor (least outstanding requests): the replica whose waiting queue is
+ *    shortest (llm_sched's n_waiting: requests not admitted, restarted ones
+ *    included; admitted and running ones do not count), ties to the lowest
+ *    replica id.
+ *
+ * Per request (Vidur's entities/request.py and metrics/metrics_store.py):
+ *  - scheduled: the start of the first batch that holds it (kept across
+ *    restarts); first token: the end of the batch that processed its
+ *    prompt's last token the first time (prefill_completed_at, kept across
+ *    restarts); completed: the end of the batch of its last token;
+ *  - TTFT = first token - arrival (Vidur's prefill_e2e_time, queueing
+ *    included); e2e = completed - arrival (request_e2e_time);
+ *  - TBT (Vidur's decode_token_execution_plus_preemption_time): for each
+ *    batch in which the request took a decode token, the batch's end minus
+ *    the end of the request's previous batch (batch end - batch start +
+ *    latest_iteration_scheduling_delay), so the wait between iterations
+ *    counts. The token of a prefill (the first one, or a re-prefill after
+ *    a restart) records none, as in Vidur: the time lost to a restart
+ *    appears in e2e, not in TBT;
+ *  - the gaps between output tokens (not Vidur's): every output token but a
+ *    request's first, the time since its previous output token; a restart's
+ *    loss appears here, in the gap before its re-prefill's token;
+ *  - decode time per token (Vidur's
+ *    decode_time_execution_plus_preemption_normalized): (completed - first
+ *    token) / decode tokens, the decode tokens as rewritten by the last
+ *    restart (Vidur's num_decode_tokens at completion).
+ */
+#ifndef CS_LLM_SIM_H
+#define CS_LLM_SIM_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "llm_iteration.h"
+#include "llm_sched.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  CS_LLM_ROUTER_ROUND_ROBIN,
+  CS_LLM_ROUTER_LOR,
+} CsLlmRouter;
+
+/* "round_robin", "lor". */
+const char *cs_llm_router_name(CsLlmRouter router);
+
+/* Parses one of those names. Returns FALSE with error set
+ * (CS_INPUT_ERROR_INVALID) naming it and the known ones otherwise. */
+gboolean cs_llm_router_parse(const char *name, CsLlmRouter *out, GError **error);
+
+/* A deployment: R replicas, each with its own copy of the scheduler. */
+typedef struct {
+  CsLlmExecConfig exec;  /* one replica's execution model (its pp must be 1); nothing copied */
+  CsLlmSchedConfig sched; /* num_blocks set; num_stages 1 */
+  int replicas;          /* >= 1 */
+  CsLlmRouter router;
+} CsLlmSimConfig;
+
+/* A request as asked. */
+typedef struct {
+  int64_t id;            /* the caller's, in messages and outputs */
+  int64_t arrival_ns;    /* >= 0, non-decreasing along the list */
+  int prompt_tokens;     /* >= 1 */
+  int output_tokens;     /* >= 1 */
+} CsLlmSimRequest;
+
+/* What happened to one request; times in ns from 0. */
+typedef struct {
+  int64_t id;
+  int64_t arrival_ns;
+  int prompt_tokens;
+  int output_tokens;
+  int replica;           /* 0-based */
+  int64_t scheduled_ns;
+  int64_t first_token_ns;
+  int64_t completed_ns;
+  int restarts;
+  int final_decode_tokens; /* Vidur's num_decode_tokens at completion */
+  int64_t n_tbt;         /* TBT samples (decode iterations) */
+  int64_t tbt_sum_ns;
+  int64_t tbt_max_ns;    /* 0 when n_tbt is 0 */
+  int64_t gap_max_ns;    /* the longest gap between two output tokens; 0 with one token */
+} CsLlmSimRequestResult;
+
+typedef struct {
+  int64_t num_blocks;
+  int64_t peak_blocks;   /* the most allocated at once */
+  double block_ns;       /* the integral of allocated blocks over [0, makespan] */
+  int64_t busy_ns;       /* time with a batch in flight */
+  int64_t n_batches;
+  int64_t restarts;
+} CsLlmSimReplicaResult;
+
+typedef struct {
+  CsLlmSimRequestResult *requests; /* n_requests, in input order */
+  int n_requests;
+  CsLlmSimReplicaResult *replicas; /* n_replicas */
+  int n_replicas;
+  GArray *tbt_ns;        /* int64 TBT samples, in the order recorded */
+  GArray *gap_ns;        /* int64 gaps between output tokens, in the order recorded */
+  int64_t makespan_ns;   /* the last completion */
+  int64_t n_batches;
+  int64_t restarts;      /* all replicas' (Vidur's num_restarts summed) */
+  int64_t output_tokens; /* sum of the requests' output tokens */
+} CsLlmSimResult;
+
+/* Runs n (>= 1) requests through the deployment until every one has
+ * finished. Returns the result (cs_llm_sim_result_free) or NULL with error
+ * set (CS_INPUT_ERROR_INVALID):
+ *  - replicas < 1, exec.pp != 1 ("pipeline parallelism is not simulated
+ *    yet"), cs_llm_exec_new or cs_llm_sched_new refusing its config;
+ *  - a request out of range or arriving before the previous one (its index
+ *    and id named);
+ *  - a request the scheduler refuses (cs_llm_sched_add: named by id);
+ *  - a batch the tables cannot time: "replica R, batch at T s: S requests
+ *    (P prefilling, D decoding), N tokens: " and the lookup's message;
+ *  - a replica left with requests and no batch it can form (cannot happen
+ *    for requests cs_llm_sched_add took; checked, not assumed). */
+CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest *reqs, int n,
+                               GError **error);
+
+void cs_llm_sim_result_free(CsLlmSimResult *r);
+
+/* The linear-interpolation quantile (q in [0, 1]) of n >= 1 samples v,
+ * sorted in place: with s the ascending order, h = q * (n - 1), the value
+ * s[floor h] + (h - floor h) * (s[floor h + 1] - s[floor h]) (numpy's
+ * default, "linear"). NAN when n is 0. */
+double cs_llm_quantile(double *v, size_t n, double q);
+
+/* p50, p90, p99 and the mean of a distribution, in ms. */
+typedef struct {
+  double p50, p90, p99, mean;
+  int64_t n;
+} CsLlmDist;
+
+typedef struct {
+  CsLlmDist ttft, tbt, e2e, gap, decode_per_token;
+  double output_tokens_per_s; /* output tokens / (makespan - first arrival) */
+  double requests_per_s;      /* requests / the same span */
+  double kv_peak_util;        /* max over replicas of peak_blocks / num_blocks */
+  double kv_mean_util;        /* mean over replicas of block_ns / (num_blocks * makespan) */
+  int64_t restarts;
+  int64_t makespan_ns;
+} CsLlmSimSummary;
+
+/* Summarises r (quantiles as cs_llm_quantile). */
+void cs_llm_sim_summary(const CsLlmSimResult *r, CsLlmSimSummary *out);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# clustersim llm run: a synthetic run twice (byte-identical outputs), the
+# shipped Vidur code trace under vLLM and Sarathi-Serve (a sanity check of
+# magnitudes, docs/llm.md), and bad configs (exit 2, one message naming the
+# file and the JSON path, no output). Usage: test_cli_llm.sh CLUSTERSIM SOURCE_ROOT
+source "$(dirname "$0")/harness.sh" "$@"
+cd "$tmp" || exit 1
+
+base='"format": "clustersim-llm-run", "version": 1, "model": "meta-llama/Llama-2-7b-hf",
+ "device": "a100", "node": "a100_pairwise_nvlink", "tensor_parallel": 1'
+cat >syn.json <<JSON
+{$base, "replicas": 2, "router": "lor", "scheduler": {"policy": "vllm"},
+ "requests": {"synthetic": {"n": 50, "qps": 4.0, "arrival": "poisson",
+   "prompt_tokens": {"uniform": [64, 1024]}, "output_tokens": {"uniform": [1, 64]}, "seed": 1}}}
+JSON
+"$bin" llm run syn.json -o a >a.out 2>a.err
+check "synthetic run exits 0" test $? -eq 0
+check "synthetic run: nothing on stderr" test ! -s a.err
+check "synthetic run: the table" grep -q "^TTFT " a.out
+"$bin" llm run syn.json -o b >b.out 2>&1
+check "same config, same requests.csv" cmp a/requests.csv b/requests.csv
+check "same config, same summary.json" cmp a/summary.json b/summary.json
+check "same config, same table" cmp a.out b.out
+check "requests.csv: a row per request" test "$(wc -l <a/requests.csv)" -eq 51
+check "summary.json: provenance and metrics" py \
+  "d['format'] == 'clustersim-llm-summary' and d['requests'] == 50 and
+   'config' in d['provenance'] and 'vidur' in d['provenance']['ops'] + d['provenance']['models']
+   and all(k in d for k in ('ttft', 'tbt', 'e2e', 'output_tokens_per_s', 'preemptions'))" a/summary.json
+# Every request finished after it arrived and got its first token in between.
+check "requests.csv: arrived <= scheduled <= first token <= completed" python3 - a/requests.csv <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ok = all(float(r["arrived_s"]) <= float(r["scheduled_s"]) <= float(r["first_token_s"])
+         <= float(r["completed_s"]) for r in rows)
+sys.exit(0 if ok and {r["replica"] for r in rows} == {"0", "1"} else 1)
+PY
+
+# The first 69 requests of Vidur's code trace whose prompts the sampled
+# attention grid times (64 to 3072 tokens: chunks below 64 and prefills after
+# more than 3072 cached tokens are outside it), one replica. Sarathi-Serve
+# with chunk 1024 (512 leaves chunks below 64, outside the grid).
+trace="$src/data/traces/vidur_processed/splitwise_code.csv"
+for pol in vllm sarathi; do
+  chunk=""
+  [ $pol = sarathi ] && chunk=', "chunk_size": 1024'
+  cat >$pol.json <<JSON
+{$base, "scheduler": {"policy": "$pol"$chunk},
+ "requests": {"trace": "$trace", "limit": 69, "min_prompt_tokens": 64, "max_prompt_tokens": 3072}}
+JSON
+  "$bin" llm run $pol.json -o $pol >$pol.out 2>$pol.err
+  check "code trace, $pol: exits 0" test $? -eq 0
+  sed -n 's/^TTFT *\([0-9.]*\).*/# code trace, '$pol': TTFT p50 \1 ms/p' $pol.out
+  # Plausible (docs/llm.md): a lightly loaded replica (2.6 requests/s,
+  # prompts of 675 tokens median, 1,021 mean) answers in about one prefill,
+  # 12.7 ms for 110 tokens to 209 ms for 2,569 here, so TTFT p50 within 30
+  # to 300 ms.
+  check "code trace, $pol: TTFT p50 within 30 to 300 ms" py \
+    "d['requests'] == 69 and 30 < d['ttft']['p50_ms'] < 300" $pol/summary.json
+done
+
+# One request worked from the data files, outside the simulator: trace row 2
+# (110 prompt tokens) arrives at an idle replica under vLLM, so its TTFT is
+# its prefill alone: 32 layers x (the nine operators at N8 = 112 tokens, a
+# profiled row of ops/a100/..., + prefill attention at chunk 110, kv 0,
+# linear between chunks 64 and 128 of attention/a100/...).
+check "code trace, vllm: row 2's TTFT is its prefill, from the JSON files" python3 - \
+  "$src/data/llm" vllm/requests.csv <<'PY'
+import csv, json, sys
+d = sys.argv[1]
+ops = json.load(open(d + "/ops/a100/meta-llama__Llama-2-7b-hf.json"))
+t = [x for x in ops["tensor_parallel"] if x["tp"] == 1][0]
+i = t["num_tokens"].index(112)
+layer = sum(t["median_ms"][o][i] for o in ops["ops"])
+att = json.load(open(d + "/attention/a100/meta-llama__Llama-2-7b-hf.json"))["prefill"]
+c, row = att["prefill_chunk_size"], att["median_ms"][att["kv_cache_size"].index(0)]
+j = c.index(64)
+assert c[j + 1] == 128
+layer += row[j] + (row[j + 1] - row[j]) * (110 - 64) / (128 - 64)
+r = [r for r in csv.DictReader(open(sys.argv[2])) if r["id"] == "2"][0]
+ok = r["prompt_tokens"] == "110" and r["arrived_s"] == r["scheduled_s"]
+sys.exit(0 if ok and abs(float(r["ttft_ms"]) - 32 * layer) < 1e-6 else 1)
+PY
+
+# Vidur's trace_replay steps, on a small trace beside the config, read from
+# another directory (the path is the config's): decode tokens x 0.05
+# truncate (10 -> 0, clipped to 1; 200 -> 10), prompts x 1, then row 3's
+# 4096 + 10 > max_tokens 3000 cuts its prompt to 2990; arrivals x 2.
+mkdir -p cfg
+printf 'arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,100,10\n0.5,200,40\n1.25,4096,200\n' >cfg/t.csv
+cat >cfg/scaled.json <<JSON
+{$base, "scheduler": {"policy": "vllm"}, "max_tokens": 3000,
+ "requests": {"trace": "t.csv", "time_scale": 2, "decode_scale": 0.05}}
+JSON
+"$bin" llm run cfg/scaled.json -o scaled >/dev/null 2>scaled.err
+check "scaled trace: exits 0" test $? -eq 0
+check "scaled trace: tokens and arrivals as trace_replay makes them" python3 - scaled/requests.csv <<'PY'
+import csv, sys
+rows = [(r["prompt_tokens"], r["output_tokens"], r["arrived_s"]) for r in csv.DictReader(open(sys.argv[1]))]
+sys.exit(0 if rows == [("100", "1", "0.000000000"), ("200", "2", "1.000000000"),
+                       ("2990", "10", "2.500000000")] else 1)
+PY
+check "scaled trace: one prompt cut" py "d['prompts_cut_to_max_tokens'] == 1" scaled/summary.json
+
+# ---- bad configs: exit 2, the file and JSON path named, nothing written ----
+badcfg() { # WHAT MESSAGE JSON
+  printf '%s\n' "$3" >bad.json
+  bad "$1" "$2" llm run bad.json -o badout
+  check "$1: no output" test ! -e badout
+}
+req='"requests": {"synthetic": {"n": 2, "qps": 1, "prompt_tokens": {"fixed": 64}, "output_tokens": {"fixed": 2}, "seed": 1}}'
+badcfg "wrong format" 'bad.json: format: expected "clustersim-llm-run"' \
+  '{"format": "clustersim-run", "version": 1}'
+badcfg "unknown field" 'bad.json: ' "{$base, $req, \"replica\": 2}"
+badcfg "pipeline parallel" 'bad.json: pipeline_parallel: expected 1: pipeline parallelism is not simulated yet, got 2' \
+  "{$base, $req, \"pipeline_parallel\": 2}"
+badcfg "router" 'bad.json: router: LLM router "random": expected round_robin or lor' \
+  "{$base, $req, \"router\": \"random\"}"
+badcfg "policy" 'bad.json: scheduler.policy: LLM replica scheduler "vlm"' \
+  "{$base, $req, \"scheduler\": {\"policy\": \"vlm\"}}"
+badcfg "no requests" 'bad.json: requests: expected {"trace": PATH} or {"synthetic": {...}}' \
+  "{$base}"
+badcfg "missing trace" 'bad.json: requests.trace: ' \
+  "{$base, \"requests\": {\"trace\": \"nosuch.csv\"}}"
+badcfg "unknown model" 'bad.json: model: ' \
+  '{"format": "clustersim-llm-run", "version": 1, "model": "llama", "device": "a100", "node": "a100_dgx", '"$req}"
+badcfg "node of another device" 'bad.json: node: expected a node of a100 devices, got "h100_dgx"' \
+  '{"format": "clustersim-llm-run", "version": 1, "model": "meta-llama/Llama-2-7b-hf", "device": "a100", "node": "h100_dgx", '"$req}"
+badcfg "request too long" 'bad.json: requests.synthetic: expected the longest prompt + output (4096 + 2) to be at most max_tokens 4096' \
+  "{$base, \"requests\": {\"synthetic\": {\"n\": 2, \"qps\": 1, \"prompt_tokens\": {\"fixed\": 4096}, \"output_tokens\": {\"fixed\": 2}, \"seed\": 1}}}"
+badcfg "untimeable batch" 'replica 0, batch at 0.000000000 s: 1 requests (1 prefilling, 0 decoding), 32 tokens' \
+  "{$base, \"requests\": {\"synthetic\": {\"n\": 1, \"arrival\": \"static\", \"prompt_tokens\": {\"fixed\": 32}, \"output_tokens\": {\"fixed\": 2}, \"seed\": 1}}}"
+bad "no subcommand" "expected a subcommand: run" llm
+finish
