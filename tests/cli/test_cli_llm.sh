@@ -8,9 +8,12 @@ cd "$tmp" || exit 1
 
 base='"format": "clustersim-llm-run", "version": 1, "model": "meta-llama/Llama-2-7b-hf",
  "device": "a100", "node": "a100_pairwise_nvlink", "tensor_parallel": 1'
+# At 20 requests/s requests queue behind running batches, so lor (the
+# shortest waiting queue, ties to replica 0) sends some to replica 1; at a
+# rate where every request finds the queues empty it would send all to 0.
 cat >syn.json <<JSON
 {$base, "replicas": 2, "router": "lor", "scheduler": {"policy": "vllm"},
- "requests": {"synthetic": {"n": 50, "qps": 4.0, "arrival": "poisson",
+ "requests": {"synthetic": {"n": 50, "qps": 20.0, "arrival": "poisson",
    "prompt_tokens": {"uniform": [64, 1024]}, "output_tokens": {"uniform": [1, 64]}, "seed": 1}}}
 JSON
 "$bin" llm run syn.json -o a >a.out 2>a.err

@@ -1,0 +1,435 @@
+/* The config of LLM replicas read and checked, and its requests built
+ * (llm_config.h). Moved here from the CLI (cmd_llm.c) so that the capacity
+ * search (experiment/llm_search.c) can rebuild the requests at each probe's
+ * rate. */
+#include <math.h>
+#include <string.h>
+
+#include "common/json_input.h"
+#include "llm_config.h"
+#include "sim/rng.h"
+#include "workloads/trace.h"
+
+/* Token counts of a synthetic workload: {"fixed": N} or {"uniform": [MIN, MAX]}. */
+static gboolean read_lengths(const cJSON *obj, const char *key, const char *file, int max,
+                             int lo_hi[2], GError **error)
+{
+  const cJSON *v = cJSON_GetObjectItem(obj, key);
+  char *path = cs_json_path_key("requests.synthetic", key);
+  static const char *const known[] = { "fixed", "uniform", NULL };
+  gboolean ok = FALSE;
+  if (v == NULL) {
+    cs_json_fail(error, file, path, "expected {\"fixed\": N} or {\"uniform\": [MIN, MAX]}");
+    goto out;
+  }
+  if (!cs_json_expect_object(v, file, path, error) || !cs_json_check_keys(v, known, file, path, error))
+    goto out;
+  const cJSON *u = cJSON_GetObjectItem(v, "uniform");
+  if (cJSON_GetObjectItem(v, "fixed") != NULL && u == NULL) {
+    ok = cs_json_read_int(v, "fixed", TRUE, 1, max, &lo_hi[0], file, path, error);
+    lo_hi[1] = lo_hi[0];
+  } else if (u != NULL && cJSON_GetObjectItem(v, "fixed") == NULL && cJSON_IsArray(u) &&
+             cJSON_GetArraySize(u) == 2) {
+    char *up = cs_json_path_key(path, "uniform");
+    char *p0 = cs_json_path_index(up, 0), *p1 = cs_json_path_index(up, 1);
+    int64_t a = 0, b = 0;
+    ok = cs_json_value_int64(cJSON_GetArrayItem(u, 0), 1, max, &a, file, p0, error) &&
+         cs_json_value_int64(cJSON_GetArrayItem(u, 1), a, max, &b, file, p1, error);
+    lo_hi[0] = (int)a;
+    lo_hi[1] = (int)b;
+    g_free(up);
+    g_free(p0);
+    g_free(p1);
+  } else {
+    cs_json_fail(error, file, path, "expected exactly one of {\"fixed\": N} or {\"uniform\": "
+                 "[MIN, MAX]} (MIN <= MAX)");
+  }
+out:
+  g_free(path);
+  return ok;
+}
+
+/* requests.synthetic: its parameters only; cs_llm_config_requests draws
+ * the requests (llm_config.h). */
+static gboolean read_synthetic(CsLlmConfig *r, const cJSON *syn, const char *file, int max_tokens,
+                               GError **error)
+{
+  const char *path = "requests.synthetic";
+  static const char *const known[] = { "n", "qps", "arrival", "prompt_tokens", "output_tokens",
+                                       "seed", NULL };
+  int n = 0, prompt[2], output[2];
+  double qps = 1;
+  int64_t seed = 0;
+  const char *arrival = "poisson";
+  if (!cs_json_expect_object(syn, file, path, error) ||
+      !cs_json_check_keys(syn, known, file, path, error) ||
+      !cs_json_read_int(syn, "n", TRUE, 1, 10000000, &n, file, path, error) ||
+      !cs_json_read_string(syn, "arrival", FALSE, &arrival, file, path, error))
+    return FALSE;
+  gboolean poisson = strcmp(arrival, "poisson") == 0;
+  if (!poisson && strcmp(arrival, "static") != 0) {
+    char *p = cs_json_path_key(path, "arrival");
+    cs_json_fail(error, file, p, "expected \"poisson\" or \"static\", got \"%s\"", arrival);
+    g_free(p);
+    return FALSE;
+  }
+  if (!cs_json_read_double(syn, "qps", poisson, 1e-9, 1e9, &qps, file, path, error) ||
+      !read_lengths(syn, "prompt_tokens", file, max_tokens, prompt, error) ||
+      !read_lengths(syn, "output_tokens", file, max_tokens, output, error) ||
+      !cs_json_read_int64(syn, "seed", TRUE, 0, G_MAXUINT32, &seed, file, path, error))
+    return FALSE;
+  if (prompt[1] + output[1] > max_tokens) {
+    cs_json_fail(error, file, path, "expected the longest prompt + output (%d + %d) to be at "
+                 "most max_tokens %d", prompt[1], output[1], max_tokens);
+    return FALSE;
+  }
+  r->synthetic = TRUE;
+  r->poisson = poisson;
+  r->n = n;
+  r->qps = qps;
+  memcpy(r->prompt, prompt, sizeof prompt);
+  memcpy(r->output, output, sizeof output);
+  r->seed = (uint64_t)seed;
+  return TRUE;
+}
+
+/* Vidur's trace_replay: tokens x scale, truncated, clipped to >= 1, then a
+ * prompt whose prompt + output exceeds max_tokens is cut; arrivals x
+ * time_scale. Not Vidur's: "min_prompt_tokens" and "max_prompt_tokens"
+ * leave out the rows whose prompt (after the cut) is shorter or longer, "limit" keeps the first N rows left
+ * (for the sampled attention grid, which refuses some long prefills). */
+static gboolean read_trace(CsLlmConfig *r, const cJSON *req, const char *file, const char *dir,
+                           int max_tokens, GError **error)
+{
+  const char *path = "requests";
+  static const char *const known[] = { "trace", "time_scale", "prefill_scale", "decode_scale",
+                                       "limit", "min_prompt_tokens", "max_prompt_tokens", NULL };
+  const char *rel = NULL;
+  double ts = 1, ps = 1, ds = 1;
+  int limit = 0, min_prompt = 1, max_prompt = G_MAXINT;
+  if (!cs_json_check_keys(req, known, file, path, error) ||
+      !cs_json_read_int(req, "min_prompt_tokens", FALSE, 1, G_MAXINT, &min_prompt, file, path,
+                        error) ||
+      !cs_json_read_int(req, "max_prompt_tokens", FALSE, min_prompt, G_MAXINT, &max_prompt, file,
+                        path, error) ||
+      !cs_json_read_string(req, "trace", TRUE, &rel, file, path, error) ||
+      !cs_json_read_double(req, "time_scale", FALSE, 1e-9, 1e9, &ts, file, path, error) ||
+      !cs_json_read_double(req, "prefill_scale", FALSE, 1e-9, 1e6, &ps, file, path, error) ||
+      !cs_json_read_double(req, "decode_scale", FALSE, 1e-9, 1e6, &ds, file, path, error) ||
+      !cs_json_read_int(req, "limit", FALSE, 1, G_MAXINT, &limit, file, path, error))
+    return FALSE;
+  r->trace_path = g_path_is_absolute(rel) ? g_strdup(rel) : g_build_filename(dir, rel, NULL);
+  GError *e = NULL;
+  CsLlmRequestTrace *tr = cs_vidur_trace_load(r->trace_path, &e);
+  if (tr == NULL) {
+    cs_json_fail(error, file, "requests.trace", "%s", e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+  size_t n = tr->n_records;
+  r->trace_reqs = g_new0(CsLlmSimRequest, n);
+  gboolean ok = TRUE;
+  for (size_t i = 0; i < n && ok && (limit == 0 || r->n_trace < limit); i++) {
+    const CsLlmRequestRecord *rec = &tr->records[i];
+    double p = fmax(1, trunc((double)rec->prompt_tokens * ps));
+    double d = fmax(1, trunc((double)rec->output_tokens * ds));
+    gboolean cut = p + d > max_tokens;
+    if (cut)
+      p = max_tokens - d;
+    if (p < 1) {
+      ok = cs_json_fail(error, file, "requests.trace", "%s line %" G_GINT64_FORMAT ": %.0f "
+                        "output tokens leave no prompt within max_tokens %d",
+                        r->trace_path, rec->line, d, max_tokens);
+      break;
+    }
+    if (p < min_prompt || p > max_prompt) {
+      r->skipped++;
+      continue;
+    }
+    r->cut_prompts += cut;
+    r->trace_reqs[r->n_trace++] = (CsLlmSimRequest){ .id = (int64_t)i,
+                                    .arrival_ns = llround((double)rec->time_ns * ts),
+                                    .prompt_tokens = (int)p, .output_tokens = (int)d };
+  }
+  cs_llm_request_trace_free(tr);
+  return ok;
+}
+
+/* Looks REL up in the data directories' llm/ and loads it with load. */
+static gpointer load_data(const char *rel, gpointer (*load)(const char *, GError **),
+                          const char *file, const char *path, GError **error)
+{
+  GError *e = NULL;
+  char *p = cs_llm_data_find(rel, &e);
+  gpointer out = p ? load(p, &e) : NULL;
+  if (out == NULL) {
+    cs_json_fail(error, file, path, "%s", e->message);
+    g_error_free(e);
+  }
+  g_free(p);
+  return out;
+}
+
+static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const *known,
+                            const char *expected_format, const char *file, const char *dir,
+                            GError **error);
+
+/* The run's fields and the caller's extra ones are the known keys. */
+static gboolean read_config(CsLlmConfig *r, const char *expected_format,
+                            const char *const *extra_keys, const char *file, const char *dir,
+                            GError **error)
+{
+  const cJSON *root = r->root;
+  static const char *const run_keys[] = { "format", "version", "model", "device", "node",
+                                          "tensor_parallel", "pipeline_parallel", "replicas",
+                                          "scheduler", "router", "requests", "max_tokens",
+                                          "memory_margin" };
+  GPtrArray *keys = g_ptr_array_new();
+  for (size_t i = 0; i < G_N_ELEMENTS(run_keys); i++)
+    g_ptr_array_add(keys, (gpointer)run_keys[i]);
+  for (size_t i = 0; extra_keys && extra_keys[i]; i++)
+    g_ptr_array_add(keys, (gpointer)extra_keys[i]);
+  g_ptr_array_add(keys, NULL);
+  const char *const *known = (const char *const *)keys->pdata;
+  gboolean ok = read_fields(r, root, known, expected_format, file, dir, error);
+  g_ptr_array_free(keys, TRUE);
+  return ok;
+}
+
+static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const *known,
+                            const char *expected_format, const char *file, const char *dir,
+                            GError **error)
+{
+  const char *format = NULL, *model = NULL, *device = NULL, *node = NULL, *router = "round_robin";
+  int version = 0, tp = 1, pp = 1, replicas = 1, max_tokens = 4096;
+  double margin = 0.1;
+  if (!cs_json_expect_object(root, file, "", error) ||
+      !cs_json_read_string(root, "format", TRUE, &format, file, "", error))
+    return FALSE;
+  if (strcmp(format, expected_format) != 0)
+    return cs_json_fail(error, file, "format", "expected \"%s\", got \"%s\"", expected_format,
+                        format);
+  if (!cs_json_read_int(root, "version", TRUE, 1, 1, &version, file, "", error) ||
+      !cs_json_check_keys(root, known, file, "", error) ||
+      !cs_json_read_string(root, "model", TRUE, &model, file, "", error) ||
+      !cs_json_read_string(root, "device", TRUE, &device, file, "", error) ||
+      !cs_json_read_string(root, "node", TRUE, &node, file, "", error) ||
+      !cs_json_read_int(root, "tensor_parallel", FALSE, 1, 64, &tp, file, "", error) ||
+      !cs_json_read_int(root, "pipeline_parallel", FALSE, 1, 64, &pp, file, "", error) ||
+      !cs_json_read_int(root, "replicas", FALSE, 1, 100000, &replicas, file, "", error) ||
+      !cs_json_read_string(root, "router", FALSE, &router, file, "", error) ||
+      !cs_json_read_int(root, "max_tokens", FALSE, 1, 1 << 20, &max_tokens, file, "", error) ||
+      !cs_json_read_double(root, "memory_margin", FALSE, 0, 0.999, &margin, file, "", error))
+    return FALSE;
+  if (pp != 1)
+    return cs_json_fail(error, file, "pipeline_parallel", "expected 1: pipeline parallelism "
+                        "is not simulated yet, got %d", pp);
+  GError *e = NULL;
+  if (!cs_llm_router_parse(router, &r->sim.router, &e))
+    goto fail_e_router;
+  r->models = load_data("models.json", (gpointer (*)(const char *, GError **))cs_llm_models_load,
+                        file, "model", error);
+  if (r->models == NULL)
+    return FALSE;
+  const CsLlmModel *m = cs_llm_models_find_model(r->models, model, &e);
+  if (m == NULL)
+    return cs_json_fail(error, file, "model", "%s", e->message), g_clear_error(&e), FALSE;
+  const CsLlmDevice *d = cs_llm_models_find_device(r->models, device, &e);
+  if (d == NULL)
+    return cs_json_fail(error, file, "device", "%s", e->message), g_clear_error(&e), FALSE;
+  const CsLlmNode *nd = cs_llm_models_find_node(r->models, node, &e);
+  if (nd == NULL)
+    return cs_json_fail(error, file, "node", "%s", e->message), g_clear_error(&e), FALSE;
+  if (nd->device != d)
+    return cs_json_fail(error, file, "node", "expected a node of %s devices, got \"%s\" (%s)",
+                        d->name, nd->name, nd->device->name);
+
+  /* The memory plan decides the KV blocks (Vidur's memory planner). */
+  CsLlmPlanConfig pc;
+  cs_llm_plan_config_init(&pc);
+  pc.tp = tp;
+  pc.max_tokens = max_tokens;
+  pc.memory_margin = margin;
+  const cJSON *sc = cJSON_GetObjectItem(root, "scheduler");
+  const char *policy = "sarathi"; /* Vidur's default replica scheduler */
+  static const char *const sknown[] = { "policy", "batch_size_cap", "chunk_size", "block_size",
+                                        "watermark_blocks_fraction", "max_tokens_in_batch",
+                                        "num_blocks", NULL };
+  if (sc != NULL && (!cs_json_expect_object(sc, file, "scheduler", error) ||
+                     !cs_json_check_keys(sc, sknown, file, "scheduler", error) ||
+                     !cs_json_read_string(sc, "policy", FALSE, &policy, file, "scheduler", error)))
+    return FALSE;
+  CsLlmSchedPolicy pol;
+  if (!cs_llm_sched_policy_parse(policy, &pol, &e))
+    return cs_json_fail(error, file, "scheduler.policy", "%s", e->message), g_clear_error(&e),
+           FALSE;
+  CsLlmSchedConfig *s = &r->sim.sched;
+  cs_llm_sched_config_init(s, pol);
+  s->max_tokens = max_tokens;
+  int64_t num_blocks = 0;
+  if (sc != NULL &&
+      (!cs_json_read_int(sc, "batch_size_cap", FALSE, 1, 1 << 20, &s->batch_size_cap, file,
+                         "scheduler", error) ||
+       !cs_json_read_int(sc, "chunk_size", FALSE, 1, 1 << 20, &s->chunk_size, file, "scheduler",
+                         error) ||
+       !cs_json_read_int(sc, "block_size", FALSE, 1, 1 << 16, &s->block_size, file, "scheduler",
+                         error) ||
+       !cs_json_read_double(sc, "watermark_blocks_fraction", FALSE, 0, 0.999,
+                            &s->watermark_blocks_fraction, file, "scheduler", error) ||
+       !cs_json_read_int(sc, "max_tokens_in_batch", FALSE, 1, 1 << 20, &s->max_tokens_in_batch,
+                         file, "scheduler", error) ||
+       !cs_json_read_int64(sc, "num_blocks", FALSE, 1, INT64_C(1) << 40, &num_blocks, file,
+                           "scheduler", error)))
+    return FALSE;
+  pc.block_size = s->block_size;
+  CsLlmPlan plan;
+  if (!cs_llm_plan(m, d, &pc, &plan, &e))
+    return cs_json_fail(error, file, "model", "%s", e->message), g_clear_error(&e), FALSE;
+  s->num_blocks = num_blocks > 0 ? num_blocks : plan.num_blocks;
+  s->max_batch_size = plan.max_batch_size;
+  r->sim.replicas = replicas;
+  r->device = d;
+  r->tensor_parallel = tp;
+  r->pipeline_parallel = pp;
+  r->max_tokens = max_tokens;
+
+  char *rel = cs_llm_ops_rel_path(device, model);
+  r->ops = load_data(rel, (gpointer (*)(const char *, GError **))cs_llm_ops_load, file, "device",
+                     error);
+  g_free(rel);
+  if (r->ops == NULL)
+    return FALSE;
+  rel = cs_llm_attention_rel_path(device, model);
+  r->att = load_data(rel, (gpointer (*)(const char *, GError **))cs_llm_attention_load, file,
+                     "device", error);
+  g_free(rel);
+  if (r->att == NULL)
+    return FALSE;
+  if (tp > 1) {
+    rel = g_strdup_printf("collectives/%s.json", node);
+    r->coll = load_data(rel, (gpointer (*)(const char *, GError **))cs_llm_collectives_load, file,
+                        "node", error);
+    g_free(rel);
+    if (r->coll == NULL)
+      return FALSE;
+  }
+  r->sim.exec = (CsLlmExecConfig){ .model = m, .ops = r->ops, .collectives = r->coll,
+                                   .devices_per_node = nd->devices_per_node, .tp = tp, .pp = 1,
+                                   .attention = r->att };
+  /* The replica's tables, checked here so that a bad degree is the
+   * config's error (the shipped attention sample is TP1 only). */
+  CsLlmExec *x = cs_llm_exec_new(&r->sim.exec, &e);
+  if (x == NULL)
+    return cs_json_fail(error, file, "tensor_parallel", "%s", e->message), g_clear_error(&e),
+           FALSE;
+  cs_llm_exec_free(x);
+  const cJSON *req = cJSON_GetObjectItem(root, "requests");
+  if (req == NULL)
+    return cs_json_fail(error, file, "requests", "expected {\"trace\": PATH} or "
+                        "{\"synthetic\": {...}}, got nothing");
+  if (!cs_json_expect_object(req, file, "requests", error))
+    return FALSE;
+  const cJSON *syn = cJSON_GetObjectItem(req, "synthetic");
+  if (syn != NULL && cJSON_GetArraySize(req) == 1)
+    return read_synthetic(r, syn, file, max_tokens, error);
+  if (cJSON_GetObjectItem(req, "trace") != NULL && syn == NULL)
+    return read_trace(r, req, file, dir, max_tokens, error);
+  return cs_json_fail(error, file, "requests", "expected exactly one of {\"trace\": PATH, ...} "
+                      "or {\"synthetic\": {...}}");
+fail_e_router:
+  cs_json_fail(error, file, "router", "%s", e->message);
+  g_error_free(e);
+  return FALSE;
+}
+
+CsLlmConfig *cs_llm_config_parse(cJSON *root, const char *format,
+                                 const char *const *extra_keys, const char *label,
+                                 const char *dir, GError **error)
+{
+  CsLlmConfig *r = g_new0(CsLlmConfig, 1);
+  r->root = root;
+  r->file = g_strdup(label);
+  if (!read_config(r, format, extra_keys, label, dir, error)) {
+    cs_llm_config_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+CsLlmConfig *cs_llm_config_load(const char *file, GError **error)
+{
+  cJSON *root = cs_json_load_file(file, error);
+  if (root == NULL)
+    return NULL;
+  char *dir = g_path_get_dirname(file);
+  CsLlmConfig *r = cs_llm_config_parse(root, "clustersim-llm-run", NULL, file, dir, error);
+  g_free(dir);
+  return r;
+}
+
+void cs_llm_config_free(CsLlmConfig *r)
+{
+  if (r == NULL)
+    return;
+  cJSON_Delete(r->root);
+  cs_llm_models_free(r->models);
+  cs_llm_ops_free(r->ops);
+  cs_llm_attention_free(r->att);
+  cs_llm_collectives_free(r->coll);
+  g_free(r->trace_reqs);
+  g_free(r->trace_path);
+  g_free(r->file);
+  g_free(r);
+}
+
+/* One stream a quantity (llm_config.h), so that a change of rate moves
+ * the arrivals and leaves the lengths as they were. */
+static void stream(CsRngState *st, uint64_t seed, const char *name)
+{
+  cs_rng_state_seed(st, cs_rng_stream_seed(seed, name));
+}
+
+static int uniform_int(CsRngState *st, const int lo_hi[2])
+{
+  double u = cs_rng_to_unit(cs_rng_next(st));
+  int v = lo_hi[0] + (int)floor(u * ((double)lo_hi[1] - lo_hi[0] + 1));
+  return v > lo_hi[1] ? lo_hi[1] : v; /* u < 1, so never; kept against rounding */
+}
+
+CsLlmSimRequest *cs_llm_config_requests(const CsLlmConfig *cfg, double qps, int *n,
+                                        GError **error)
+{
+  if (!cfg->synthetic) {
+    if (qps > 0) {
+      cs_json_fail(error, cfg->file, "requests", "expected {\"synthetic\": {\"arrival\": "
+                   "\"poisson\", ...}}: a trace's arrivals have no rate to change");
+      return NULL;
+    }
+    *n = cfg->n_trace;
+    return g_memdup2(cfg->trace_reqs, sizeof *cfg->trace_reqs * (size_t)(cfg->n_trace ? cfg->n_trace : 1));
+  }
+  if (qps > 0 && !cfg->poisson) {
+    cs_json_fail(error, cfg->file, "requests.synthetic.arrival", "expected \"poisson\": "
+                 "\"static\" arrivals have no rate to change");
+    return NULL;
+  }
+  if (qps <= 0)
+    qps = cfg->qps;
+  CsRngState arr, pr, out;
+  stream(&arr, cfg->seed, "llm/arrivals");
+  stream(&pr, cfg->seed, "llm/prompt_tokens");
+  stream(&out, cfg->seed, "llm/output_tokens");
+  CsLlmSimRequest *reqs = g_new0(CsLlmSimRequest, cfg->n);
+  double t = 0;
+  for (int i = 0; i < cfg->n; i++) {
+    /* Vidur's generator caps an interval at 3 / qps (an interval more than
+     * three means long is drawn as three means). */
+    if (cfg->poisson && i > 0)
+      t += fmin(-log(1 - cs_rng_to_unit(cs_rng_next(&arr))) / qps, 3 / qps);
+    reqs[i] = (CsLlmSimRequest){ .id = i, .arrival_ns = llround(t * 1e9),
+                                 .prompt_tokens = uniform_int(&pr, cfg->prompt),
+                                 .output_tokens = uniform_int(&out, cfg->output) };
+  }
+  *n = cfg->n;
+  return reqs;
+}
