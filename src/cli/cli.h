@@ -99,6 +99,7 @@ int cmd_profile_import(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_policies(int argc, char **argv);
 int cmd_llm(int argc, char **argv);
+int cmd_llm_search(int argc, char **argv);
 /* The registry whose policies the CLI's scenarios see (`clustersim policies`,
  * `place --list`), with one reference (cs_registry_unref it). */
 CsRegistry *cli_policies_registry(void);

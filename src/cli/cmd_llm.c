@@ -112,11 +112,15 @@ int cmd_llm(int argc, char **argv)
 {
   if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     puts("Usage: clustersim llm run CONFIG.json [-o DIR]\n"
+         "       clustersim llm search CONFIG.json [--json] [-o DIR]\n"
          "(COMMAND --help for details)");
     return 0;
   }
+  if (argc >= 2 && strcmp(argv[1], "search") == 0)
+    return cmd_llm_search(argc - 1, argv + 1);
   if (argc < 2 || strcmp(argv[1], "run") != 0)
-    return cli_fail("clustersim llm", "expected a subcommand: run (see clustersim llm --help)");
+    return cli_fail("clustersim llm", "expected a subcommand: run or search (see clustersim "
+                    "llm --help)");
   argc--;
   argv++;
   char *out_dir = NULL;

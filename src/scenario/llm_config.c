@@ -73,7 +73,7 @@ static gboolean read_synthetic(CsLlmConfig *r, const cJSON *syn, const char *fil
     g_free(p);
     return FALSE;
   }
-  if (!cs_json_read_double(syn, "qps", poisson, 1e-9, 1e9, &qps, file, path, error) ||
+  if (!cs_json_read_double(syn, "qps", poisson && !r->rate_free, 1e-9, 1e9, &qps, file, path, error) ||
       !read_lengths(syn, "prompt_tokens", file, max_tokens, prompt, error) ||
       !read_lengths(syn, "output_tokens", file, max_tokens, output, error) ||
       !cs_json_read_int64(syn, "seed", TRUE, 0, G_MAXUINT32, &seed, file, path, error))
@@ -349,6 +349,8 @@ CsLlmConfig *cs_llm_config_parse(cJSON *root, const char *format,
   CsLlmConfig *r = g_new0(CsLlmConfig, 1);
   r->root = root;
   r->file = g_strdup(label);
+  /* A search draws its own rates: its requests need none. */
+  r->rate_free = strcmp(format, "clustersim-llm-run") != 0;
   if (!read_config(r, format, extra_keys, label, dir, error)) {
     cs_llm_config_free(r);
     return NULL;

@@ -44,7 +44,8 @@ typedef struct {
   gboolean synthetic;
   gboolean poisson;            /* FALSE: "static", every request at 0 */
   int n;
-  double qps;                  /* the config's rate (1 when not given, static) */
+  double qps;                  /* the config's rate (1 when not given: static, a search) */
+  gboolean rate_free;          /* a format other than the run's: qps not required */
   int prompt[2], output[2];    /* [MIN, MAX] tokens */
   uint64_t seed;
   /* requests.trace (synthetic FALSE): the requests as trace_replay makes them */

@@ -1,0 +1,267 @@
+/* clustersim llm search CONFIG.json [--json] [-o DIR]: the highest Poisson
+ * rate each deployment serves under the SLOs, and the cheapest deployment
+ * for a target rate (experiment/llm_search.h; docs/llm.md "Capacity
+ * search"). Every input is checked and every run done before anything is
+ * written. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <glib/gstdio.h>
+
+#include "cli.h"
+#include "common/json_input.h"
+#include "experiment/llm_search.h"
+
+#define PROG "clustersim llm search"
+
+typedef struct {
+  CsLlmSearchResult *cap;   /* the capacity search at the deployment's replicas */
+  GArray *fit_probes;       /* CsLlmProbe: replicas 1.. at the target rate */
+  CsLlmFit fit;
+} Outcome;
+
+static void add_number_or_null(cJSON *o, const char *key, double v)
+{
+  if (isfinite(v))
+    cJSON_AddNumberToObject(o, key, v);
+  else
+    cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *probe_json(const CsLlmProbe *p)
+{
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "qps", p->qps);
+  cJSON_AddNumberToObject(o, "replicas", p->replicas);
+  cJSON_AddBoolToObject(o, "pass", p->pass);
+  for (int m = 0; m < CS_LLM_SLO_N; m++)
+    add_number_or_null(o, cs_llm_slo_name((CsLlmSloMetric)m), p->value[m]);
+  cJSON_AddNumberToObject(o, "ttft_p90_ms", p->summary.ttft.n ? p->summary.ttft.p90 : 0);
+  cJSON_AddNumberToObject(o, "tbt_p90_ms", p->summary.tbt.n ? p->summary.tbt.p90 : 0);
+  cJSON_AddNumberToObject(o, "output_tokens_per_s", p->summary.output_tokens_per_s);
+  cJSON_AddNumberToObject(o, "preemptions", (double)p->summary.restarts);
+  return o;
+}
+
+static cJSON *probes_json(const GArray *a)
+{
+  cJSON *arr = cJSON_CreateArray();
+  for (guint i = 0; i < a->len; i++)
+    cJSON_AddItemToArray(arr, probe_json(&g_array_index(a, CsLlmProbe, i)));
+  return arr;
+}
+
+static double price(const CsLlmConfig *c, int replicas)
+{
+  double v = NAN;
+  if (c->device->price_per_hour > 0)
+    cs_llm_deployment_cost(c, replicas, &v, NULL);
+  return v;
+}
+
+static cJSON *result_json(const CsLlmSearchSpec *s, const Outcome *o, int cheapest,
+                          const char *file)
+{
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "format", "clustersim-llm-search-result");
+  cJSON_AddNumberToObject(root, "version", 1);
+  cJSON *prov = cJSON_AddObjectToObject(root, "provenance");
+  cJSON_AddStringToObject(prov, "config_file", file);
+  cJSON_AddItemToObject(prov, "config", cJSON_Duplicate(s->base->root, TRUE));
+  cJSON_AddStringToObject(prov, "percentiles", "linear interpolation (numpy's default)");
+  cJSON *ds = cJSON_AddArrayToObject(root, "deployments");
+  for (int i = 0; i < s->n_deployments; i++) {
+    const CsLlmDeployment *d = &s->deployments[i];
+    const CsLlmSearchResult *c = o[i].cap;
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "name", d->name);
+    cJSON_AddNumberToObject(x, "replicas", d->cfg->sim.replicas);
+    cJSON_AddNumberToObject(x, "gpus", cs_llm_deployment_gpus(d->cfg, d->cfg->sim.replicas));
+    add_number_or_null(x, "cost_per_hour", price(d->cfg, d->cfg->sim.replicas));
+    if (c->found)
+      cJSON_AddNumberToObject(x, "max_qps", c->max_qps);
+    else
+      cJSON_AddNullToObject(x, "max_qps");
+    cJSON_AddBoolToObject(x, "non_monotone", c->non_monotone);
+    cJSON_AddItemToObject(x, "probes", probes_json(c->probes));
+    if (o[i].fit_probes) {
+      cJSON *t = cJSON_AddObjectToObject(x, "target");
+      cJSON_AddNumberToObject(t, "replicas", o[i].fit.replicas);
+      cJSON_AddNumberToObject(t, "gpus", o[i].fit.gpus);
+      add_number_or_null(t, "cost_per_hour", o[i].fit.replicas ? o[i].fit.cost_per_hour : NAN);
+      cJSON_AddItemToObject(t, "probes", probes_json(o[i].fit_probes));
+    }
+    cJSON_AddItemToArray(ds, x);
+  }
+  if (s->target_qps > 0) {
+    cJSON_AddNumberToObject(root, "target_qps", s->target_qps);
+    if (cheapest >= 0)
+      cJSON_AddStringToObject(root, "cheapest", s->deployments[cheapest].name);
+    else
+      cJSON_AddNullToObject(root, "cheapest");
+  }
+  return root;
+}
+
+static void print_tables(const CsLlmSearchSpec *s, const Outcome *o, int cheapest)
+{
+  printf("%-36s %8s %6s %9s %9s %9s %5s %8s %9s\n", "deployment", "max_qps", "probes",
+         "TTFT_p90", "TBT_p90", "tok/s", "GPUs", "$/h", "qps/$h");
+  for (int i = 0; i < s->n_deployments; i++) {
+    const CsLlmDeployment *d = &s->deployments[i];
+    const CsLlmSearchResult *c = o[i].cap;
+    int reps = d->cfg->sim.replicas;
+    double cost = price(d->cfg, reps);
+    printf("%-36s ", d->name);
+    if (c->found) {
+      const CsLlmProbe *p = &g_array_index(c->probes, CsLlmProbe, c->best);
+      printf("%8.3f %6u %9.1f %9.1f %9.1f", c->max_qps, c->probes->len,
+             p->summary.ttft.n ? p->summary.ttft.p90 : 0, p->summary.tbt.n ? p->summary.tbt.p90 : 0,
+             p->summary.output_tokens_per_s);
+    } else {
+      printf("%8s %6u %9s %9s %9s", "none", c->probes->len, "-", "-", "-");
+    }
+    printf(" %5d", cs_llm_deployment_gpus(d->cfg, reps));
+    if (isfinite(cost))
+      printf(" %8.2f %9.3f\n", cost, c->found ? c->max_qps / cost : 0);
+    else
+      printf(" %8s %9s\n", "-", "-");
+    if (c->non_monotone)
+      printf("  warning: %s: not monotone (a probe passed above a rate that failed); the "
+             "answer is the last rate that passed\n", d->name);
+  }
+  if (s->target_qps <= 0)
+    return;
+  printf("\nat %.3f requests/s:\n%-36s %8s %5s %8s\n", s->target_qps, "deployment", "replicas",
+         "GPUs", "$/h");
+  for (int i = 0; i < s->n_deployments; i++) {
+    if (o[i].fit.replicas > 0)
+      printf("%-36s %8d %5d %8.2f\n", s->deployments[i].name, o[i].fit.replicas, o[i].fit.gpus,
+             o[i].fit.cost_per_hour);
+    else
+      printf("%-36s %8s %5s %8s   (none of 1..%d meets the SLO)\n", s->deployments[i].name,
+             "-", "-", "-", s->deployments[i].max_replicas);
+  }
+  if (cheapest >= 0)
+    printf("cheapest: %s, %d replica(s), %.2f $/h\n", s->deployments[cheapest].name,
+           o[cheapest].fit.replicas, o[cheapest].fit.cost_per_hour);
+  else
+    printf("cheapest: none meets the SLO at that rate\n");
+}
+
+/* Runs every search; FALSE with error set when a run fails. */
+static gboolean run_all(const CsLlmSearchSpec *s, Outcome *o, GError **error)
+{
+  for (int i = 0; i < s->n_deployments; i++) {
+    const CsLlmDeployment *d = &s->deployments[i];
+    o[i].cap = cs_llm_search_capacity(d->cfg, 0, &s->slo, &s->params, error);
+    if (o[i].cap == NULL)
+      return FALSE;
+    if (s->target_qps <= 0)
+      continue;
+    o[i].fit_probes = g_array_new(FALSE, TRUE, sizeof(CsLlmProbe));
+    if (!cs_llm_fewest_replicas(d->cfg, s->target_qps, &s->slo, d->max_replicas,
+                                &o[i].fit.replicas, o[i].fit_probes, error))
+      return FALSE;
+    if (o[i].fit.replicas > 0) {
+      o[i].fit.gpus = cs_llm_deployment_gpus(d->cfg, o[i].fit.replicas);
+      if (!cs_llm_deployment_cost(d->cfg, o[i].fit.replicas, &o[i].fit.cost_per_hour, error))
+        return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+int cmd_llm_search(int argc, char **argv)
+{
+  char *out_dir = NULL;
+  gboolean as_json = FALSE;
+  GOptionEntry entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &as_json,
+      "Print the result as JSON (every probe, the metrics, the costs) instead of the tables",
+      NULL },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
+      "Write search.json (the result as --json prints it, with provenance) into DIR", "DIR" },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  GOptionContext *ctx = g_option_context_new("CONFIG.json - the highest rate under latency SLOs");
+  g_option_context_set_summary(ctx,
+    "For each deployment, the highest Poisson arrival rate whose run meets the SLOs (TTFT,\n"
+    "TBT, scheduling delay quantiles), found by Vidur's bisection with the same seed at\n"
+    "every probe; with target_qps, the fewest replicas of each deployment that meet them\n"
+    "at that rate, its cost (replicas x TP x PP x price_per_hour) and the cheapest.\n"
+    "CONFIG's format, \"clustersim-llm-search\", is in docs/llm.md.");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  GError *err = NULL;
+  int status = 0;
+  CsLlmSearchSpec *s = NULL;
+  Outcome *o = NULL;
+  cJSON *result = NULL;
+  char *text = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    status = cli_fail(PROG, err->message);
+    goto out;
+  }
+  if (argc != 2) {
+    status = cli_fail(PROG, "expected one CONFIG.json (see --help)");
+    goto out;
+  }
+  const char *file = argv[1];
+  s = cs_llm_search_spec_load(file, &err);
+  if (s == NULL) {
+    status = cli_fail(PROG, err->message);
+    goto out;
+  }
+  o = g_new0(Outcome, s->n_deployments);
+  if (!run_all(s, o, &err)) {
+    status = cli_fail(PROG, err->message);
+    goto out;
+  }
+  CsLlmFit *fits = g_new0(CsLlmFit, s->n_deployments);
+  for (int i = 0; i < s->n_deployments; i++)
+    fits[i] = o[i].fit;
+  int cheapest = s->target_qps > 0 ? cs_llm_cheapest(fits, s->n_deployments) : -1;
+  g_free(fits);
+  result = result_json(s, o, cheapest, file);
+  text = cs_json_print_exact_line(result);
+  if (out_dir != NULL) {
+    if (g_mkdir_with_parents(out_dir, 0777) != 0) {
+      char *m = g_strdup_printf("%s: cannot create output directory: %s", out_dir,
+                                g_strerror(errno));
+      status = cli_fail(PROG, m);
+      g_free(m);
+      goto out;
+    }
+    char *path = g_build_filename(out_dir, "search.json", NULL);
+    gboolean ok = g_file_set_contents(path, text, -1, &err);
+    g_free(path);
+    if (!ok) {
+      char *m = g_strdup_printf("-o %s: %s", out_dir, err->message);
+      status = cli_fail(PROG, m);
+      g_free(m);
+      goto out;
+    }
+  }
+  if (as_json)
+    fputs(text, stdout);
+  else
+    print_tables(s, o, cheapest);
+out:
+  for (int i = 0; o && i < s->n_deployments; i++) {
+    cs_llm_search_result_free(o[i].cap);
+    if (o[i].fit_probes)
+      g_array_free(o[i].fit_probes, TRUE);
+  }
+  g_free(o);
+  cJSON_Delete(result);
+  g_free(text);
+  if (err)
+    g_error_free(err);
+  cs_llm_search_spec_free(s);
+  g_free(out_dir);
+  g_option_context_free(ctx);
+  return status;
+}

@@ -1,0 +1,193 @@
+/* The capacity search over LLM replicas and the cheapest deployment for a
+ * rate (llm_search.h says what is computed). */
+#include <math.h>
+#include <string.h>
+
+#include "common/json_input.h"
+#include "llm_search.h"
+
+const char *cs_llm_slo_name(CsLlmSloMetric m)
+{
+  static const char *const names[] = { "ttft_ms", "tbt_ms", "scheduling_delay_s" };
+  g_return_val_if_fail(m >= 0 && m < CS_LLM_SLO_N, "?");
+  return names[m];
+}
+
+/* The metric's samples of one run, in its unit; *n of them. */
+static double *samples(const CsLlmSimResult *r, CsLlmSloMetric m, size_t *n)
+{
+  double *v;
+  if (m == CS_LLM_SLO_TBT) {
+    *n = r->tbt_ns->len;
+    v = g_new(double, *n ? *n : 1);
+    for (size_t i = 0; i < *n; i++)
+      v[i] = (double)g_array_index(r->tbt_ns, int64_t, i) / 1e6;
+    return v;
+  }
+  *n = (size_t)r->n_requests;
+  v = g_new(double, *n ? *n : 1);
+  for (size_t i = 0; i < *n; i++) {
+    const CsLlmSimRequestResult *q = &r->requests[i];
+    v[i] = m == CS_LLM_SLO_TTFT ? (double)(q->first_token_ns - q->arrival_ns) / 1e6
+                                : (double)(q->scheduled_ns - q->arrival_ns) / 1e9;
+  }
+  return v;
+}
+
+void cs_llm_slo_eval(const CsLlmSlo *slo, const CsLlmSimResult *r, CsLlmProbe *p)
+{
+  p->pass = TRUE;
+  p->ratio = 0;
+  for (int m = 0; m < CS_LLM_SLO_N; m++) {
+    p->value[m] = NAN;
+    const CsLlmSloBound *b = &slo->bound[m];
+    if (!b->on)
+      continue;
+    size_t n;
+    double *v = samples(r, (CsLlmSloMetric)m, &n);
+    if (n > 0) {
+      p->value[m] = cs_llm_quantile(v, n, b->quantile);
+      p->ratio = fmax(p->ratio, p->value[m] / b->max);
+      if (!(p->value[m] <= b->max))
+        p->pass = FALSE;
+    }
+    g_free(v);
+  }
+  cs_llm_sim_summary(r, &p->summary);
+}
+
+gboolean cs_llm_probe(const CsLlmConfig *cfg, int replicas, double qps, const CsLlmSlo *slo,
+                      CsLlmProbe *out, GError **error)
+{
+  int n = 0;
+  CsLlmSimRequest *reqs = cs_llm_config_requests(cfg, qps, &n, error);
+  if (reqs == NULL)
+    return FALSE;
+  CsLlmSimConfig sim = cfg->sim;
+  if (replicas > 0)
+    sim.replicas = replicas;
+  GError *e = NULL;
+  CsLlmSimResult *res = cs_llm_sim_run(&sim, reqs, n, &e);
+  g_free(reqs);
+  if (res == NULL) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, "%s: %d replica(s) at %.6g "
+                "requests/s: %s", cfg->file, sim.replicas, qps, e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+  memset(out, 0, sizeof *out);
+  out->qps = qps;
+  out->replicas = sim.replicas;
+  cs_llm_slo_eval(slo, res, out);
+  cs_llm_sim_result_free(res);
+  return TRUE;
+}
+
+void cs_llm_search_params_init(CsLlmSearchParams *p)
+{
+  p->start_qps = 1;
+  p->granularity_pct = 2.5;
+  p->max_probes = 20;
+}
+
+void cs_llm_search_result_free(CsLlmSearchResult *r)
+{
+  if (r == NULL)
+    return;
+  g_array_free(r->probes, TRUE);
+  g_free(r);
+}
+
+CsLlmSearchResult *cs_llm_search_capacity(const CsLlmConfig *cfg, int replicas,
+                                          const CsLlmSlo *slo, const CsLlmSearchParams *sp,
+                                          GError **error)
+{
+  CsLlmSearchResult *r = g_new0(CsLlmSearchResult, 1);
+  r->probes = g_array_new(FALSE, TRUE, sizeof(CsLlmProbe));
+  r->best = -1;
+  double left = 0, right = 2 * sp->start_qps, qps = 0, min_fail = 4294967296.0;
+  for (int it = 0; it < sp->max_probes; it++) {
+    if (fabs(left - right) < sp->granularity_pct * qps / 100)
+      break;
+    qps = (left + right) / 2;
+    CsLlmProbe p;
+    if (!cs_llm_probe(cfg, replicas, qps, slo, &p, error)) {
+      cs_llm_search_result_free(r);
+      return NULL;
+    }
+    g_array_append_val(r->probes, p);
+    if (p.pass) {
+      r->found = TRUE;
+      r->max_qps = qps;
+      r->best = (int)r->probes->len - 1;
+      if (p.ratio < 1.0 / 8)
+        right = fmin(right * 4, min_fail);
+      else if (p.ratio < 1.0 / 4 || qps > 0.8 * right)
+        right = fmin(right * 2, min_fail);
+      left = qps;
+    } else {
+      right = p.ratio > 100 && qps / 2 > left ? qps / 2 : qps;
+      min_fail = fmin(min_fail, qps);
+    }
+  }
+  /* Monotone: every probe that passed lies below every one that failed. */
+  double lowest_fail = INFINITY, highest_pass = -INFINITY;
+  for (guint i = 0; i < r->probes->len; i++) {
+    const CsLlmProbe *p = &g_array_index(r->probes, CsLlmProbe, i);
+    if (p->pass)
+      highest_pass = fmax(highest_pass, p->qps);
+    else
+      lowest_fail = fmin(lowest_fail, p->qps);
+  }
+  r->non_monotone = highest_pass > lowest_fail;
+  return r;
+}
+
+int cs_llm_deployment_gpus(const CsLlmConfig *cfg, int replicas)
+{
+  return replicas * cfg->tensor_parallel * cfg->pipeline_parallel;
+}
+
+gboolean cs_llm_deployment_cost(const CsLlmConfig *cfg, int replicas, double *per_hour,
+                                GError **error)
+{
+  if (!(cfg->device->price_per_hour > 0)) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, "%s: device: \"%s\" has no "
+                "price_per_hour in models.json: a deployment's cost needs it", cfg->file,
+                cfg->device->name);
+    return FALSE;
+  }
+  *per_hour = cs_llm_deployment_gpus(cfg, replicas) * cfg->device->price_per_hour;
+  return TRUE;
+}
+
+gboolean cs_llm_fewest_replicas(const CsLlmConfig *cfg, double qps, const CsLlmSlo *slo,
+                                int max_replicas, int *replicas, GArray *probes, GError **error)
+{
+  *replicas = 0;
+  for (int k = 1; k <= max_replicas; k++) {
+    CsLlmProbe p;
+    if (!cs_llm_probe(cfg, k, qps, slo, &p, error))
+      return FALSE;
+    if (probes)
+      g_array_append_val(probes, p);
+    if (p.pass) {
+      *replicas = k;
+      break;
+    }
+  }
+  return TRUE;
+}
+
+int cs_llm_cheapest(const CsLlmFit *fits, int n)
+{
+  int best = -1;
+  for (int i = 0; i < n; i++) {
+    if (fits[i].replicas <= 0)
+      continue;
+    if (best < 0 || fits[i].cost_per_hour < fits[best].cost_per_hour ||
+        (fits[i].cost_per_hour == fits[best].cost_per_hour && fits[i].gpus < fits[best].gpus))
+      best = i;
+  }
+  return best;
+}
