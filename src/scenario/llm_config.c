@@ -428,6 +428,12 @@ CsLlmSimRequest *cs_llm_config_requests(const CsLlmConfig *cfg, double qps, int 
      * three means long is drawn as three means). */
     if (cfg->poisson && i > 0)
       t += fmin(-log(1 - cs_rng_to_unit(cs_rng_next(&arr))) / qps, 3 / qps);
+    if (t * 1e9 > 9e18) { /* llround would overflow int64 ns */
+      g_free(reqs);
+      cs_json_fail(error, cfg->file, "requests.synthetic", "at %.6g requests/s the arrivals "
+                   "of %d requests pass 9e9 s", qps, cfg->n);
+      return NULL;
+    }
     reqs[i] = (CsLlmSimRequest){ .id = i, .arrival_ns = llround(t * 1e9),
                                  .prompt_tokens = uniform_int(&pr, cfg->prompt),
                                  .output_tokens = uniform_int(&out, cfg->output) };

@@ -78,7 +78,8 @@ void cs_llm_config_free(CsLlmConfig *cfg);
  * qps > 0 (Poisson arrivals only) and at the config's rate otherwise.
  * Same config and qps, same list. Returns a new array of *n requests
  * (g_free) or NULL with error set (CS_INPUT_ERROR_INVALID) when qps > 0 and
- * the requests are not synthetic Poisson ones. */
+ * the requests are not synthetic Poisson ones, or when the rate is so low
+ * that the arrivals pass 9e9 s (int64 ns). */
 CsLlmSimRequest *cs_llm_config_requests(const CsLlmConfig *cfg, double qps, int *n,
                                         GError **error);
 
