@@ -104,7 +104,7 @@ static gboolean read_deployment(const CsLlmSearchSpec *spec, const cJSON *d, int
     cJSON_AddItemToObject(merged, f->string, cJSON_Duplicate(f, TRUE));
   }
   out->cfg = cs_llm_config_parse(merged, FORMAT, NULL, label, dir, error);
-  if (out->cfg == NULL || !check_requests(out->cfg, error))
+  if (out->cfg == NULL)
     goto out;
   out->name = name ? g_strdup(name) : default_name(out->cfg);
   ok = TRUE;
@@ -140,10 +140,11 @@ static gboolean read_search(CsLlmSearchSpec *spec, const char *file, const char 
       !cs_json_read_double(s, "target_qps", FALSE, 1e-6, 1e6, &spec->target_qps, file,
                            "search", error))
     return FALSE;
+  /* The requests are the base's in every deployment: checked once, there. */
+  if (!check_requests(spec->base, error))
+    return FALSE;
   const cJSON *ds = cJSON_GetObjectItem(s, "deployments");
   if (ds == NULL) {
-    if (!check_requests(spec->base, error))
-      return FALSE;
     spec->n_deployments = 1;
     spec->deployments = g_new0(CsLlmDeployment, 1);
     spec->deployments[0].name = default_name(spec->base);
@@ -152,7 +153,8 @@ static gboolean read_search(CsLlmSearchSpec *spec, const char *file, const char 
   } else {
     if (!cJSON_IsArray(ds) || cJSON_GetArraySize(ds) < 1)
       return cs_json_fail(error, file, "search.deployments", "expected a non-empty array of "
-                          "objects, got %s", cs_json_type_name(ds));
+                          "objects, got %s", cJSON_IsArray(ds) ? "an empty array"
+                                                               : cs_json_type_name(ds));
     spec->n_deployments = cJSON_GetArraySize(ds);
     spec->deployments = g_new0(CsLlmDeployment, spec->n_deployments);
     for (int i = 0; i < spec->n_deployments; i++)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# clustersim llm run: a synthetic run twice (byte-identical outputs), the
+# clustersim llm run and search: a synthetic run twice (byte-identical outputs), the
 # shipped Vidur code trace under vLLM and Sarathi-Serve (a sanity check of
 # magnitudes, docs/llm.md), and bad configs (exit 2, one message naming the
-# file and the JSON path, no output). Usage: test_cli_llm.sh CLUSTERSIM SOURCE_ROOT
+# file and the JSON path, no output); a capacity search twice (byte-identical),
+# its answers against its probes and the SLO, plausible against the
+# replica's saturated throughput. Usage: test_cli_llm.sh CLUSTERSIM SOURCE_ROOT
 source "$(dirname "$0")/harness.sh" "$@"
 cd "$tmp" || exit 1
 
@@ -132,5 +134,65 @@ badcfg "request too long" 'bad.json: requests.synthetic: expected the longest pr
   "{$base, \"requests\": {\"synthetic\": {\"n\": 2, \"qps\": 1, \"prompt_tokens\": {\"fixed\": 4096}, \"output_tokens\": {\"fixed\": 2}, \"seed\": 1}}}"
 badcfg "untimeable batch" 'replica 0, batch at 0.000000000 s: 1 requests (1 prefilling, 0 decoding), 32 tokens' \
   "{$base, \"requests\": {\"synthetic\": {\"n\": 1, \"arrival\": \"static\", \"prompt_tokens\": {\"fixed\": 32}, \"output_tokens\": {\"fixed\": 2}, \"seed\": 1}}}"
-bad "no subcommand" "expected a subcommand: run" llm
+
+# ---- llm search: the capacity search (docs/llm.md "Capacity search") ----
+# Llama-2-7B on one a100, vLLM and Sarathi-Serve (chunk 4096: smaller
+# chunks leave prefill pieces below 64 tokens, outside the sampled
+# attention grid), 300 requests of 128-1024 prompt and 64-256 output
+# tokens, TTFT p90 <= 2 s and TBT p90 <= 100 ms; the cheapest for 8/s.
+cat >search.json <<JSON
+{"format": "clustersim-llm-search", "version": 1, "model": "meta-llama/Llama-2-7b-hf",
+ "device": "a100", "node": "a100_pairwise_nvlink", "tensor_parallel": 1,
+ "requests": {"synthetic": {"n": 300, "prompt_tokens": {"uniform": [128, 1024]},
+   "output_tokens": {"uniform": [64, 256]}, "seed": 1}},
+ "search": {"slo": {"ttft_ms": {"quantile": 0.9, "max": 2000}, "tbt_ms": {"quantile": 0.9, "max": 100}},
+   "start_qps": 2, "target_qps": 8, "max_replicas": 2,
+   "deployments": [{"scheduler": {"policy": "vllm"}},
+                   {"scheduler": {"policy": "sarathi", "chunk_size": 4096}}]}}
+JSON
+"$bin" llm search search.json -o sa >sa.out 2>sa.err
+check "search: exits 0" test $? -eq 0
+check "search: nothing on stderr" test ! -s sa.err
+"$bin" llm search search.json -o sb >sb.out 2>&1
+check "search: same config, same search.json" cmp sa/search.json sb/search.json
+check "search: same config, same table" cmp sa.out sb.out
+"$bin" llm search search.json --json >sj.out
+check "search: --json prints search.json" cmp sj.out sa/search.json
+sed -n '1,/^$/s/^\(a100 TP1 [a-z]*\) .*cap 128 *\([0-9.]*\) .*/# search: \1 max qps \2/p' sa.out
+# The answer against the probes and the SLO, the cheapest against the
+# list: the probe at max_qps passed with both quantiles within the SLO, no
+# probe above it passed, every probe's pass is its quantiles against the
+# SLO, and the cheapest has the lowest cost (ties: fewer GPUs, then first).
+check "search: answers consistent with their probes and the SLO" py "
+all(x['max_qps'] is not None and not x['non_monotone'] and
+    all(p['pass'] == (p['ttft_ms'] <= 2000 and p['tbt_ms'] <= 100) for p in x['probes']) and
+    any(p['qps'] == x['max_qps'] and p['pass'] for p in x['probes']) and
+    not any(p['pass'] and p['qps'] > x['max_qps'] for p in x['probes'])
+    for x in d['deployments']) and
+d['cheapest'] == min((x for x in d['deployments'] if x['target']['replicas'] > 0),
+                     key=lambda x: (x['target']['cost_per_hour'], x['target']['gpus']))['name'] and
+all(abs(x['target']['cost_per_hour'] - 2.21 * x['target']['replicas']) < 1e-9 for x in d['deployments'])" sa/search.json
+# Plausible against the replica's throughput: the same requests at 100/s
+# (saturated) finish at T output tokens/s, i.e. T / (mean output tokens)
+# requests/s; the highest rate under a TBT p90 of 100 ms lies near that
+# (docs/llm.md: a finite run of 300 requests can pass slightly above it).
+cat >sat.json <<JSON
+{$base, "scheduler": {"policy": "vllm"},
+ "requests": {"synthetic": {"n": 300, "qps": 100, "prompt_tokens": {"uniform": [128, 1024]},
+   "output_tokens": {"uniform": [64, 256]}, "seed": 1}}}
+JSON
+"$bin" llm run sat.json -o sat >/dev/null
+check "search: vllm's max qps within 0.5 to 1.2 x the saturated rate" python3 - sa/search.json sat/summary.json sat/requests.csv <<'PY'
+import csv, json, sys
+d, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+rows = list(csv.DictReader(open(sys.argv[3])))
+rate = s["output_tokens_per_s"] / (sum(int(r["output_tokens"]) for r in rows) / len(rows))
+q = d["deployments"][0]["max_qps"]
+print(f"# search: vllm {q:.3f}/s, saturated {rate:.3f}/s")
+sys.exit(0 if 0.5 * rate < q < 1.2 * rate else 1)
+PY
+printf '%s\n' '{"format": "clustersim-llm-search", "version": 1}' >badsearch.json
+bad "search: bad config" 'badsearch.json: ' llm search badsearch.json -o badsearchout
+check "search: bad config: no output" test ! -e badsearchout
+bad "no subcommand" "expected a subcommand: run or search" llm
 finish
