@@ -125,8 +125,10 @@ static void print_tables(const CsLlmSearchSpec *s, const Outcome *o, int cheapes
       printf("%8s %6u %9s %9s %9s", "none", c->probes->len, "-", "-", "-");
     }
     printf(" %5d", cs_llm_deployment_gpus(d->cfg, reps));
-    if (isfinite(cost))
-      printf(" %8.2f %9.3f\n", cost, c->found ? c->max_qps / cost : 0);
+    if (isfinite(cost) && c->found)
+      printf(" %8.2f %9.3f\n", cost, c->max_qps / cost);
+    else if (isfinite(cost))
+      printf(" %8.2f %9s\n", cost, "-");
     else
       printf(" %8s %9s\n", "-", "-");
     if (c->non_monotone)

@@ -38,7 +38,7 @@ static const char *const usage_text =
   "  derive-igniter    write iGniter's measurements derived from the simulator's GPU model\n"
   "  policies [NAME]   the placement, dispatch and controller policies and their parameters\n"
   "  llm run CONFIG    LLM replicas token by token (vLLM, Sarathi-Serve, ...): TTFT, TBT\n"
-  "  llm search CONFIG the highest rate LLM replicas serve under TTFT/TBT SLOs, the cheapest\n"
+  "  llm search CONFIG the highest rate under TTFT/TBT SLOs; the cheapest deployment\n"
   "\n"
   "Options:\n"
   "  -h, --help        show this help (COMMAND --help for a command's options)\n"

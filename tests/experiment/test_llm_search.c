@@ -298,7 +298,7 @@ static void test_closed_form(void **state)
     const CsLlmProbe *p = PROBE(r, i);
     assert_int_equal(p->pass, p->qps <= boundary);
     /* the TTFT p100 itself: 3 ms idle, 6 - d waiting */
-    double d = 1e3 * boundary / 1000 / p->qps; /* ms */
+    double d = boundary / p->qps; /* ms: c / qps s = 1000 c / qps ms */
     double want = d >= 3 ? 3 : 6 - d;
     assert_true(fabs(p->value[CS_LLM_SLO_TTFT] - want) < 1e-5);
   }
@@ -308,6 +308,24 @@ static void test_closed_form(void **state)
   assert_true(r->max_qps >= boundary * (1 - 0.025 * 1.03));
   /* The fewest replicas for a rate: above the boundary R1 waits on one
    * replica and goes to the second (round robin) on two, TTFT 3 ms. */
+  /* Vidur's own criterion on the same runs: R1's scheduling delay is
+   * 3 ms - d when it waits, 0 otherwise; max delay <= 2 ms holds iff
+   * d >= 1 ms, the same boundary. A TBT bound adds nothing: one output
+   * token a request, no TBT sample, which holds. */
+  CsLlmSlo sd;
+  memset(&sd, 0, sizeof sd);
+  sd.bound[CS_LLM_SLO_SCHED_DELAY] = (CsLlmSloBound){ TRUE, 1.0, 0.002 };
+  sd.bound[CS_LLM_SLO_TBT] = (CsLlmSloBound){ TRUE, 0.9, 1e-9 };
+  CsLlmSearchResult *r2 = search(&c, &sd, 100, 20);
+  for (guint i = 0; i < r2->probes->len; i++) {
+    const CsLlmProbe *p = PROBE(r2, i);
+    double d = boundary / p->qps; /* ms */
+    assert_int_equal(p->pass, p->qps <= boundary);
+    assert_true(fabs(p->value[CS_LLM_SLO_SCHED_DELAY] - (d >= 3 ? 0 : (3 - d) / 1e3)) < 1e-8);
+    assert_true(isnan(p->value[CS_LLM_SLO_TBT]));
+  }
+  assert_true(r2->max_qps <= boundary && r2->max_qps >= boundary * (1 - 0.025 * 1.03));
+  cs_llm_search_result_free(r2);
   int k = -1;
   GError *e = NULL;
   assert_true(cs_llm_fewest_replicas(&c, 1.5 * boundary, &slo, 4, &k, NULL, &e));
