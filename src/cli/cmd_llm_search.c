@@ -86,6 +86,7 @@ static cJSON *result_json(const CsLlmSearchSpec *s, const Outcome *o, int cheape
     else
       cJSON_AddNullToObject(x, "max_qps");
     cJSON_AddBoolToObject(x, "non_monotone", c->non_monotone);
+    cJSON_AddBoolToObject(x, "stopped_low", c->stopped_low);
     cJSON_AddItemToObject(x, "probes", probes_json(c->probes));
     if (o[i].fit_probes) {
       cJSON *t = cJSON_AddObjectToObject(x, "target");
@@ -131,6 +132,12 @@ static void print_tables(const CsLlmSearchSpec *s, const Outcome *o, int cheapes
       printf(" %8.2f %9s\n", cost, "-");
     else
       printf(" %8s %9s\n", "-", "-");
+    if (c->stopped_low && c->probes->len > 0)
+      printf("  note: %s: every probe failed down to %.3g requests/s, where the search "
+             "stops\n", d->name, g_array_index(c->probes, CsLlmProbe, c->probes->len - 1).qps);
+    else if (c->stopped_low)
+      printf("  note: %s: start_qps is so low that %d requests could arrive past 9e9 s: "
+             "nothing probed\n", d->name, d->cfg->n);
     if (c->non_monotone)
       printf("  warning: %s: not monotone (a probe passed above a rate that failed); the "
              "answer is the last rate that passed\n", d->name);

@@ -109,7 +109,15 @@ CsLlmSearchResult *cs_llm_search_capacity(const CsLlmConfig *cfg, int replicas,
   for (int it = 0; it < sp->max_probes; it++) {
     if (fabs(left - right) < sp->granularity_pct * qps / 100)
       break;
-    qps = (left + right) / 2;
+    double next = (left + right) / 2;
+    /* Below this rate the arrivals could pass 9e9 s (n intervals of at
+     * most 3 / qps), which cs_llm_config_requests refuses: a search that
+     * fails down to there has no rate to report, not an error. */
+    if (cfg->n * 3.0 / next > 9e9) {
+      r->stopped_low = TRUE;
+      break;
+    }
+    qps = next;
     CsLlmProbe p;
     if (!cs_llm_probe(cfg, replicas, qps, slo, &p, error)) {
       cs_llm_search_result_free(r);

@@ -87,6 +87,7 @@ typedef struct {
   int best;           /* its index in probes; -1 when none */
   GArray *probes;     /* CsLlmProbe, in the order run */
   gboolean non_monotone;
+  gboolean stopped_low; /* stopped before a rate whose arrivals could pass 9e9 s */
 } CsLlmSearchResult;
 
 /* Vidur's bisection. left = 0, right = 2 x start_qps, min_fail = 2^32; at
@@ -99,7 +100,9 @@ typedef struct {
  * min_fail = min(min_fail, q) and right = q / 2 when r > 100 (Vidur: a
  * delay over 500 s, 100 times its 5 s SLO) and that stays above left,
  * right = q otherwise (Vidur lets right fall below left there, probing
- * again below a rate that passed). Deterministic: the same inputs give the
+ * again below a rate that passed). It also stops before a rate q with
+ * n x 3 / q > 9e9 s (n the requests: their arrivals could pass int64 ns;
+ * stopped_low). Deterministic: the same inputs give the
  * same probes. Returns the result (cs_llm_search_result_free) or NULL with
  * error set as cs_llm_probe. */
 CsLlmSearchResult *cs_llm_search_capacity(const CsLlmConfig *cfg, int replicas,

@@ -344,9 +344,8 @@ static void test_closed_form(void **state)
  * q(k+1) = (q(k) + right(k)) / 2 with right(k) = 2s 4^k, until Vidur's
  * cap at 2^32 (below), the answer the last probe. When every probe fails with a
  * ratio above 100: q1 = s, right = s / 2 (above left = 0); q2 = s / 4,
- * right = s / 8; q(k) = s 4^-(k-1), every probe allowed (10 here: 20
- * would reach 4e-11 requests/s, arrivals past int64 ns, refused), none
- * passing. */
+ * right = s / 8; q(k) = s 4^-(k-1), none passing, until a rate so low
+ * that the arrivals could pass int64 ns (below). */
 static void test_hand_sequences(void **state)
 {
   (void)state;
@@ -375,9 +374,13 @@ static void test_hand_sequences(void **state)
   cs_llm_search_result_free(r);
 
   CsLlmSlo hard = slo_ttft_tbt(0.9, 1e-6, 0, 0); /* TTFT >= 3 ms: ratio >= 3e6 */
-  r = search(&c, &hard, s, 10);
-  assert_int_equal(r->probes->len, 10);
-  for (int k = 0; k < 10; k++) {
+  r = search(&c, &hard, s, 20);
+  /* 20 requests: the search stops before a rate q with 20 x 3 / q > 9e9 s,
+   * q < 6.67e-9: q(k) = 10 x 4^-k stays above it for k <= 15 (4^15 =
+   * 1.07e9 < 1.5e9 < 4^16), so 16 probes. */
+  assert_int_equal(r->probes->len, 16);
+  assert_true(r->stopped_low);
+  for (int k = 0; k < 16; k++) {
     assert_false(PROBE(r, k)->pass);
     assert_true(fabs(PROBE(r, k)->qps - s * pow(4, -k)) <= 1e-12 * s * pow(4, -k));
   }
