@@ -59,6 +59,10 @@ static char *summary_text(const CsLlmConfig *r, const CsLlmSimResult *res, const
   cJSON_AddNumberToObject(o, "requests_per_s", s->requests_per_s);
   cJSON_AddNumberToObject(o, "preemptions", (double)s->restarts);
   cJSON_AddNumberToObject(o, "batches", (double)res->n_batches);
+  cJSON_AddStringToObject(o, "attention_outside_grid",
+                          r->attention_outside == CS_LLM_ATTN_CLAMP_OUTSIDE ? "clamp" : "refuse");
+  cJSON_AddNumberToObject(o, "attention_clamped_batches",
+                          (double)res->attention_clamped_batches);
   cJSON_AddNumberToObject(o, "makespan_s", (double)s->makespan_ns / 1e9);
   cJSON_AddNumberToObject(o, "kv_peak_utilisation", s->kv_peak_util);
   cJSON_AddNumberToObject(o, "kv_mean_utilisation", s->kv_mean_util);
@@ -161,13 +165,27 @@ int cmd_llm(int argc, char **argv)
   }
   res = cs_llm_sim_run(&r->sim, reqs, n, &err);
   if (res == NULL) {
-    char *m = g_strdup_printf("%s: %s", file, err->message);
+    /* A point off the grid has a way forward the table's reader cannot name. */
+    gboolean off_grid = r->attention_outside == CS_LLM_ATTN_REFUSE_OUTSIDE &&
+                        strstr(err->message, "outside the profiled grid") != NULL;
+    char *m = g_strdup_printf("%s: %s%s", file, err->message,
+                              off_grid ? "; \"attention_outside_grid\": \"clamp\" looks such a "
+                                         "point up at the grid's nearest edge instead, as "
+                                         "Vidur's forests answer there (docs/llm.md)"
+                                       : "");
     status = cli_fail(PROG, m);
     g_free(m);
     goto out;
   }
   CsLlmSimSummary s;
   cs_llm_sim_summary(res, &s);
+  if (res->attention_clamped_batches > 0)
+    fprintf(stderr,
+            "clustersim: warning [attention_clamped] %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+            " batches looked their attention up at the edge of the profiled grid of %s "
+            "(\"attention_outside_grid\": \"clamp\"): their attention time is the edge's, "
+            "not a measurement\n",
+            res->attention_clamped_batches, res->n_batches, r->sim.exec.model->name);
   if (out_dir != NULL) {
     csv = requests_csv(res);
     sum = summary_text(r, res, &s, file);

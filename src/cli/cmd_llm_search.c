@@ -43,6 +43,8 @@ static cJSON *probe_json(const CsLlmProbe *p)
   cJSON_AddNumberToObject(o, "tbt_p90_ms", p->summary.tbt.n ? p->summary.tbt.p90 : 0);
   cJSON_AddNumberToObject(o, "output_tokens_per_s", p->summary.output_tokens_per_s);
   cJSON_AddNumberToObject(o, "preemptions", (double)p->summary.restarts);
+  cJSON_AddNumberToObject(o, "batches", (double)p->batches);
+  cJSON_AddNumberToObject(o, "attention_clamped_batches", (double)p->attention_clamped_batches);
   return o;
 }
 
@@ -138,6 +140,16 @@ static void print_tables(const CsLlmSearchSpec *s, const Outcome *o, int cheapes
     else if (c->stopped_low)
       printf("  note: %s: start_qps is so low that %d requests could arrive past 9e9 s: "
              "nothing probed\n", d->name, d->cfg->n);
+    int64_t clamped = 0, batches = 0;
+    for (guint k = 0; k < c->probes->len; k++) {
+      clamped += g_array_index(c->probes, CsLlmProbe, k).attention_clamped_batches;
+      batches += g_array_index(c->probes, CsLlmProbe, k).batches;
+    }
+    if (clamped > 0)
+      printf("  warning: %s: %" G_GINT64_FORMAT " of the probes' %" G_GINT64_FORMAT
+             " batches looked their attention up at the grid's edge "
+             "(\"attention_outside_grid\": \"clamp\")\n",
+             d->name, clamped, batches);
     if (c->non_monotone)
       printf("  warning: %s: not monotone (a probe passed above a rate that failed); the "
              "answer is the last rate that passed\n", d->name);

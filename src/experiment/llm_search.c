@@ -78,6 +78,8 @@ gboolean cs_llm_probe(const CsLlmConfig *cfg, int replicas, double qps, const Cs
   memset(out, 0, sizeof *out);
   out->qps = qps;
   out->replicas = sim.replicas;
+  out->batches = res->n_batches;
+  out->attention_clamped_batches = res->attention_clamped_batches;
   cs_llm_slo_eval(slo, res, out);
   cs_llm_sim_result_free(res);
   return TRUE;

@@ -58,6 +58,8 @@ typedef struct {
   double value[CS_LLM_SLO_N]; /* each bound's quantile; NAN when off or without samples */
   double ratio;               /* the largest value / max over the bounds on (0 without samples) */
   CsLlmSimSummary summary;    /* the whole run's (cs_llm_sim_summary) */
+  int64_t batches;            /* the run's batches */
+  int64_t attention_clamped_batches; /* of them, timed at the attention grid's edge */
 } CsLlmProbe;
 
 /* Measures the SLO's quantiles on a run's result into p (qps and replicas

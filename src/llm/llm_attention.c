@@ -24,6 +24,7 @@ struct CsLlmAttention {
   char *file, *gpu, *model, *backend, *source;
   int tp, block_size, max_model_len;
   Grid decode, prefill;
+  CsLlmAttentionOutside outside; /* refuse (the default) or clamp a point off the grid */
 };
 
 static void grid_clear(Grid *g)
@@ -344,10 +345,22 @@ static double lerp(double y_lo, double y_hi, double f)
 }
 
 static gboolean grid_lookup(const CsLlmAttention *a, const Grid *g, int max_len, int64_t col,
-                            int64_t kv, double *out, GError **error)
+                            int64_t kv, double *out, gboolean *clamped, GError **error)
 {
   int c0, c1, r0, r1;
   double fc, fr;
+  if (clamped)
+    *clamped = FALSE;
+  if (a->outside == CS_LLM_ATTN_CLAMP_OUTSIDE) {
+    /* What a piecewise-constant fit answers beyond its data (Vidur's
+     * forests): the value at the nearest edge, axis by axis. */
+    int64_t c = CLAMP(col, g->cols[0], g->cols[g->n_cols - 1]);
+    int64_t k = CLAMP(kv, g->kv[0], g->kv[g->n_kv - 1]);
+    if (clamped)
+      *clamped = c != col || k != kv;
+    col = c;
+    kv = k;
+  }
   if (!bracket(g->cols, g->n_cols, col, &c0, &c1, &fc) ||
       !bracket(g->kv, g->n_kv, kv, &r0, &r1, &fr)) {
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
@@ -401,14 +414,36 @@ gboolean cs_llm_attention_decode_ms(const CsLlmAttention *a, int64_t batch, int6
                                     double *out_ms, GError **error)
 {
   g_return_val_if_fail(a != NULL && out_ms != NULL, FALSE);
-  return grid_lookup(a, &a->decode, 0, batch, kv, out_ms, error);
+  return grid_lookup(a, &a->decode, 0, batch, kv, out_ms, NULL, error);
 }
 
 gboolean cs_llm_attention_prefill_ms(const CsLlmAttention *a, int64_t chunk, int64_t kv,
                                      double *out_ms, GError **error)
 {
   g_return_val_if_fail(a != NULL && out_ms != NULL, FALSE);
-  return grid_lookup(a, &a->prefill, a->max_model_len, chunk, kv, out_ms, error);
+  return grid_lookup(a, &a->prefill, a->max_model_len, chunk, kv, out_ms, NULL, error);
+}
+
+void cs_llm_attention_set_outside(CsLlmAttention *a, CsLlmAttentionOutside mode)
+{
+  g_return_if_fail(a != NULL);
+  a->outside = mode;
+}
+
+gboolean cs_llm_attention_outside_parse(const char *name, CsLlmAttentionOutside *out,
+                                        GError **error)
+{
+  if (name != NULL && strcmp(name, "refuse") == 0) {
+    *out = CS_LLM_ATTN_REFUSE_OUTSIDE;
+    return TRUE;
+  }
+  if (name != NULL && strcmp(name, "clamp") == 0) {
+    *out = CS_LLM_ATTN_CLAMP_OUTSIDE;
+    return TRUE;
+  }
+  g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+              "\"%s\": expected \"refuse\" or \"clamp\"", name != NULL ? name : "(null)");
+  return FALSE;
 }
 
 /* ---- A batch ----------------------------------------------------------------- */
@@ -490,7 +525,9 @@ gboolean cs_llm_attention_batch(const CsLlmAttention *a, const CsLlmModel *m,
   if (t.decode_batch > 0) {
     /* The mean truncated, then rounded up (the order matters). */
     t.decode_kv = round_up_kv(decode_processed / t.decode_batch);
-    if (!cs_llm_attention_decode_ms(a, t.decode_batch, t.decode_kv, &t.decode_ms, error)) {
+    gboolean clamped;
+    if (!grid_lookup(a, &a->decode, 0, t.decode_batch, t.decode_kv, &t.decode_ms, &clamped,
+                     error)) {
       append_to_error(error,
                       " (the batch's %d decoding requests, %" G_GINT64_FORMAT
                       " tokens processed in all, looked up at their mean rounded up to a "
@@ -498,12 +535,14 @@ gboolean cs_llm_attention_batch(const CsLlmAttention *a, const CsLlmModel *m,
                       t.decode_batch, (gint64)decode_processed, CS_LLM_KV_GRANULARITY);
       return FALSE;
     }
+    t.clamped += clamped;
     t.decode_ms *= 1 + frac * (t.decode_batch > 1);
   }
   if (t.num_prefills > 0) {
     t.prefill_chunk_eq = round_sqrt(chunk_sq);
-    if (!cs_llm_attention_prefill_ms(a, t.prefill_chunk_eq, t.prefill_kv_sum, &t.prefill_ms,
-                                     error)) {
+    gboolean clamped;
+    if (!grid_lookup(a, &a->prefill, a->max_model_len, t.prefill_chunk_eq, t.prefill_kv_sum,
+                     &t.prefill_ms, &clamped, error)) {
       append_to_error(error,
                       " (the batch's %d prefills as one: chunk round(sqrt(%" G_GINT64_FORMAT
                       ")) and kv the sum of each one's processed tokens rounded up to a "
@@ -511,6 +550,7 @@ gboolean cs_llm_attention_batch(const CsLlmAttention *a, const CsLlmModel *m,
                       t.num_prefills, (gint64)chunk_sq, CS_LLM_KV_GRANULARITY);
       return FALSE;
     }
+    t.clamped += clamped;
     t.prefill_ms *= 1 + frac * (t.num_prefills > 1);
   }
   t.kv_cache_save_ms = 0;

@@ -125,10 +125,34 @@ char *cs_llm_attention_rel_path(const char *gpu, const char *model);
 gboolean cs_llm_attention_check(const CsLlmAttention *a, const CsLlmModel *m, int tp,
                                 GError **error);
 
+/* What a lookup does with a point off the profiled grid (below its first or
+ * beyond its last batch, chunk or kv_cache_size):
+ * - CS_LLM_ATTN_REFUSE_OUTSIDE (the default): fails, naming the point and
+ *   the grid's range; nothing is made up.
+ * - CS_LLM_ATTN_CLAMP_OUTSIDE: moves the point to the grid's nearest edge,
+ *   axis by axis, and looks it up there: the constant extrapolation a
+ *   piecewise-constant fit gives, as Vidur's random forests do beyond their
+ *   training data. A batch says how many of its lookups were moved
+ *   (CsLlmBatchAttention.clamped), so a run can say how often it relied on
+ *   this. Null corners of the prefill triangle are refused either way. */
+typedef enum {
+  CS_LLM_ATTN_REFUSE_OUTSIDE,
+  CS_LLM_ATTN_CLAMP_OUTSIDE,
+} CsLlmAttentionOutside;
+
+/* Sets how a's lookups treat a point off the grid (above). */
+void cs_llm_attention_set_outside(CsLlmAttention *a, CsLlmAttentionOutside mode);
+
+/* Parses "refuse" or "clamp". Returns FALSE with error set
+ * (CS_INPUT_ERROR_INVALID) naming the value and the two known otherwise. */
+gboolean cs_llm_attention_outside_parse(const char *name, CsLlmAttentionOutside *out,
+                                        GError **error);
+
 /* The decode attention time in ms per layer of batch decoding requests
  * with kv tokens cached each, bilinear on the decode grid. Returns TRUE
  * with *out_ms set, or FALSE with error set (CS_INPUT_ERROR_INVALID) naming
- * the file, the point and the grid's range when (batch, kv) lies outside. */
+ * the file, the point and the grid's range when (batch, kv) lies outside
+ * (and the mode, below, refuses it). */
 gboolean cs_llm_attention_decode_ms(const CsLlmAttention *a, int64_t batch, int64_t kv,
                                     double *out_ms, GError **error);
 
@@ -165,6 +189,8 @@ typedef struct {
   double prefill_ms;         /* factor included; 0 when P = 0 */
   double kv_cache_save_ms;   /* 0 (Vidur's shipped data) */
   double total_ms;           /* decode_ms + prefill_ms + kv_cache_save_ms */
+  int clamped;               /* lookups moved to the grid's edge: 0, 1 or 2 (only under
+                              * CS_LLM_ATTN_CLAMP_OUTSIDE) */
 } CsLlmBatchAttention;
 
 /* The attention time per layer of a batch of n requests (1 <= n <=

@@ -141,7 +141,8 @@ static gboolean start_batch(Sim *s, int i, int64_t t, GError **error)
       out->scheduled_ns = t;
   }
   CsLlmStageTime st;
-  if (!cs_llm_exec_batch_time(s->exec, s->breqs, b->n, 0, &st, NULL, &e)) {
+  CsLlmBatchAttention att;
+  if (!cs_llm_exec_batch_time(s->exec, s->breqs, b->n, 0, &st, &att, &e)) {
     GString *m = g_string_new(NULL);
     describe_batch(m, i, t, b);
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, "%s cannot be timed: %s",
@@ -150,6 +151,7 @@ static gboolean start_batch(Sim *s, int i, int64_t t, GError **error)
     g_error_free(e);
     return FALSE;
   }
+  s->res->attention_clamped_batches += att.clamped > 0;
   int64_t dur = llround(st.total_ms * 1e6);
   r->batch_start_ns = t;
   BatchEnd *be = g_new(BatchEnd, 1);

@@ -133,6 +133,8 @@ typedef struct {
   int64_t n_batches;
   int64_t restarts;      /* all replicas' (Vidur's num_restarts summed) */
   int64_t output_tokens; /* sum of the requests' output tokens */
+  int64_t attention_clamped_batches; /* batches whose attention was looked up at the grid's
+                                      * edge (CS_LLM_ATTN_CLAMP_OUTSIDE, llm_attention.h) */
 } CsLlmSimResult;
 
 /* Runs n (>= 1) requests through the deployment until every one has

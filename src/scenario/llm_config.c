@@ -183,7 +183,7 @@ static gboolean read_config(CsLlmConfig *r, const char *expected_format,
   static const char *const run_keys[] = { "format", "version", "model", "device", "node",
                                           "tensor_parallel", "pipeline_parallel", "replicas",
                                           "scheduler", "router", "requests", "max_tokens",
-                                          "memory_margin" };
+                                          "memory_margin", "attention_outside_grid" };
   GPtrArray *keys = g_ptr_array_new();
   for (size_t i = 0; i < G_N_ELEMENTS(run_keys); i++)
     g_ptr_array_add(keys, (gpointer)run_keys[i]);
@@ -305,6 +305,15 @@ static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const
   g_free(rel);
   if (r->att == NULL)
     return FALSE;
+  /* A point off the attention grid: refused unless the config asks for the
+   * grid's edge (llm_attention.h), as Vidur's forests answer there. */
+  const char *outside = "refuse";
+  if (!cs_json_read_string(root, "attention_outside_grid", FALSE, &outside, file, "", error))
+    return FALSE;
+  if (!cs_llm_attention_outside_parse(outside, &r->attention_outside, &e))
+    return cs_json_fail(error, file, "attention_outside_grid", "%s", e->message),
+           g_clear_error(&e), FALSE;
+  cs_llm_attention_set_outside(r->att, r->attention_outside);
   if (tp > 1) {
     rel = g_strdup_printf("collectives/%s.json", node);
     r->coll = load_data(rel, (gpointer (*)(const char *, GError **))cs_llm_collectives_load, file,

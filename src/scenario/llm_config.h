@@ -35,6 +35,7 @@ typedef struct {
   CsLlmModelSet *models;
   CsLlmOps *ops;
   CsLlmAttention *att;
+  CsLlmAttentionOutside attention_outside; /* "attention_outside_grid": refuse or clamp */
   CsLlmCollectives *coll;      /* NULL at tensor_parallel 1 */
   const CsLlmDevice *device;   /* in models; its price_per_hour may be 0 (none) */
   int tensor_parallel, pipeline_parallel;

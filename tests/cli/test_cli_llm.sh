@@ -191,6 +191,31 @@ q = d["deployments"][0]["max_qps"]
 print(f"# search: vllm {q:.3f}/s, saturated {rate:.3f}/s")
 sys.exit(0 if 0.5 * rate < q < 1.2 * rate else 1)
 PY
+# Off the sampled attention grid (a prompt of 46 tokens: chunks start at
+# 64): refused by default, with the way forward named; with
+# "attention_outside_grid": "clamp" looked up at the grid's edge, said on
+# stderr and counted in summary.json (1 request: its one prefill batch is
+# clamped, its decodes of 47..50 cached tokens, kv 64, are inside).
+printf 'arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,46,5\n' >short.csv
+cat >short.json <<JSON
+{$base, "scheduler": {"policy": "vllm"}, "requests": {"trace": "short.csv"}}
+JSON
+bad "off the attention grid: refused, the clamp named" \
+  'prefill attention at chunk 46, kv 0: outside the profiled grid' llm run short.json -o shortout
+check "off the attention grid: the message names attention_outside_grid" \
+  grep -q '"attention_outside_grid": "clamp" looks such a point up' "$tmp/bad.err"
+check "off the attention grid: no output" test ! -e shortout
+sed 's/"scheduler"/"attention_outside_grid": "clamp", "scheduler"/' short.json >clamp.json
+"$bin" llm run clamp.json -o clampout >clamp.out 2>clamp.err
+check "clamped: exits 0" test $? -eq 0
+check "clamped: the warning names the count" \
+  grep -q 'warning \[attention_clamped\] 1 of 5 batches' clamp.err
+check "clamped: summary.json says the mode and the count" py \
+  "d['attention_outside_grid'] == 'clamp' and d['attention_clamped_batches'] == 1
+   and d['batches'] == 5" clampout/summary.json
+check "inside the grid: no batch clamped, mode refuse" py \
+  "d['attention_outside_grid'] == 'refuse' and d['attention_clamped_batches'] == 0" a/summary.json
+
 printf '%s\n' '{"format": "clustersim-llm-search", "version": 1}' >badsearch.json
 bad "search: bad config" 'badsearch.json: ' llm search badsearch.json -o badsearchout
 check "search: bad config: no output" test ! -e badsearchout

@@ -191,6 +191,75 @@ static void test_load_and_lookup(void **state)
   g_free(rel);
 }
 
+/* The grid's edge for points off it (CS_LLM_ATTN_CLAMP_OUTSIDE): each
+ * value below is the table's at the edge point named, worked from
+ * ATT_JSON by hand. */
+static void test_clamp_outside(void **state)
+{
+  (void)state;
+  GError *e = NULL;
+  CsLlmAttentionOutside mode = CS_LLM_ATTN_REFUSE_OUTSIDE;
+  assert_true(cs_llm_attention_outside_parse("clamp", &mode, &e));
+  assert_int_equal(mode, CS_LLM_ATTN_CLAMP_OUTSIDE);
+  assert_true(cs_llm_attention_outside_parse("refuse", &mode, &e));
+  assert_int_equal(mode, CS_LLM_ATTN_REFUSE_OUTSIDE);
+  assert_false(cs_llm_attention_outside_parse("extrapolate", &mode, &e));
+  assert_has(e, "\"extrapolate\": expected \"refuse\" or \"clamp\"");
+  g_clear_error(&e);
+
+  CsLlmAttention *a = load_text(ATT_JSON);
+  cs_llm_attention_set_outside(a, CS_LLM_ATTN_CLAMP_OUTSIDE);
+  double ms = -1;
+  /* Batch 5 -> 4 at kv 128: 0.024; kv 32 -> 64 at batch 1: 0.010; both
+   * axes, batch 9 kv 1000 -> (4, 256): 0.044; batch 3 kv 1000 -> kv 256,
+   * half way between batch 2 and 4: (0.028 + 0.044) / 2 = 0.036. */
+  assert_true(cs_llm_attention_decode_ms(a, 5, 128, &ms, &e));
+  assert_close(ms, 0.024);
+  assert_true(cs_llm_attention_decode_ms(a, 1, 32, &ms, &e));
+  assert_close(ms, 0.010);
+  assert_true(cs_llm_attention_decode_ms(a, 9, 1000, &ms, &e));
+  assert_close(ms, 0.044);
+  assert_true(cs_llm_attention_decode_ms(a, 3, 1000, &ms, &e));
+  assert_close(ms, 0.036);
+  /* Inside the grid nothing changes: the cell's middle as before. */
+  assert_true(cs_llm_attention_decode_ms(a, 3, 96, &ms, &e));
+  assert_close(ms, 0.017);
+  /* Prefill chunk 64 -> 128 at kv 0: 0.020; chunk 64 at kv 768 -> (128,
+   * 512): 0.040. A null corner is refused still: chunk 600 -> 512 at kv
+   * 512 is the triangle's null. */
+  assert_true(cs_llm_attention_prefill_ms(a, 64, 0, &ms, &e));
+  assert_close(ms, 0.020);
+  assert_true(cs_llm_attention_prefill_ms(a, 64, 768, &ms, &e));
+  assert_close(ms, 0.040);
+  assert_false(cs_llm_attention_prefill_ms(a, 600, 512, &ms, &e));
+  assert_has(e, "at chunk 512, kv 512: its cell (chunk 512 to 512, kv 512 to 512) lacks");
+  g_clear_error(&e);
+
+  /* A batch counts its lookups that moved: 8 decodes of 1000 processed
+   * (kv 1024 -> 256, batch 8 -> 4) and a prefill of 64 (-> 128), 2; three
+   * decodes of 100 (kv 128, inside), 0. Times as above: 0.044 x 1 (not GQA)
+   * + 0.020. */
+  CsLlmBatchRequest reqs[9];
+  for (int i = 0; i < 8; i++)
+    reqs[i] = (CsLlmBatchRequest){ .num_tokens = 1, .num_processed = 1000,
+                                   .prefill_complete = TRUE };
+  reqs[8] = (CsLlmBatchRequest){ .num_tokens = 64, .num_processed = 0 };
+  CsLlmBatchAttention t;
+  assert_true(cs_llm_attention_batch(a, &LLAMA7, reqs, 9, &t, &e));
+  assert_int_equal(t.clamped, 2);
+  assert_close(t.total_ms, 0.044 + 0.020);
+  for (int i = 0; i < 3; i++)
+    reqs[i].num_processed = 100;
+  assert_true(cs_llm_attention_batch(a, &LLAMA7, reqs, 3, &t, &e));
+  assert_int_equal(t.clamped, 0);
+  /* Back to refusing: the same point fails, as by default. */
+  cs_llm_attention_set_outside(a, CS_LLM_ATTN_REFUSE_OUTSIDE);
+  assert_false(cs_llm_attention_decode_ms(a, 5, 128, &ms, &e));
+  assert_has(e, "outside the profiled grid");
+  g_clear_error(&e);
+  cs_llm_attention_free(a);
+}
+
 static void test_bad_files(void **state)
 {
   (void)state;
@@ -563,6 +632,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_load_and_lookup),
+    cmocka_unit_test(test_clamp_outside),
     cmocka_unit_test(test_bad_files),
     cmocka_unit_test(test_batch),
     cmocka_unit_test(test_shipped),
