@@ -1,0 +1,1 @@
+"""Stand-in for the `ddsketch` package (Datadog's quantile sketch), absent from Debian."""
