@@ -237,6 +237,7 @@ def run_clustersim(binary, cfg, work, data_dir, repeat):
     got = {"ttft": {k: quantile([float(r["ttft_ms"]) for r in rows], q) / 1e3 for k, q in QS},
            "e2e": {k: quantile([float(r["e2e_ms"]) for r in rows], q) / 1e3 for k, q in QS},
            "tbt": {k: summ["tbt"][k + "_ms"] / 1e3 for k, _ in QS}}
+    summ["_ttft_s"] = [float(r["ttft_ms"]) / 1e3 for r in rows]
     return got, best, summ
 
 
@@ -251,6 +252,36 @@ def vidur_metrics(run):
     return out
 
 
+def write_figure(out, case, vidur, own, on_vidur):
+    """The TTFT CDFs of one case: Vidur, clustersim on its own tables, clustersim on Vidur's
+    predictions (gnuplot script and data; the SVG when gnuplot is on PATH)."""
+    os.makedirs(out, exist_ok=True)
+    series = [sorted(vidur), sorted(own), sorted(on_vidur)]
+    n = max(len(x) for x in series)
+    with open(os.path.join(out, "vidur_ttft_cdf.dat"), "w") as f:
+        f.write(f"# {case}: TTFT s, fraction <= (Vidur; clustersim, own tables; clustersim, "
+                f"Vidur's predictions); bench/vidur/compare.py --figure-dir\n")
+        for i in range(n):
+            f.write("\t".join(f"{x[i]:.6f}\t{(i + 1) / len(x):.5f}" if i < len(x) else "?\t?"
+                              for x in series) + "\n")
+    with open(os.path.join(out, "vidur_ttft_cdf.gp"), "w") as f:
+        f.write(f"""set terminal svg size 720,480 dynamic font 'sans,12' noenhanced
+set output 'vidur_ttft_cdf.svg'
+set title 'TTFT, {case}: Llama-2-7B on one A100, the same 200 requests'
+set xlabel 'time to first token (s)'
+set ylabel 'fraction of requests'
+set logscale x
+set yrange [0:1]
+set key bottom right
+set grid
+plot 'vidur_ttft_cdf.dat' using 1:2 with lines lw 3 title 'Vidur (forests trained on the sample)', \\
+     '' using 5:6 with lines lw 2 dt 2 title "clustersim on Vidur's predictions", \\
+     '' using 3:4 with lines lw 2 title 'clustersim on its own tables (linear)'
+""")
+    if shutil.which("gnuplot"):
+        subprocess.run(["gnuplot", "vidur_ttft_cdf.gp"], cwd=out, check=True)
+
+
 def pct(a, b):
     return 100.0 * (a - b) / b if b else float("nan")
 
@@ -262,6 +293,9 @@ def main():
     ap.add_argument("--save-predictions", metavar="CACHE", default=None)
     ap.add_argument("--no-speed", action="store_true")
     ap.add_argument("--bound", type=float, default=BOUND_PCT, metavar="PCT")
+    ap.add_argument("--figure-dir", metavar="DIR", default=None,
+                    help="write vidur_ttft_cdf.{dat,gp} there (and .svg with gnuplot)")
+    ap.add_argument("--figure-case", default="vllm_uniform_q3")
     ap.add_argument("--markdown", default=None)
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
@@ -313,6 +347,10 @@ def main():
                     if abs(pct(vid[m][k], w[k])) > a.bound:
                         failures.append(f"{case} {label} {k}: clustersim {vid[m][k]:.6g} s, "
                                         f"Vidur {w[k]:.6g} s ({pct(vid[m][k], w[k]):+.2f} %)")
+            if a.figure_dir and case == a.figure_case:
+                vt = [float(r["prefill_e2e_time"])
+                      for r in read_rows(os.path.join(d, "request_metrics.csv"))]
+                write_figure(a.figure_dir, case, vt, s_own["_ttft_s"], s_vid["_ttft_s"])
             clamped = s_own["attention_clamped_batches"]
             speed.append((case, run["wall_s_warm_cache"], t_own, t_vid, clamped,
                           s_own["batches"], s_own["num_blocks_per_replica"]))
