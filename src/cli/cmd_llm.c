@@ -137,8 +137,9 @@ int cmd_llm(int argc, char **argv)
   GOptionContext *ctx = g_option_context_new("CONFIG.json - LLM replicas token by token");
   g_option_context_set_summary(ctx,
     "Simulates a cluster of identical LLM replicas as Vidur does: each request routed at\n"
-    "arrival (round_robin or lor), each replica's batches formed by its scheduler (vllm,\n"
-    "sarathi, orca, static) and timed from the profiled tables of data/llm. Prints TTFT,\n"
+    "arrival (round_robin, lor or least_outstanding), each replica's batches formed by its\n"
+    "scheduler (vllm, sarathi, orca, static) and timed from the profiled tables of\n"
+    "data/llm. Prints TTFT,\n"
     "TBT and end-to-end percentiles (ms, linear interpolation), tokens/s and preemptions.\n"
     "CONFIG's format, \"clustersim-llm-run\", is in docs/llm.md.");
   g_option_context_add_main_entries(ctx, entries, NULL);

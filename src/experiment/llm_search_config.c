@@ -75,7 +75,8 @@ static gboolean read_deployment(const CsLlmSearchSpec *spec, const cJSON *d, int
 {
   static const char *const known[] = { "name", "model", "device", "node", "tensor_parallel",
                                        "pipeline_parallel", "replicas", "router", "scheduler",
-                                       "max_tokens", "memory_margin", "max_replicas", NULL };
+                                       "max_tokens", "memory_margin", "attention_outside_grid",
+                                       "max_replicas", NULL };
   char *path = g_strdup_printf("search.deployments[%d]", i);
   char *label = g_strdup_printf("%s: %s", file, path);
   const char *name = NULL;

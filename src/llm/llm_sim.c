@@ -9,7 +9,7 @@
 
 #include "common/json_input.h"
 
-static const char *const ROUTER_NAMES[] = { "round_robin", "lor" };
+static const char *const ROUTER_NAMES[] = { "round_robin", "lor", "least_outstanding" };
 
 const char *cs_llm_router_name(CsLlmRouter router)
 {
@@ -25,7 +25,8 @@ gboolean cs_llm_router_parse(const char *name, CsLlmRouter *out, GError **error)
     }
   }
   g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
-              "LLM router \"%s\": expected round_robin or lor", name != NULL ? name : "(null)");
+              "LLM router \"%s\": expected round_robin, lor or least_outstanding",
+              name != NULL ? name : "(null)");
   return FALSE;
 }
 
@@ -88,11 +89,18 @@ static int route(Sim *s)
   if (s->cfg->router == CS_LLM_ROUTER_ROUND_ROBIN)
     return (int)(s->rr_counter++ % n);
   /* lor: the shortest waiting queue, the lowest id on ties (Vidur's min over
-   * its replica map, which iterates in id order). */
-  int best = 0;
-  for (int i = 1; i < n; i++)
-    if (cs_llm_sched_n_waiting(s->rep[i].sched) < cs_llm_sched_n_waiting(s->rep[best].sched))
+   * its replica map, which iterates in id order); least_outstanding: the
+   * fewest requests not finished, waiting or admitted, the same ties. */
+  gboolean all = s->cfg->router == CS_LLM_ROUTER_LEAST_OUTSTANDING;
+  int best = 0, best_n = 0;
+  for (int i = 0; i < n; i++) {
+    const CsLlmSched *q = s->rep[i].sched;
+    int k = cs_llm_sched_n_waiting(q) + (all ? cs_llm_sched_n_holding(q) : 0);
+    if (i == 0 || k < best_n) {
       best = i;
+      best_n = k;
+    }
+  }
   return best;
 }
 

@@ -118,7 +118,7 @@ badcfg "wrong format" 'bad.json: format: expected "clustersim-llm-run"' \
 badcfg "unknown field" 'bad.json: ' "{$base, $req, \"replica\": 2}"
 badcfg "pipeline parallel" 'bad.json: pipeline_parallel: expected 1: pipeline parallelism is not simulated yet, got 2' \
   "{$base, $req, \"pipeline_parallel\": 2}"
-badcfg "router" 'bad.json: router: LLM router "random": expected round_robin or lor' \
+badcfg "router" 'bad.json: router: LLM router "random": expected round_robin, lor or least_outstanding' \
   "{$base, $req, \"router\": \"random\"}"
 badcfg "policy" 'bad.json: scheduler.policy: LLM replica scheduler "vlm"' \
   "{$base, $req, \"scheduler\": {\"policy\": \"vlm\"}}"

@@ -217,19 +217,25 @@ static void test_preemption_vllm(void **state)
  * A 0, B 1, C 0, X 1, D 0, E 1. lor: A to 0 (tie: the lowest id), B to 1
  * (0 has 1 waiting), C to 0 (tie 1-1), X to 1; at 0 replica 0 admits A but
  * not C (vLLM's padded budget: 2 x 3000 > 4096), replica 1 both; at 1 ms
- * replica 0 has 1 waiting, replica 1 none: D to 1, then E to 0 (tie). */
+ * replica 0 has 1 waiting, replica 1 none: D to 1, then E to 0 (tie).
+ * least_outstanding counts the admitted too: at 0 the same as lor (nothing
+ * admitted yet when the four are routed); at 1 ms replica 0 has A admitted
+ * and C waiting, replica 1 B and X admitted, 2 each: D to 0 (tie), then E
+ * to 1 (3 against 2). */
 static void test_routing(void **state)
 {
   (void)state;
   const CsLlmSimRequest r[] = { { 0, 0, 3000, 1 }, { 1, 0, 64, 1 }, { 2, 0, 3000, 1 },
                                 { 3, 0, 64, 1 },   { 4, MS, 64, 1 }, { 5, MS, 64, 1 } };
-  const int want_rr[] = { 0, 1, 0, 1, 0, 1 }, want_lor[] = { 0, 1, 0, 1, 1, 0 };
-  for (int k = 0; k < 2; k++) {
+  const int want[3][6] = { { 0, 1, 0, 1, 0, 1 }, { 0, 1, 0, 1, 1, 0 }, { 0, 1, 0, 1, 0, 1 } };
+  const CsLlmRouter routers[3] = { CS_LLM_ROUTER_ROUND_ROBIN, CS_LLM_ROUTER_LOR,
+                                   CS_LLM_ROUTER_LEAST_OUTSTANDING };
+  for (int k = 0; k < 3; k++) {
     CsLlmSimConfig c;
-    config(&c, CS_LLM_SCHED_VLLM, 1000, 2, k ? CS_LLM_ROUTER_LOR : CS_LLM_ROUTER_ROUND_ROBIN);
+    config(&c, CS_LLM_SCHED_VLLM, 1000, 2, routers[k]);
     CsLlmSimResult *res = run(&c, r, 6);
     for (int j = 0; j < 6; j++)
-      assert_int_equal(res->requests[j].replica, (k ? want_lor : want_rr)[j]);
+      assert_int_equal(res->requests[j].replica, want[k][j]);
     cs_llm_sim_result_free(res);
   }
   /* Under lor, C waits for A's prefill (0 -> 3) and its own ends at 6; D
@@ -245,7 +251,10 @@ static void test_routing(void **state)
   assert_int_equal(cs_llm_router_parse("lor", &c.router, NULL), TRUE);
   GError *e = NULL;
   assert_false(cs_llm_router_parse("random", &c.router, &e));
-  assert_non_null(strstr(e->message, "\"random\": expected round_robin or lor"));
+  assert_non_null(strstr(e->message, "\"random\": expected round_robin, lor or least_outstanding"));
+  g_clear_error(&e);
+  assert_true(cs_llm_router_parse("least_outstanding", &c.router, &e));
+  assert_int_equal(c.router, CS_LLM_ROUTER_LEAST_OUTSTANDING);
   g_clear_error(&e);
 }
 
