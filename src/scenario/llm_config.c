@@ -325,8 +325,9 @@ static gboolean read_disagg(CsLlmConfig *r, const cJSON *dg, const cJSON *root,
   } else {
     /* One segment: a x^1 + c with a in ms per byte. */
     char *json = g_strdup_printf("{\"format\": \"clustersim-network\", \"version\": 1, "
+                                 "\"source\": \"%.17g Gb/s and %.17g ms\", "
                                  "\"segments\": [{\"a\": %.17g, \"b\": 1, \"c_ms\": %.17g}]}",
-                                 8.0 / (gbps * 1e6), lat);
+                                 gbps, lat, 8.0 / (gbps * 1e6), lat);
     r->kv_curve = cs_network_curve_load_data(json, kp, &e);
     g_free(json);
   }
