@@ -66,10 +66,30 @@ static char *summary_text(const CsLlmConfig *r, const CsLlmSimResult *res, const
   cJSON_AddNumberToObject(o, "makespan_s", (double)s->makespan_ns / 1e9);
   cJSON_AddNumberToObject(o, "kv_peak_utilisation", s->kv_peak_util);
   cJSON_AddNumberToObject(o, "kv_mean_utilisation", s->kv_mean_util);
+  if (res->n_prefill_replicas > 0) {
+    cJSON *dg = cJSON_AddObjectToObject(o, "disaggregated");
+    cJSON_AddNumberToObject(dg, "prefill_replicas", res->n_prefill_replicas);
+    cJSON_AddNumberToObject(dg, "decode_replicas", res->n_replicas - res->n_prefill_replicas);
+    cJSON_AddStringToObject(dg, "prefill_scheduler", cs_llm_sched_policy_name(r->sim.sched.policy));
+    cJSON_AddStringToObject(dg, "decode_scheduler",
+                            cs_llm_sched_policy_name(r->sim.decode_sched.policy));
+    cJSON_AddNumberToObject(dg, "num_blocks_per_decode_replica",
+                            (double)r->sim.decode_sched.num_blocks);
+    cJSON_AddNumberToObject(dg, "kv_bytes_per_token_per_shard",
+                            (double)r->sim.kv_bytes_per_token);
+    cJSON_AddStringToObject(dg, "kv_transfer_curve", cs_network_curve_source(r->kv_curve));
+    cJSON_AddItemToObject(dg, "kv_transfer", dist_json(&s->transfer));
+    cJSON_AddNumberToObject(dg, "prefill_busy_utilisation", s->prefill_busy_util);
+    cJSON_AddNumberToObject(dg, "decode_busy_utilisation", s->decode_busy_util);
+    cJSON_AddNumberToObject(dg, "prefill_kv_mean_utilisation", s->prefill_kv_mean_util);
+    cJSON_AddNumberToObject(dg, "decode_kv_mean_utilisation", s->decode_kv_mean_util);
+  }
   cJSON *reps = cJSON_AddArrayToObject(o, "replicas");
   for (int i = 0; i < res->n_replicas; i++) {
     const CsLlmSimReplicaResult *p = &res->replicas[i];
     cJSON *x = cJSON_CreateObject();
+    if (res->n_prefill_replicas > 0)
+      cJSON_AddStringToObject(x, "pool", i < res->n_prefill_replicas ? "prefill" : "decode");
     cJSON_AddNumberToObject(x, "batches", (double)p->n_batches);
     cJSON_AddNumberToObject(x, "busy_s", (double)p->busy_ns / 1e9);
     cJSON_AddNumberToObject(x, "peak_blocks", (double)p->peak_blocks);
@@ -85,20 +105,30 @@ static char *summary_text(const CsLlmConfig *r, const CsLlmSimResult *res, const
 
 static char *requests_csv(const CsLlmSimResult *res)
 {
-  GString *s = g_string_new("id,replica,prompt_tokens,output_tokens,arrived_s,scheduled_s,"
-                            "first_token_s,completed_s,restarts,ttft_ms,e2e_ms,tbt_count,"
-                            "tbt_mean_ms,tbt_max_ms,token_gap_max_ms,"
-                            "decode_time_per_token_ms\n");
+  gboolean dg = res->n_prefill_replicas > 0;
+  /* Disaggregated: replica is the prefill replica, and three more columns
+   * (empty for a request of one output token, which has no decode). */
+  GString *s = g_string_new(dg ? "id,prefill_replica,prompt_tokens" : "id,replica,prompt_tokens");
+  g_string_append(s, ",output_tokens,arrived_s,scheduled_s,first_token_s,completed_s,"
+                     "restarts,ttft_ms,e2e_ms,tbt_count,tbt_mean_ms,tbt_max_ms,"
+                     "token_gap_max_ms,decode_time_per_token_ms");
+  g_string_append(s, dg ? ",decode_replica,transfer_start_s,transfer_end_s\n" : "\n");
   for (int j = 0; j < res->n_requests; j++) {
     const CsLlmSimRequestResult *q = &res->requests[j];
     g_string_append_printf(
       s, "%" G_GINT64_FORMAT ",%d,%d,%d,%.9f,%.9f,%.9f,%.9f,%d,%.6f,%.6f,%" G_GINT64_FORMAT
-         ",%.6f,%.6f,%.6f,%.6f\n",
+         ",%.6f,%.6f,%.6f,%.6f",
       q->id, q->replica, q->prompt_tokens, q->output_tokens, q->arrival_ns / 1e9,
       q->scheduled_ns / 1e9, q->first_token_ns / 1e9, q->completed_ns / 1e9, q->restarts,
       (q->first_token_ns - q->arrival_ns) / 1e6, (q->completed_ns - q->arrival_ns) / 1e6,
       q->n_tbt, q->n_tbt ? q->tbt_sum_ns / 1e6 / q->n_tbt : 0, q->tbt_max_ns / 1e6,
       q->gap_max_ns / 1e6, (q->completed_ns - q->first_token_ns) / 1e6 / q->final_decode_tokens);
+    if (dg && q->decode_replica >= 0)
+      g_string_append_printf(s, ",%d,%.9f,%.9f", q->decode_replica, q->transfer_start_ns / 1e9,
+                             q->transfer_end_ns / 1e9);
+    else if (dg)
+      g_string_append(s, ",,,");
+    g_string_append_c(s, '\n');
   }
   return g_string_free(s, FALSE);
 }
@@ -205,15 +235,25 @@ int cmd_llm(int argc, char **argv)
       goto out;
     }
   }
-  printf("%d requests on %d replica(s), %s, router %s: makespan %.3f s\n", res->n_requests,
-         res->n_replicas, cs_llm_sched_policy_name(r->sim.sched.policy),
-         cs_llm_router_name(r->sim.router), s.makespan_ns / 1e9);
+  if (res->n_prefill_replicas > 0)
+    printf("%d requests, disaggregated: %d prefill replica(s) (%s, router %s), %d decode "
+           "replica(s) (%s, least outstanding): makespan %.3f s\n",
+           res->n_requests, res->n_prefill_replicas, cs_llm_sched_policy_name(r->sim.sched.policy),
+           cs_llm_router_name(r->sim.router), res->n_replicas - res->n_prefill_replicas,
+           cs_llm_sched_policy_name(r->sim.decode_sched.policy), s.makespan_ns / 1e9);
+  else
+    printf("%d requests on %d replica(s), %s, router %s: makespan %.3f s\n", res->n_requests,
+           res->n_replicas, cs_llm_sched_policy_name(r->sim.sched.policy),
+           cs_llm_router_name(r->sim.router), s.makespan_ns / 1e9);
   printf("%-8s %10s %10s %10s\n", "ms", "p50", "p90", "p99");
   const struct {
     const char *name;
     const CsLlmDist *d;
-  } rows[] = { { "TTFT", &s.ttft }, { "TBT", &s.tbt }, { "e2e", &s.e2e } };
-  for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+  } rows[] = { { "TTFT", &s.ttft }, { "TBT", &s.tbt }, { "e2e", &s.e2e },
+               { "transfer", &s.transfer } };
+  /* The KV transfer's row only when disaggregated. */
+  size_t n_rows = G_N_ELEMENTS(rows) - (res->n_prefill_replicas > 0 ? 0 : 1);
+  for (size_t i = 0; i < n_rows; i++) {
     if (rows[i].d->n)
       printf("%-8s %10.3f %10.3f %10.3f\n", rows[i].name, rows[i].d->p50, rows[i].d->p90,
              rows[i].d->p99);
@@ -223,6 +263,11 @@ int cmd_llm(int argc, char **argv)
   printf("output tokens/s %.2f, preemptions %" G_GINT64_FORMAT ", KV blocks peak %.1f %% mean "
          "%.1f %%\n",
          s.output_tokens_per_s, s.restarts, 100 * s.kv_peak_util, 100 * s.kv_mean_util);
+  if (res->n_prefill_replicas > 0)
+    printf("busy: prefill pool %.1f %%, decode pool %.1f %%; KV blocks mean: prefill %.1f %%, "
+           "decode %.1f %%\n",
+           100 * s.prefill_busy_util, 100 * s.decode_busy_util, 100 * s.prefill_kv_mean_util,
+           100 * s.decode_kv_mean_util);
 out:
   if (err)
     g_error_free(err);

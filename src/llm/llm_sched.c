@@ -15,6 +15,7 @@ struct CsLlmSched {
   int holding;             /* requests holding blocks (Vidur's len(allocation_map)) */
   int64_t n_restarts;
   GQueue waiting;          /* of CsLlmRequest *, front first */
+  GQueue prefilled;        /* added by cs_llm_sched_add_prefilled, not yet admitted */
   GPtrArray *running;      /* Vidur's _preempted_requests (static: the batch to re-run) */
   GPtrArray *set_aside;    /* sarathi: partial prefills of this call */
   GPtrArray *skipped;      /* sarathi: partial prefills that got no tokens */
@@ -148,6 +149,7 @@ CsLlmSched *cs_llm_sched_new(const CsLlmSchedConfig *cfg, GError **error)
   else
     s->batch_limit = MIN(cfg->max_batch_size, (int64_t)cfg->batch_size_cap);
   g_queue_init(&s->waiting);
+  g_queue_init(&s->prefilled);
   s->running = g_ptr_array_new();
   s->set_aside = g_ptr_array_new();
   s->skipped = g_ptr_array_new();
@@ -159,6 +161,7 @@ void cs_llm_sched_free(CsLlmSched *s)
   if (s == NULL)
     return;
   g_queue_clear(&s->waiting);
+  g_queue_clear(&s->prefilled);
   g_ptr_array_free(s->running, TRUE);
   g_ptr_array_free(s->set_aside, TRUE);
   g_ptr_array_free(s->skipped, TRUE);
@@ -499,6 +502,75 @@ static void next_static(CsLlmSched *s)
   admit_max_length(s);
 }
 
+/* --- requests prefilled elsewhere (disaggregated serving, llm_sim.h) --- */
+
+gboolean cs_llm_sched_add_prefilled(CsLlmSched *s, CsLlmRequest *r, GError **error)
+{
+  g_return_val_if_fail(s != NULL && r != NULL, FALSE);
+  if (s->cfg.policy == CS_LLM_SCHED_STATIC) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                "LLM request %" G_GINT64_FORMAT ": a prefilled request needs a decode "
+                "scheduler of vllm, sarathi or orca, got static (its batches admit only "
+                "whole prefills)",
+                (gint64)r->id);
+    return FALSE;
+  }
+  if (r->state == CS_LLM_REQ_NEW && r->output_tokens < 2) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                "LLM request %" G_GINT64_FORMAT ": a prefilled request needs >= 2 output "
+                "tokens (one came with its prefill), got %d",
+                (gint64)r->id, r->output_tokens);
+    return FALSE;
+  }
+  /* The same checks as a new request: after a restart here it prefills
+   * again, up to prompt + output - 1 tokens. */
+  if (!cs_llm_sched_add(s, r, error))
+    return FALSE;
+  g_queue_pop_tail(&s->waiting);
+  r->processed_tokens = r->prompt_tokens + 1;
+  r->prefill_complete = TRUE;
+  r->got_first_token = TRUE;
+  r->emitted_tokens = 1;
+  g_queue_push_tail(&s->prefilled, r);
+  return TRUE;
+}
+
+/* The prefilled requests, FIFO, while each fits: the blocks of its prompt's
+ * KV (the decode that follows adds a block when it crosses one, as after a
+ * local prefill) above the watermark, or orca's whole-life reservation; and
+ * the cap on requests holding memory. Head-of-line: the first that does not
+ * fit stops the rest. */
+static void admit_prefilled(CsLlmSched *s)
+{
+  while (!g_queue_is_empty(&s->prefilled)) {
+    CsLlmRequest *r = g_queue_peek_head(&s->prefilled);
+    gboolean orca = s->cfg.policy == CS_LLM_SCHED_ORCA;
+    int64_t need = orca ? s->max_blocks_seq : ceil_div(r->prompt_tokens, s->cfg.block_size);
+    int64_t cap = orca ? s->batch_limit : s->cfg.batch_size_cap;
+    if (s->holding >= cap || free_blocks(s) - need < s->watermark)
+      break;
+    g_queue_pop_head(&s->prefilled);
+    allocate(s, r, need);
+    r->state = CS_LLM_REQ_RUNNING;
+    g_ptr_array_add(s->running, r);
+  }
+}
+
+gboolean cs_llm_sched_release(CsLlmSched *s, CsLlmRequest *r, GError **error)
+{
+  g_return_val_if_fail(s != NULL && r != NULL, FALSE);
+  if (r->state != CS_LLM_REQ_FINISHED || !r->keep_blocks) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                "LLM request %" G_GINT64_FORMAT ": released while %s (expected a finished "
+                "request that keeps its blocks)",
+                (gint64)r->id, r->state != CS_LLM_REQ_FINISHED ? "unfinished" : "not keeping blocks");
+    return FALSE;
+  }
+  free_request(s, r);
+  r->keep_blocks = FALSE;
+  return TRUE;
+}
+
 const CsLlmBatch *cs_llm_sched_next_batch(CsLlmSched *s, GError **error)
 {
   g_return_val_if_fail(s != NULL, NULL);
@@ -515,6 +587,7 @@ const CsLlmBatch *cs_llm_sched_next_batch(CsLlmSched *s, GError **error)
   b->prefill_tokens = 0;
   b->n_decode = 0;
   b->n_restarted = 0;
+  admit_prefilled(s);
   switch (s->cfg.policy) {
   case CS_LLM_SCHED_VLLM:
     next_vllm(s);
@@ -571,7 +644,8 @@ const CsLlmBatch *cs_llm_sched_batch_done(CsLlmSched *s, GError **error)
     if (r->processed_tokens == total) {
       e->finished = TRUE;
       r->state = CS_LLM_REQ_FINISHED;
-      free_request(s, r);
+      if (!r->keep_blocks)
+        free_request(s, r);
     } else {
       r->state = CS_LLM_REQ_RUNNING;
       g_ptr_array_add(s->running, r);
@@ -587,7 +661,8 @@ int64_t cs_llm_sched_allocated_blocks(const CsLlmSched *s)
 
 int cs_llm_sched_n_waiting(const CsLlmSched *s)
 {
-  return (int)g_queue_get_length((GQueue *)&s->waiting);
+  return (int)(g_queue_get_length((GQueue *)&s->waiting) +
+               g_queue_get_length((GQueue *)&s->prefilled));
 }
 
 int cs_llm_sched_n_running(const CsLlmSched *s)

@@ -183,6 +183,9 @@ typedef struct {
   int emitted_tokens;    /* output tokens produced in its life, output_tokens at the end */
   gboolean prefill_complete;
   gboolean got_first_token;
+  gboolean keep_blocks;  /* set by the caller before adding: when it finishes, its blocks
+                          * stay held until cs_llm_sched_release (a prefill replica keeps a
+                          * request's KV cache until its transfer ends, as in Splitwise) */
   CsLlmReqState state;
 } CsLlmRequest;
 
@@ -237,6 +240,28 @@ const CsLlmSchedConfig *cs_llm_sched_config(const CsLlmSched *s);
  * and sarathi, ceil((prompt + output - 1) / block_size) > num_blocks -
  * watermark. */
 gboolean cs_llm_sched_add(CsLlmSched *s, CsLlmRequest *r, GError **error);
+
+/* Disaggregated serving (llm_sim.h): r (NEW, output tokens >= 2) was
+ * prefilled on another replica, which produced its first output token; its
+ * prompt's KV cache arrives here. It joins a queue of its own (counted in
+ * n_waiting) with processed = prompt + 1, prefill complete, first token and
+ * one emitted token done. cs_llm_sched_next_batch first admits that queue
+ * FIFO, stopping at the first that does not fit: vllm and sarathi need
+ * ceil(prompt / block_size) blocks above the watermark (its next decode adds
+ * a block when it crosses one, as after a local prefill) and fewer than
+ * batch_size_cap requests holding memory; orca needs max_tokens / block_size
+ * free blocks and fewer than max_batch holding. Admitted, it joins the
+ * running list's end and is scheduled by the policy's own rules (a decode;
+ * a restart prefills it here again from 0). Returns FALSE with error set
+ * (CS_INPUT_ERROR_INVALID, naming the request) for the static policy, an
+ * output of 1 token, or anything cs_llm_sched_add refuses (the same bounds:
+ * a restart here may re-prefill up to prompt + output - 1 tokens). */
+gboolean cs_llm_sched_add_prefilled(CsLlmSched *s, CsLlmRequest *r, GError **error);
+
+/* Frees the blocks of r, a finished request added with keep_blocks set.
+ * Returns FALSE with error set (CS_INPUT_ERROR_INVALID) when r is not
+ * finished or does not keep its blocks. */
+gboolean cs_llm_sched_release(CsLlmSched *s, CsLlmRequest *r, GError **error);
 
 /* Forms the next batch by the policy's rules and marks it in flight. Returns
  * it (owned by the scheduler, valid until the next call of this function),

@@ -36,6 +36,7 @@ typedef struct {
   int64_t time_ns;
   int64_t seq;
   int replica;
+  int req;                /* a transfer's end (disaggregated): its request; -1 a batch end */
 } BatchEnd;
 
 static gint batch_end_cmp(gconstpointer a, gconstpointer b, gpointer data)
@@ -59,7 +60,12 @@ typedef struct {
   const CsLlmSimConfig *cfg;
   CsLlmExec *exec;
   Replica *rep;
-  CsLlmRequest *reqs;          /* the scheduler's view, in input order */
+  int n_rep;                   /* all replicas: the prefill pool, then the decode pool */
+  int n;                       /* requests */
+  CsLlmRequest *reqs;          /* the scheduler's view, in input order (disaggregated: the
+                                * prefill replica's, one output token each) */
+  CsLlmRequest *dreqs;         /* disaggregated: the decode replica's, NULL otherwise */
+  int *incoming;               /* disaggregated: per replica, transfers on the way to it */
   int64_t *last_iter_end;      /* per request: the end of its last batch (TBT) */
   int64_t *last_token;         /* per request: the time of its last output token, -1 none */
   GSequence *ends;             /* BatchEnd, ordered by (time, seq) */
@@ -144,7 +150,10 @@ static gboolean start_batch(Sim *s, int i, int64_t t, GError **error)
     s->breqs[k] = (CsLlmBatchRequest){ .num_tokens = en->tokens,
                                        .num_processed = en->processed_before,
                                        .prefill_complete = !en->prefill };
-    CsLlmSimRequestResult *out = &s->res->requests[en->req - s->reqs];
+    int64_t j = s->dreqs != NULL && en->req >= s->dreqs && en->req < s->dreqs + s->n
+                  ? en->req - s->dreqs
+                  : en->req - s->reqs;
+    CsLlmSimRequestResult *out = &s->res->requests[j];
     if (out->scheduled_ns < 0)
       out->scheduled_ns = t;
   }
@@ -163,12 +172,32 @@ static gboolean start_batch(Sim *s, int i, int64_t t, GError **error)
   int64_t dur = llround(st.total_ms * 1e6);
   r->batch_start_ns = t;
   BatchEnd *be = g_new(BatchEnd, 1);
-  *be = (BatchEnd){ .time_ns = t + dur, .seq = s->seq++, .replica = i };
+  *be = (BatchEnd){ .time_ns = t + dur, .seq = s->seq++, .replica = i, .req = -1 };
   g_sequence_insert_sorted(s->ends, be, batch_end_cmp, NULL);
   s->res->replicas[i].busy_ns += dur;
   s->res->replicas[i].n_batches++;
   s->res->n_batches++;
   return TRUE;
+}
+
+/* Disaggregated: the decode replica for a request whose transfer starts
+ * now: the fewest waiting there plus transfers on the way (lor, counting
+ * what it will have to take), the lowest id on ties. */
+static int choose_decode(const Sim *s)
+{
+  int best = s->cfg->replicas;
+  for (int i = best + 1; i < s->n_rep; i++)
+    if (cs_llm_sched_n_waiting(s->rep[i].sched) + s->incoming[i] <
+        cs_llm_sched_n_waiting(s->rep[best].sched) + s->incoming[best])
+      best = i;
+  return best;
+}
+
+static void push_event(Sim *s, int64_t t, int replica, int req)
+{
+  BatchEnd *be = g_new(BatchEnd, 1);
+  *be = (BatchEnd){ .time_ns = t, .seq = s->seq++, .replica = replica, .req = req };
+  g_sequence_insert_sorted(s->ends, be, batch_end_cmp, NULL);
 }
 
 static void end_batch(Sim *s, int i, int64_t t)
@@ -178,10 +207,13 @@ static void end_batch(Sim *s, int i, int64_t t)
   g_assert(b != NULL); /* a batch of this replica was in flight */
   for (int k = 0; k < b->n; k++) {
     const CsLlmBatchEntry *en = &b->entries[k];
-    int64_t j = en->req - s->reqs;
+    gboolean decode_side = s->dreqs != NULL && en->req >= s->dreqs && en->req < s->dreqs + s->n;
+    int64_t j = decode_side ? en->req - s->dreqs : en->req - s->reqs;
     CsLlmSimRequestResult *out = &s->res->requests[j];
     if (!en->prefill) {
-      /* Vidur's decode_token_execution_plus_preemption_time. */
+      /* Vidur's decode_token_execution_plus_preemption_time; disaggregated,
+       * a request's first decode counts from its prefill's end, the
+       * transfer and the wait for decode blocks included. */
       int64_t tbt = t - s->last_iter_end[j];
       g_array_append_val(s->res->tbt_ns, tbt);
       out->n_tbt++;
@@ -201,15 +233,63 @@ static void end_batch(Sim *s, int i, int64_t t)
     }
     if (en->first_token)
       out->first_token_ns = t;
-    if (en->finished) {
+    if (en->finished && !decode_side && en->req->keep_blocks) {
+      /* Prefill done on the prefill pool: its KV cache leaves now. */
+      int d = choose_decode(s);
+      s->incoming[d]++;
+      out->decode_replica = d;
+      out->transfer_start_ns = t;
+      push_event(s, t + cs_llm_kv_transfer_ns(s->cfg, en->req->prompt_tokens), d, (int)j);
+    } else if (en->finished) {
       out->completed_ns = t;
-      out->restarts = en->req->restarts;
+      out->restarts = s->reqs[j].restarts + (decode_side ? en->req->restarts : 0);
       out->final_decode_tokens = en->req->decode_tokens;
       if (t > s->res->makespan_ns)
         s->res->makespan_ns = t;
     }
   }
   sample_blocks(s, i, t);
+}
+
+/* Disaggregated: request j's KV cache reached decode replica d at t. The
+ * prefill replica frees its blocks; the decode replica takes it. */
+static gboolean end_transfer(Sim *s, int d, int j, int64_t t, GError **error)
+{
+  int p = s->res->requests[j].replica;
+  gboolean ok = cs_llm_sched_release(s->rep[p].sched, &s->reqs[j], NULL);
+  g_assert(ok); /* it finished keeping its blocks */
+  sample_blocks(s, p, t);
+  s->rep[p].poked = TRUE; /* the freed blocks may admit a waiting prefill */
+  s->incoming[d]--;
+  s->res->requests[j].transfer_end_ns = t;
+  if (!cs_llm_sched_add_prefilled(s->rep[d].sched, &s->dreqs[j], error))
+    return FALSE;
+  s->rep[d].poked = TRUE;
+  return TRUE;
+}
+
+static gboolean check_disagg(const CsLlmSimConfig *cfg, GError **error)
+{
+  const char *bad = cfg->decode_replicas < 0 ? "decode replicas >= 0"
+                    : cfg->decode_replicas == 0 ? NULL
+                    : cfg->decode_sched.policy == CS_LLM_SCHED_STATIC
+                      ? "a decode scheduler of vllm, sarathi or orca (static batching admits "
+                        "whole prefills only)"
+                    : cfg->kv_curve == NULL       ? "a KV-transfer curve"
+                    : cfg->kv_bytes_per_token < 0 ? "KV bytes per token >= 0"
+                                                  : NULL;
+  if (bad != NULL) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                "LLM simulation, disaggregated: expected %s", bad);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+int64_t cs_llm_kv_transfer_ns(const CsLlmSimConfig *cfg, int prompt_tokens)
+{
+  return cs_network_curve_latency_ns(cfg->kv_curve, (int64_t)prompt_tokens *
+                                                      cfg->kv_bytes_per_token);
 }
 
 static gboolean check_requests(const CsLlmSimRequest *reqs, int n, GError **error)
@@ -241,11 +321,13 @@ static gboolean check_requests(const CsLlmSimRequest *reqs, int n, GError **erro
 static void sim_clear(Sim *s)
 {
   if (s->rep != NULL)
-    for (int i = 0; i < s->cfg->replicas; i++)
+    for (int i = 0; i < s->n_rep; i++)
       cs_llm_sched_free(s->rep[i].sched);
   g_free(s->rep);
   cs_llm_exec_free(s->exec);
   g_free(s->reqs);
+  g_free(s->dreqs);
+  g_free(s->incoming);
   g_free(s->last_iter_end);
   g_free(s->last_token);
   if (s->ends != NULL)
@@ -257,7 +339,15 @@ static void sim_clear(Sim *s)
 static gboolean check_finished(Sim *s, int n, GError **error)
 {
   for (int j = 0; j < n; j++) {
-    if (s->reqs[j].state != CS_LLM_REQ_FINISHED) {
+    if (s->dreqs != NULL && s->res->requests[j].completed_ns < 0) {
+      int d = s->res->requests[j].decode_replica;
+      g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                  "LLM simulation: request %" G_GINT64_FORMAT " never finished (prefill "
+                  "replica %d, decode replica %d)",
+                  s->reqs[j].id, s->res->requests[j].replica, d);
+      return FALSE;
+    }
+    if (s->dreqs == NULL && s->reqs[j].state != CS_LLM_REQ_FINISHED) {
       g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
                   "LLM simulation: request %" G_GINT64_FORMAT " never finished: replica %d "
                   "holds it with no batch it can form (%d waiting, %d running)",
@@ -285,15 +375,16 @@ CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest 
                 cfg->exec.pp);
     return NULL;
   }
-  if (!check_requests(reqs, n, error))
+  if (!check_requests(reqs, n, error) || !check_disagg(cfg, error))
     return NULL;
-  Sim s = { .cfg = cfg };
+  gboolean disagg = cfg->decode_replicas > 0;
+  Sim s = { .cfg = cfg, .n_rep = cfg->replicas + cfg->decode_replicas, .n = n };
   s.exec = cs_llm_exec_new(&cfg->exec, error);
   if (s.exec == NULL)
     return NULL;
-  s.rep = g_new0(Replica, cfg->replicas);
-  for (int i = 0; i < cfg->replicas; i++) {
-    s.rep[i].sched = cs_llm_sched_new(&cfg->sched, error);
+  s.rep = g_new0(Replica, s.n_rep);
+  for (int i = 0; i < s.n_rep; i++) {
+    s.rep[i].sched = cs_llm_sched_new(i < cfg->replicas ? &cfg->sched : &cfg->decode_sched, error);
     if (s.rep[i].sched == NULL) {
       sim_clear(&s);
       return NULL;
@@ -302,20 +393,33 @@ CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest 
   CsLlmSimResult *res = g_new0(CsLlmSimResult, 1);
   res->n_requests = n;
   res->requests = g_new0(CsLlmSimRequestResult, n);
-  res->n_replicas = cfg->replicas;
-  res->replicas = g_new0(CsLlmSimReplicaResult, cfg->replicas);
+  res->n_replicas = s.n_rep;
+  res->n_prefill_replicas = disagg ? cfg->replicas : 0;
+  res->replicas = g_new0(CsLlmSimReplicaResult, s.n_rep);
   res->tbt_ns = g_array_new(FALSE, FALSE, sizeof(int64_t));
   res->gap_ns = g_array_new(FALSE, FALSE, sizeof(int64_t));
-  for (int i = 0; i < cfg->replicas; i++)
-    res->replicas[i].num_blocks = cfg->sched.num_blocks;
+  for (int i = 0; i < s.n_rep; i++)
+    res->replicas[i].num_blocks = i < cfg->replicas ? cfg->sched.num_blocks
+                                                    : cfg->decode_sched.num_blocks;
   s.res = res;
   s.reqs = g_new0(CsLlmRequest, n);
   s.last_iter_end = g_new0(int64_t, n);
   s.last_token = g_new(int64_t, n);
   s.ends = g_sequence_new(g_free);
+  if (disagg) {
+    s.dreqs = g_new0(CsLlmRequest, n);
+    s.incoming = g_new0(int, s.n_rep);
+  }
   for (int j = 0; j < n; j++) {
+    /* Disaggregated, the prefill replica runs the prompt and its first
+     * output token only, keeping the KV cache until its transfer ends; the
+     * decode replica's copy has the whole request. */
     cs_llm_request_init(&s.reqs[j], reqs[j].id, reqs[j].arrival_ns, reqs[j].prompt_tokens,
-                        reqs[j].output_tokens);
+                        disagg ? 1 : reqs[j].output_tokens);
+    s.reqs[j].keep_blocks = disagg && reqs[j].output_tokens > 1;
+    if (disagg)
+      cs_llm_request_init(&s.dreqs[j], reqs[j].id, reqs[j].arrival_ns, reqs[j].prompt_tokens,
+                          reqs[j].output_tokens);
     s.last_token[j] = -1;
     res->requests[j] = (CsLlmSimRequestResult){ .id = reqs[j].id,
                                                 .arrival_ns = reqs[j].arrival_ns,
@@ -323,7 +427,10 @@ CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest 
                                                 .output_tokens = reqs[j].output_tokens,
                                                 .scheduled_ns = -1,
                                                 .first_token_ns = -1,
-                                                .completed_ns = -1 };
+                                                .completed_ns = -1,
+                                                .decode_replica = -1,
+                                                .transfer_start_ns = -1,
+                                                .transfer_end_ns = -1 };
     res->output_tokens += reqs[j].output_tokens;
   }
 
@@ -349,13 +456,19 @@ CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest 
       BatchEnd *be = g_sequence_get(it);
       if (be->time_ns != t)
         break;
-      int i = be->replica;
+      int i = be->replica, j = be->req;
       g_sequence_remove(it);
+      if (j >= 0) {
+        /* A transfer's end (disaggregated), in the same order by creation. */
+        if (!end_transfer(&s, i, j, t, error))
+          goto fail;
+        continue;
+      }
       end_batch(&s, i, t);
       s.rep[i].poked = TRUE;
     }
     /* 3. Idle replicas form their next batch. */
-    for (int i = 0; i < cfg->replicas; i++) {
+    for (int i = 0; i < s.n_rep; i++) {
       if (!s.rep[i].poked)
         continue;
       s.rep[i].poked = FALSE;
@@ -365,7 +478,7 @@ CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest 
   }
   if (!check_finished(&s, n, error))
     goto fail;
-  for (int i = 0; i < cfg->replicas; i++) {
+  for (int i = 0; i < s.n_rep; i++) {
     sample_blocks(&s, i, res->makespan_ns);
     res->replicas[i].restarts = cs_llm_sched_n_restarts(s.rep[i].sched);
     res->restarts += res->replicas[i].restarts;
@@ -429,6 +542,30 @@ static void dist_ns(const GArray *a, CsLlmDist *out)
   g_free(v);
 }
 
+/* The transfers' times and each pool's use (llm_sim.h). */
+static void disagg_summary(const CsLlmSimResult *r, CsLlmSimSummary *out)
+{
+  double *v = g_new(double, r->n_requests + 1);
+  size_t k = 0;
+  for (int j = 0; j < r->n_requests; j++)
+    if (r->requests[j].transfer_start_ns >= 0)
+      v[k++] = (double)(r->requests[j].transfer_end_ns - r->requests[j].transfer_start_ns) / 1e6;
+  dist(v, k, &out->transfer);
+  g_free(v);
+  double busy[2] = { 0, 0 }, kv[2] = { 0, 0 };
+  for (int i = 0; i < r->n_replicas && r->makespan_ns > 0; i++) {
+    const CsLlmSimReplicaResult *p = &r->replicas[i];
+    int pool = i >= r->n_prefill_replicas;
+    busy[pool] += (double)p->busy_ns / (double)r->makespan_ns;
+    kv[pool] += p->block_ns / ((double)p->num_blocks * (double)r->makespan_ns);
+  }
+  int np = r->n_prefill_replicas, nd = r->n_replicas - np;
+  out->prefill_busy_util = busy[0] / np;
+  out->decode_busy_util = busy[1] / nd;
+  out->prefill_kv_mean_util = kv[0] / np;
+  out->decode_kv_mean_util = kv[1] / nd;
+}
+
 void cs_llm_sim_summary(const CsLlmSimResult *r, CsLlmSimSummary *out)
 {
   memset(out, 0, sizeof *out);
@@ -460,6 +597,8 @@ void cs_llm_sim_summary(const CsLlmSimResult *r, CsLlmSimSummary *out)
       mean += p->block_ns / ((double)p->num_blocks * (double)r->makespan_ns);
   }
   out->kv_mean_util = mean / r->n_replicas;
+  if (r->n_prefill_replicas > 0)
+    disagg_summary(r, out);
   out->restarts = r->restarts;
   out->makespan_ns = r->makespan_ns;
 }

@@ -71,6 +71,7 @@
 
 #include "llm_iteration.h"
 #include "llm_sched.h"
+#include "profiles/network.h"
 
 G_BEGIN_DECLS
 
@@ -87,13 +88,28 @@ const char *cs_llm_router_name(CsLlmRouter router);
  * (CS_INPUT_ERROR_INVALID) naming it and the known ones otherwise. */
 gboolean cs_llm_router_parse(const char *name, CsLlmRouter *out, GError **error);
 
-/* A deployment: R replicas, each with its own copy of the scheduler. */
+/* A deployment: R replicas, each with its own copy of the scheduler.
+ * With decode_replicas > 0 it is disaggregated (docs/llm.md, "Disaggregated
+ * prefill and decode"): the R replicas are the prefill pool, the router
+ * sends each arrival to one of them, and decode_replicas more (decode_sched)
+ * run the decodes; replicas are numbered prefill pool first. */
 typedef struct {
   CsLlmExecConfig exec;  /* one replica's execution model (its pp must be 1); nothing copied */
   CsLlmSchedConfig sched; /* num_blocks set; num_stages 1 */
   int replicas;          /* >= 1 */
   CsLlmRouter router;
+  /* Disaggregated serving; all 0 / NULL when colocated. */
+  int decode_replicas;          /* 0: colocated */
+  CsLlmSchedConfig decode_sched; /* the decode pool's; not static */
+  const CsNetworkCurve *kv_curve; /* a transfer's time from its bytes per shard; not copied */
+  int64_t kv_bytes_per_token;   /* per device (TP shard), cs_llm_plan's */
 } CsLlmSimConfig;
+
+/* The time of one request's KV-cache transfer: prompt tokens x
+ * kv_bytes_per_token, the bytes of one tensor-parallel shard (every shard
+ * sends its own part over its own link, in parallel, as Splitwise and
+ * DistServe have it), through kv_curve. */
+int64_t cs_llm_kv_transfer_ns(const CsLlmSimConfig *cfg, int prompt_tokens);
 
 /* A request as asked. */
 typedef struct {
@@ -119,6 +135,11 @@ typedef struct {
   int64_t tbt_sum_ns;
   int64_t tbt_max_ns;    /* 0 when n_tbt is 0 */
   int64_t gap_max_ns;    /* the longest gap between two output tokens; 0 with one token */
+  /* Disaggregated only (else decode_replica and the transfer times are -1;
+   * replica is then the prefill replica): */
+  int decode_replica;    /* 0-based over all replicas (>= the prefill pool's size) */
+  int64_t transfer_start_ns; /* its prefill's end (its first token) */
+  int64_t transfer_end_ns;   /* its KV cache at the decode replica, its prefill blocks freed */
 } CsLlmSimRequestResult;
 
 typedef struct {
@@ -135,6 +156,8 @@ typedef struct {
   int n_requests;
   CsLlmSimReplicaResult *replicas; /* n_replicas */
   int n_replicas;
+  int n_prefill_replicas; /* disaggregated: the first n_prefill_replicas are the prefill pool;
+                           * 0 when colocated */
   GArray *tbt_ns;        /* int64 TBT samples, in the order recorded */
   GArray *gap_ns;        /* int64 gaps between output tokens, in the order recorded */
   int64_t makespan_ns;   /* the last completion */
@@ -156,7 +179,10 @@ typedef struct {
  *  - a batch the tables cannot time: "replica R, batch at T s: S requests
  *    (P prefilling, D decoding), N tokens: " and the lookup's message;
  *  - a replica left with requests and no batch it can form (cannot happen
- *    for requests cs_llm_sched_add took; checked, not assumed). */
+ *    for requests cs_llm_sched_add took; checked, not assumed);
+ *  - disaggregated: decode_replicas < 0, a static decode scheduler, no
+ *    kv_curve, kv_bytes_per_token < 0, a request the decode scheduler
+ *    refuses (cs_llm_sched_add_prefilled). */
 CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest *reqs, int n,
                                GError **error);
 
@@ -182,6 +208,11 @@ typedef struct {
   double kv_mean_util;        /* mean over replicas of block_ns / (num_blocks * makespan) */
   int64_t restarts;
   int64_t makespan_ns;
+  /* Disaggregated only (transfer.n 0 and the rest 0 otherwise): the KV
+   * transfers' times; each pool's mean busy fraction (busy_ns / makespan)
+   * and mean KV use (as kv_mean_util). */
+  CsLlmDist transfer;
+  double prefill_busy_util, decode_busy_util, prefill_kv_mean_util, decode_kv_mean_util;
 } CsLlmSimSummary;
 
 /* Summarises r (quantiles as cs_llm_quantile). */

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/data_files.h"
 #include "common/json_input.h"
 #include "llm_config.h"
 #include "sim/rng.h"
@@ -183,7 +184,8 @@ static gboolean read_config(CsLlmConfig *r, const char *expected_format,
   static const char *const run_keys[] = { "format", "version", "model", "device", "node",
                                           "tensor_parallel", "pipeline_parallel", "replicas",
                                           "scheduler", "router", "requests", "max_tokens",
-                                          "memory_margin", "attention_outside_grid" };
+                                          "memory_margin", "attention_outside_grid",
+                                          "disaggregated" };
   GPtrArray *keys = g_ptr_array_new();
   for (size_t i = 0; i < G_N_ELEMENTS(run_keys); i++)
     g_ptr_array_add(keys, (gpointer)run_keys[i]);
@@ -194,6 +196,145 @@ static gboolean read_config(CsLlmConfig *r, const char *expected_format,
   gboolean ok = read_fields(r, root, known, expected_format, file, dir, error);
   g_ptr_array_free(keys, TRUE);
   return ok;
+}
+
+/* A scheduler object at PATH (NULL: every default): its policy and fields,
+ * and the memory plan its block size gives (num_blocks from the plan unless
+ * the object sets it). */
+static gboolean read_sched(const cJSON *sc, const char *path, const CsLlmModel *m,
+                           const CsLlmDevice *d, CsLlmPlanConfig *pc, int max_tokens,
+                           CsLlmSchedConfig *s, CsLlmPlan *plan, const char *file,
+                           GError **error)
+{
+  GError *e = NULL;
+  const char *policy = "sarathi"; /* Vidur's default replica scheduler */
+  static const char *const sknown[] = { "policy", "batch_size_cap", "chunk_size", "block_size",
+                                        "watermark_blocks_fraction", "max_tokens_in_batch",
+                                        "num_blocks", NULL };
+  if (sc != NULL && (!cs_json_expect_object(sc, file, path, error) ||
+                     !cs_json_check_keys(sc, sknown, file, path, error) ||
+                     !cs_json_read_string(sc, "policy", FALSE, &policy, file, path, error)))
+    return FALSE;
+  CsLlmSchedPolicy pol;
+  if (!cs_llm_sched_policy_parse(policy, &pol, &e)) {
+    char *fp = g_strdup_printf("%s.policy", path);
+    cs_json_fail(error, file, fp, "%s", e->message);
+    g_free(fp);
+    g_clear_error(&e);
+    return FALSE;
+  }
+  cs_llm_sched_config_init(s, pol);
+  s->max_tokens = max_tokens;
+  int64_t num_blocks = 0;
+  if (sc != NULL &&
+      (!cs_json_read_int(sc, "batch_size_cap", FALSE, 1, 1 << 20, &s->batch_size_cap, file,
+                         path, error) ||
+       !cs_json_read_int(sc, "chunk_size", FALSE, 1, 1 << 20, &s->chunk_size, file, path,
+                         error) ||
+       !cs_json_read_int(sc, "block_size", FALSE, 1, 1 << 16, &s->block_size, file, path,
+                         error) ||
+       !cs_json_read_double(sc, "watermark_blocks_fraction", FALSE, 0, 0.999,
+                            &s->watermark_blocks_fraction, file, path, error) ||
+       !cs_json_read_int(sc, "max_tokens_in_batch", FALSE, 1, 1 << 20, &s->max_tokens_in_batch,
+                         file, path, error) ||
+       !cs_json_read_int64(sc, "num_blocks", FALSE, 1, INT64_C(1) << 40, &num_blocks, file,
+                           path, error)))
+    return FALSE;
+  pc->block_size = s->block_size;
+  if (!cs_llm_plan(m, d, pc, plan, &e))
+    return cs_json_fail(error, file, "model", "%s", e->message), g_clear_error(&e), FALSE;
+  s->num_blocks = num_blocks > 0 ? num_blocks : plan->num_blocks;
+  s->max_batch_size = plan->max_batch_size;
+  return TRUE;
+}
+
+/* "disaggregated" (docs/llm.md, "Disaggregated prefill and decode"): the
+ * two pools, their schedulers (each the top-level "scheduler" unless given,
+ * a whole object then, not merged) and the KV transfer's curve: a network
+ * curve by name or path (as the DNN scenarios' network.curve) or a line of
+ * gbps and latency_ms. */
+static gboolean read_disagg(CsLlmConfig *r, const cJSON *dg, const cJSON *root,
+                            const CsLlmModel *m, const CsLlmDevice *d, CsLlmPlanConfig *pc,
+                            int max_tokens, const char *file, const char *dir, GError **error)
+{
+  static const char *const dknown[] = { "prefill_replicas", "decode_replicas", "kv_transfer",
+                                        "prefill_scheduler", "decode_scheduler", NULL };
+  static const char *const kknown[] = { "network", "gbps", "latency_ms", NULL };
+  int np = 0, nd = 0;
+  if (!cs_json_expect_object(dg, file, "disaggregated", error) ||
+      !cs_json_check_keys(dg, dknown, file, "disaggregated", error) ||
+      !cs_json_read_int(dg, "prefill_replicas", TRUE, 1, 100000, &np, file, "disaggregated",
+                        error) ||
+      !cs_json_read_int(dg, "decode_replicas", TRUE, 1, 100000, &nd, file, "disaggregated",
+                        error))
+    return FALSE;
+  if (cJSON_GetObjectItem(root, "replicas") != NULL)
+    return cs_json_fail(error, file, "replicas", "expected no \"replicas\" beside "
+                        "\"disaggregated\" (its prefill_replicas and decode_replicas say "
+                        "how many)");
+  if (np == 1 && cJSON_GetObjectItem(root, "router") != NULL)
+    return cs_json_fail(error, file, "router", "expected no router with one prefill replica "
+                        "(the router chooses among prefill replicas; the decode replica is "
+                        "chosen by least outstanding requests, docs/llm.md)");
+  const cJSON *top = cJSON_GetObjectItem(root, "scheduler");
+  const cJSON *ps = cJSON_GetObjectItem(dg, "prefill_scheduler");
+  const cJSON *ds = cJSON_GetObjectItem(dg, "decode_scheduler");
+  CsLlmPlan plan;
+  if (!read_sched(ps ? ps : top, ps ? "disaggregated.prefill_scheduler" : "scheduler", m, d,
+                  pc, max_tokens, &r->sim.sched, &plan, file, error) ||
+      !read_sched(ds ? ds : top, ds ? "disaggregated.decode_scheduler" : "scheduler", m, d, pc,
+                  max_tokens, &r->sim.decode_sched, &plan, file, error))
+    return FALSE;
+  if (r->sim.decode_sched.policy == CS_LLM_SCHED_STATIC)
+    return cs_json_fail(error, file, ds ? "disaggregated.decode_scheduler.policy"
+                                        : "scheduler.policy",
+                        "expected vllm, sarathi or orca for the decode pool, got static "
+                        "(static batching admits whole prefills only)");
+  r->sim.replicas = np;
+  r->sim.decode_replicas = nd;
+  r->sim.kv_bytes_per_token = plan.kv_bytes_per_token;
+  const cJSON *kv = cJSON_GetObjectItem(dg, "kv_transfer");
+  const char *kp = "disaggregated.kv_transfer";
+  if (kv == NULL)
+    return cs_json_fail(error, file, kp, "expected {\"network\": CURVE} or {\"gbps\": X, "
+                        "\"latency_ms\": Y}, got nothing");
+  const char *net = NULL;
+  double gbps = -1, lat = -1;
+  if (!cs_json_expect_object(kv, file, kp, error) ||
+      !cs_json_check_keys(kv, kknown, file, kp, error) ||
+      !cs_json_read_string(kv, "network", FALSE, &net, file, kp, error) ||
+      !cs_json_read_double(kv, "gbps", FALSE, 1e-6, 1e9, &gbps, file, kp, error) ||
+      !cs_json_read_double(kv, "latency_ms", FALSE, 0, 1e9, &lat, file, kp, error))
+    return FALSE;
+  if ((net != NULL) == (gbps > 0 || lat >= 0) || (net == NULL && (gbps < 0 || lat < 0)))
+    return cs_json_fail(error, file, kp, "expected either \"network\" alone or both "
+                        "\"gbps\" and \"latency_ms\"");
+  GError *e = NULL;
+  if (net != NULL) {
+    char *p = g_path_is_absolute(net) ? g_strdup(net) : g_build_filename(dir, net, NULL);
+    if (!g_file_test(p, G_FILE_TEST_IS_REGULAR)) {
+      g_free(p);
+      p = g_path_is_absolute(net) ? NULL : cs_data_file_find("profiles/network", net);
+    }
+    if (p == NULL)
+      return cs_json_fail(error, file, "disaggregated.kv_transfer.network",
+                          "network curve \"%s\" not found (a file, or a name in the data "
+                          "directories' profiles/network/)", net);
+    r->kv_curve = cs_network_curve_load_file(p, &e);
+    g_free(p);
+  } else {
+    /* One segment: a x^1 + c with a in ms per byte. */
+    char *json = g_strdup_printf("{\"format\": \"clustersim-network\", \"version\": 1, "
+                                 "\"source\": \"%.17g Gb/s and %.17g ms\", "
+                                 "\"segments\": [{\"a\": %.17g, \"b\": 1, \"c_ms\": %.17g}]}",
+                                 gbps, lat, 8.0 / (gbps * 1e6), lat);
+    r->kv_curve = cs_network_curve_load_data(json, kp, &e);
+    g_free(json);
+  }
+  if (r->kv_curve == NULL)
+    return cs_json_fail(error, file, kp, "%s", e->message), g_clear_error(&e), FALSE;
+  r->sim.kv_curve = r->kv_curve;
+  return TRUE;
 }
 
 static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const *known,
@@ -250,44 +391,14 @@ static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const
   pc.tp = tp;
   pc.max_tokens = max_tokens;
   pc.memory_margin = margin;
-  const cJSON *sc = cJSON_GetObjectItem(root, "scheduler");
-  const char *policy = "sarathi"; /* Vidur's default replica scheduler */
-  static const char *const sknown[] = { "policy", "batch_size_cap", "chunk_size", "block_size",
-                                        "watermark_blocks_fraction", "max_tokens_in_batch",
-                                        "num_blocks", NULL };
-  if (sc != NULL && (!cs_json_expect_object(sc, file, "scheduler", error) ||
-                     !cs_json_check_keys(sc, sknown, file, "scheduler", error) ||
-                     !cs_json_read_string(sc, "policy", FALSE, &policy, file, "scheduler", error)))
-    return FALSE;
-  CsLlmSchedPolicy pol;
-  if (!cs_llm_sched_policy_parse(policy, &pol, &e))
-    return cs_json_fail(error, file, "scheduler.policy", "%s", e->message), g_clear_error(&e),
-           FALSE;
-  CsLlmSchedConfig *s = &r->sim.sched;
-  cs_llm_sched_config_init(s, pol);
-  s->max_tokens = max_tokens;
-  int64_t num_blocks = 0;
-  if (sc != NULL &&
-      (!cs_json_read_int(sc, "batch_size_cap", FALSE, 1, 1 << 20, &s->batch_size_cap, file,
-                         "scheduler", error) ||
-       !cs_json_read_int(sc, "chunk_size", FALSE, 1, 1 << 20, &s->chunk_size, file, "scheduler",
-                         error) ||
-       !cs_json_read_int(sc, "block_size", FALSE, 1, 1 << 16, &s->block_size, file, "scheduler",
-                         error) ||
-       !cs_json_read_double(sc, "watermark_blocks_fraction", FALSE, 0, 0.999,
-                            &s->watermark_blocks_fraction, file, "scheduler", error) ||
-       !cs_json_read_int(sc, "max_tokens_in_batch", FALSE, 1, 1 << 20, &s->max_tokens_in_batch,
-                         file, "scheduler", error) ||
-       !cs_json_read_int64(sc, "num_blocks", FALSE, 1, INT64_C(1) << 40, &num_blocks, file,
-                           "scheduler", error)))
-    return FALSE;
-  pc.block_size = s->block_size;
   CsLlmPlan plan;
-  if (!cs_llm_plan(m, d, &pc, &plan, &e))
-    return cs_json_fail(error, file, "model", "%s", e->message), g_clear_error(&e), FALSE;
-  s->num_blocks = num_blocks > 0 ? num_blocks : plan.num_blocks;
-  s->max_batch_size = plan.max_batch_size;
+  if (!read_sched(cJSON_GetObjectItem(root, "scheduler"), "scheduler", m, d, &pc, max_tokens,
+                  &r->sim.sched, &plan, file, error))
+    return FALSE;
   r->sim.replicas = replicas;
+  const cJSON *dg = cJSON_GetObjectItem(root, "disaggregated");
+  if (dg != NULL && !read_disagg(r, dg, root, m, d, &pc, max_tokens, file, dir, error))
+    return FALSE;
   r->device = d;
   r->tensor_parallel = tp;
   r->pipeline_parallel = pp;
@@ -383,6 +494,7 @@ void cs_llm_config_free(CsLlmConfig *r)
   if (r == NULL)
     return;
   cJSON_Delete(r->root);
+  cs_network_curve_free(r->kv_curve);
   cs_llm_models_free(r->models);
   cs_llm_ops_free(r->ops);
   cs_llm_attention_free(r->att);

@@ -41,6 +41,7 @@ typedef struct {
   int tensor_parallel, pipeline_parallel;
   int max_tokens;
   CsLlmSimConfig sim;          /* the deployment, ready for cs_llm_sim_run */
+  CsNetworkCurve *kv_curve;    /* "disaggregated": the KV transfer's (sim.kv_curve); else NULL */
   /* requests.synthetic (synthetic TRUE) */
   gboolean synthetic;
   gboolean poisson;            /* FALSE: "static", every request at 0 */

@@ -216,6 +216,57 @@ check "clamped: summary.json says the mode and the count" py \
 check "inside the grid: no batch clamped, mode refuse" py \
   "d['attention_outside_grid'] == 'refuse' and d['attention_clamped_batches'] == 0" a/summary.json
 
+# Disaggregated prefill/decode (docs/llm.md): one request of 1000 prompt
+# tokens, 1 prefill + 1 decode replica, 100 Gb/s and 0.5 ms: its KV cache is
+# 1000 x 524,288 bytes (Llama-2-7B, TP1: 2 x 2 x 128 x 32 heads x 32 layers),
+# 524,288,000 x 8 / 100e9 s = 41.94304 ms + 0.5 = 42.44304 ms.
+dis='"disaggregated": {"prefill_replicas": 1, "decode_replicas": 1,
+  "kv_transfer": {"gbps": 100, "latency_ms": 0.5}}'
+cat >dis1.json <<JSON
+{$base, "scheduler": {"policy": "vllm"}, $dis,
+ "requests": {"synthetic": {"n": 1, "qps": 1.0, "prompt_tokens": {"fixed": 1000},
+   "output_tokens": {"fixed": 4}, "seed": 1}}}
+JSON
+"$bin" llm run dis1.json -o dis1 >dis1.out 2>dis1.err
+check "disaggregated: exits 0" test $? -eq 0
+check "disaggregated: the table says so" grep -q "disaggregated: 1 prefill replica" dis1.out
+check "disaggregated: the transfer by hand (42.44304 ms)" py \
+  "abs(d['disaggregated']['kv_transfer']['p50_ms'] - 42.44304) < 1e-6
+   and d['disaggregated']['kv_bytes_per_token_per_shard'] == 524288" dis1/summary.json
+check "disaggregated: requests.csv names both replicas and the transfer" python3 - dis1/requests.csv <<'PY'
+import csv, sys
+r = list(csv.DictReader(open(sys.argv[1])))[0]
+ok = (r["prefill_replica"] == "0" and r["decode_replica"] == "1"
+      and abs(float(r["transfer_start_s"]) - float(r["first_token_s"])) < 1e-9
+      and abs(float(r["transfer_end_s"]) - float(r["transfer_start_s"]) - 0.04244304) < 1e-8)
+sys.exit(0 if ok else 1)
+PY
+# 1P+1D against 2 colocated replicas (lor), the same 300 requests at 4/s:
+# as DistServe and Splitwise report, the decodes no longer wait behind
+# prefills (vLLM runs prefills first), so the TBT tail falls, and the one
+# prefill replica queues more, so TTFT's tail rises.
+for mode in colo dis; do
+  extra='"replicas": 2, "router": "lor"'
+  [ $mode = dis ] && extra='"disaggregated": {"prefill_replicas": 1, "decode_replicas": 1,
+    "kv_transfer": {"gbps": 200, "latency_ms": 0.01}}'
+  cat >cmp_$mode.json <<JSON
+{$base, "scheduler": {"policy": "vllm"}, $extra,
+ "requests": {"synthetic": {"n": 300, "qps": 4, "arrival": "poisson",
+   "prompt_tokens": {"uniform": [256, 2048]}, "output_tokens": {"uniform": [32, 256]}, "seed": 1}}}
+JSON
+  "$bin" llm run cmp_$mode.json -o cmp_$mode >cmp_$mode.out 2>&1
+  check "comparison, $mode: exits 0" test $? -eq 0
+  sed -n 's/^\(TTFT\|TBT\) */# comparison, '$mode': \1 p50 p90 p99 /p' cmp_$mode.out
+done
+"$bin" llm run cmp_dis.json -o cmp_dis2 >/dev/null 2>&1
+check "disaggregated: same config, same outputs" cmp cmp_dis/requests.csv cmp_dis2/requests.csv
+check "disaggregated: same summary" cmp cmp_dis/summary.json cmp_dis2/summary.json
+check "comparison: lower TBT p99, higher TTFT p90 disaggregated" python3 - cmp_colo/summary.json cmp_dis/summary.json <<'PY'
+import json, sys
+c, d = (json.load(open(f)) for f in sys.argv[1:])
+sys.exit(0 if d["tbt"]["p99_ms"] < c["tbt"]["p99_ms"] and d["ttft"]["p90_ms"] > c["ttft"]["p90_ms"] else 1)
+PY
+
 printf '%s\n' '{"format": "clustersim-llm-search", "version": 1}' >badsearch.json
 bad "search: bad config" 'badsearch.json: ' llm search badsearch.json -o badsearchout
 check "search: bad config: no output" test ! -e badsearchout
