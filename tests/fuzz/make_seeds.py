@@ -212,7 +212,8 @@ def scenario_files():
     for pat in pats:
         for p in sorted(glob.glob(os.path.join(ROOT, pat))):
             rel = os.path.relpath(p, ROOT)
-            if rel not in NOT_SEEDS:
+            # examples/llm holds clustersim-llm-run configs, not scenarios.
+            if rel not in NOT_SEEDS and not rel.startswith("examples/llm/"):
                 yield rel
 
 
