@@ -23,58 +23,20 @@
 #include "llm/llm_sim.h"
 
 #define MS INT64_C(1000000)
-#define TINY "test/tiny"
+#include "llm_tiny.h"
 
-#define C8 "[0.0625, 0.0625]"
-static const char OPS_JSON[] =
-  "{\"format\": \"clustersim-llm-ops\", \"version\": 1, \"source\": \"test fixture\",\n"
-  " \"gpu\": \"a100\", \"model\": \"" TINY "\",\n"
-  " \"model_shape\": {\"n_head\": 2, \"n_kv_head\": 2, \"n_embd\": 8,\n"
-  "  \"n_expanded_embd\": 16, \"vocab_size\": 32, \"use_gated_mlp\": true},\n"
-  " \"ops\": [\"input_layernorm\", \"attn_pre_proj\", \"attn_rope\", \"attn_post_proj\",\n"
-  "         \"post_attention_layernorm\", \"mlp_up_proj\", \"mlp_act\", \"mlp_down_proj\",\n"
-  "         \"add\"],\n"
-  " \"tensor_parallel\": [{\"tp\": 1, \"num_tokens\": [1, 8192], \"median_ms\": {\n"
-  "    \"input_layernorm\": [0.5, 0.5], \"attn_pre_proj\": " C8 ", \"attn_rope\": " C8 ",\n"
-  "    \"attn_post_proj\": " C8 ", \"post_attention_layernorm\": " C8 ",\n"
-  "    \"mlp_up_proj\": " C8 ", \"mlp_act\": " C8 ", \"mlp_down_proj\": " C8 ",\n"
-  "    \"add\": " C8 "}}]}\n";
-
-static const char ATT_JSON[] =
-  "{\"format\": \"clustersim-llm-attention\", \"version\": 1, \"source\": \"test fixture\",\n"
-  " \"gpu\": \"a100\", \"model\": \"" TINY "\", \"tp\": 1, \"block_size\": 16,\n"
-  " \"max_model_len\": 8192, \"attention_backend\": \"FLASH\",\n"
-  " \"decode\": {\"kv_cache_size\": [64, 4096], \"batch_size\": [1, 128],\n"
-  "  \"median_ms\": [[0.25, 0.25], [0.25, 0.25]]},\n"
-  " \"prefill\": {\"kv_cache_size\": [0, 4096], \"prefill_chunk_size\": [64, 4096],\n"
-  "  \"median_ms\": [[0.5, 0.5], [0.5, 0.5]]}}\n";
-
-static const CsLlmModel TINY_MODEL = { .name = TINY, .num_layers = 2, .num_q_heads = 2,
-                                       .num_kv_heads = 2, .embedding_dim = 8,
-                                       .mlp_hidden_dim = 16, .max_position_embeddings = 4096,
-                                       .vocab_size = 32, .use_gated_mlp = TRUE,
-                                       .post_attn_norm = TRUE };
-
-static CsLlmOps *ops;
-static CsLlmAttention *att;
 static CsNetworkCurve *two_ms; /* the disaggregated tests' KV transfer */
 
 static int setup(void **state)
 {
   (void)state;
-  GError *e = NULL;
-  ops = cs_llm_ops_load_data(OPS_JSON, "ops.json", &e);
-  att = cs_llm_attention_load_data(ATT_JSON, "att.json", &e);
-  if (e)
-    print_error("%s\n", e->message);
-  return ops && att ? 0 : -1;
+  return tiny_load();
 }
 
 static int teardown(void **state)
 {
   (void)state;
-  cs_llm_ops_free(ops);
-  cs_llm_attention_free(att);
+  tiny_free();
   cs_network_curve_free(two_ms);
   return 0;
 }
