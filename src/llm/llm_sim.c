@@ -1,9 +1,11 @@
-/* The token-level simulation of LLM replicas (llm_sim.h): an event loop
- * over arrivals and batch ends, the routers, the per-request record and the
- * summary. */
+/* The token-level simulation of LLM replicas (llm_sim.h): a deployment run
+ * instant by instant (CsLlmCluster: arrivals and batch ends, the routers,
+ * the per-request record), the whole run over a list of requests on top of
+ * it, and the summary. */
 #include "llm_sim.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +38,7 @@ typedef struct {
   int64_t time_ns;
   int64_t seq;
   int replica;
-  int req;                /* a transfer's end (disaggregated): its request; -1 a batch end */
+  struct Slot *req;       /* a transfer's end (disaggregated): its request; NULL a batch end */
 } BatchEnd;
 
 static gint batch_end_cmp(gconstpointer a, gconstpointer b, gpointer data)
@@ -48,6 +50,28 @@ static gint batch_end_cmp(gconstpointer a, gconstpointer b, gpointer data)
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* One request from its arrival to its completion. The schedulers hold
+ * pointers to req and dreq, so a slot never moves: slots come in chunks
+ * and go back to a free list when their request completes. */
+typedef struct Slot {
+  CsLlmRequest req;       /* the scheduler's view: the whole request, or disaggregated the
+                           * prefill replica's (one output token) */
+  CsLlmRequest dreq;      /* disaggregated: the decode replica's, the whole request */
+  int64_t last_iter_end;  /* the end of its last batch (TBT) */
+  int64_t last_token;     /* the time of its last output token, -1 none */
+  int64_t tag;            /* the caller's */
+  gboolean live;          /* added and not completed */
+  CsLlmSimRequestResult out;
+  struct Slot *next;      /* the arrivals not routed yet, or the free list */
+} Slot;
+
+enum { SLOT_CHUNK = 256 };
+
+static Slot *slot_of(CsLlmRequest *r, gboolean decode_side)
+{
+  return decode_side ? (Slot *)((char *)r - offsetof(Slot, dreq)) : (Slot *)r;
+}
+
 typedef struct {
   CsLlmSched *sched;
   int64_t batch_start_ns; /* of the batch in flight */
@@ -56,29 +80,31 @@ typedef struct {
   gboolean poked;         /* got a request or ended a batch at the current instant */
 } Replica;
 
-typedef struct {
-  const CsLlmSimConfig *cfg;
+struct CsLlmCluster {
+  CsLlmSimConfig cfg;          /* a copy; what it points to is the caller's */
+  CsLlmClusterHooks hooks;
   CsLlmExec *exec;
   Replica *rep;
   int n_rep;                   /* all replicas: the prefill pool, then the decode pool */
-  int n;                       /* requests */
-  CsLlmRequest *reqs;          /* the scheduler's view, in input order (disaggregated: the
-                                * prefill replica's, one output token each) */
-  CsLlmRequest *dreqs;         /* disaggregated: the decode replica's, NULL otherwise */
+  gboolean disagg;
   int *incoming;               /* disaggregated: per replica, transfers on the way to it */
-  int64_t *last_iter_end;      /* per request: the end of its last batch (TBT) */
-  int64_t *last_token;         /* per request: the time of its last output token, -1 none */
   GSequence *ends;             /* BatchEnd, ordered by (time, seq) */
   int64_t seq;
   int64_t rr_counter;
+  int64_t now_ns;              /* the instant of the last step (-1 before the first) */
+  int64_t last_arrival_ns;     /* of the last request added */
+  Slot *arrivals, *arrivals_tail; /* added, not routed yet, in arrival order */
+  Slot *free_slots;
+  GPtrArray *chunks;           /* Slot[SLOT_CHUNK] each */
+  int64_t live;                /* requests added and not completed */
   CsLlmBatchRequest *breqs;    /* scratch for timing a batch */
   int breqs_cap;
-  CsLlmSimResult *res;
-} Sim;
+  CsLlmSimResult *res;         /* the counters and per-replica results; no requests */
+};
 
 /* The allocated blocks of replica i changed (or may have) at t: add the
  * interval since the last change to its integral and update the peak. */
-static void sample_blocks(Sim *s, int i, int64_t t)
+static void sample_blocks(CsLlmCluster *s, int i, int64_t t)
 {
   Replica *r = &s->rep[i];
   CsLlmSimReplicaResult *rr = &s->res->replicas[i];
@@ -89,15 +115,15 @@ static void sample_blocks(Sim *s, int i, int64_t t)
     rr->peak_blocks = r->last_blocks;
 }
 
-static int route(Sim *s)
+static int route(CsLlmCluster *s)
 {
-  int n = s->cfg->replicas;
-  if (s->cfg->router == CS_LLM_ROUTER_ROUND_ROBIN)
+  int n = s->cfg.replicas;
+  if (s->cfg.router == CS_LLM_ROUTER_ROUND_ROBIN)
     return (int)(s->rr_counter++ % n);
   /* lor: the shortest waiting queue, the lowest id on ties (Vidur's min over
    * its replica map, which iterates in id order); least_outstanding: the
    * fewest requests not finished, waiting or admitted, the same ties. */
-  gboolean all = s->cfg->router == CS_LLM_ROUTER_LEAST_OUTSTANDING;
+  gboolean all = s->cfg.router == CS_LLM_ROUTER_LEAST_OUTSTANDING;
   int best = 0, best_n = 0;
   for (int i = 0; i < n; i++) {
     const CsLlmSched *q = s->rep[i].sched;
@@ -128,8 +154,21 @@ static void describe_batch(GString *m, int replica, int64_t t, const CsLlmBatch 
   g_string_append(m, ")");
 }
 
+/* Replica i holds the decode pool's copies (disaggregated). */
+static gboolean decode_pool(const CsLlmCluster *s, int i)
+{
+  return s->disagg && i >= s->cfg.replicas;
+}
+
+static void push_event(CsLlmCluster *s, int64_t t, int replica, Slot *req)
+{
+  BatchEnd *be = g_new(BatchEnd, 1);
+  *be = (BatchEnd){ .time_ns = t, .seq = s->seq++, .replica = replica, .req = req };
+  g_sequence_insert_sorted(s->ends, be, batch_end_cmp, NULL);
+}
+
 /* Replica i has no batch in flight at t: form and time its next one. */
-static gboolean start_batch(Sim *s, int i, int64_t t, GError **error)
+static gboolean start_batch(CsLlmCluster *s, int i, int64_t t, GError **error)
 {
   Replica *r = &s->rep[i];
   GError *e = NULL;
@@ -150,10 +189,7 @@ static gboolean start_batch(Sim *s, int i, int64_t t, GError **error)
     s->breqs[k] = (CsLlmBatchRequest){ .num_tokens = en->tokens,
                                        .num_processed = en->processed_before,
                                        .prefill_complete = !en->prefill };
-    int64_t j = s->dreqs != NULL && en->req >= s->dreqs && en->req < s->dreqs + s->n
-                  ? en->req - s->dreqs
-                  : en->req - s->reqs;
-    CsLlmSimRequestResult *out = &s->res->requests[j];
+    CsLlmSimRequestResult *out = &slot_of(en->req, decode_pool(s, i))->out;
     if (out->scheduled_ns < 0)
       out->scheduled_ns = t;
   }
@@ -171,9 +207,7 @@ static gboolean start_batch(Sim *s, int i, int64_t t, GError **error)
   s->res->attention_clamped_batches += att.clamped > 0;
   int64_t dur = llround(st.total_ms * 1e6);
   r->batch_start_ns = t;
-  BatchEnd *be = g_new(BatchEnd, 1);
-  *be = (BatchEnd){ .time_ns = t + dur, .seq = s->seq++, .replica = i, .req = -1 };
-  g_sequence_insert_sorted(s->ends, be, batch_end_cmp, NULL);
+  push_event(s, t + dur, i, NULL);
   s->res->replicas[i].busy_ns += dur;
   s->res->replicas[i].n_batches++;
   s->res->n_batches++;
@@ -183,9 +217,9 @@ static gboolean start_batch(Sim *s, int i, int64_t t, GError **error)
 /* Disaggregated: the decode replica for a request whose transfer starts
  * now: the fewest waiting there plus transfers on the way (lor, counting
  * what it will have to take), the lowest id on ties. */
-static int choose_decode(const Sim *s)
+static int choose_decode(const CsLlmCluster *s)
 {
-  int best = s->cfg->replicas;
+  int best = s->cfg.replicas;
   for (int i = best + 1; i < s->n_rep; i++)
     if (cs_llm_sched_n_waiting(s->rep[i].sched) + s->incoming[i] <
         cs_llm_sched_n_waiting(s->rep[best].sched) + s->incoming[best])
@@ -193,43 +227,53 @@ static int choose_decode(const Sim *s)
   return best;
 }
 
-static void push_event(Sim *s, int64_t t, int replica, int req)
+/* The request of q completed at t: the caller hears of it, the slot is
+ * free again. */
+static void complete(CsLlmCluster *s, Slot *q, int64_t t)
 {
-  BatchEnd *be = g_new(BatchEnd, 1);
-  *be = (BatchEnd){ .time_ns = t, .seq = s->seq++, .replica = replica, .req = req };
-  g_sequence_insert_sorted(s->ends, be, batch_end_cmp, NULL);
+  q->out.completed_ns = t;
+  if (t > s->res->makespan_ns)
+    s->res->makespan_ns = t;
+  if (s->hooks.done != NULL)
+    s->hooks.done(s->hooks.user, &q->out, q->tag);
+  q->live = FALSE;
+  s->live--;
+  q->next = s->free_slots;
+  s->free_slots = q;
 }
 
-static void end_batch(Sim *s, int i, int64_t t)
+static void end_batch(CsLlmCluster *s, int i, int64_t t)
 {
   Replica *r = &s->rep[i];
   const CsLlmBatch *b = cs_llm_sched_batch_done(r->sched, NULL);
   g_assert(b != NULL); /* a batch of this replica was in flight */
+  gboolean decode_side = decode_pool(s, i);
   for (int k = 0; k < b->n; k++) {
     const CsLlmBatchEntry *en = &b->entries[k];
-    gboolean decode_side = s->dreqs != NULL && en->req >= s->dreqs && en->req < s->dreqs + s->n;
-    int64_t j = decode_side ? en->req - s->dreqs : en->req - s->reqs;
-    CsLlmSimRequestResult *out = &s->res->requests[j];
+    Slot *q = slot_of(en->req, decode_side);
+    CsLlmSimRequestResult *out = &q->out;
     if (!en->prefill) {
       /* Vidur's decode_token_execution_plus_preemption_time; disaggregated,
        * a request's first decode counts from its prefill's end, the
        * transfer and the wait for decode blocks included. */
-      int64_t tbt = t - s->last_iter_end[j];
-      g_array_append_val(s->res->tbt_ns, tbt);
+      int64_t tbt = t - q->last_iter_end;
+      if (s->hooks.tbt != NULL)
+        s->hooks.tbt(s->hooks.user, q->tag, tbt);
       out->n_tbt++;
       out->tbt_sum_ns += tbt;
       if (tbt > out->tbt_max_ns)
         out->tbt_max_ns = tbt;
     }
-    s->last_iter_end[j] = t;
+    q->last_iter_end = t;
     if (en->emitted) {
-      if (s->last_token[j] >= 0) {
-        int64_t gap = t - s->last_token[j];
-        g_array_append_val(s->res->gap_ns, gap);
+      if (q->last_token >= 0) {
+        int64_t gap = t - q->last_token;
+        if (s->hooks.gap != NULL)
+          s->hooks.gap(s->hooks.user, q->tag, gap);
         if (gap > out->gap_max_ns)
           out->gap_max_ns = gap;
       }
-      s->last_token[j] = t;
+      q->last_token = t;
     }
     if (en->first_token)
       out->first_token_ns = t;
@@ -239,30 +283,28 @@ static void end_batch(Sim *s, int i, int64_t t)
       s->incoming[d]++;
       out->decode_replica = d;
       out->transfer_start_ns = t;
-      push_event(s, t + cs_llm_kv_transfer_ns(s->cfg, en->req->prompt_tokens), d, (int)j);
+      push_event(s, t + cs_llm_kv_transfer_ns(&s->cfg, en->req->prompt_tokens), d, q);
     } else if (en->finished) {
-      out->completed_ns = t;
-      out->restarts = s->reqs[j].restarts + (decode_side ? en->req->restarts : 0);
+      out->restarts = q->req.restarts + (decode_side ? en->req->restarts : 0);
       out->final_decode_tokens = en->req->decode_tokens;
-      if (t > s->res->makespan_ns)
-        s->res->makespan_ns = t;
+      complete(s, q, t);
     }
   }
   sample_blocks(s, i, t);
 }
 
-/* Disaggregated: request j's KV cache reached decode replica d at t. The
+/* Disaggregated: request q's KV cache reached decode replica d at t. The
  * prefill replica frees its blocks; the decode replica takes it. */
-static gboolean end_transfer(Sim *s, int d, int j, int64_t t, GError **error)
+static gboolean end_transfer(CsLlmCluster *s, int d, Slot *q, int64_t t, GError **error)
 {
-  int p = s->res->requests[j].replica;
-  gboolean ok = cs_llm_sched_release(s->rep[p].sched, &s->reqs[j], NULL);
+  int p = q->out.replica;
+  gboolean ok = cs_llm_sched_release(s->rep[p].sched, &q->req, NULL);
   g_assert(ok); /* it finished keeping its blocks */
   sample_blocks(s, p, t);
   s->rep[p].poked = TRUE; /* the freed blocks may admit a waiting prefill */
   s->incoming[d]--;
-  s->res->requests[j].transfer_end_ns = t;
-  if (!cs_llm_sched_add_prefilled(s->rep[d].sched, &s->dreqs[j], error))
+  q->out.transfer_end_ns = t;
+  if (!cs_llm_sched_add_prefilled(s->rep[d].sched, &q->dreq, error))
     return FALSE;
   s->rep[d].poked = TRUE;
   return TRUE;
@@ -292,76 +334,8 @@ int64_t cs_llm_kv_transfer_ns(const CsLlmSimConfig *cfg, int prompt_tokens)
                                                       cfg->kv_bytes_per_token);
 }
 
-static gboolean check_requests(const CsLlmSimRequest *reqs, int n, GError **error)
-{
-  if (n < 1) {
-    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
-                "LLM simulation: expected at least 1 request, got %d", n);
-    return FALSE;
-  }
-  for (int i = 0; i < n; i++) {
-    const CsLlmSimRequest *q = &reqs[i];
-    const char *bad = q->arrival_ns < 0           ? "an arrival >= 0"
-                      : q->prompt_tokens < 1      ? "prompt tokens >= 1"
-                      : q->output_tokens < 1      ? "output tokens >= 1"
-                      : i > 0 && q->arrival_ns < reqs[i - 1].arrival_ns
-                        ? "an arrival no earlier than the previous request's"
-                        : NULL;
-    if (bad != NULL) {
-      g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
-                  "LLM simulation: request %d (id %" G_GINT64_FORMAT "): expected %s, got "
-                  "arrival %" G_GINT64_FORMAT " ns, %d prompt and %d output tokens",
-                  i, q->id, bad, q->arrival_ns, q->prompt_tokens, q->output_tokens);
-      return FALSE;
-    }
-  }
-  return TRUE;
-}
-
-static void sim_clear(Sim *s)
-{
-  if (s->rep != NULL)
-    for (int i = 0; i < s->n_rep; i++)
-      cs_llm_sched_free(s->rep[i].sched);
-  g_free(s->rep);
-  cs_llm_exec_free(s->exec);
-  g_free(s->reqs);
-  g_free(s->dreqs);
-  g_free(s->incoming);
-  g_free(s->last_iter_end);
-  g_free(s->last_token);
-  if (s->ends != NULL)
-    g_sequence_free(s->ends);
-  g_free(s->breqs);
-}
-
-/* Every request finished? Else the first one that did not, as an error. */
-static gboolean check_finished(Sim *s, int n, GError **error)
-{
-  for (int j = 0; j < n; j++) {
-    if (s->dreqs != NULL && s->res->requests[j].completed_ns < 0) {
-      int d = s->res->requests[j].decode_replica;
-      g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
-                  "LLM simulation: request %" G_GINT64_FORMAT " never finished (prefill "
-                  "replica %d, decode replica %d)",
-                  s->reqs[j].id, s->res->requests[j].replica, d);
-      return FALSE;
-    }
-    if (s->dreqs == NULL && s->reqs[j].state != CS_LLM_REQ_FINISHED) {
-      g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
-                  "LLM simulation: request %" G_GINT64_FORMAT " never finished: replica %d "
-                  "holds it with no batch it can form (%d waiting, %d running)",
-                  s->reqs[j].id, s->res->requests[j].replica,
-                  cs_llm_sched_n_waiting(s->rep[s->res->requests[j].replica].sched),
-                  cs_llm_sched_n_running(s->rep[s->res->requests[j].replica].sched));
-      return FALSE;
-    }
-  }
-  return TRUE;
-}
-
-CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest *reqs, int n,
-                               GError **error)
+CsLlmCluster *cs_llm_cluster_new(const CsLlmSimConfig *cfg, const CsLlmClusterHooks *hooks,
+                                 GError **error)
 {
   if (cfg->replicas < 1) {
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
@@ -375,118 +349,302 @@ CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest 
                 cfg->exec.pp);
     return NULL;
   }
-  if (!check_requests(reqs, n, error) || !check_disagg(cfg, error))
+  if (!check_disagg(cfg, error))
     return NULL;
-  gboolean disagg = cfg->decode_replicas > 0;
-  Sim s = { .cfg = cfg, .n_rep = cfg->replicas + cfg->decode_replicas, .n = n };
-  s.exec = cs_llm_exec_new(&cfg->exec, error);
-  if (s.exec == NULL)
+  CsLlmCluster *s = g_new0(CsLlmCluster, 1);
+  s->cfg = *cfg;
+  if (hooks != NULL)
+    s->hooks = *hooks;
+  s->disagg = cfg->decode_replicas > 0;
+  s->n_rep = cfg->replicas + cfg->decode_replicas;
+  s->now_ns = -1;
+  s->ends = g_sequence_new(g_free);
+  s->chunks = g_ptr_array_new_with_free_func(g_free);
+  CsLlmSimResult *res = s->res = g_new0(CsLlmSimResult, 1);
+  res->n_replicas = s->n_rep;
+  res->n_prefill_replicas = s->disagg ? cfg->replicas : 0;
+  res->replicas = g_new0(CsLlmSimReplicaResult, s->n_rep);
+  res->tbt_ns = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  res->gap_ns = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  s->exec = cs_llm_exec_new(&cfg->exec, error);
+  if (s->exec == NULL) {
+    cs_llm_cluster_free(s);
     return NULL;
-  s.rep = g_new0(Replica, s.n_rep);
-  for (int i = 0; i < s.n_rep; i++) {
-    s.rep[i].sched = cs_llm_sched_new(i < cfg->replicas ? &cfg->sched : &cfg->decode_sched, error);
-    if (s.rep[i].sched == NULL) {
-      sim_clear(&s);
+  }
+  s->rep = g_new0(Replica, s->n_rep);
+  for (int i = 0; i < s->n_rep; i++) {
+    res->replicas[i].num_blocks = i < cfg->replicas ? cfg->sched.num_blocks
+                                                    : cfg->decode_sched.num_blocks;
+    s->rep[i].sched = cs_llm_sched_new(i < cfg->replicas ? &cfg->sched : &cfg->decode_sched, error);
+    if (s->rep[i].sched == NULL) {
+      cs_llm_cluster_free(s);
       return NULL;
     }
   }
-  CsLlmSimResult *res = g_new0(CsLlmSimResult, 1);
-  res->n_requests = n;
-  res->requests = g_new0(CsLlmSimRequestResult, n);
-  res->n_replicas = s.n_rep;
-  res->n_prefill_replicas = disagg ? cfg->replicas : 0;
-  res->replicas = g_new0(CsLlmSimReplicaResult, s.n_rep);
-  res->tbt_ns = g_array_new(FALSE, FALSE, sizeof(int64_t));
-  res->gap_ns = g_array_new(FALSE, FALSE, sizeof(int64_t));
-  for (int i = 0; i < s.n_rep; i++)
-    res->replicas[i].num_blocks = i < cfg->replicas ? cfg->sched.num_blocks
-                                                    : cfg->decode_sched.num_blocks;
-  s.res = res;
-  s.reqs = g_new0(CsLlmRequest, n);
-  s.last_iter_end = g_new0(int64_t, n);
-  s.last_token = g_new(int64_t, n);
-  s.ends = g_sequence_new(g_free);
-  if (disagg) {
-    s.dreqs = g_new0(CsLlmRequest, n);
-    s.incoming = g_new0(int, s.n_rep);
-  }
-  for (int j = 0; j < n; j++) {
-    /* Disaggregated, the prefill replica runs the prompt and its first
-     * output token only, keeping the KV cache until its transfer ends; the
-     * decode replica's copy has the whole request. */
-    cs_llm_request_init(&s.reqs[j], reqs[j].id, reqs[j].arrival_ns, reqs[j].prompt_tokens,
-                        disagg ? 1 : reqs[j].output_tokens);
-    s.reqs[j].keep_blocks = disagg && reqs[j].output_tokens > 1;
-    if (disagg)
-      cs_llm_request_init(&s.dreqs[j], reqs[j].id, reqs[j].arrival_ns, reqs[j].prompt_tokens,
-                          reqs[j].output_tokens);
-    s.last_token[j] = -1;
-    res->requests[j] = (CsLlmSimRequestResult){ .id = reqs[j].id,
-                                                .arrival_ns = reqs[j].arrival_ns,
-                                                .prompt_tokens = reqs[j].prompt_tokens,
-                                                .output_tokens = reqs[j].output_tokens,
-                                                .scheduled_ns = -1,
-                                                .first_token_ns = -1,
-                                                .completed_ns = -1,
-                                                .decode_replica = -1,
-                                                .transfer_start_ns = -1,
-                                                .transfer_end_ns = -1 };
-    res->output_tokens += reqs[j].output_tokens;
-  }
+  if (s->disagg)
+    s->incoming = g_new0(int, s->n_rep);
+  return s;
+}
 
-  int next = 0; /* the next arrival */
-  for (;;) {
-    GSequenceIter *it = g_sequence_get_begin_iter(s.ends);
-    const BatchEnd *first = g_sequence_iter_is_end(it) ? NULL : g_sequence_get(it);
-    if (next >= n && first == NULL)
-      break;
-    int64_t t = next < n ? reqs[next].arrival_ns : INT64_MAX;
-    if (first != NULL && first->time_ns < t)
-      t = first->time_ns;
-    /* 1. Arrivals at t, routed in input order. */
-    for (; next < n && reqs[next].arrival_ns == t; next++) {
-      int i = route(&s);
-      res->requests[next].replica = i;
-      if (!cs_llm_sched_add(s.rep[i].sched, &s.reqs[next], error))
-        goto fail;
-      s.rep[i].poked = TRUE;
-    }
-    /* 2. Batch ends at t, in start order. */
-    while (!g_sequence_iter_is_end(it = g_sequence_get_begin_iter(s.ends))) {
-      BatchEnd *be = g_sequence_get(it);
-      if (be->time_ns != t)
-        break;
-      int i = be->replica, j = be->req;
-      g_sequence_remove(it);
-      if (j >= 0) {
-        /* A transfer's end (disaggregated), in the same order by creation. */
-        if (!end_transfer(&s, i, j, t, error))
-          goto fail;
-        continue;
-      }
-      end_batch(&s, i, t);
-      s.rep[i].poked = TRUE;
-    }
-    /* 3. Idle replicas form their next batch. */
-    for (int i = 0; i < s.n_rep; i++) {
-      if (!s.rep[i].poked)
-        continue;
-      s.rep[i].poked = FALSE;
-      if (!cs_llm_sched_in_flight(s.rep[i].sched) && !start_batch(&s, i, t, error))
-        goto fail;
+void cs_llm_cluster_free(CsLlmCluster *s)
+{
+  if (s == NULL)
+    return;
+  if (s->rep != NULL)
+    for (int i = 0; i < s->n_rep; i++)
+      cs_llm_sched_free(s->rep[i].sched);
+  g_free(s->rep);
+  cs_llm_exec_free(s->exec);
+  g_free(s->incoming);
+  g_sequence_free(s->ends);
+  g_ptr_array_free(s->chunks, TRUE);
+  g_free(s->breqs);
+  cs_llm_sim_result_free(s->res);
+  g_free(s);
+}
+
+static Slot *take_slot(CsLlmCluster *s)
+{
+  if (s->free_slots == NULL) {
+    Slot *chunk = g_new0(Slot, SLOT_CHUNK);
+    g_ptr_array_add(s->chunks, chunk);
+    for (int k = SLOT_CHUNK - 1; k >= 0; k--) {
+      chunk[k].next = s->free_slots;
+      s->free_slots = &chunk[k];
     }
   }
-  if (!check_finished(&s, n, error))
-    goto fail;
-  for (int i = 0; i < s.n_rep; i++) {
-    sample_blocks(&s, i, res->makespan_ns);
-    res->replicas[i].restarts = cs_llm_sched_n_restarts(s.rep[i].sched);
+  Slot *q = s->free_slots;
+  s->free_slots = q->next;
+  return q;
+}
+
+gboolean cs_llm_cluster_add(CsLlmCluster *s, const CsLlmSimRequest *r, int64_t tag,
+                            GError **error)
+{
+  const char *bad = r->arrival_ns < 0             ? "an arrival >= 0"
+                    : r->prompt_tokens < 1        ? "prompt tokens >= 1"
+                    : r->output_tokens < 1        ? "output tokens >= 1"
+                    : s->res->n_requests > 0 && r->arrival_ns < s->last_arrival_ns
+                      ? "an arrival no earlier than the previous request's"
+                    : r->arrival_ns < s->now_ns ? "an arrival no earlier than the simulation's "
+                                                  "last instant"
+                                                : NULL;
+  if (bad != NULL) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                "LLM simulation: request %" G_GINT64_FORMAT " (id %" G_GINT64_FORMAT "): "
+                "expected %s, got arrival %" G_GINT64_FORMAT " ns, %d prompt and %d output "
+                "tokens",
+                tag, r->id, bad, r->arrival_ns, r->prompt_tokens, r->output_tokens);
+    return FALSE;
+  }
+  Slot *q = take_slot(s);
+  *q = (Slot){ .last_token = -1, .tag = tag, .live = TRUE };
+  /* Disaggregated, the prefill replica runs the prompt and its first output
+   * token only, keeping the KV cache until its transfer ends; the decode
+   * replica's copy has the whole request. */
+  cs_llm_request_init(&q->req, r->id, r->arrival_ns, r->prompt_tokens,
+                      s->disagg ? 1 : r->output_tokens);
+  q->req.keep_blocks = s->disagg && r->output_tokens > 1;
+  if (s->disagg)
+    cs_llm_request_init(&q->dreq, r->id, r->arrival_ns, r->prompt_tokens, r->output_tokens);
+  q->out = (CsLlmSimRequestResult){ .id = r->id,
+                                    .arrival_ns = r->arrival_ns,
+                                    .prompt_tokens = r->prompt_tokens,
+                                    .output_tokens = r->output_tokens,
+                                    .scheduled_ns = -1,
+                                    .first_token_ns = -1,
+                                    .completed_ns = -1,
+                                    .decode_replica = -1,
+                                    .transfer_start_ns = -1,
+                                    .transfer_end_ns = -1 };
+  if (s->arrivals_tail != NULL)
+    s->arrivals_tail->next = q;
+  else
+    s->arrivals = q;
+  s->arrivals_tail = q;
+  s->last_arrival_ns = r->arrival_ns;
+  s->res->n_requests++;
+  s->res->output_tokens += r->output_tokens;
+  s->live++;
+  return TRUE;
+}
+
+int64_t cs_llm_cluster_next_ns(const CsLlmCluster *s)
+{
+  int64_t t = s->arrivals != NULL ? s->arrivals->out.arrival_ns : INT64_MAX;
+  GSequenceIter *it = g_sequence_get_begin_iter(s->ends);
+  if (!g_sequence_iter_is_end(it)) {
+    const BatchEnd *first = g_sequence_get(it);
+    if (first->time_ns < t)
+      t = first->time_ns;
+  }
+  return t;
+}
+
+gboolean cs_llm_cluster_step(CsLlmCluster *s, GError **error)
+{
+  int64_t t = cs_llm_cluster_next_ns(s);
+  if (t == INT64_MAX)
+    return TRUE;
+  s->now_ns = t;
+  /* 1. Arrivals at t, routed in arrival order. */
+  while (s->arrivals != NULL && s->arrivals->out.arrival_ns == t) {
+    Slot *q = s->arrivals;
+    s->arrivals = q->next;
+    if (s->arrivals == NULL)
+      s->arrivals_tail = NULL;
+    q->next = NULL;
+    int i = route(s);
+    q->out.replica = i;
+    if (!cs_llm_sched_add(s->rep[i].sched, &q->req, error))
+      return FALSE;
+    s->rep[i].poked = TRUE;
+  }
+  /* 2. Batch ends at t, in start order. */
+  GSequenceIter *it;
+  while (!g_sequence_iter_is_end(it = g_sequence_get_begin_iter(s->ends))) {
+    BatchEnd *be = g_sequence_get(it);
+    if (be->time_ns != t)
+      break;
+    int i = be->replica;
+    Slot *q = be->req;
+    g_sequence_remove(it);
+    if (q != NULL) {
+      /* A transfer's end (disaggregated), in the same order by creation. */
+      if (!end_transfer(s, i, q, t, error))
+        return FALSE;
+      continue;
+    }
+    end_batch(s, i, t);
+    s->rep[i].poked = TRUE;
+  }
+  /* 3. Idle replicas form their next batch. */
+  for (int i = 0; i < s->n_rep; i++) {
+    if (!s->rep[i].poked)
+      continue;
+    s->rep[i].poked = FALSE;
+    if (!cs_llm_sched_in_flight(s->rep[i].sched) && !start_batch(s, i, t, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+int64_t cs_llm_cluster_live(const CsLlmCluster *s)
+{
+  return s->live;
+}
+
+const CsLlmSched *cs_llm_cluster_replica_sched(const CsLlmCluster *s, int replica)
+{
+  return replica >= 0 && replica < s->n_rep ? s->rep[replica].sched : NULL;
+}
+
+/* The first live request, for the message of a run that cannot finish. */
+static const Slot *first_live(const CsLlmCluster *s)
+{
+  const Slot *best = NULL;
+  for (guint c = 0; c < s->chunks->len; c++) {
+    const Slot *chunk = g_ptr_array_index(s->chunks, c);
+    for (int k = 0; k < SLOT_CHUNK; k++)
+      if (chunk[k].live && (best == NULL || chunk[k].tag < best->tag))
+        best = &chunk[k];
+  }
+  return best;
+}
+
+gboolean cs_llm_cluster_finish(CsLlmCluster *s, GError **error)
+{
+  const Slot *q = s->live > 0 ? first_live(s) : NULL;
+  if (q != NULL && s->disagg) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                "LLM simulation: request %" G_GINT64_FORMAT " never finished (prefill "
+                "replica %d, decode replica %d)",
+                q->out.id, q->out.replica, q->out.decode_replica);
+    return FALSE;
+  }
+  if (q != NULL) {
+    const CsLlmSched *r = s->rep[q->out.replica].sched;
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                "LLM simulation: request %" G_GINT64_FORMAT " never finished: replica %d "
+                "holds it with no batch it can form (%d waiting, %d running)",
+                q->out.id, q->out.replica, cs_llm_sched_n_waiting(r), cs_llm_sched_n_running(r));
+    return FALSE;
+  }
+  CsLlmSimResult *res = s->res;
+  for (int i = 0; i < s->n_rep; i++) {
+    sample_blocks(s, i, res->makespan_ns);
+    res->replicas[i].restarts = cs_llm_sched_n_restarts(s->rep[i].sched);
     res->restarts += res->replicas[i].restarts;
   }
-  sim_clear(&s);
+  return TRUE;
+}
+
+const CsLlmSimResult *cs_llm_cluster_result(const CsLlmCluster *s)
+{
+  return s->res;
+}
+
+/* ---- a whole run over a list of requests ------------------------------------ */
+
+static void run_tbt(void *user, int64_t tag, int64_t ns)
+{
+  (void)tag;
+  g_array_append_val(((CsLlmSimResult *)user)->tbt_ns, ns);
+}
+
+static void run_gap(void *user, int64_t tag, int64_t ns)
+{
+  (void)tag;
+  g_array_append_val(((CsLlmSimResult *)user)->gap_ns, ns);
+}
+
+static void run_done(void *user, const CsLlmSimRequestResult *r, int64_t tag)
+{
+  ((CsLlmSimResult *)user)->requests[tag] = *r;
+}
+
+CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest *reqs, int n,
+                               GError **error)
+{
+  if (n < 1) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                "LLM simulation: expected at least 1 request, got %d", n);
+    return NULL;
+  }
+  /* The per-request results land here, in input order, as requests finish. */
+  CsLlmSimResult *res = g_new0(CsLlmSimResult, 1);
+  res->requests = g_new0(CsLlmSimRequestResult, n);
+  res->tbt_ns = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  res->gap_ns = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  CsLlmClusterHooks hooks = { .tbt = run_tbt, .gap = run_gap, .done = run_done, .user = res };
+  CsLlmCluster *s = cs_llm_cluster_new(cfg, &hooks, error);
+  if (s == NULL) {
+    cs_llm_sim_result_free(res);
+    return NULL;
+  }
+  for (int j = 0; j < n; j++)
+    if (!cs_llm_cluster_add(s, &reqs[j], j, error))
+      goto fail;
+  while (cs_llm_cluster_next_ns(s) != INT64_MAX)
+    if (!cs_llm_cluster_step(s, error))
+      goto fail;
+  if (!cs_llm_cluster_finish(s, error))
+    goto fail;
+  /* The counters and per-replica results are the cluster's. */
+  const CsLlmSimResult *c = s->res;
+  res->n_requests = n;
+  res->n_replicas = c->n_replicas;
+  res->n_prefill_replicas = c->n_prefill_replicas;
+  res->replicas = g_memdup2(c->replicas, sizeof *c->replicas * (gsize)c->n_replicas);
+  res->makespan_ns = c->makespan_ns;
+  res->n_batches = c->n_batches;
+  res->restarts = c->restarts;
+  res->output_tokens = c->output_tokens;
+  res->attention_clamped_batches = c->attention_clamped_batches;
+  cs_llm_cluster_free(s);
   return res;
 fail:
-  sim_clear(&s);
+  cs_llm_cluster_free(s);
   cs_llm_sim_result_free(res);
   return NULL;
 }

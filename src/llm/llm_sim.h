@@ -188,6 +188,65 @@ CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest 
 
 void cs_llm_sim_result_free(CsLlmSimResult *r);
 
+/* ---- a deployment run instant by instant ----------------------------------
+ * What cs_llm_sim_run does, for a caller with its own clock (the engine,
+ * sim/llm_serving.c): requests are added as they arrive, and each step runs
+ * one instant, the earliest with something to do, in the order above
+ * (arrivals, batch ends, new batches). A caller that adds a request arriving
+ * at t must do so before stepping t, and every request arriving at t before
+ * that step, or the order at t is no longer Vidur's. Requests are held only
+ * from their arrival to their completion, so memory follows the requests in
+ * flight, not the run's length. */
+typedef struct CsLlmCluster CsLlmCluster;
+
+/* What the caller hears, each with the tag it gave the request; NULL ones
+ * are not called. tbt and gap: each TBT sample and each gap between output
+ * tokens, as recorded (llm_sim.h's definitions); done: a request completed,
+ * r valid during the call only (its completed_ns is now). */
+typedef struct {
+  void (*tbt)(void *user, int64_t tag, int64_t ns);
+  void (*gap)(void *user, int64_t tag, int64_t ns);
+  void (*done)(void *user, const CsLlmSimRequestResult *r, int64_t tag);
+  void *user;
+} CsLlmClusterHooks;
+
+/* A deployment with no requests yet (cfg copied; what it points to must
+ * outlive it). Returns it (cs_llm_cluster_free) or NULL with error set, for
+ * the configurations cs_llm_sim_run refuses. */
+CsLlmCluster *cs_llm_cluster_new(const CsLlmSimConfig *cfg, const CsLlmClusterHooks *hooks,
+                                 GError **error);
+void cs_llm_cluster_free(CsLlmCluster *c);
+
+/* Adds request r (its arrival in the future or now). Returns FALSE with
+ * error set, naming tag and r's id, when r is out of range, arrives before
+ * the previous request or before the last instant stepped. */
+gboolean cs_llm_cluster_add(CsLlmCluster *c, const CsLlmSimRequest *r, int64_t tag,
+                            GError **error);
+
+/* The next instant with something to do: the earliest arrival not routed,
+ * batch end or KV transfer's end; INT64_MAX when none. */
+int64_t cs_llm_cluster_next_ns(const CsLlmCluster *c);
+
+/* Runs that instant (nothing when there is none). Returns FALSE with error
+ * set as cs_llm_sim_run would (a request the scheduler refuses, a batch the
+ * tables cannot time); the cluster must not be stepped again then. */
+gboolean cs_llm_cluster_step(CsLlmCluster *c, GError **error);
+
+/* Requests added and not completed. */
+int64_t cs_llm_cluster_live(const CsLlmCluster *c);
+
+/* Replica i's scheduler (its queues and blocks now), or NULL out of range. */
+const CsLlmSched *cs_llm_cluster_replica_sched(const CsLlmCluster *c, int replica);
+
+/* Ends the run at the last completion: every request must have completed
+ * (else FALSE with error set naming the first one left, by tag, and where
+ * it is), and the per-replica block integrals close at the makespan. */
+gboolean cs_llm_cluster_finish(CsLlmCluster *c, GError **error);
+
+/* The counters and per-replica results so far (requests NULL,
+ * n_requests the requests added); owned by the cluster. */
+const CsLlmSimResult *cs_llm_cluster_result(const CsLlmCluster *c);
+
 /* The linear-interpolation quantile (q in [0, 1]) of n >= 1 samples v,
  * sorted in place: with s the ascending order, h = q * (n - 1), the value
  * s[floor h] + (h - floor h) * (s[floor h + 1] - s[floor h]) (numpy's
