@@ -124,7 +124,12 @@ CS_API char *cs_scenario_effective_json(CsScenario *sc, const CsRunOptions *opt,
 /* ---- Running ---------------------------------------------------------------- */
 
 /* One request as it leaves the simulation (completed or failed). Times are
- * simulated ns since the start of the run. */
+ * simulated ns since the start of the run. A request of an LLM deployment
+ * (the scenario's "llm", its client after the DNN models') has id its
+ * request list's, batch_size 0, gpu -1, batch_id 0 and worker -1, replica
+ * its replica in the deployment (the decode replica when disaggregated);
+ * dispatch, node and exec_start are the start of its first iteration,
+ * exec_end and receive its completion, slo_met its TTFT and TPOT SLOs. */
 typedef struct {
   uint64_t id;              /* global request id, in generation order */
   const char *model;        /* model name */
@@ -286,6 +291,40 @@ typedef struct {
   int64_t batches;                   /* batches dispatched holding measured requests */
   double mean_batch;
 } CsModelResult;
+
+/* An LLM deployment's results (the scenario's "llm" entries; docs/llm.md,
+ * "LLM models in a scenario"). Its requests' end-to-end figures, goodput
+ * and SLO counts are its CsModelResult's, which follow the DNN models' in
+ * cs_results_model (good: TTFT and TPOT both within their SLOs). The
+ * strings are owned by the results. Percentiles are samples.h's, as every
+ * latency of the run; measured requests only. */
+typedef struct {
+  const char *model;          /* the scenario's name for it */
+  const char *llm_model;      /* the model config's ("meta-llama/Llama-2-7b-hf") */
+  const char *device;         /* its GPUs' type ("a100") */
+  const char *scheduler;      /* the replica scheduler ("vllm", ...) */
+  int replicas;               /* colocated, or the prefill pool's */
+  int decode_replicas;        /* the decode pool's (0: colocated) */
+  int tensor_parallel;
+  int gpus;                   /* GPUs it holds (replicas + decode replicas) x tensor parallel */
+  double ttft_slo_ms, tpot_slo_ms;
+  CsLatencyStats ttft;        /* arrival to first token */
+  CsLatencyStats tbt;         /* per decode iteration (Vidur's definition, llm_sim.h) */
+  CsLatencyStats tpot;        /* (completion - first token) / (output tokens - 1), requests
+                                 with more than one output token */
+  int64_t output_tokens;      /* of the completed requests */
+  double output_tokens_per_s; /* output tokens / (last completion - first arrival) */
+  int64_t batches;            /* iterations run */
+  int64_t restarts;           /* preemptions by recompute */
+  int64_t attention_clamped_batches; /* looked up at the attention grid's edge */
+  double kv_peak_util;        /* max over replicas of peak KV blocks / blocks */
+  double kv_mean_util;        /* mean over replicas of the time-averaged KV blocks in use */
+  double busy_fraction;       /* mean over replicas of the time with a batch in flight */
+} CsLlmModelResult;
+
+/* Number of LLM deployments, and the i-th one's results (NULL out of range). */
+CS_API int cs_results_n_llm(const CsResults *r);
+CS_API const CsLlmModelResult *cs_results_llm(const CsResults *r, int i);
 
 /* Number of models (one per client), and the i-th model's results. */
 CS_API int cs_results_n_models(const CsResults *r);

@@ -118,6 +118,36 @@ static cJSON *model_json(const CsResults *r, const CsModelResult *m, int index)
   return o;
 }
 
+/* An LLM deployment's own figures (CsLlmModelResult); its requests' are
+ * in "models" under the same name. */
+static cJSON *llm_json(const CsLlmModelResult *m)
+{
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "model", m->model);
+  cJSON_AddStringToObject(o, "llm_model", m->llm_model);
+  cJSON_AddStringToObject(o, "device", m->device);
+  cJSON_AddStringToObject(o, "scheduler", m->scheduler);
+  cJSON_AddNumberToObject(o, "replicas", m->replicas);
+  cJSON_AddNumberToObject(o, "decode_replicas", m->decode_replicas);
+  cJSON_AddNumberToObject(o, "tensor_parallel", m->tensor_parallel);
+  cJSON_AddNumberToObject(o, "gpus", m->gpus);
+  cJSON *slo = cJSON_AddObjectToObject(o, "slo");
+  add_num(slo, "ttft_ms", m->ttft_slo_ms);
+  add_num(slo, "tpot_ms", m->tpot_slo_ms);
+  cJSON_AddItemToObject(o, "ttft_ms", latency_json(&m->ttft, TRUE));
+  cJSON_AddItemToObject(o, "tbt_ms", latency_json(&m->tbt, TRUE));
+  cJSON_AddItemToObject(o, "tpot_ms", latency_json(&m->tpot, TRUE));
+  cJSON_AddNumberToObject(o, "output_tokens", (double)m->output_tokens);
+  add_num(o, "output_tokens_per_s", m->output_tokens_per_s);
+  cJSON_AddNumberToObject(o, "batches", (double)m->batches);
+  cJSON_AddNumberToObject(o, "preemptions", (double)m->restarts);
+  cJSON_AddNumberToObject(o, "attention_clamped_batches", (double)m->attention_clamped_batches);
+  add_num(o, "kv_peak_util", m->kv_peak_util);
+  add_num(o, "kv_mean_util", m->kv_mean_util);
+  add_num(o, "busy_fraction", m->busy_fraction);
+  return o;
+}
+
 char *cs_results_to_json(const CsResults *r)
 {
   cJSON *root = cJSON_CreateObject();
@@ -142,6 +172,11 @@ char *cs_results_to_json(const CsResults *r)
   for (int i = 0; i < r->n_models; i++)
     cJSON_AddItemToArray(models, model_json(r, &r->models[i], i));
   cJSON_AddItemToObject(root, "total", model_json(r, &r->total, -1));
+  if (r->n_llm > 0) { /* absent without: the DNN summaries stay as they were */
+    cJSON *llm = cJSON_AddArrayToObject(root, "llm");
+    for (int i = 0; i < r->n_llm; i++)
+      cJSON_AddItemToArray(llm, llm_json(&r->llm[i]));
+  }
   /* Unknown prices give null, never 0: a free cluster would win every comparison. */
   cJSON *cost = cJSON_AddObjectToObject(root, "cost");
   add_num(cost, "price_per_hour", r->cost.price_per_hour);
@@ -360,6 +395,21 @@ void cs_results_print_table(const CsResults *r, FILE *out)
   for (int g = 0; g < r->n_gpus; g++)
     fprintf(out, " %d:%.1f%%", g, 100.0 * r->gpus[g].busy_fraction);
   fprintf(out, "\n");
+  for (int i = 0; i < r->n_llm; i++) {
+    const CsLlmModelResult *m = &r->llm[i];
+    fprintf(out, "llm %s: %s, %d replica(s)", m->model, m->llm_model, m->replicas);
+    if (m->decode_replicas > 0)
+      fprintf(out, " + %d decode", m->decode_replicas);
+    fprintf(out, " x TP%d on %d %s GPU(s), %s; SLO TTFT %.6g ms, TPOT %.6g ms (its slo_ms "
+                 "above: the e2e both allow the longest output)\n",
+            m->tensor_parallel, m->gpus, m->device, m->scheduler, m->ttft_slo_ms, m->tpot_slo_ms);
+    fprintf(out, "  ms p50/p90/p99: TTFT %.6g/%.6g/%.6g, TBT %.6g/%.6g/%.6g, TPOT "
+                 "%.6g/%.6g/%.6g; %.6g output tokens/s, %" G_GINT64_FORMAT " preemptions, KV "
+                 "peak %.1f %% mean %.1f %%, busy %.1f %%\n",
+            m->ttft.p50, m->ttft.p90, m->ttft.p99, m->tbt.p50, m->tbt.p90, m->tbt.p99,
+            m->tpot.p50, m->tpot.p90, m->tpot.p99, m->output_tokens_per_s, (gint64)m->restarts,
+            100 * m->kv_peak_util, 100 * m->kv_mean_util, 100 * m->busy_fraction);
+  }
   double sim_s = r->sim_time_ns * 1e-9;
   fprintf(out,
           "engine: %" G_GUINT64_FORMAT " events, %.3f s simulated, %.3f s wall, %.0f events/s, "

@@ -245,7 +245,11 @@ static gboolean check_input(CsScenario *sc, const CsProvisionOptions *opt,
   if (!cfg)
     return FALSE;
   gboolean ok = TRUE;
-  if (cfg->has_mig)
+  if (cfg->n_llm > 0)
+    ok = cs_json_fail(error, cs_scenario_name(sc), "llm",
+                      "provision sizes the DNN models' cluster; an LLM deployment brings GPUs "
+                      "of its own: remove \"llm\", or size it with clustersim llm search");
+  else if (cfg->has_mig)
     ok = cs_json_fail(error, cs_scenario_name(sc), "cluster",
                       "provision replaces the cluster by whole GPUs and does not search MIG "
                       "layouts; remove \"mig\"");

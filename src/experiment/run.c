@@ -91,10 +91,18 @@ static void fill_cost(CsResults *res, const CsConfig *cfg)
       k->gpu_hours += hours;
       k->cost += cfg->nodes[cfg->gpus[g].node].price_per_hour * hours;
     }
+    /* LLM deployments hold their GPUs the whole window (no autoscaling). */
+    for (int i = 0; i < cfg->n_llm; i++) {
+      double hours = cfg->llm[i].gpus * k->duration_s / 3600.0;
+      k->gpu_hours += hours;
+      k->cost += cfg->llm[i].price_per_hour * hours;
+    }
   } else {
     int physical = 0;
     for (int g = 0; g < cfg->n_gpus; g++)
       physical = MAX(physical, cfg->gpus[g].physical + 1);
+    for (int i = 0; i < cfg->n_llm; i++)
+      physical += cfg->llm[i].gpus;
     k->gpu_hours = physical * k->duration_s / 3600.0;
     k->cost = k->price_per_hour * k->duration_s / 3600.0;
   }

@@ -78,6 +78,13 @@ static gboolean search(CsScenario *sc, const CsGoodputSearchOptions *opt,
   CsConfig *cfg = cs_experiment_compile(sc, error);
   if (!cfg)
     return FALSE;
+  if (cfg->n_llm > 0) {
+    cs_config_free(cfg);
+    return cs_json_fail(error, cs_scenario_name(sc), "llm",
+                        "the goodput search scales the DNN clients' rates and judges every "
+                        "model, an LLM deployment's fixed request list included: remove "
+                        "\"llm\", or search an LLM deployment with clustersim llm search");
+  }
   int n = cfg->n_clients;
   double *base = g_new(double, n);
   gboolean ok = TRUE;

@@ -286,6 +286,16 @@ CsConfig *cs_replay_compile_scenario(const DecisionLog *log, GError **error)
   g_free(name);
   if (!cfg)
     return NULL;
+  if (cfg->n_llm > 0) {
+    /* Only the DNN models' decisions are logged, and no backend runs an LLM. */
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                "%s: its scenario has LLM deployments (\"llm\"), which are not replayed "
+                "(docs/llm.md); remove \"llm\" from the scenario and run it again to replay its "
+                "DNN models",
+                log->path);
+    cs_config_free(cfg);
+    return NULL;
+  }
   if (cfg->n_clients != log->n_models || cfg->n_gpus != log->n_gpus) {
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
                 "%s: its scenario has %d models and %d GPUs, its header %d and %d", log->path,

@@ -187,7 +187,9 @@ static gboolean read_config(CsLlmConfig *r, const char *expected_format,
                                           "memory_margin", "attention_outside_grid",
                                           "disaggregated" };
   GPtrArray *keys = g_ptr_array_new();
-  for (size_t i = 0; i < G_N_ELEMENTS(run_keys); i++)
+  /* A deployment inside another document (a scenario's "llm" entries) has
+   * no format and version of its own. */
+  for (size_t i = expected_format != NULL ? 0 : 2; i < G_N_ELEMENTS(run_keys); i++)
     g_ptr_array_add(keys, (gpointer)run_keys[i]);
   for (size_t i = 0; extra_keys && extra_keys[i]; i++)
     g_ptr_array_add(keys, (gpointer)extra_keys[i]);
@@ -344,14 +346,18 @@ static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const
   const char *format = NULL, *model = NULL, *device = NULL, *node = NULL, *router = "round_robin";
   int version = 0, tp = 1, pp = 1, replicas = 1, max_tokens = 4096;
   double margin = 0.1;
-  if (!cs_json_expect_object(root, file, "", error) ||
-      !cs_json_read_string(root, "format", TRUE, &format, file, "", error))
+  if (!cs_json_expect_object(root, file, "", error))
     return FALSE;
-  if (strcmp(format, expected_format) != 0)
-    return cs_json_fail(error, file, "format", "expected \"%s\", got \"%s\"", expected_format,
-                        format);
-  if (!cs_json_read_int(root, "version", TRUE, 1, 1, &version, file, "", error) ||
-      !cs_json_check_keys(root, known, file, "", error) ||
+  if (expected_format != NULL) {
+    if (!cs_json_read_string(root, "format", TRUE, &format, file, "", error))
+      return FALSE;
+    if (strcmp(format, expected_format) != 0)
+      return cs_json_fail(error, file, "format", "expected \"%s\", got \"%s\"",
+                          expected_format, format);
+    if (!cs_json_read_int(root, "version", TRUE, 1, 1, &version, file, "", error))
+      return FALSE;
+  }
+  if (!cs_json_check_keys(root, known, file, "", error) ||
       !cs_json_read_string(root, "model", TRUE, &model, file, "", error) ||
       !cs_json_read_string(root, "device", TRUE, &device, file, "", error) ||
       !cs_json_read_string(root, "node", TRUE, &node, file, "", error) ||
@@ -470,7 +476,7 @@ CsLlmConfig *cs_llm_config_parse(cJSON *root, const char *format,
   r->root = root;
   r->file = g_strdup(label);
   /* A search draws its own rates: its requests need none. */
-  r->rate_free = strcmp(format, "clustersim-llm-run") != 0;
+  r->rate_free = format != NULL && strcmp(format, "clustersim-llm-run") != 0;
   if (!read_config(r, format, extra_keys, label, dir, error)) {
     cs_llm_config_free(r);
     return NULL;

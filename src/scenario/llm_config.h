@@ -66,7 +66,8 @@ typedef struct {
 CsLlmConfig *cs_llm_config_load(const char *file, GError **error);
 
 /* The same on a parsed document: root (taken, freed on failure too) must
- * have format `format`; extra_keys (NULL-terminated, or NULL) are top-level
+ * have format `format` (NULL: neither "format" nor "version" may appear, a
+ * deployment inside a scenario; its requests need a rate as a run's do); extra_keys (NULL-terminated, or NULL) are top-level
  * keys it may hold besides the run's, left for the caller to read. label
  * names it in messages ("FILE" or "FILE: search.deployments[2]"); a trace's
  * relative path is taken from dir. Returns NULL with error set as above. */

@@ -119,12 +119,15 @@ static void cut_duration(cJSON *root, double d)
   }
 }
 
-/* The snapshot with candidate as a manual placement, without controller. */
+/* The snapshot with candidate as a manual placement, without controller
+ * and without LLM deployments (their GPUs are their own: a candidate
+ * changes nothing of theirs, and is judged by the DNN models). */
 static cJSON *candidate_scenario(const CsPlacementProblem *pb, const CsPlacement *candidate,
                                  double duration_s)
 {
   cJSON *root = cJSON_Parse(snapshot(sim_of(pb)));
   cJSON_DeleteItemFromObjectCaseSensitive(root, "controller");
+  cJSON_DeleteItemFromObjectCaseSensitive(root, "llm");
   cJSON_DeleteItemFromObjectCaseSensitive(root, "placement");
   cJSON *pl = cJSON_AddObjectToObject(root, "placement");
   cJSON_AddStringToObject(pl, "policy", "manual");

@@ -17,6 +17,7 @@
 #include "policies/control/control.h"
 #include "policies/dispatch/dispatch.h"
 #include "sim/config.h"
+#include "llm_config.h"
 #include "scenario.h"
 #include "workloads/trace.h"
 
@@ -270,6 +271,14 @@ cJSON *cs_config_effective_doc(const CsScenario *sc, const CsConfig *c)
     cJSON_DeleteItemFromObjectCaseSensitive(root, "duration_s"); /* now in every client */
   if (c->trace_path)
     set_item(object_member(root, "trace"), "file", cJSON_CreateString(c->trace_path));
+  /* An LLM deployment's request trace, as it was found (scenario_llm.c). */
+  const cJSON *llm = cJSON_GetObjectItemCaseSensitive(root, "llm");
+  for (int i = 0; i < c->n_llm; i++) {
+    const CsLlmConfig *lc = c->llm[i].owner;
+    cJSON *req = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(llm, i), "requests");
+    if (lc->trace_path != NULL && req != NULL)
+      set_item(req, "trace", cJSON_CreateString(lc->trace_path));
+  }
   cJSON *out = object_member(root, "outputs");
   add_default(out, "requests_csv", cJSON_CreateBool(FALSE));
   add_default(out, "timeseries_bin_s", cJSON_CreateNumber(c->timeseries_bin_ns * 1e-9));

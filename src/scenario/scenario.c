@@ -102,7 +102,7 @@ void cs_config_free(CsConfig *c)
 {
   if (!c)
     return;
-  for (int i = 0; i < c->n_clients; i++) {
+  for (int i = 0; i < c->n_clients + c->n_llm; i++) {
     g_free(c->clients[i].model);
     g_free(c->clients[i].times_ns);
     g_free(c->clients[i].interval_index);
@@ -111,6 +111,18 @@ void cs_config_free(CsConfig *c)
   }
   g_free(c->trace_desc);
   g_free(c->clients);
+  for (int i = 0; i < c->n_llm; i++) {
+    CsLlmDeployment *d = &c->llm[i];
+    g_free(d->name);
+    g_free(d->path);
+    g_free(d->reqs);
+    g_free(d->device);
+    g_free(d->llm_model);
+    g_free(d->scheduler);
+    if (d->owner_free != NULL)
+      d->owner_free(d->owner);
+  }
+  g_free(c->llm);
   for (int i = 0; i < c->n_gpus; i++)
     g_free(c->gpus[i].gpu_type);
   g_free(c->gpus);
@@ -203,7 +215,7 @@ static const char *const top_keys[] = { "name",       "seed",    "duration_s", "
                                         "network",    "cluster", "dispatch",   "placement",
                                         "controller", "clients", "trace",      "outputs",
                                         "warnings",   "overrides_applied", "plugins",
-                                        NULL };
+                                        "llm",        NULL };
 
 /* "overrides_applied": the --set overrides an effective scenario already
  * holds (informational: they are in its values); the summary lists them
@@ -313,7 +325,8 @@ CsConfig *cs_scenario_compile(const CsScenario *sc, GError **error)
   ok = ok && read_overrides(sc, c, error) && cs_scenario_read_plugins(sc, c, error) &&
        cs_scenario_read_profiles(sc, c, error) &&
        cs_scenario_read_network(sc, c, error) && cs_scenario_read_cluster(sc, c, error) &&
-       cs_scenario_read_clients(sc, c, error) && cs_scenario_read_dispatch(sc, c, error) &&
+       cs_scenario_read_clients(sc, c, error) && cs_scenario_read_llm(sc, c, error) &&
+       cs_scenario_read_dispatch(sc, c, error) &&
        cs_scenario_read_controller(sc, c, error) && cs_scenario_read_placement(sc, c, error);
   if (!ok) {
     cs_config_free(c);

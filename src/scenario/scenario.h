@@ -62,7 +62,8 @@ gboolean cs_scenario_set_unrecorded(CsScenario *sc, const char *path, const char
 cJSON *cs_config_setup_json(const CsConfig *c, GError **error);
 
 /* The cluster's price in dollars per hour: the sum over nodes of GPUs x
- * price of one GPU (a MIG instance costs nothing on top of its GPU). NAN
+ * price of one GPU (a MIG instance costs nothing on top of its GPU), and over
+ * the LLM deployments of GPUs x their device's price. NAN
  * when some node's price is unknown; *note (may be NULL) then gets one line
  * naming the first such node and how to give its price (g_free it), else
  * NULL. */

@@ -397,5 +397,16 @@ double cs_config_cluster_price(const CsConfig *c, char **note)
     }
     sum += c->nodes[i].gpus * c->nodes[i].price_per_hour;
   }
+  /* The LLM deployments' GPUs are the cluster's too (scenario_llm.c). */
+  for (int i = 0; i < c->n_llm; i++) {
+    if (isnan(c->llm[i].price_per_hour)) {
+      if (note)
+        *note = g_strdup_printf("cost unknown: device %s of %s (%s) has no price_per_hour in "
+                                "data/llm/models.json",
+                                c->llm[i].device, c->llm[i].path, c->llm[i].name);
+      return NAN;
+    }
+    sum += c->llm[i].gpus * c->llm[i].price_per_hour;
+  }
   return sum;
 }

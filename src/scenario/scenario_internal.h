@@ -47,6 +47,9 @@ gboolean cs_scenario_read_cluster(const CsScenario *sc, CsConfig *c, GError **er
 /* scenario_clients.c: "clients" (arrival processes, windows, payloads) and
  * "trace"; needs the cluster (model names are checked against its GPU types). */
 gboolean cs_scenario_read_clients(const CsScenario *sc, CsConfig *c, GError **error);
+/* scenario_llm.c: the "llm" deployments (none when absent), after the
+ * clients: each adds a client past n_clients. */
+gboolean cs_scenario_read_llm(const CsScenario *sc, CsConfig *c, GError **error);
 
 /* scenario_policies.c: "dispatch", then "placement" with the memory check of
  * the replicas it places; needs clients and cluster. */

@@ -176,6 +176,16 @@ static gboolean wants_records(const Engine *e)
   return e->csv || (e->opt && e->opt->on_request);
 }
 
+gboolean cs_engine_wants_records(const Engine *e)
+{
+  return wants_records(e);
+}
+
+void cs_engine_emit_record(Engine *e, const CsRequestRecord *r)
+{
+  emit(e, r);
+}
+
 static void emit_unserved(Engine *e, int model, const Req *r, gboolean dropped,
                           gboolean unserved)
 {

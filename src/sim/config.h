@@ -11,6 +11,7 @@
 #include "clustersim/control.h"
 #include "clustersim/dispatch.h"
 #include "clustersim/placement.h"
+#include "llm/llm_sim.h"
 #include "profiles/interference.h"
 #include "profiles/network.h"
 #include "profiles/profile.h"
@@ -75,6 +76,30 @@ typedef struct {
   char *price_source;     /* where the price comes from; NULL when unknown */
 } CsNodeConfig;
 
+/* One LLM deployment of the scenario ("llm[i]", docs/llm.md "LLM models in
+ * a scenario"): identical replicas run token by token (llm/llm_sim.h) on
+ * GPUs of their own, beside the cluster's DNN models. Its requests are a
+ * fixed list (its "requests", as `clustersim llm run` builds them), sent
+ * by its client, clients[n_clients + i]. */
+typedef struct {
+  char *name;             /* the model's name in the results (unique among all models) */
+  char *path;             /* "llm[i]", for messages */
+  CsLlmSimConfig sim;     /* the deployment; its tables are owner's */
+  CsLlmSimRequest *reqs;  /* n_reqs, in arrival order, arrivals from 0 */
+  int n_reqs;
+  int64_t ttft_slo_ns;    /* a request is good when its TTFT is at most this (0: no bound) */
+  int64_t tpot_slo_ns;    /* ... and its time per output token after the first (0: no bound) */
+  int gpus;               /* GPUs it holds: (replicas + decode replicas) x tensor parallel */
+  char *device;           /* their type (data/llm/models.json) */
+  double price_per_hour;  /* a GPU's, NAN when the device has none */
+  char *llm_model;        /* the model config's name ("meta-llama/Llama-2-7b-hf") */
+  char *scheduler;        /* the replica scheduler's name */
+  int tensor_parallel;
+  int64_t attention_clamped_policy; /* 1 when "attention_outside_grid" is "clamp" */
+  void *owner;            /* what holds the tables (the scenario layer's), freed by owner_free */
+  void (*owner_free)(void *owner);
+} CsLlmDeployment;
+
 /* The compiled scenario. Dispatch policies see it as the opaque CsWorld of
  * clustersim/dispatch.h (read through cs_world_*, world.c). */
 typedef struct CsWorld CsConfig;
@@ -137,6 +162,11 @@ struct CsWorld {
    * order: absolute path and SHA-256; NULL-terminated, NULL when none. */
   char **plugin_paths;
   char **plugin_sha256;
+  /* LLM deployments (CsLlmDeployment), n_llm of them; their clients follow
+   * the DNN models' in clients[] (n_clients + n_llm entries), unseen by
+   * anything that reads n_clients: the DNN policies, placement, replay. */
+  CsLlmDeployment *llm;
+  int n_llm;
 };
 
 void cs_config_free(CsConfig *c);

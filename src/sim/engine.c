@@ -270,8 +270,9 @@ static void setup(Engine *e)
       e->profile[k] = cs_profile_set_lookup(cfg->profiles, e->gpu_types[t], cfg->clients[m].model);
       e->latency[k] = g_array_new(FALSE, TRUE, sizeof(int64_t));
     }
-  e->clients = g_new0(Client, cfg->n_clients);
-  for (int i = 0; i < cfg->n_clients; i++) {
+  int n_all = cfg->n_clients + cfg->n_llm; /* the LLM deployments' clients last */
+  e->clients = g_new0(Client, MAX(n_all, 1));
+  for (int i = 0; i < n_all; i++) {
     Client *c = &e->clients[i];
     c->cfg = &cfg->clients[i];
     char *stream = g_strdup_printf("client/%s/arrivals", c->cfg->model);
@@ -346,8 +347,9 @@ static void setup(Engine *e)
   e->dispatch = cfg->dispatch;
   e->dispatch_state = e->dispatch->create(e, cfg->dispatch_params, cfg->dispatch_user_data);
   cs_control_start(e);
+  cs_engine_llm_setup(e);
   /* First arrivals in client order, so equal first-arrival times keep it. */
-  for (int i = 0; i < cfg->n_clients; i++)
+  for (int i = 0; i < n_all; i++)
     cs_engine_schedule_next_arrival(e, i);
 }
 
@@ -395,6 +397,9 @@ static void run_loop(Engine *e)
     case EV_GPU_READY:
       cs_control_on_event(e, &ev);
       break;
+    case EV_LLM:
+      cs_engine_llm_on_event(e);
+      break;
     default:
       g_assert_not_reached();
     }
@@ -426,7 +431,8 @@ static void teardown(Engine *e)
   cs_control_teardown(e); /* the controller first: it may hold what the policy gave it */
   e->dispatch->destroy(e->dispatch_state);
   g_clear_pointer(&e->policy_rng, gsl_rng_free);
-  for (int i = 0; i < cfg->n_clients; i++) {
+  cs_engine_llm_teardown(e);
+  for (int i = 0; i < cfg->n_clients + cfg->n_llm; i++) {
     Client *c = &e->clients[i];
     gsl_rng_free(c->rng);
     cs_samples_free(c->e2e);
@@ -483,6 +489,7 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, FILE *decision
   e.max_generated = limit > 0 && limit <= INT64_MAX / 2 ? 2 * limit : 0;
   setup(&e);
   run_loop(&e);
+  cs_engine_llm_finish(&e);
   /* Every request handed to the policy must leave it exactly once. */
   for (int i = 0; i < cfg->n_clients && !e.misuse && !e.limit && !e.cancelled; i++)
     if (e.clients[i].resolved > e.clients[i].generated)
@@ -514,18 +521,20 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, FILE *decision
   }
   /* The open bins close into the series (which may double their width
    * once more) before any series moves to the results. */
-  for (int i = 0; i < cfg->n_clients && e.series; i++) {
+  int n_all = cfg->n_clients + cfg->n_llm;
+  for (int i = 0; i < n_all && e.series; i++) {
     cs_engine_flush_bin(&e.clients[i]);
     cs_engine_check_series(&e, e.clients[i].series);
   }
-  CsResults *res = cs_results_alloc(cfg->n_clients, cfg->n_gpus);
-  for (int i = 0; i < cfg->n_clients; i++) {
+  CsResults *res = cs_results_alloc(n_all, cfg->n_gpus);
+  for (int i = 0; i < n_all; i++) {
     Client *c = &e.clients[i];
     res->model_names[i] = g_strdup(c->cfg->model);
     res->models[i].model = res->model_names[i];
     cs_engine_fill_model_result(&res->models[i], c);
     res->models[i].expected_goodput_rps =
-      cfg->placement ? cs_placement_expected_goodput(cfg->placement, i) : NAN;
+      cfg->placement && i < cfg->n_clients ? cs_placement_expected_goodput(cfg->placement, i)
+                                           : NAN;
     g_array_append_vals(res->batch_sizes[i], c->batch_sizes->data, c->batch_sizes->len);
     if (e.series) {
       res->model_series[i] = c->series;
@@ -592,6 +601,7 @@ CsResults *cs_engine_run(const CsConfig *cfg, FILE *requests_csv, FILE *decision
   res->warnings = cs_warning_list_new();
   cs_warning_list_extend(res->warnings, cfg->warnings);
   cs_control_fill_results(&e, res);
+  cs_engine_llm_fill_results(&e, res);
   for (int i = 0; i < cfg->n_clients; i++)
     if (e.clients[i].resolved < e.clients[i].generated)
       cs_warning_add(res->warnings, "requests_held", cfg->clients[i].model, -1,

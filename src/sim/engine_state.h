@@ -42,7 +42,11 @@ enum {
   EV_CONTROL,       /* arg: the controller's own (control.c) */
   EV_REPLICA_READY, /* arg: replica, done loading (control.c) */
   EV_GPU_READY,     /* arg: gpu, done provisioning (control.c) */
+  EV_LLM,           /* the LLM deployments' next instant (llm_serving.c) */
 };
+
+/* llm_serving.c: one LLM deployment of the run. */
+typedef struct CsLlmServing CsLlmServing;
 
 #define CS_GAP_BATCH 32
 
@@ -248,6 +252,12 @@ struct CsEngine {
    * few distinct sizes: batch sizes x models x 2 directions), one per slot of
    * a hash of the size; net_bytes -1 = empty. */
   int64_t net_bytes[256], net_ns[256];
+  /* llm_serving.c: the scenario's LLM deployments (cfg->n_llm), their
+   * clients past cfg->n_clients in clients[], and the one EV_LLM event
+   * standing for their next instant. */
+  CsLlmServing *llm;
+  CsEventHandle llm_ev;
+  int64_t llm_ev_ns;
 };
 
 /* ---- the ledger's per-request steps (batches.c has the rest) ---------------- */
@@ -324,12 +334,31 @@ static inline void cs_engine_count_in_bin(Engine *e, Client *c, int64_t good, in
   c->open_sent += sent;
 }
 void cs_engine_on_result(Engine *e, Batch *b);
+/* clients.c: whether the run writes or observes per-request records, and
+ * one such record out (requests.csv, CsRunOptions.on_request). */
+gboolean cs_engine_wants_records(const Engine *e);
+void cs_engine_emit_record(Engine *e, const CsRequestRecord *r);
+
+/* llm_serving.c: the LLM deployments: set up after the clients; an
+ * arrival of client ci >= cfg->n_clients; EV_LLM; at the end of a run,
+ * the check that every request completed (else a limit), then the
+ * results (CsResults.llm, and the warnings) and teardown. */
+void cs_engine_llm_setup(Engine *e);
+void cs_engine_llm_arrival(Engine *e, int ci);
+void cs_engine_llm_on_event(Engine *e);
+void cs_engine_llm_finish(Engine *e);
+void cs_engine_llm_fill_results(Engine *e, CsResults *res);
+void cs_engine_llm_teardown(Engine *e);
 
 /* The arrival of a client's request, the one event every request has: inline
  * in the core loop (engine.c), as it was before the split. It belongs to the
  * clients (clients.c). */
 static inline void on_arrival(Engine *e, int ci)
 {
+  if (G_UNLIKELY(ci >= e->cfg->n_clients)) {
+    cs_engine_llm_arrival(e, ci);
+    return;
+  }
   Client *c = &e->clients[ci];
   cs_engine_count_in_bin(e, c, 0, 0, 1);
   Req r = { .id = e->next_id++, .send_ns = e->now, .measured = e->now >= c->window_start_ns };

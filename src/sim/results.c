@@ -28,6 +28,9 @@ void cs_results_free(CsResults *r)
 {
   if (!r)
     return;
+  g_free(r->llm);
+  if (r->llm_strings != NULL)
+    g_ptr_array_free(r->llm_strings, TRUE);
   for (int i = 0; i < r->n_models; i++) {
     g_free(r->model_names[i]);
     g_array_unref(r->batch_sizes[i]);
@@ -207,4 +210,16 @@ void cs_results_used_from_total(CsResults *r)
   r->used_bin_ns = r->bin_ns;
   r->gpus_used_mean = n_bins > 0 ? (double)used_sum / (double)n_bins : 0.0;
   r->gpus_used_max = max_used;
+}
+
+int cs_results_n_llm(const CsResults *r)
+{
+  g_return_val_if_fail(r != NULL, 0);
+  return r->n_llm;
+}
+
+const CsLlmModelResult *cs_results_llm(const CsResults *r, int i)
+{
+  g_return_val_if_fail(r != NULL, NULL);
+  return i >= 0 && i < r->n_llm ? &r->llm[i] : NULL;
 }

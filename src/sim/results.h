@@ -43,6 +43,10 @@ typedef struct {
 
 struct CsResults {
   int n_models;
+  /* LLM deployments (their strings in llm_strings, freed with the results). */
+  CsLlmModelResult *llm;
+  int n_llm;
+  GPtrArray *llm_strings;
   CsModelResult *models;      /* model names owned by model_names */
   char **model_names;
   CsModelResult total;

@@ -250,6 +250,7 @@ gboolean fuzz_validation_cheap(CsScenario *sc)
 
 typedef struct {
   int n_models, n_gpus;
+  int n_dnn;              /* clients from n_dnn on are LLM deployments' (sim/config.h) */
   int64_t *records, *measured, *completed, *good, *dropped, *unserved, *failed;
 } RunCheck;
 
@@ -260,7 +261,19 @@ static void on_request(const CsRequestRecord *r, void *data)
     fuzz_fail("request %" G_GUINT64_FORMAT ": client %d of %d", r->id, r->client, k->n_models);
   int c = r->client;
   k->records[c]++;
-  if (r->served) {
+  if (r->served && c >= k->n_dnn) {
+    /* An LLM request (clustersim.h): no batch or GPU of the numbering; its
+     * first iteration's start, then its completion. */
+    if (!(r->send_ns <= r->dispatch_ns && r->dispatch_ns == r->node_ns &&
+          r->node_ns == r->exec_start_ns && r->exec_start_ns <= r->exec_end_ns &&
+          r->exec_end_ns == r->receive_ns) ||
+        r->batch_size != 0 || r->gpu != -1 || r->batch_id != 0 || r->replica < 0 ||
+        r->dropped || r->unserved)
+      fuzz_fail("LLM request %" G_GUINT64_FORMAT ": send %" G_GINT64_FORMAT " scheduled %"
+                G_GINT64_FORMAT " done %" G_GINT64_FORMAT ", batch %d, gpu %d, replica %d",
+                r->id, r->send_ns, r->exec_start_ns, r->receive_ns, r->batch_size, r->gpu,
+                r->replica);
+  } else if (r->served) {
     if (!(r->send_ns <= r->dispatch_ns && r->dispatch_ns <= r->node_ns &&
           r->node_ns <= r->exec_start_ns && r->exec_start_ns <= r->exec_end_ns &&
           r->exec_end_ns <= r->receive_ns))
@@ -381,10 +394,10 @@ static gboolean run_error_expected(const GError *error, gboolean invalid_ok, gbo
 /* Runs sc with every check; NULL (after a note) when the run fails as
  * run_error_expected allows (with invalid_ok, an invalid run too; with
  * misuse_ok, a dispatch policy's misuse). */
-static CsResults *run_checks(CsScenario *sc, int n_models, int n_gpus, gboolean invalid_ok,
-                             gboolean misuse_ok)
+static CsResults *run_checks(CsScenario *sc, int n_models, int n_dnn, int n_gpus,
+                             gboolean invalid_ok, gboolean misuse_ok)
 {
-  RunCheck k = { .n_models = n_models, .n_gpus = n_gpus };
+  RunCheck k = { .n_models = n_models, .n_dnn = n_dnn, .n_gpus = n_gpus };
   int64_t **counters[] = { &k.records, &k.measured, &k.completed, &k.good,
                            &k.dropped, &k.unserved, &k.failed };
   for (size_t i = 0; i < G_N_ELEMENTS(counters); i++)
@@ -409,14 +422,15 @@ static CsResults *run_checks(CsScenario *sc, int n_models, int n_gpus, gboolean 
   return r;
 }
 
-static CsResults *run_with_checks(CsScenario *sc, int n_models, int n_gpus, gboolean invalid_ok)
+static CsResults *run_with_checks(CsScenario *sc, int n_models, int n_dnn, int n_gpus,
+                                  gboolean invalid_ok)
 {
-  return run_checks(sc, n_models, n_gpus, invalid_ok, FALSE);
+  return run_checks(sc, n_models, n_dnn, n_gpus, invalid_ok, FALSE);
 }
 
 CsResults *fuzz_run_policy(CsScenario *sc, int n_models, int n_gpus)
 {
-  return run_checks(sc, n_models, n_gpus, FALSE, TRUE);
+  return run_checks(sc, n_models, n_models, n_gpus, FALSE, TRUE);
 }
 
 gboolean fuzz_run_checked(CsScenario *sc)
@@ -427,13 +441,13 @@ gboolean fuzz_run_checked(CsScenario *sc)
     fuzz_reject(&error);
     return FALSE;
   }
-  int n_models = c->n_clients, n_gpus = c->n_gpus;
+  int n_models = c->n_clients + c->n_llm, n_dnn = c->n_clients, n_gpus = c->n_gpus;
   cs_config_free(c);
   if (n_gpus > FUZZ_MAX_GPUS_LINEAR) {
     fuzz_note("%d GPUs: too big to run", n_gpus);
     return FALSE;
   }
-  CsResults *r = run_with_checks(sc, n_models, n_gpus, TRUE);
+  CsResults *r = run_with_checks(sc, n_models, n_dnn, n_gpus, TRUE);
   if (!r)
     return FALSE;
   fuzz_note("ran: %d GPUs, %" G_GINT64_FORMAT " requests", n_gpus,
@@ -445,7 +459,7 @@ gboolean fuzz_run_checked(CsScenario *sc)
                                               "/", &error);
   if (!eff)
     fuzz_fail("effective scenario does not parse: %s", error->message);
-  CsResults *r2 = run_with_checks(eff, n_models, n_gpus, FALSE);
+  CsResults *r2 = run_with_checks(eff, n_models, n_dnn, n_gpus, FALSE);
   char *summary2 = r2 ? cs_results_to_json(r2) : NULL;
   /* Its placement may have met its time limit this time; nothing else may
    * differ. */

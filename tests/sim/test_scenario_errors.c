@@ -363,7 +363,7 @@ static void test_set_paths(void **state)
   assert_false(cs_scenario_validate(sc, &err));
   assert_string_equal(err->message, "<scenario>: unknown field \"m\" (known fields: name, seed, "
                       "duration_s, profiles, network, cluster, dispatch, placement, controller, "
-                      "clients, trace, outputs, warnings, overrides_applied, plugins)");
+                      "clients, trace, outputs, warnings, overrides_applied, plugins, llm)");
   g_clear_error(&err);
 
   const char *bad[][2] = {
