@@ -320,11 +320,23 @@ typedef struct {
   double kv_peak_util;        /* max over replicas of peak KV blocks / blocks */
   double kv_mean_util;        /* mean over replicas of the time-averaged KV blocks in use */
   double busy_fraction;       /* mean over replicas of the time with a batch in flight */
+  /* Rows of llm_over_time.csv for it (cs_results_write_llm_timeseries), or
+   * NULL for a run that kept no time series. */
+  const char *series_csv;
 } CsLlmModelResult;
 
 /* Number of LLM deployments, and the i-th one's results (NULL out of range). */
 CS_API int cs_results_n_llm(const CsResults *r);
 CS_API const CsLlmModelResult *cs_results_llm(const CsResults *r, int i);
+
+/* Writes the LLM deployments' series as CSV: per deployment and bin
+ * (outputs.timeseries_bin_s, doubled past 65,536 bins), from 0 to its last
+ * completion, "model,time_s,kv_util,preemptions,output_tokens_per_s,
+ * batches,arrivals,completions" (docs/llm.md). Returns FALSE with error set
+ * if the file cannot be written, or (CS_ERROR_INVALID) if the run kept no
+ * time series or has no LLM deployment. */
+CS_API gboolean cs_results_write_llm_timeseries(const CsResults *r, const char *path,
+                                                GError **error);
 
 /* Number of models (one per client), and the i-th model's results. */
 CS_API int cs_results_n_models(const CsResults *r);

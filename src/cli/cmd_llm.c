@@ -160,8 +160,8 @@ int cmd_llm(int argc, char **argv)
   char *out_dir = NULL;
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
-      "Write requests.csv (one row per request, every time) and summary.json (with provenance) "
-      "into DIR", "DIR" },
+      "Write requests.csv (one row per request, every time), summary.json (with provenance) "
+      "and timeseries.csv (KV use, preemptions, tokens/s per timeseries_bin_s) into DIR", "DIR" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = g_option_context_new("CONFIG.json - LLM replicas token by token");
@@ -194,6 +194,8 @@ int cmd_llm(int argc, char **argv)
     status = cli_fail(PROG, err->message);
     goto out;
   }
+  if (out_dir != NULL)
+    r->sim.series_bin_ns = r->timeseries_bin_ns; /* timeseries.csv */
   res = cs_llm_sim_run(&r->sim, reqs, n, &err);
   if (res == NULL) {
     /* A point off the grid has a way forward the table's reader cannot name. */
@@ -227,8 +229,14 @@ int cmd_llm(int argc, char **argv)
       g_free(m);
       goto out;
     }
-    if (!write_out(out_dir, "requests.csv", csv, &err) ||
-        !write_out(out_dir, "summary.json", sum, &err)) {
+    GString *ts = g_string_new(CS_LLM_SERIES_HEADER);
+    cs_llm_series_csv(ts, NULL, res->series, res->series_bin_ns, res->total_blocks,
+                      res->makespan_ns);
+    gboolean ok = write_out(out_dir, "requests.csv", csv, &err) &&
+                  write_out(out_dir, "summary.json", sum, &err) &&
+                  write_out(out_dir, "timeseries.csv", ts->str, &err);
+    g_string_free(ts, TRUE);
+    if (!ok) {
       char *m = g_strdup_printf("-o %s: %s", out_dir, err->message);
       status = cli_fail(PROG, m);
       g_free(m);

@@ -25,9 +25,9 @@
 static const char *const output_set[] = { "summary.json",        "scenario.json",
                                           "gpus_over_time.csv",  "gpu_timeseries.csv",
                                           "worker_latency.csv",  "models_over_time.csv",
-                                          "cluster_over_time.csv", "requests.csv",
-                                          NULL };
-enum { N_OUTPUTS = 8 };
+                                          "cluster_over_time.csv", "llm_over_time.csv",
+                                          "requests.csv",          NULL };
+enum { N_OUTPUTS = 9 };
 #define TMP_SUFFIX ".new"
 
 /* What a signal handler removes: the temporary files (and their ".partial"
@@ -111,6 +111,11 @@ static gboolean write_temporaries(const CsResults *res, const char *dir, GError 
                 cs_results_write_gpu_timeseries(res, tpath, error) &&
                 cs_results_write_gpu_detail(res, gpath, wpath, error) &&
                 cs_results_write_model_timeseries(res, mpath, cpath, error);
+  if (ok && cs_results_n_llm(res) > 0) {
+    char *lpath = out_path(dir, "llm_over_time.csv", TRUE);
+    ok = cs_results_write_llm_timeseries(res, lpath, error);
+    g_free(lpath);
+  }
   g_free(mpath);
   g_free(cpath);
   g_free(summary);
@@ -162,7 +167,7 @@ int cmd_run(int argc, char **argv)
   gboolean requests_csv = FALSE, force = FALSE, json = FALSE;
   GOptionEntry entries[] = {
     { "seed", 0, 0, G_OPTION_ARG_STRING, &seed_text, "Seed for every random stream (overrides the scenario's)", "N" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write summary.json, scenario.json (the effective scenario), gpus_over_time.csv, gpu_timeseries.csv, worker_latency.csv, models_over_time.csv, cluster_over_time.csv (and requests.csv if asked) to DIR", "DIR" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write summary.json, scenario.json (the effective scenario), gpus_over_time.csv, gpu_timeseries.csv, worker_latency.csv, models_over_time.csv, cluster_over_time.csv (llm_over_time.csv with LLM deployments, requests.csv if asked) to DIR", "DIR" },
     { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace the outputs of an earlier run in DIR (the whole set)", NULL },
     { "requests-csv", 0, 0, G_OPTION_ARG_NONE, &requests_csv, "Also write DIR/requests.csv, one row per request", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the summary (as summary.json holds it) instead of the table", NULL },

@@ -10,6 +10,7 @@
 #include "common/json_input.h"
 #include "cs_config.h"
 #include "outputs.h"
+#include "llm/llm_sim.h"
 #include "sim/results.h"
 #include "sim/rng.h"
 
@@ -456,6 +457,22 @@ static gboolean need_series(const CsResults *r, const char *path, GError **error
               "%s: the run kept no time series (run it with CsRunOptions.timeseries set, as "
               "clustersim run --output does)", path);
   return FALSE;
+}
+
+gboolean cs_results_write_llm_timeseries(const CsResults *r, const char *path, GError **error)
+{
+  if (!need_series(r, path, error))
+    return FALSE;
+  if (r->n_llm == 0) {
+    g_set_error(error, CS_ERROR, CS_ERROR_INVALID, "%s: the run has no LLM deployment", path);
+    return FALSE;
+  }
+  FILE *out = open_csv(path, "model," CS_LLM_SERIES_HEADER, error);
+  if (!out)
+    return FALSE;
+  for (int i = 0; i < r->n_llm; i++)
+    fputs(r->llm[i].series_csv ? r->llm[i].series_csv : "", out);
+  return close_csv(out, path, error);
 }
 
 /* The files are streamed: the time series are held as runs of equal bins

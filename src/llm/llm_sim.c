@@ -1,7 +1,7 @@
 /* The token-level simulation of LLM replicas (llm_sim.h): a deployment run
  * instant by instant (CsLlmCluster: arrivals and batch ends, the routers,
  * the per-request record), the whole run over a list of requests on top of
- * it, and the summary. */
+ * it; the figures of a finished run are llm_sim_summary.c's. */
 #include "llm_sim.h"
 
 #include <math.h>
@@ -102,12 +102,55 @@ struct CsLlmCluster {
   CsLlmSimResult *res;         /* the counters and per-replica results; no requests */
 };
 
+/* The series' bin of t (cfg.series_bin_ns > 0), the series grown to hold
+ * it and its width doubled while it would pass CS_LLM_SERIES_MAX. */
+static CsLlmBin *bin_at(CsLlmCluster *s, int64_t t)
+{
+  GArray *a = s->res->series;
+  while (t / s->res->series_bin_ns >= CS_LLM_SERIES_MAX) {
+    /* Pairs merge: bin k of the new width is bins 2k and 2k + 1. */
+    guint n = (a->len + 1) / 2;
+    for (guint k = 0; k < n; k++) {
+      CsLlmBin m = g_array_index(a, CsLlmBin, 2 * k);
+      if (2 * k + 1 < a->len) {
+        const CsLlmBin *o = &g_array_index(a, CsLlmBin, 2 * k + 1);
+        m.block_ns += o->block_ns;
+        m.restarts += o->restarts;
+        m.tokens += o->tokens;
+        m.batches += o->batches;
+        m.arrivals += o->arrivals;
+        m.completions += o->completions;
+      }
+      g_array_index(a, CsLlmBin, k) = m;
+    }
+    g_array_set_size(a, n);
+    s->res->series_bin_ns *= 2;
+  }
+  guint k = (guint)(t / s->res->series_bin_ns);
+  if (k >= a->len)
+    g_array_set_size(a, k + 1); /* zeroed: the array clears new elements */
+  return &g_array_index(a, CsLlmBin, k);
+}
+
+/* blocks held over [from, to), spread over the bins it spans. */
+static void series_blocks(CsLlmCluster *s, int64_t from, int64_t to, int64_t blocks)
+{
+  while (from < to) {
+    CsLlmBin *b = bin_at(s, from);
+    int64_t end = MIN(to, (from / s->res->series_bin_ns + 1) * s->res->series_bin_ns);
+    b->block_ns += (double)blocks * (double)(end - from);
+    from = end;
+  }
+}
+
 /* The allocated blocks of replica i changed (or may have) at t: add the
  * interval since the last change to its integral and update the peak. */
 static void sample_blocks(CsLlmCluster *s, int i, int64_t t)
 {
   Replica *r = &s->rep[i];
   CsLlmSimReplicaResult *rr = &s->res->replicas[i];
+  if (s->res->series != NULL && r->last_blocks > 0)
+    series_blocks(s, r->last_change_ns, t, r->last_blocks);
   rr->block_ns += (double)r->last_blocks * (double)(t - r->last_change_ns);
   r->last_change_ns = t;
   r->last_blocks = cs_llm_sched_allocated_blocks(r->sched);
@@ -172,12 +215,18 @@ static gboolean start_batch(CsLlmCluster *s, int i, int64_t t, GError **error)
 {
   Replica *r = &s->rep[i];
   GError *e = NULL;
+  int64_t restarts = cs_llm_sched_n_restarts(r->sched);
   const CsLlmBatch *b = cs_llm_sched_next_batch(r->sched, &e);
   if (e != NULL) {
     g_propagate_error(error, e);
     return FALSE;
   }
   sample_blocks(s, i, t); /* restarts free, admissions allocate */
+  if (s->res->series != NULL) {
+    CsLlmBin *bin = bin_at(s, t);
+    bin->restarts += cs_llm_sched_n_restarts(r->sched) - restarts;
+    bin->batches += b != NULL;
+  }
   if (b == NULL)
     return TRUE;
   if (b->n > s->breqs_cap) {
@@ -234,6 +283,8 @@ static void complete(CsLlmCluster *s, Slot *q, int64_t t)
   q->out.completed_ns = t;
   if (t > s->res->makespan_ns)
     s->res->makespan_ns = t;
+  if (s->res->series != NULL)
+    bin_at(s, t)->completions++;
   if (s->hooks.done != NULL)
     s->hooks.done(s->hooks.user, &q->out, q->tag);
   q->live = FALSE;
@@ -266,6 +317,8 @@ static void end_batch(CsLlmCluster *s, int i, int64_t t)
     }
     q->last_iter_end = t;
     if (en->emitted) {
+      if (s->res->series != NULL)
+        bin_at(s, t)->tokens++;
       if (q->last_token >= 0) {
         int64_t gap = t - q->last_token;
         if (s->hooks.gap != NULL)
@@ -383,6 +436,12 @@ CsLlmCluster *cs_llm_cluster_new(const CsLlmSimConfig *cfg, const CsLlmClusterHo
   }
   if (s->disagg)
     s->incoming = g_new0(int, s->n_rep);
+  for (int i = 0; i < s->n_rep; i++)
+    res->total_blocks += res->replicas[i].num_blocks;
+  if (cfg->series_bin_ns > 0) {
+    res->series = g_array_new(FALSE, TRUE, sizeof(CsLlmBin));
+    res->series_bin_ns = cfg->series_bin_ns;
+  }
   return s;
 }
 
@@ -496,6 +555,8 @@ gboolean cs_llm_cluster_step(CsLlmCluster *s, GError **error)
     q->next = NULL;
     int i = route(s);
     q->out.replica = i;
+    if (s->res->series != NULL)
+      bin_at(s, t)->arrivals++;
     if (!cs_llm_sched_add(s->rep[i].sched, &q->req, error))
       return FALSE;
     s->rep[i].poked = TRUE;
@@ -641,6 +702,10 @@ CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest 
   res->restarts = c->restarts;
   res->output_tokens = c->output_tokens;
   res->attention_clamped_batches = c->attention_clamped_batches;
+  res->total_blocks = c->total_blocks;
+  res->series_bin_ns = c->series_bin_ns;
+  res->series = c->series; /* moved */
+  s->res->series = NULL;
   cs_llm_cluster_free(s);
   return res;
 fail:
@@ -657,106 +722,7 @@ void cs_llm_sim_result_free(CsLlmSimResult *r)
   g_free(r->replicas);
   g_array_free(r->tbt_ns, TRUE);
   g_array_free(r->gap_ns, TRUE);
+  if (r->series != NULL)
+    g_array_free(r->series, TRUE);
   g_free(r);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-double cs_llm_quantile(double *v, size_t n, double q)
-{
-  if (n == 0)
-    return NAN;
-  qsort(v, n, sizeof *v, cmp_double);
-  double h = q * (double)(n - 1);
-  size_t lo = (size_t)floor(h);
-  if (lo + 1 >= n)
-    return v[n - 1];
-  return v[lo] + (h - (double)lo) * (v[lo + 1] - v[lo]);
-}
-
-/* The distribution of n values in ms (v is reordered). */
-static void dist(double *v, size_t n, CsLlmDist *out)
-{
-  double sum = 0;
-  for (size_t i = 0; i < n; i++)
-    sum += v[i];
-  out->n = (int64_t)n;
-  out->mean = n ? sum / (double)n : NAN;
-  out->p50 = cs_llm_quantile(v, n, 0.50);
-  out->p90 = cs_llm_quantile(v, n, 0.90);
-  out->p99 = cs_llm_quantile(v, n, 0.99);
-}
-
-static void dist_ns(const GArray *a, CsLlmDist *out)
-{
-  double *v = g_new(double, a->len + 1);
-  for (guint i = 0; i < a->len; i++)
-    v[i] = (double)g_array_index(a, int64_t, i) / 1e6;
-  dist(v, a->len, out);
-  g_free(v);
-}
-
-/* The transfers' times and each pool's use (llm_sim.h). */
-static void disagg_summary(const CsLlmSimResult *r, CsLlmSimSummary *out)
-{
-  double *v = g_new(double, r->n_requests + 1);
-  size_t k = 0;
-  for (int j = 0; j < r->n_requests; j++)
-    if (r->requests[j].transfer_start_ns >= 0)
-      v[k++] = (double)(r->requests[j].transfer_end_ns - r->requests[j].transfer_start_ns) / 1e6;
-  dist(v, k, &out->transfer);
-  g_free(v);
-  double busy[2] = { 0, 0 }, kv[2] = { 0, 0 };
-  for (int i = 0; i < r->n_replicas && r->makespan_ns > 0; i++) {
-    const CsLlmSimReplicaResult *p = &r->replicas[i];
-    int pool = i >= r->n_prefill_replicas;
-    busy[pool] += (double)p->busy_ns / (double)r->makespan_ns;
-    kv[pool] += p->block_ns / ((double)p->num_blocks * (double)r->makespan_ns);
-  }
-  int np = r->n_prefill_replicas, nd = r->n_replicas - np;
-  out->prefill_busy_util = busy[0] / np;
-  out->decode_busy_util = busy[1] / nd;
-  out->prefill_kv_mean_util = kv[0] / np;
-  out->decode_kv_mean_util = kv[1] / nd;
-}
-
-void cs_llm_sim_summary(const CsLlmSimResult *r, CsLlmSimSummary *out)
-{
-  memset(out, 0, sizeof *out);
-  int n = r->n_requests;
-  double *v = g_new(double, n + 1);
-  for (int pass = 0; pass < 3; pass++) {
-    for (int j = 0; j < n; j++) {
-      const CsLlmSimRequestResult *q = &r->requests[j];
-      v[j] = pass == 0   ? (double)(q->first_token_ns - q->arrival_ns) / 1e6
-             : pass == 1 ? (double)(q->completed_ns - q->arrival_ns) / 1e6
-                         : (double)(q->completed_ns - q->first_token_ns) / 1e6 /
-                             q->final_decode_tokens;
-    }
-    dist(v, n, pass == 0 ? &out->ttft : pass == 1 ? &out->e2e : &out->decode_per_token);
-  }
-  g_free(v);
-  dist_ns(r->tbt_ns, &out->tbt);
-  dist_ns(r->gap_ns, &out->gap);
-  double span = (double)(r->makespan_ns - r->requests[0].arrival_ns) / 1e9;
-  out->output_tokens_per_s = span > 0 ? (double)r->output_tokens / span : NAN;
-  out->requests_per_s = span > 0 ? n / span : NAN;
-  double mean = 0;
-  for (int i = 0; i < r->n_replicas; i++) {
-    const CsLlmSimReplicaResult *p = &r->replicas[i];
-    double peak = (double)p->peak_blocks / (double)p->num_blocks;
-    if (peak > out->kv_peak_util)
-      out->kv_peak_util = peak;
-    if (r->makespan_ns > 0)
-      mean += p->block_ns / ((double)p->num_blocks * (double)r->makespan_ns);
-  }
-  out->kv_mean_util = mean / r->n_replicas;
-  if (r->n_prefill_replicas > 0)
-    disagg_summary(r, out);
-  out->restarts = r->restarts;
-  out->makespan_ns = r->makespan_ns;
 }

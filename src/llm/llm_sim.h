@@ -103,7 +103,24 @@ typedef struct {
   CsLlmSchedConfig decode_sched; /* the decode pool's; not static */
   const CsNetworkCurve *kv_curve; /* a transfer's time from its bytes per shard; not copied */
   int64_t kv_bytes_per_token;   /* per device (TP shard), cs_llm_plan's */
+  /* > 0: keep the deployment's series over time (CsLlmBin) in bins this
+   * wide, doubled (pairs merged) while they would pass CS_LLM_SERIES_MAX
+   * bins, so that memory stays bounded however long the run; 0: none. */
+  int64_t series_bin_ns;
 } CsLlmSimConfig;
+
+/* The most bins a series holds before its width doubles. */
+#define CS_LLM_SERIES_MAX 65536
+
+/* One bin of a deployment's series, all replicas together. */
+typedef struct {
+  double block_ns;       /* the integral of allocated KV blocks over the bin */
+  int64_t restarts;      /* requests preempted (restarted) as batches were formed in it */
+  int64_t tokens;        /* output tokens of the batches that ended in it */
+  int64_t batches;       /* batches started in it */
+  int64_t arrivals;      /* requests routed in it */
+  int64_t completions;   /* requests completed in it */
+} CsLlmBin;
 
 /* The time of one request's KV-cache transfer: prompt tokens x
  * kv_bytes_per_token, the bytes of one tensor-parallel shard (every shard
@@ -166,6 +183,11 @@ typedef struct {
   int64_t output_tokens; /* sum of the requests' output tokens */
   int64_t attention_clamped_batches; /* batches whose attention was looked up at the grid's
                                       * edge (CS_LLM_ATTN_CLAMP_OUTSIDE, llm_attention.h) */
+  /* With cfg.series_bin_ns > 0, CsLlmBin from time 0, series_bin_ns wide
+   * (possibly doubled), up to the bin of the makespan; else NULL. */
+  GArray *series;
+  int64_t series_bin_ns;
+  int64_t total_blocks;  /* the blocks of all replicas (a bin's KV use: block_ns / this / width) */
 } CsLlmSimResult;
 
 /* Runs n (>= 1) requests through the deployment until every one has
@@ -273,6 +295,19 @@ typedef struct {
   CsLlmDist transfer;
   double prefill_busy_util, decode_busy_util, prefill_kv_mean_util, decode_kv_mean_util;
 } CsLlmSimSummary;
+
+/* Appends a series (CsLlmBin, bin_ns wide from 0, of a deployment of
+ * total_blocks KV blocks, its last completion at end_ns) to out as CSV
+ * rows "[LABEL,]time_s,kv_util,preemptions,output_tokens_per_s,batches,
+ * arrivals,completions": the bin's start, its mean KV blocks in use over all
+ * replicas' blocks, the restarts, output tokens per second, batches started,
+ * requests routed and completed in it; a bin's width is bin_ns, the last
+ * one's up to end_ns. label NULL: no first column. The header is
+ * CS_LLM_SERIES_HEADER (with "model," before it for a label). */
+#define CS_LLM_SERIES_HEADER \
+  "time_s,kv_util,preemptions,output_tokens_per_s,batches,arrivals,completions\n"
+void cs_llm_series_csv(GString *out, const char *label, const GArray *series, int64_t bin_ns,
+                       int64_t total_blocks, int64_t end_ns);
 
 /* Summarises r (quantiles as cs_llm_quantile). */
 void cs_llm_sim_summary(const CsLlmSimResult *r, CsLlmSimSummary *out);

@@ -185,7 +185,7 @@ static gboolean read_config(CsLlmConfig *r, const char *expected_format,
                                           "tensor_parallel", "pipeline_parallel", "replicas",
                                           "scheduler", "router", "requests", "max_tokens",
                                           "memory_margin", "attention_outside_grid",
-                                          "disaggregated" };
+                                          "disaggregated", "timeseries_bin_s" };
   GPtrArray *keys = g_ptr_array_new();
   /* A deployment inside another document (a scenario's "llm" entries) has
    * no format and version of its own. */
@@ -345,7 +345,7 @@ static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const
 {
   const char *format = NULL, *model = NULL, *device = NULL, *node = NULL, *router = "round_robin";
   int version = 0, tp = 1, pp = 1, replicas = 1, max_tokens = 4096;
-  double margin = 0.1;
+  double margin = 0.1, bin_s = 1.0;
   if (!cs_json_expect_object(root, file, "", error))
     return FALSE;
   if (expected_format != NULL) {
@@ -366,8 +366,10 @@ static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const
       !cs_json_read_int(root, "replicas", FALSE, 1, 100000, &replicas, file, "", error) ||
       !cs_json_read_string(root, "router", FALSE, &router, file, "", error) ||
       !cs_json_read_int(root, "max_tokens", FALSE, 1, 1 << 20, &max_tokens, file, "", error) ||
-      !cs_json_read_double(root, "memory_margin", FALSE, 0, 0.999, &margin, file, "", error))
+      !cs_json_read_double(root, "memory_margin", FALSE, 0, 0.999, &margin, file, "", error) ||
+      !cs_json_read_double(root, "timeseries_bin_s", FALSE, 1e-3, 1e6, &bin_s, file, "", error))
     return FALSE;
+  r->timeseries_bin_ns = llround(bin_s * 1e9);
   if (pp != 1)
     return cs_json_fail(error, file, "pipeline_parallel", "expected 1: pipeline parallelism "
                         "is not simulated yet, got %d", pp);

@@ -40,6 +40,7 @@ typedef struct {
   const CsLlmDevice *device;   /* in models; its price_per_hour may be 0 (none) */
   int tensor_parallel, pipeline_parallel;
   int max_tokens;
+  int64_t timeseries_bin_ns;   /* "timeseries_bin_s" (default 1 s): llm run's timeseries.csv */
   CsLlmSimConfig sim;          /* the deployment, ready for cs_llm_sim_run */
   CsNetworkCurve *kv_curve;    /* "disaggregated": the KV transfer's (sim.kv_curve); else NULL */
   /* requests.synthetic (synthetic TRUE) */

@@ -55,6 +55,13 @@ static gboolean read_entry(const CsScenario *sc, CsConfig *c, const cJSON *entry
       return cs_json_fail(error, sc->name, jp, "name \"%s\" is already a model's (%s): every "
                           "model of a scenario has its own name",
                           name, j < c->n_clients ? "clients" : "llm");
+  if (cJSON_GetObjectItemCaseSensitive(entry, "timeseries_bin_s") != NULL) {
+    char *tp = cs_json_path_key(jp, "timeseries_bin_s");
+    cs_json_fail(error, sc->name, tp, "a scenario's series share outputs.timeseries_bin_s: "
+                 "remove it here");
+    g_free(tp);
+    return FALSE;
+  }
   /* The deployment's own fields, named "FILE: llm[i]: FIELD" in messages. */
   cJSON *copy = cJSON_Duplicate(entry, TRUE);
   cJSON_DeleteItemFromObjectCaseSensitive(copy, "name");

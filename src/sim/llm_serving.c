@@ -124,8 +124,12 @@ void cs_engine_llm_setup(Engine *e)
     s->tpot = cs_samples_new(FALSE, cfg->percentile_sketch);
     s->first_arrival_ns = -1;
     CsLlmClusterHooks hooks = { .tbt = on_tbt, .done = on_done, .user = s };
+    CsLlmSimConfig sim = s->cfg->sim;
+    /* Its series (llm_over_time.csv) in the scenario's bins, when the run
+     * keeps series. */
+    sim.series_bin_ns = e->series ? e->bin_ns : 0;
     GError *err = NULL;
-    s->cluster = cs_llm_cluster_new(&s->cfg->sim, &hooks, &err);
+    s->cluster = cs_llm_cluster_new(&sim, &hooks, &err);
     if (s->cluster == NULL) /* compiled from a config llm_config.c accepted: not expected */
       fail(e, s, err);
   }
@@ -251,6 +255,14 @@ void cs_engine_llm_fill_results(Engine *e, CsResults *res)
     m->restarts = r->restarts;
     m->attention_clamped_batches = r->attention_clamped_batches;
     replica_use(r, r->makespan_ns, m);
+    if (r->series != NULL) {
+      GString *rows = g_string_new(NULL);
+      cs_llm_series_csv(rows, d->name, r->series, r->series_bin_ns, r->total_blocks,
+                        r->makespan_ns);
+      g_ptr_array_add(res->llm_strings, rows->str);
+      m->series_csv = rows->str;
+      g_string_free(rows, FALSE);
+    }
     if (r->attention_clamped_batches > 0)
       cs_warning_add(res->warnings, "attention_clamped", d->name, -1,
                      "%" G_GINT64_FORMAT " of its %" G_GINT64_FORMAT " batches looked their "

@@ -141,6 +141,29 @@ PY
 same_as_llm_run bound
 check "bound: the 201 requests up to the bound are good" py 'd["models"][3]["requests"]["good"] >= 201' bound.out/summary.json
 check "preempt: preempts (the case is what it says)" py 'd["llm"][0]["preemptions"] > 0' preempt.out/summary.json
+# The series over time: the scenario's llm_over_time.csv is llm run's
+# timeseries.csv (both 1 s bins), and its sums are the run's totals.
+check "preempt: llm_over_time.csv is llm run's timeseries.csv, its sums the totals" \
+  python3 - preempt.out preempt.llm <<'PY'
+import csv, json, sys
+mix, llm = sys.argv[1:]
+rows = list(csv.DictReader(open(f"{mix}/llm_over_time.csv")))
+ref = list(csv.DictReader(open(f"{llm}/timeseries.csv")))
+s = json.load(open(f"{llm}/summary.json"))
+bad = []
+if [{k: v for k, v in r.items() if k != "model"} for r in rows] != ref or {r["model"] for r in rows} != {"chat"}:
+    bad.append("llm_over_time.csv differs from llm run's timeseries.csv")
+tot = lambda k: sum(int(r[k]) for r in ref)
+if (tot("preemptions"), tot("arrivals"), tot("completions")) != (s["preemptions"], s["requests"], s["requests"]):
+    bad.append(f"sums {tot('preemptions')}, {tot('arrivals')}, {tot('completions')}; summary {s['preemptions']}, {s['requests']}")
+# Mean KV use over the run: the bins' block-time over the makespan.
+span = s["makespan_s"]
+mean = sum(float(r["kv_util"]) * min(1.0, span - float(r["time_s"])) for r in ref) / span
+if abs(mean - s["kv_mean_utilisation"]) > 1e-4:
+    bad.append(f"mean KV use {mean}, summary {s['kv_mean_utilisation']}")
+print("\n".join(bad) or f"# {len(ref)} bins, {tot('preemptions')} preemptions")
+sys.exit(1 if bad else 0)
+PY
 "$bin" run vllm.json -o vllm.again >/dev/null 2>&1
 check "same scenario, same summary" cmp vllm.out/summary.json vllm.again/summary.json
 check "same scenario, same requests" cmp vllm.out/requests.csv vllm.again/requests.csv
@@ -161,6 +184,8 @@ edit badfield 'd["llm"][0]["replica"] = 2'
 bad "unknown field" 'badfield.json: llm[0]: unknown field "replica"' run badfield.json
 edit hasformat 'd["llm"][0]["format"] = "clustersim-llm-run"'
 bad "format inside a scenario" 'hasformat.json: llm[0]: unknown field "format"' run hasformat.json
+edit ownbins 'd["llm"][0]["timeseries_bin_s"] = 5'
+bad "its own bins" 'ownbins.json: llm[0].timeseries_bin_s: a scenario'"'"'s series share outputs.timeseries_bin_s' run ownbins.json
 edit empty 'd["llm"] = []'
 bad "empty llm" 'empty.json: llm: expected a non-empty array' run empty.json
 bad "goodput search refuses" 'vllm.json: llm: the goodput search scales' search vllm.json

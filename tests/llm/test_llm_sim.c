@@ -468,10 +468,93 @@ static void test_disagg_errors(void **state)
   expect_error(&c, r, 1, "disaggregated: expected decode replicas >= 0");
 }
 
+/* The series over time (CsLlmBin) of test_two_requests_vllm's timeline in
+ * 5 ms bins. KV blocks 4 over [0, 3), 8 over [3, 6), 10 over [6, 8.5), 5
+ * over [8.5, 11): bin 0 [0, 5) 4 x 3 + 8 x 2 = 28 block-ms, bin 1 [5, 10)
+ * 8 x 1 + 10 x 2.5 + 5 x 1.5 = 40.5, bin 2 [10, 15) 5 x 1 = 5 (73.5 in
+ * all). Batches start at 0, 3 (bin 0), 6, 8.5 (bin 1). Output tokens at 3
+ * (R0's first), 6 (R1's first), 8.5 (two decodes), 11: 1, 3, 1. Arrivals
+ * 0 and 1 ms (bin 0), completions 8.5 (bin 1) and 11 (bin 2). Then 1 ns
+ * bins: the width doubles while 11 ms would pass CS_LLM_SERIES_MAX bins,
+ * to 256 ns (11e6 / 128 = 85,938 bins, / 256 = 42,969), and the bins still
+ * add up to the totals. */
+static void test_series_by_hand(void **state)
+{
+  (void)state;
+  CsLlmSimConfig c;
+  config(&c, CS_LLM_SCHED_VLLM, 100, 1, CS_LLM_ROUTER_ROUND_ROBIN);
+  c.series_bin_ns = 5 * MS;
+  const CsLlmSimRequest r[] = { { 10, 0, 64, 3 }, { 11, 1 * MS, 64, 2 } };
+  CsLlmSimResult *res = run(&c, r, 2);
+  assert_non_null(res->series);
+  assert_int_equal(res->series_bin_ns, 5 * MS);
+  assert_int_equal(res->series->len, 3);
+  assert_int_equal(res->total_blocks, 100);
+  const CsLlmBin *b = (const CsLlmBin *)res->series->data;
+  const double block_ms[] = { 28, 40.5, 5 };
+  const int64_t batches[] = { 2, 2, 0 }, tokens[] = { 1, 3, 1 }, arrivals[] = { 2, 0, 0 },
+                completions[] = { 0, 1, 1 };
+  for (int k = 0; k < 3; k++) {
+    assert_close(b[k].block_ns, block_ms[k] * MS);
+    assert_int_equal(b[k].batches, batches[k]);
+    assert_int_equal(b[k].tokens, tokens[k]);
+    assert_int_equal(b[k].arrivals, arrivals[k]);
+    assert_int_equal(b[k].completions, completions[k]);
+    assert_int_equal(b[k].restarts, 0);
+  }
+  cs_llm_sim_result_free(res);
+
+  c.series_bin_ns = 1;
+  res = run(&c, r, 2);
+  assert_int_equal(res->series_bin_ns, 256);
+  assert_true(res->series->len <= CS_LLM_SERIES_MAX);
+  double blocks = 0;
+  int64_t sums[5] = { 0 };
+  for (guint k = 0; k < res->series->len; k++) {
+    const CsLlmBin *x = &g_array_index(res->series, CsLlmBin, k);
+    blocks += x->block_ns;
+    sums[0] += x->batches;
+    sums[1] += x->tokens;
+    sums[2] += x->arrivals;
+    sums[3] += x->completions;
+    sums[4] += x->restarts;
+  }
+  assert_close(blocks, 73.5 * MS);
+  assert_int_equal(sums[0], 4);
+  assert_int_equal(sums[1], 5);
+  assert_int_equal(sums[2], 2);
+  assert_int_equal(sums[3], 2);
+  assert_int_equal(sums[4], 0);
+  /* R1's prefill batch starts at 3 ms: bin 3e6 / 256 = 11,718. */
+  assert_int_equal(g_array_index(res->series, CsLlmBin, 11718).batches, 1);
+  cs_llm_sim_result_free(res);
+}
+
+/* test_preemption_vllm's restart (R1 at 3 ms, as the decode of [R0] is
+ * formed) lands in bin 0 of 5 ms; no other. */
+static void test_series_restart(void **state)
+{
+  (void)state;
+  CsLlmSimConfig c;
+  config(&c, CS_LLM_SCHED_VLLM, 9, 1, CS_LLM_ROUTER_ROUND_ROBIN);
+  c.sched.watermark_blocks_fraction = 0;
+  c.series_bin_ns = 5 * MS;
+  const CsLlmSimRequest r[] = { { 0, 0, 64, 20 }, { 1, 0, 64, 20 } };
+  CsLlmSimResult *res = run(&c, r, 2);
+  assert_int_equal(res->restarts, 1);
+  for (guint k = 0; k < res->series->len; k++)
+    assert_int_equal(g_array_index(res->series, CsLlmBin, k).restarts, k == 0);
+  /* 98.5 ms: bins 0 to 19. */
+  assert_int_equal(res->series->len, 20);
+  cs_llm_sim_result_free(res);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_two_requests_vllm), cmocka_unit_test(test_preemption_vllm),
+    cmocka_unit_test(test_two_requests_vllm),
+    cmocka_unit_test(test_series_by_hand),
+    cmocka_unit_test(test_series_restart), cmocka_unit_test(test_preemption_vllm),
     cmocka_unit_test(test_routing),           cmocka_unit_test(test_same_instant),
     cmocka_unit_test(test_errors),            cmocka_unit_test(test_sarathi_chunks),
     cmocka_unit_test(test_disagg_timeline),   cmocka_unit_test(test_disagg_one_token),
