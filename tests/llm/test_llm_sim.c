@@ -434,6 +434,60 @@ static void test_disagg_decode_memory(void **state)
   cs_llm_sim_result_free(res);
 }
 
+/* Prefill-side memory: P has 8 blocks (watermark int(0.08) = 0), D 100.
+ * R0, R1, R2 at 0, each 64 prompt (4 blocks) and 2 output:
+ *  t=0    P admits R0 and R1 (8 blocks, 0 free); R2 does not fit. Prefill
+ *         [R0, R1] 3 ms -> 3.
+ *  t=3    both first tokens; transfers 3 -> 5 (R0 then R1), P keeping
+ *         their 8 blocks. P is idle, R2 still does not fit: no batch, and
+ *         nothing in flight on P.
+ *  t=5    the transfers end: P frees 4 + 4, and only this wakes it (no
+ *         arrival, no batch end on P): it admits R2, [R2] -> 8. D admits
+ *         R0 and R1 (4 blocks each), [R0, R1] 2.5 ms -> 7.5, a 5th block
+ *         each (65 > 64); both finish (TBT 7.5 - 3 = 4.5).
+ *  t=8    R2's first token (TTFT 8), transfer 8 -> 10.
+ *  t=10   P frees R2's 4. D admits R2: [R2] -> 12.5, R2 finishes (TBT
+ *         12.5 - 8 = 4.5, e2e 12.5).
+ * Busy: P 3 + 3 = 6 ms, D 2 x 2.5 = 5 ms. Blocks: P 8 x 5 + 4 x 5 = 60
+ * block-ms, peak 8; D 10 x 2.5 + 5 x 2.5 = 37.5, peak 10. Were P not woken
+ * at 5, R2 would never run (an error: it never finished). */
+static void test_disagg_prefill_memory(void **state)
+{
+  (void)state;
+  CsLlmSimConfig c;
+  disagg(&c, 1, 1);
+  c.sched.num_blocks = 8;
+  const CsLlmSimRequest r[] = { { 0, 0, 64, 2 }, { 1, 0, 64, 2 }, { 2, 0, 64, 2 } };
+  CsLlmSimResult *res = run(&c, r, 3);
+  for (int j = 0; j < 2; j++) {
+    assert_int_equal(res->requests[j].scheduled_ns, 0);
+    assert_int_equal(res->requests[j].first_token_ns, 3 * MS);
+    assert_int_equal(res->requests[j].transfer_end_ns, 5 * MS);
+    assert_int_equal(res->requests[j].completed_ns, 7500000);
+    assert_int_equal(res->requests[j].tbt_max_ns, 4500000);
+  }
+  const CsLlmSimRequestResult *q = &res->requests[2];
+  assert_int_equal(q->replica, 0);
+  assert_int_equal(q->decode_replica, 1);
+  assert_int_equal(q->scheduled_ns, 5 * MS);
+  assert_int_equal(q->first_token_ns, 8 * MS);
+  assert_int_equal(q->transfer_start_ns, 8 * MS);
+  assert_int_equal(q->transfer_end_ns, 10 * MS);
+  assert_int_equal(q->completed_ns, 12500000);
+  assert_int_equal(q->n_tbt, 1);
+  assert_int_equal(q->tbt_max_ns, 4500000);
+  assert_int_equal(res->makespan_ns, 12500000);
+  assert_int_equal(res->replicas[0].busy_ns, 6 * MS);
+  assert_int_equal(res->replicas[0].n_batches, 2);
+  assert_int_equal(res->replicas[1].busy_ns, 5 * MS);
+  assert_int_equal(res->replicas[0].peak_blocks, 8);
+  assert_int_equal(res->replicas[1].peak_blocks, 10);
+  assert_close(res->replicas[0].block_ns, 60.0 * MS);
+  assert_close(res->replicas[1].block_ns, 37.5 * MS);
+  assert_int_equal(res->restarts, 0);
+  cs_llm_sim_result_free(res);
+}
+
 /* 1 prefill + 2 decode replicas: R0 and R1 prefilled in one batch (0 -> 3)
  * start their transfers at 3 in batch order; R0 goes to replica 1 (both
  * empty, the lowest id), R1 to replica 2 (replica 1 has R0 on the way). */
@@ -558,7 +612,8 @@ int main(void)
     cmocka_unit_test(test_routing),           cmocka_unit_test(test_same_instant),
     cmocka_unit_test(test_errors),            cmocka_unit_test(test_sarathi_chunks),
     cmocka_unit_test(test_disagg_timeline),   cmocka_unit_test(test_disagg_one_token),
-    cmocka_unit_test(test_disagg_decode_memory), cmocka_unit_test(test_disagg_decode_choice),
+    cmocka_unit_test(test_disagg_decode_memory), cmocka_unit_test(test_disagg_prefill_memory),
+    cmocka_unit_test(test_disagg_decode_choice),
     cmocka_unit_test(test_disagg_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
