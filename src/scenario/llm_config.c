@@ -99,13 +99,41 @@ static gboolean read_synthetic(CsLlmConfig *r, const cJSON *syn, const char *fil
  * time_scale. Not Vidur's: "min_prompt_tokens" and "max_prompt_tokens"
  * leave out the rows whose prompt (after the cut) is shorter or longer, "limit" keeps the first N rows left
  * (for the sampled attention grid, which refuses some long prefills). */
+/* An Azure LLM inference trace (workloads/azure_llm.c) as Vidur's processed
+ * one: arrivals from its earliest request, ContextTokens as the prompt and
+ * GeneratedTokens as the output (0 allowed: the scales' clip to 1 below
+ * applies, as Vidur's trace_replay clips). Vidur's own conversation trace
+ * is this file so converted (docs/llm.md, "Traces"). */
+static CsLlmRequestTrace *azure_as_requests(const char *path, GError **error)
+{
+  CsAzureLlmTrace *a = cs_azure_llm_load_sorted(path, error);
+  if (a == NULL)
+    return NULL;
+  CsLlmRequestTrace *t = g_new0(CsLlmRequestTrace, 1);
+  t->n_records = a->n_records;
+  t->records = g_new0(CsLlmRequestRecord, MAX(a->n_records, 1));
+  for (size_t i = 0; i < a->n_records; i++)
+    t->records[i] = (CsLlmRequestRecord){ .time_ns = a->records[i].time_ns,
+                                          .prompt_tokens = a->records[i].context_tokens,
+                                          .output_tokens = a->records[i].generated_tokens,
+                                          .line = a->records[i].line };
+  cs_azure_llm_trace_free(a);
+  if (t->n_records == 0) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, "%s: no requests", path);
+    cs_llm_request_trace_free(t);
+    return NULL;
+  }
+  return t;
+}
+
 static gboolean read_trace(CsLlmConfig *r, const cJSON *req, const char *file, const char *dir,
                            int max_tokens, GError **error)
 {
   const char *path = "requests";
-  static const char *const known[] = { "trace", "time_scale", "prefill_scale", "decode_scale",
-                                       "limit", "min_prompt_tokens", "max_prompt_tokens", NULL };
-  const char *rel = NULL;
+  static const char *const known[] = { "trace", "trace_format", "time_scale", "prefill_scale",
+                                       "decode_scale", "limit", "min_prompt_tokens",
+                                       "max_prompt_tokens", NULL };
+  const char *rel = NULL, *format = "vidur";
   double ts = 1, ps = 1, ds = 1;
   int limit = 0, min_prompt = 1, max_prompt = G_MAXINT;
   if (!cs_json_check_keys(req, known, file, path, error) ||
@@ -114,14 +142,22 @@ static gboolean read_trace(CsLlmConfig *r, const cJSON *req, const char *file, c
       !cs_json_read_int(req, "max_prompt_tokens", FALSE, min_prompt, G_MAXINT, &max_prompt, file,
                         path, error) ||
       !cs_json_read_string(req, "trace", TRUE, &rel, file, path, error) ||
+      !cs_json_read_string(req, "trace_format", FALSE, &format, file, path, error) ||
       !cs_json_read_double(req, "time_scale", FALSE, 1e-9, 1e9, &ts, file, path, error) ||
       !cs_json_read_double(req, "prefill_scale", FALSE, 1e-9, 1e6, &ps, file, path, error) ||
       !cs_json_read_double(req, "decode_scale", FALSE, 1e-9, 1e6, &ds, file, path, error) ||
       !cs_json_read_int(req, "limit", FALSE, 1, G_MAXINT, &limit, file, path, error))
     return FALSE;
+  gboolean azure = strcmp(format, "azure_llm") == 0;
+  if (!azure && strcmp(format, "vidur") != 0)
+    return cs_json_fail(error, file, "requests.trace_format", "expected \"vidur\" (Vidur's "
+                        "processed traces) or \"azure_llm\" (the Azure LLM inference trace's "
+                        "TIMESTAMP, ContextTokens, GeneratedTokens), got \"%s\"",
+                        format);
   r->trace_path = g_path_is_absolute(rel) ? g_strdup(rel) : g_build_filename(dir, rel, NULL);
   GError *e = NULL;
-  CsLlmRequestTrace *tr = cs_vidur_trace_load(r->trace_path, &e);
+  CsLlmRequestTrace *tr = azure ? azure_as_requests(r->trace_path, &e)
+                                : cs_vidur_trace_load(r->trace_path, &e);
   if (tr == NULL) {
     cs_json_fail(error, file, "requests.trace", "%s", e->message);
     g_error_free(e);

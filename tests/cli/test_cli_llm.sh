@@ -267,6 +267,40 @@ c, d = (json.load(open(f)) for f in sys.argv[1:])
 sys.exit(0 if d["tbt"]["p99_ms"] < c["tbt"]["p99_ms"] and d["ttft"]["p90_ms"] > c["ttft"]["p90_ms"] else 1)
 PY
 
+# The Azure LLM inference trace read as it is ("trace_format": "azure_llm")
+# gives the requests of the same rows converted to Vidur's processed format
+# here, by Python's datetime (arrivals from the first, tokens clipped to 1).
+python3 - "$src" <<'PY'
+import csv, datetime, sys
+rows = list(csv.DictReader(open(f"{sys.argv[1]}/data/traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv")))[:300]
+def ns(t):
+    day, frac = t.split(".")
+    d = datetime.datetime.strptime(day, "%Y-%m-%d %H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    return int(d.timestamp()) * 10**9 + int((frac + "000000000")[:9])
+t0 = ns(rows[0]["TIMESTAMP"])
+with open("conv300.csv", "w") as f:
+    f.write("arrived_at,num_prefill_tokens,num_decode_tokens\n")
+    for r in rows:
+        f.write("%d.%09d,%d,%d\n" % (*divmod(ns(r["TIMESTAMP"]) - t0, 10**9),
+                                     max(1, int(r["ContextTokens"])), max(1, int(r["GeneratedTokens"]))))
+PY
+for fmt in vidur azure; do
+  if [ $fmt = azure ]; then
+    req="{\"trace\": \"$src/data/traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv\", \"trace_format\": \"azure_llm\", \"limit\": 300}"
+  else
+    req='{"trace": "conv300.csv"}'
+  fi
+  cat >conv_$fmt.json <<JSON
+{$base, "replicas": 2, "router": "least_outstanding", "attention_outside_grid": "clamp",
+ "scheduler": {"policy": "sarathi"}, "requests": $req}
+JSON
+  "$bin" llm run conv_$fmt.json -o conv_$fmt >/dev/null 2>&1
+  check "azure trace: $fmt exits 0" test $? -eq 0
+done
+check "azure trace: the requests of its rows in Vidur's format" cmp conv_vidur/requests.csv conv_azure/requests.csv
+sed 's/"azure_llm"/"azure"/' conv_azure.json >badfmt.json
+bad "azure trace: unknown format" 'badfmt.json: requests.trace_format: expected "vidur"' llm run badfmt.json
+
 printf '%s\n' '{"format": "clustersim-llm-search", "version": 1}' >badsearch.json
 bad "search: bad config" 'badsearch.json: ' llm search badsearch.json -o badsearchout
 check "search: bad config: no output" test ! -e badsearchout
