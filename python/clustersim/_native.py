@@ -117,6 +117,8 @@ _PROTOTYPES = {
     "cs_results_write_gpu_detail": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_char_p, _PERR]),
     "cs_results_write_model_timeseries": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_char_p,
                                                          _PERR]),
+    "cs_results_n_llm": (ctypes.c_int, [_P]),
+    "cs_results_write_llm_timeseries": (ctypes.c_int, [_P, ctypes.c_char_p, _PERR]),
 }
 
 

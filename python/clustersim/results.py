@@ -16,7 +16,9 @@ _lib = _native.lib
 # The time series' CSV files, as `clustersim run -o` names them.
 TIME_SERIES = ("gpus_over_time", "gpu_timeseries", "worker_latency", "models_over_time",
                "cluster_over_time")
-TABLES = ("models", "gpus", "requests") + TIME_SERIES
+# Written only by runs with LLM deployments (the scenario's "llm").
+LLM_TIME_SERIES = ("llm_over_time",)
+TABLES = ("models", "gpus", "requests", "llm") + TIME_SERIES + LLM_TIME_SERIES
 
 Warning = namedtuple("Warning", "code model gpu message")
 Warning.__doc__ = """A condition that does not stop a run but would mislead a reader of its
@@ -68,7 +70,11 @@ class Results(_native.Owned):
     summary: the whole summary as a dict, exactly what `clustersim run -o`
         writes to summary.json (to_json() gives its text byte for byte).
     models: the per-model rows (Row: keys are also attributes), in scenario
-        order; results["resnet50"] is one of them. total: the totals row.
+        order, the LLM deployments' after the DNN models'; results["resnet50"]
+        is one of them. total: the totals row.
+    llm: the LLM deployments' own rows (summary.json's "llm": TTFT, TBT and
+        TPOT percentiles, tokens/s, KV use, preemptions; docs/llm.md, "LLM
+        models in a scenario"), [] without any.
     warnings: the run's warnings (Warning: code, model, gpu, message).
     provenance: version, seed, setup (profiles with their hashes, cluster,
         clients, overrides) and the effective scenario (every default made
@@ -84,6 +90,7 @@ class Results(_native.Owned):
         self.summary = _rows(json.loads(self._json))
         self.models = self.summary["models"]
         self.total = self.summary["total"]
+        self.llm = self.summary.get("llm", [])
         self.warnings = []
         for i in range(_lib.cs_results_n_warnings(handle)):
             w = _lib.cs_results_warning(handle, i).contents
@@ -152,7 +159,9 @@ class Results(_native.Owned):
         the time series of run(timeseries=True), the CSV files `clustersim
         run -o` writes under the same names (docs/scenario.md, "Outputs"):
         "gpus_over_time", "gpu_timeseries", "worker_latency",
-        "models_over_time", "cluster_over_time"."""
+        "models_over_time", "cluster_over_time", and with LLM deployments
+        "llm" (one row per deployment, nested figures dotted: ttft_ms.p99 ...)
+        and "llm_over_time" (KV use, preemptions, tokens/s per bin)."""
         if what == "models":
             rows = [_flatten(m) for m in self.models] + [_flatten(self.total)]
             return _frame(rows)
@@ -160,7 +169,11 @@ class Results(_native.Owned):
             return _frame([_flatten(g) for g in self.summary["gpus"]])
         if what == "requests":
             return _frame_csv(self._requests_path())
-        if what in TIME_SERIES:
+        if what == "llm":
+            return _frame([_flatten(m) for m in self.llm])
+        if what in LLM_TIME_SERIES and not self.llm:
+            raise ValueError(f"clustersim: to_pandas({what!r}): the run has no LLM deployment")
+        if what in TIME_SERIES + LLM_TIME_SERIES:
             if not self._timeseries:
                 raise ValueError(f"clustersim: to_pandas({what!r}) needs the time series: "
                                  f"run(timeseries=True)")
@@ -174,7 +187,8 @@ class Results(_native.Owned):
                          f"{', '.join(repr(w) for w in TABLES)}, got {what!r}")
 
     def _write_time_series(self, d):
-        """Writes the five time-series CSVs into d, named as `clustersim run -o` names them."""
+        """Writes the time-series CSVs into d (the five, and llm_over_time with LLM
+        deployments), named as `clustersim run -o` names them."""
         h = self._handle()
         p = {w: os.path.join(d, w + ".csv").encode() for w in TIME_SERIES}
         err = _native.error_slot()
@@ -183,6 +197,9 @@ class Results(_native.Owned):
                                                ctypes.byref(err)) and
               _lib.cs_results_write_model_timeseries(h, p["models_over_time"],
                                                      p["cluster_over_time"], ctypes.byref(err)))
+        if ok and _lib.cs_results_n_llm(h) > 0:
+            ok = _lib.cs_results_write_llm_timeseries(
+                h, os.path.join(d, "llm_over_time.csv").encode(), ctypes.byref(err))
         if not ok:
             _native.raise_error(err)
 

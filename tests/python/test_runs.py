@@ -147,3 +147,34 @@ def _num(text):
         except ValueError:
             pass
     return text
+
+
+def test_llm_deployments_as_the_cli(cli):
+    """examples/mixed_llm_dnn.json: the summary as the CLI's, the LLM rows
+    as summary.json's "llm", llm_over_time as `clustersim run -o` writes it."""
+    q = path("examples", "mixed_llm_dnn.json")
+    rc, out, err = cli("run", q, "--json")
+    assert rc == 0, err
+    with cs.load(q) as sc:
+        res = sc.run(timeseries=True)
+    assert res.to_json() == out
+    assert [m["model"] for m in res.llm] == ["chat"]
+    assert res["chat"].requests.measured == 360
+    assert res.llm[0].ttft_ms.p99 == json.loads(out)["llm"][0]["ttft_ms"]["p99"]
+    rows = res.to_pandas("llm")
+    rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+    assert rows[0]["ttft_ms.p50"] == res.llm[0].ttft_ms.p50
+    with tempfile.TemporaryDirectory() as d:
+        rc, _, err = cli("run", q, "-o", d)
+        assert rc == 0, err
+        with open(os.path.join(d, "llm_over_time.csv"), newline="") as f:
+            want = list(csv.DictReader(f))
+    got = res.to_pandas("llm_over_time")
+    got = got.to_dict("records") if hasattr(got, "to_dict") else got
+    assert len(got) == len(want) > 0
+    assert [float(r["kv_util"]) for r in got] == [float(r["kv_util"]) for r in want]
+    with cs.load(path("examples", "quickstart.json")) as sc:
+        plain = sc.run(timeseries=True)
+    assert plain.llm == []
+    with pytest.raises(ValueError, match="no LLM deployment"):
+        plain.to_pandas("llm_over_time")
