@@ -320,6 +320,10 @@ typedef struct {
   double kv_peak_util;        /* max over replicas of peak KV blocks / blocks */
   double kv_mean_util;        /* mean over replicas of the time-averaged KV blocks in use */
   double busy_fraction;       /* mean over replicas of the time with a batch in flight */
+  double mfu;                 /* model FLOPs utilisation, mean over replicas: a device's FLOPs
+                                 (Vidur's count) / (its peak x the span to the last completion);
+                                 NAN when the device has no peak */
+  double mfu_busy;            /* the same over its busy time */
   /* Rows of llm_over_time.csv for it (cs_results_write_llm_timeseries), or
    * NULL for a run that kept no time series. */
   const char *series_csv;

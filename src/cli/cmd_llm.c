@@ -66,6 +66,14 @@ static char *summary_text(const CsLlmConfig *r, const CsLlmSimResult *res, const
   cJSON_AddNumberToObject(o, "makespan_s", (double)s->makespan_ns / 1e9);
   cJSON_AddNumberToObject(o, "kv_peak_utilisation", s->kv_peak_util);
   cJSON_AddNumberToObject(o, "kv_mean_utilisation", s->kv_mean_util);
+  /* Model FLOPs utilisation (docs/llm.md): null when the device has no peak. */
+  if (isfinite(s->mfu) && isfinite(s->mfu_busy)) {
+    cJSON_AddNumberToObject(o, "mfu", s->mfu);
+    cJSON_AddNumberToObject(o, "mfu_busy", s->mfu_busy);
+  } else {
+    cJSON_AddNullToObject(o, "mfu");
+    cJSON_AddNullToObject(o, "mfu_busy");
+  }
   if (res->n_prefill_replicas > 0) {
     cJSON *dg = cJSON_AddObjectToObject(o, "disaggregated");
     cJSON_AddNumberToObject(dg, "prefill_replicas", res->n_prefill_replicas);
@@ -269,8 +277,9 @@ int cmd_llm(int argc, char **argv)
       printf("%-8s %10s %10s %10s\n", rows[i].name, "-", "-", "-");
   }
   printf("output tokens/s %.2f, preemptions %" G_GINT64_FORMAT ", KV blocks peak %.1f %% mean "
-         "%.1f %%\n",
-         s.output_tokens_per_s, s.restarts, 100 * s.kv_peak_util, 100 * s.kv_mean_util);
+         "%.1f %%, MFU %.2f %% (%.2f %% while busy)\n",
+         s.output_tokens_per_s, s.restarts, 100 * s.kv_peak_util, 100 * s.kv_mean_util,
+         100 * s.mfu, 100 * s.mfu_busy);
   if (res->n_prefill_replicas > 0)
     printf("busy: prefill pool %.1f %%, decode pool %.1f %%; KV blocks mean: prefill %.1f %%, "
            "decode %.1f %%\n",

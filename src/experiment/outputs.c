@@ -146,6 +146,8 @@ static cJSON *llm_json(const CsLlmModelResult *m)
   add_num(o, "kv_peak_util", m->kv_peak_util);
   add_num(o, "kv_mean_util", m->kv_mean_util);
   add_num(o, "busy_fraction", m->busy_fraction);
+  add_num(o, "mfu", m->mfu);
+  add_num(o, "mfu_busy", m->mfu_busy);
   return o;
 }
 
@@ -406,10 +408,10 @@ void cs_results_print_table(const CsResults *r, FILE *out)
             m->tensor_parallel, m->gpus, m->device, m->scheduler, m->ttft_slo_ms, m->tpot_slo_ms);
     fprintf(out, "  ms p50/p90/p99: TTFT %.6g/%.6g/%.6g, TBT %.6g/%.6g/%.6g, TPOT "
                  "%.6g/%.6g/%.6g; %.6g output tokens/s, %" G_GINT64_FORMAT " preemptions, KV "
-                 "peak %.1f %% mean %.1f %%, busy %.1f %%\n",
+                 "peak %.1f %% mean %.1f %%, busy %.1f %%, MFU %.2f %%\n",
             m->ttft.p50, m->ttft.p90, m->ttft.p99, m->tbt.p50, m->tbt.p90, m->tbt.p99,
             m->tpot.p50, m->tpot.p90, m->tpot.p99, m->output_tokens_per_s, (gint64)m->restarts,
-            100 * m->kv_peak_util, 100 * m->kv_mean_util, 100 * m->busy_fraction);
+            100 * m->kv_peak_util, 100 * m->kv_mean_util, 100 * m->busy_fraction, 100 * m->mfu);
   }
   double sim_s = r->sim_time_ns * 1e-9;
   fprintf(out,

@@ -171,3 +171,17 @@ gboolean cs_llm_exec_batch_time(const CsLlmExec *x, const CsLlmBatchRequest *req
     *attention = att;
   return TRUE;
 }
+
+double cs_llm_exec_batch_flops(const CsLlmExec *x, const CsLlmBatchRequest *reqs, int n)
+{
+  const CsLlmModel *m = x->cfg.model;
+  double params = (double)cs_llm_params_per_device(m, x->cfg.tp, x->cfg.pp);
+  double per_token_pair = 4.0 * (m->num_layers / x->cfg.pp) * (m->num_q_heads / x->cfg.tp) *
+                          (m->embedding_dim / m->num_q_heads);
+  double flops = 0;
+  for (int i = 0; i < n; i++) {
+    double q = reqs[i].num_tokens;
+    flops += 2.0 * q * params + per_token_pair * q * (q + reqs[i].num_processed);
+  }
+  return flops;
+}

@@ -121,6 +121,14 @@ gboolean cs_llm_exec_batch_time(const CsLlmExec *x, const CsLlmBatchRequest *req
                                 int stage, CsLlmStageTime *out, CsLlmBatchAttention *attention,
                                 GError **error);
 
+/* The floating-point operations one device does for a batch of n requests
+ * through one pipeline stage, as Vidur's MFU calculator counts them
+ * (vidur/utils/mfu_calculator.py): 2 x the batch's tokens x the device's
+ * parameters (cs_llm_params_per_device), plus per request 4 x layers per
+ * stage x q heads per device x head_dim x its tokens x (its tokens + its
+ * processed tokens). */
+double cs_llm_exec_batch_flops(const CsLlmExec *x, const CsLlmBatchRequest *reqs, int n);
+
 G_END_DECLS
 
 #endif

@@ -426,6 +426,15 @@ static gboolean plan_fail(GError **error, const CsLlmModel *m, const CsLlmPlanCo
   return FALSE;
 }
 
+int64_t cs_llm_params_per_device(const CsLlmModel *m, int tp, int pp)
+{
+  int64_t e = m->embedding_dim, hd = e / m->num_q_heads;
+  int64_t q = m->num_q_heads / tp, kv = (m->num_kv_heads + tp - 1) / tp;
+  int64_t per_layer = e * hd * (q + 2 * kv) + e * hd * q +
+                      (m->use_gated_mlp ? 3 : 2) * e * m->mlp_hidden_dim / tp;
+  return per_layer * (m->num_layers / pp);
+}
+
 gboolean cs_llm_plan(const CsLlmModel *m, const CsLlmDevice *d, const CsLlmPlanConfig *cfg,
                      CsLlmPlan *out, GError **error)
 {
@@ -453,11 +462,8 @@ gboolean cs_llm_plan(const CsLlmModel *m, const CsLlmDevice *d, const CsLlmPlanC
   p.q_heads_per_device = m->num_q_heads / cfg->tp;
   p.kv_heads_per_device = (m->num_kv_heads + cfg->tp - 1) / cfg->tp;
   p.layers_per_stage = m->num_layers / cfg->pp;
-  int64_t e = m->embedding_dim, hd = p.head_dim;
-  int64_t per_layer = e * hd * (p.q_heads_per_device + 2 * (int64_t)p.kv_heads_per_device) +
-                      e * hd * p.q_heads_per_device +
-                      (m->use_gated_mlp ? 3 : 2) * e * m->mlp_hidden_dim / cfg->tp;
-  p.params_per_device = per_layer * p.layers_per_stage;
+  int64_t hd = p.head_dim;
+  p.params_per_device = cs_llm_params_per_device(m, cfg->tp, cfg->pp);
   p.weight_bytes = 2 * p.params_per_device;
   p.kv_bytes_per_token = 2 * 2 * hd * p.kv_heads_per_device * (int64_t)m->num_layers;
   p.kv_bytes_per_request = p.kv_bytes_per_token * cfg->max_tokens;

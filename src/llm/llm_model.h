@@ -164,6 +164,11 @@ typedef struct {
   int64_t num_blocks;          /* max_blocks_per_request * max_request_slots */
 } CsLlmPlan;
 
+/* The parameters one device of a replica holds at degrees tp and pp (the
+ * "params per layer" above times num_layers / pp); tp and pp must divide
+ * the model as cs_llm_plan requires. */
+int64_t cs_llm_params_per_device(const CsLlmModel *m, int tp, int pp);
+
 /* Plans model m on device d. Returns TRUE with *out filled, or FALSE with
  * error set (CS_INPUT_ERROR_INVALID) when cfg is out of range, the model
  * cannot be split that way (TP > 1 for a no_tensor_parallel model; TP not

@@ -254,6 +254,7 @@ static gboolean start_batch(CsLlmCluster *s, int i, int64_t t, GError **error)
     return FALSE;
   }
   s->res->attention_clamped_batches += att.clamped > 0;
+  s->res->replicas[i].flops += cs_llm_exec_batch_flops(s->exec, s->breqs, b->n);
   int64_t dur = llround(st.total_ms * 1e6);
   r->batch_start_ns = t;
   push_event(s, t + dur, i, NULL);
@@ -438,6 +439,7 @@ CsLlmCluster *cs_llm_cluster_new(const CsLlmSimConfig *cfg, const CsLlmClusterHo
     s->incoming = g_new0(int, s->n_rep);
   for (int i = 0; i < s->n_rep; i++)
     res->total_blocks += res->replicas[i].num_blocks;
+  res->device_flops_per_s = cfg->device_flops_per_s;
   if (cfg->series_bin_ns > 0) {
     res->series = g_array_new(FALSE, TRUE, sizeof(CsLlmBin));
     res->series_bin_ns = cfg->series_bin_ns;
@@ -703,6 +705,7 @@ CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest 
   res->output_tokens = c->output_tokens;
   res->attention_clamped_batches = c->attention_clamped_batches;
   res->total_blocks = c->total_blocks;
+  res->device_flops_per_s = c->device_flops_per_s;
   res->series_bin_ns = c->series_bin_ns;
   res->series = c->series; /* moved */
   s->res->series = NULL;

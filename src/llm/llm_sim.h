@@ -107,6 +107,9 @@ typedef struct {
    * wide, doubled (pairs merged) while they would pass CS_LLM_SERIES_MAX
    * bins, so that memory stays bounded however long the run; 0: none. */
   int64_t series_bin_ns;
+  /* One device's peak FLOP/s (the device's fp16_tflops x 10^12), for the
+   * model FLOPs utilisation; 0: unknown (MFU NAN). */
+  double device_flops_per_s;
 } CsLlmSimConfig;
 
 /* The most bins a series holds before its width doubles. */
@@ -166,6 +169,7 @@ typedef struct {
   int64_t busy_ns;       /* time with a batch in flight */
   int64_t n_batches;
   int64_t restarts;
+  double flops;          /* one device's FLOPs over its batches (cs_llm_exec_batch_flops) */
 } CsLlmSimReplicaResult;
 
 typedef struct {
@@ -188,7 +192,12 @@ typedef struct {
   GArray *series;
   int64_t series_bin_ns;
   int64_t total_blocks;  /* the blocks of all replicas (a bin's KV use: block_ns / this / width) */
+  double device_flops_per_s; /* the config's (MFU) */
 } CsLlmSimResult;
+
+/* Model FLOPs utilisation of r's replicas (CsLlmSimSummary's mfu and
+ * mfu_busy) with makespan the span to judge them over. */
+void cs_llm_sim_mfu(const CsLlmSimResult *r, int64_t makespan_ns, double *mfu, double *mfu_busy);
 
 /* Runs n (>= 1) requests through the deployment until every one has
  * finished. Returns the result (cs_llm_sim_result_free) or NULL with error
@@ -294,6 +303,10 @@ typedef struct {
    * and mean KV use (as kv_mean_util). */
   CsLlmDist transfer;
   double prefill_busy_util, decode_busy_util, prefill_kv_mean_util, decode_kv_mean_util;
+  /* Model FLOPs utilisation, mean over replicas: a device's FLOPs over
+   * (peak x makespan), and over (peak x its busy time); NAN when the peak is
+   * unknown. */
+  double mfu, mfu_busy;
 } CsLlmSimSummary;
 
 /* Appends a series (CsLlmBin, bin_ns wide from 0, of a deployment of

@@ -105,6 +105,7 @@ void cs_llm_sim_summary(const CsLlmSimResult *r, CsLlmSimSummary *out)
     disagg_summary(r, out);
   out->restarts = r->restarts;
   out->makespan_ns = r->makespan_ns;
+  cs_llm_sim_mfu(r, r->makespan_ns, &out->mfu, &out->mfu_busy);
 }
 
 void cs_llm_series_csv(GString *out, const char *label, const GArray *series, int64_t bin_ns,
@@ -126,4 +127,20 @@ void cs_llm_series_csv(GString *out, const char *label, const GArray *series, in
                            b->restarts, (double)b->tokens / w_s, b->batches, b->arrivals,
                            b->completions);
   }
+}
+
+void cs_llm_sim_mfu(const CsLlmSimResult *r, int64_t makespan_ns, double *mfu, double *mfu_busy)
+{
+  double peak = r->device_flops_per_s, all = 0, busy = 0;
+  int n_busy = 0;
+  for (int i = 0; i < r->n_replicas; i++) {
+    const CsLlmSimReplicaResult *p = &r->replicas[i];
+    all += makespan_ns > 0 ? p->flops / (peak * (double)makespan_ns * 1e-9) : 0;
+    if (p->busy_ns > 0) {
+      busy += p->flops / (peak * (double)p->busy_ns * 1e-9);
+      n_busy++;
+    }
+  }
+  *mfu = peak > 0 && r->n_replicas > 0 ? all / r->n_replicas : NAN;
+  *mfu_busy = peak > 0 && n_busy > 0 ? busy / n_busy : NAN;
 }

@@ -444,6 +444,7 @@ static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const
   if (dg != NULL && !read_disagg(r, dg, root, m, d, &pc, max_tokens, file, dir, error))
     return FALSE;
   r->device = d;
+  r->sim.device_flops_per_s = d->fp16_tflops * 1e12;
   r->tensor_parallel = tp;
   r->pipeline_parallel = pp;
   r->max_tokens = max_tokens;

@@ -255,6 +255,7 @@ void cs_engine_llm_fill_results(Engine *e, CsResults *res)
     m->restarts = r->restarts;
     m->attention_clamped_batches = r->attention_clamped_batches;
     replica_use(r, r->makespan_ns, m);
+    cs_llm_sim_mfu(r, r->makespan_ns, &m->mfu, &m->mfu_busy);
     if (r->series != NULL) {
       GString *rows = g_string_new(NULL);
       cs_llm_series_csv(rows, d->name, r->series, r->series_bin_ns, r->total_blocks,

@@ -190,6 +190,11 @@ static void test_plans(void **state)
   assert_true(cs_llm_plan(cs_llm_models_find_model(set, l7, NULL),
                           cs_llm_models_find_device(set, "a100", NULL), &cfg, &p, NULL));
   assert_int_equal(p.head_dim, 128);
+  /* The MFU's parameter count is the plan's: 202,375,168 x 32 layers. */
+  assert_int_equal(cs_llm_params_per_device(cs_llm_models_find_model(set, l7, NULL), 1, 1),
+                   INT64_C(6476005376));
+  assert_int_equal(cs_llm_params_per_device(cs_llm_models_find_model(set, l7, NULL), 2, 1),
+                   INT64_C(3238002688));
   assert_true(fabs(p.weight_bytes / 1073741824.0 - 12.06) < 0.005);
   assert_true(p.usable_bytes == 77309411328.0);
   /* TP2, TP4: weights halve and quarter, KV per token too. */

@@ -603,11 +603,42 @@ static void test_series_restart(void **state)
   cs_llm_sim_result_free(res);
 }
 
+/* The model FLOPs utilisation of test_two_requests_vllm's timeline (Vidur's
+ * count, vidur/utils/mfu_calculator.py). The tiny model: head_dim 8 / 2 =
+ * 4; params per layer 8 x 4 x (2 + 2 x 2) + 8 x 4 x 2 + 3 x 8 x 16 / 1 =
+ * 640, x 2 layers = 1,280; attention 4 x 2 layers x 2 heads x 4 = 64 per
+ * (q x (q + processed)). Batches: R0's prefill of 64 after 0: 2 x 64 x
+ * 1,280 + 64 x 64 x 64 = 425,984; R1's the same; the decode [R0, R1] of one
+ * token each after 65: 2 x (2 x 1,280 + 64 x 66) = 13,568; [R0] after 66:
+ * 2,560 + 64 x 67 = 6,848. 872,384 FLOPs over 11 ms (the makespan, all of
+ * it busy) at a peak of 1e9 FLOP/s: 872,384 / 1.1e7. */
+static void test_mfu_by_hand(void **state)
+{
+  (void)state;
+  CsLlmSimConfig c;
+  config(&c, CS_LLM_SCHED_VLLM, 100, 1, CS_LLM_ROUTER_ROUND_ROBIN);
+  c.device_flops_per_s = 1e9;
+  const CsLlmSimRequest r[] = { { 10, 0, 64, 3 }, { 11, 1 * MS, 64, 2 } };
+  CsLlmSimResult *res = run(&c, r, 2);
+  assert_close(res->replicas[0].flops, 872384);
+  CsLlmSimSummary s;
+  cs_llm_sim_summary(res, &s);
+  assert_close(s.mfu, 872384 / 1.1e7);
+  assert_close(s.mfu_busy, 872384 / 1.1e7);
+  cs_llm_sim_result_free(res);
+  c.device_flops_per_s = 0; /* no peak: no MFU */
+  res = run(&c, r, 2);
+  cs_llm_sim_summary(res, &s);
+  assert_true(isnan(s.mfu) && isnan(s.mfu_busy));
+  cs_llm_sim_result_free(res);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_two_requests_vllm),
     cmocka_unit_test(test_series_by_hand),
+    cmocka_unit_test(test_mfu_by_hand),
     cmocka_unit_test(test_series_restart), cmocka_unit_test(test_preemption_vllm),
     cmocka_unit_test(test_routing),           cmocka_unit_test(test_same_instant),
     cmocka_unit_test(test_errors),            cmocka_unit_test(test_sarathi_chunks),
