@@ -23,6 +23,10 @@ struct CsLlmServing {
   CsSamples *ttft, *tbt, *tpot; /* measured requests', ns */
   int64_t output_tokens;  /* of the completed requests */
   int64_t first_arrival_ns, last_done_ns;
+  /* The wait for a first iteration of the first and the last quarter of
+   * the list (measured requests), for the queue_growing warning. */
+  double wait_sum[2];
+  int64_t wait_n[2];
 };
 
 /* A request's tag in the cluster: its index in the list, and whether it
@@ -74,6 +78,12 @@ static void on_done(void *user, const CsLlmSimRequestResult *r, int64_t tag)
     /* The router's wait of a DNN request is, for an LLM one, the wait for
      * its first iteration (Vidur's scheduling delay). */
     cs_samples_add(c->router_wait, r->scheduled_ns - r->arrival_ns);
+    int64_t index = tag >> 1, quarter = s->cfg->n_reqs / 4;
+    if (index < quarter || index >= s->cfg->n_reqs - quarter) {
+      int q = index >= s->cfg->n_reqs - quarter;
+      s->wait_sum[q] += (double)(r->scheduled_ns - r->arrival_ns);
+      s->wait_n[q]++;
+    }
     cs_samples_add(s->ttft, ttft);
     if (r->output_tokens > 1)
       cs_samples_add(s->tpot, llround(tpot));
@@ -264,6 +274,19 @@ void cs_engine_llm_fill_results(Engine *e, CsResults *res)
       m->series_csv = rows->str;
       g_string_free(rows, FALSE);
     }
+    /* A queue that grows through the list: its numbers describe the
+     * list's length, not a steady state (the "unstable" warning's reason,
+     * which a list of seconds-long requests rarely drains long enough to
+     * show). */
+    double first = s->wait_n[0] ? s->wait_sum[0] / s->wait_n[0] * 1e-6 : NAN;
+    double last = s->wait_n[1] ? s->wait_sum[1] / s->wait_n[1] * 1e-6 : NAN;
+    if (d->n_reqs >= 8 && last > 2 * first && last > d->ttft_slo_ns * 1e-6)
+      cs_warning_add(res->warnings, "llm_queue_growing", d->name, -1,
+                     "its requests' mean wait for a first iteration grew from %.6g ms (the "
+                     "first quarter of its list) to %.6g ms (the last quarter), past its TTFT SLO "
+                     "of %.6g ms: the offered rate exceeds what its %d replica(s) serve, and its "
+                     "numbers depend on the list's length",
+                     first, last, d->ttft_slo_ns * 1e-6, d->sim.replicas);
     if (r->attention_clamped_batches > 0)
       cs_warning_add(res->warnings, "attention_clamped", d->name, -1,
                      "%" G_GINT64_FORMAT " of its %" G_GINT64_FORMAT " batches looked their "

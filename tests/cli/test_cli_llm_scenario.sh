@@ -168,6 +168,13 @@ PY
 check "same scenario, same summary" cmp vllm.out/summary.json vllm.again/summary.json
 check "same scenario, same requests" cmp vllm.out/requests.csv vllm.again/requests.csv
 
+# An offered rate past what the replicas serve warns (the wait for a first
+# iteration grows through the list); the example's own rate does not.
+"$bin" run "$src/examples/mixed_llm_dnn.json" --set 'llm[0].requests.synthetic.qps=40' >over.out 2>over.err
+check "overloaded: warns llm_queue_growing" grep -q "warning \[llm_queue_growing\] chat" over.err
+"$bin" run "$src/examples/mixed_llm_dnn.json" >fine.out 2>fine.err
+check "the example's rate: no llm_queue_growing" bash -c '! grep -q llm_queue_growing fine.err'
+
 # Bad entries: one message naming the file and the JSON path, exit 2.
 edit() { # NAME PYTHON: vllm.json edited by a Python statement on d
   python3 -c "import json; d=json.load(open('vllm.json')); $2; json.dump(d, open('$1.json', 'w'))"
