@@ -56,11 +56,41 @@ void cs_llm_slo_eval(const CsLlmSlo *slo, const CsLlmSimResult *r, CsLlmProbe *p
   cs_llm_sim_summary(r, &p->summary);
 }
 
-gboolean cs_llm_probe(const CsLlmConfig *cfg, int replicas, double qps, const CsLlmSlo *slo,
-                      CsLlmProbe *out, GError **error)
+/* The largest arrival of the config's trace, ns (0 when empty). */
+static int64_t trace_last_arrival(const CsLlmConfig *cfg)
+{
+  int64_t last = 0;
+  for (int i = 0; i < cfg->n_trace; i++)
+    last = cfg->trace_reqs[i].arrival_ns > last ? cfg->trace_reqs[i].arrival_ns : last;
+  return last;
+}
+
+/* A probe's requests: with trace_qps > 0 the config's trace (its arrivals
+ * those of rate trace_qps) with every arrival x trace_qps / qps, rounded
+ * to the ns; otherwise the synthetic ones drawn at qps. */
+static CsLlmSimRequest *probe_requests(const CsLlmConfig *cfg, double trace_qps, double qps,
+                                       int *n, GError **error)
+{
+  if (trace_qps <= 0)
+    return cs_llm_config_requests(cfg, qps, n, error);
+  double f = trace_qps / qps;
+  if ((double)trace_last_arrival(cfg) * f > 9e18) {
+    cs_json_fail(error, cfg->file, "search.trace_qps", "at %.6g requests/s the trace's "
+                 "arrivals pass 9e9 s", qps);
+    return NULL;
+  }
+  *n = cfg->n_trace;
+  CsLlmSimRequest *r = g_memdup2(cfg->trace_reqs, sizeof *r * (size_t)(*n ? *n : 1));
+  for (int i = 0; i < *n; i++)
+    r[i].arrival_ns = llround((double)r[i].arrival_ns * f);
+  return r;
+}
+
+static gboolean probe_at(const CsLlmConfig *cfg, int replicas, double qps, double trace_qps,
+                         const CsLlmSlo *slo, CsLlmProbe *out, GError **error)
 {
   int n = 0;
-  CsLlmSimRequest *reqs = cs_llm_config_requests(cfg, qps, &n, error);
+  CsLlmSimRequest *reqs = probe_requests(cfg, trace_qps, qps, &n, error);
   if (reqs == NULL)
     return FALSE;
   CsLlmSimConfig sim = cfg->sim;
@@ -85,11 +115,18 @@ gboolean cs_llm_probe(const CsLlmConfig *cfg, int replicas, double qps, const Cs
   return TRUE;
 }
 
+gboolean cs_llm_probe(const CsLlmConfig *cfg, int replicas, double qps, const CsLlmSlo *slo,
+                      CsLlmProbe *out, GError **error)
+{
+  return probe_at(cfg, replicas, qps, 0, slo, out, error);
+}
+
 void cs_llm_search_params_init(CsLlmSearchParams *p)
 {
   p->start_qps = 1;
   p->granularity_pct = 2.5;
   p->max_probes = 20;
+  p->trace_qps = 0;
 }
 
 void cs_llm_search_result_free(CsLlmSearchResult *r)
@@ -115,13 +152,14 @@ CsLlmSearchResult *cs_llm_search_capacity(const CsLlmConfig *cfg, int replicas,
     /* Below this rate the arrivals could pass 9e9 s (n intervals of at
      * most 3 / qps), which cs_llm_config_requests refuses: a search that
      * fails down to there has no rate to report, not an error. */
-    if (cfg->n * 3.0 / next > 9e9) {
+    if (sp->trace_qps > 0 ? (double)trace_last_arrival(cfg) * sp->trace_qps / next > 9e18
+                          : cfg->n * 3.0 / next > 9e9) {
       r->stopped_low = TRUE;
       break;
     }
     qps = next;
     CsLlmProbe p;
-    if (!cs_llm_probe(cfg, replicas, qps, slo, &p, error)) {
+    if (!probe_at(cfg, replicas, qps, sp->trace_qps, slo, &p, error)) {
       cs_llm_search_result_free(r);
       return NULL;
     }

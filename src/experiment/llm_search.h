@@ -7,7 +7,9 @@
  * A probe at rate q builds the config's synthetic requests at q
  * (cs_llm_config_requests: the same seed at every probe, so the lengths are
  * the same and the arrivals the same draws scaled, common random numbers),
- * runs them to completion (cs_llm_sim_run) and measures each SLO's
+ * or, with a trace and trace_qps (CsLlmSearchParams), the trace's requests
+ * with their arrivals scaled to q (Vidur's own probes' requests, replayed:
+ * bench/vidur/capacity_compare.py), runs them to completion (cs_llm_sim_run) and measures each SLO's
  * quantile over the run (cs_llm_quantile, linear): TTFT per request (ms),
  * TBT per decode iteration (ms), scheduling delay per request (s: the
  * start of its first batch minus its arrival, Vidur's
@@ -77,10 +79,14 @@ typedef struct {
   double start_qps;       /* > 0: the first probe is at start_qps (Vidur: right = 2 x it) */
   double granularity_pct; /* > 0: stop when right - left < this % of the last probe (2.5) */
   int max_probes;         /* >= 1 (20, Vidur's max_iterations) */
+  double trace_qps;       /* > 0: the config's requests are a trace whose arrivals are those
+                           * of this rate; a probe at q replays it with every arrival x
+                           * trace_qps / q (rounded to the ns), the lengths as they are.
+                           * 0: synthetic requests drawn at q (the default) */
 } CsLlmSearchParams;
 
-/* start 1, 2.5 %, 20 probes: Vidur's defaults but start_qps, which its
- * jobs set per deployment. */
+/* start 1, 2.5 %, 20 probes, synthetic requests: Vidur's defaults but
+ * start_qps, which its jobs set per deployment. */
 void cs_llm_search_params_init(CsLlmSearchParams *p);
 
 typedef struct {
@@ -104,7 +110,8 @@ typedef struct {
  * right = q otherwise (Vidur lets right fall below left there, probing
  * again below a rate that passed). It also stops before a rate q with
  * n x 3 / q > 9e9 s (n the requests: their arrivals could pass int64 ns;
- * stopped_low). Deterministic: the same inputs give the
+ * stopped_low), or with trace_qps before one at which the trace's last
+ * arrival x trace_qps / q would pass 9e9 s. Deterministic: the same inputs give the
  * same probes. Returns the result (cs_llm_search_result_free) or NULL with
  * error set as cs_llm_probe. */
 CsLlmSearchResult *cs_llm_search_capacity(const CsLlmConfig *cfg, int replicas,
@@ -167,8 +174,9 @@ gboolean cs_llm_slo_read(const cJSON *obj, const char *file, const char *path, C
 /* Reads FILE. Each deployment is the run's fields with its own replacing
  * them ("scheduler" merged field by field), read as cs_llm_config_parse
  * reads a run, its messages naming "FILE: search.deployments[I]". Every
- * deployment's requests must be synthetic Poisson ones, and with
- * target_qps every device must have a price. Returns the spec
+ * deployment's requests must be synthetic Poisson ones, or, with
+ * "trace_qps": R (> 0, no target_qps), a trace whose arrivals are those
+ * of rate R; with target_qps every device must have a price. Returns the spec
  * (cs_llm_search_spec_free) or NULL with error set naming the file and the
  * JSON path. */
 CsLlmSearchSpec *cs_llm_search_spec_load(const char *file, GError **error);

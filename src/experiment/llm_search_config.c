@@ -45,12 +45,25 @@ gboolean cs_llm_slo_read(const cJSON *obj, const char *file, const char *path, C
   return TRUE;
 }
 
-/* Requests a search can rebuild at any rate: synthetic Poisson ones. */
-static gboolean check_requests(const CsLlmConfig *cfg, GError **error)
+/* Requests a search can rebuild at any rate: synthetic Poisson ones, or
+ * with trace_qps a trace whose arrivals it scales (llm_search.h); the
+ * fewest replicas for target_qps are only scanned on synthetic ones. */
+static gboolean check_requests(const CsLlmConfig *cfg, const CsLlmSearchSpec *spec,
+                               GError **error)
 {
+  if (spec->params.trace_qps > 0) {
+    if (cfg->synthetic)
+      return cs_json_fail(error, cfg->file, "search.trace_qps", "expected none with "
+                          "requests.synthetic (it is the rate of requests.trace's arrivals)");
+    if (spec->target_qps > 0)
+      return cs_json_fail(error, cfg->file, "search.trace_qps", "expected no target_qps "
+                          "with it: the fewest replicas are scanned on synthetic requests only");
+    return TRUE;
+  }
   if (!cfg->synthetic)
     return cs_json_fail(error, cfg->file, "requests", "expected {\"synthetic\": {...}} with "
-                        "Poisson arrivals: a search draws the arrivals at each probe's rate");
+                        "Poisson arrivals (a search draws the arrivals at each probe's rate), "
+                        "or a trace with search.trace_qps, the rate of its arrivals");
   if (!cfg->poisson)
     return cs_json_fail(error, cfg->file, "requests.synthetic.arrival", "expected \"poisson\": "
                         "a search draws the arrivals at each probe's rate");
@@ -119,7 +132,8 @@ static gboolean read_search(CsLlmSearchSpec *spec, const char *file, const char 
                             GError **error)
 {
   static const char *const known[] = { "slo", "start_qps", "granularity_pct", "max_probes",
-                                       "max_replicas", "target_qps", "deployments", NULL };
+                                       "max_replicas", "target_qps", "trace_qps", "deployments",
+                                       NULL };
   const cJSON *s = cJSON_GetObjectItem(spec->base->root, "search");
   int max_replicas = 8;
   if (s == NULL)
@@ -139,10 +153,12 @@ static gboolean read_search(CsLlmSearchSpec *spec, const char *file, const char 
       !cs_json_read_int(s, "max_replicas", FALSE, 1, 100000, &max_replicas, file, "search",
                         error) ||
       !cs_json_read_double(s, "target_qps", FALSE, 1e-6, 1e6, &spec->target_qps, file,
-                           "search", error))
+                           "search", error) ||
+      !cs_json_read_double(s, "trace_qps", FALSE, 1e-6, 1e6, &p->trace_qps, file, "search",
+                           error))
     return FALSE;
   /* The requests are the base's in every deployment: checked once, there. */
-  if (!check_requests(spec->base, error))
+  if (!check_requests(spec->base, spec, error))
     return FALSE;
   const cJSON *ds = cJSON_GetObjectItem(s, "deployments");
   if (ds == NULL) {

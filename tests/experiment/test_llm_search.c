@@ -439,6 +439,60 @@ static void test_deterministic(void **state)
   cs_llm_search_result_free(b);
 }
 
+/* (f) search.trace_qps: a trace's arrivals are those of rate trace_qps and
+ * a probe at q divides them by q / trace_qps. Worked by hand on the tiny
+ * deployment under vLLM: request 0 arrives at 0 (prefill 0-3 ms, then
+ * decodes of 2.5 ms: 3-5.5, 5.5-8 ms), request 1 at 10 ms / (q / R). At
+ * q / R = 1 it arrives after request 0 is done (delay 0); at 2, at 5 ms,
+ * during a decode, and starts at 5.5 ms (delay 0.5 ms); at 5, at 2 ms,
+ * during the prefill, and starts at 3 ms (delay 1 ms). One probe
+ * (start_qps q, max_probes 1) at each; the scheduling delay's maximum
+ * (quantile 1) is request 1's. */
+static void test_trace_rate(void **state)
+{
+  (void)state;
+  CsLlmConfig c;
+  make_config(&c, CS_LLM_SCHED_VLLM, 1, 2, 64, 64, 3, 3, 1);
+  CsLlmSimRequest trace[2] = { { .id = 0, .arrival_ns = 0, .prompt_tokens = 64,
+                                 .output_tokens = 3 },
+                               { .id = 1, .arrival_ns = 10 * MS, .prompt_tokens = 64,
+                                 .output_tokens = 3 } };
+  c.synthetic = FALSE;
+  c.trace_reqs = trace;
+  c.n_trace = 2;
+  CsLlmSlo slo;
+  memset(&slo, 0, sizeof slo);
+  slo.bound[CS_LLM_SLO_SCHED_DELAY] = (CsLlmSloBound){ TRUE, 1.0, 1.0 };
+  const struct { double trace_qps, q, delay_s; } cases[] = {
+    { 1, 1, 0 }, { 1, 2, 0.0005 }, { 1, 5, 0.001 }, { 2, 4, 0.0005 }, { 0.5, 2.5, 0.001 },
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    CsLlmSearchParams sp;
+    cs_llm_search_params_init(&sp);
+    sp.start_qps = cases[k].q;
+    sp.max_probes = 1;
+    sp.trace_qps = cases[k].trace_qps;
+    GError *e = NULL;
+    CsLlmSearchResult *r = cs_llm_search_capacity(&c, 0, &slo, &sp, &e);
+    if (e)
+      print_error("%s\n", e->message);
+    assert_non_null(r);
+    assert_int_equal(r->probes->len, 1);
+    assert_true(PROBE(r, 0)->qps == cases[k].q);
+    assert_true(fabs(PROBE(r, 0)->value[CS_LLM_SLO_SCHED_DELAY] - cases[k].delay_s) < 1e-12);
+    cs_llm_search_result_free(r);
+  }
+  /* Without trace_qps the same config is refused at a rate, not run on the
+   * trace's own arrivals. */
+  CsLlmSearchParams sp;
+  cs_llm_search_params_init(&sp);
+  sp.start_qps = 2;
+  GError *e = NULL;
+  assert_null(cs_llm_search_capacity(&c, 0, &slo, &sp, &e));
+  assert_non_null(e);
+  g_error_free(e);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -449,6 +503,7 @@ int main(void)
     cmocka_unit_test(test_cost),
     cmocka_unit_test(test_cheapest),
     cmocka_unit_test(test_deterministic),
+    cmocka_unit_test(test_trace_rate),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
