@@ -265,6 +265,44 @@ gboolean cs_run_summary_read(RunSummary *r, GError **error)
     ok = read_model(r, &r->models[i], mo, w, error);
     g_free(w);
   }
+  /* LLM deployments (docs/llm.md): their models' SLOs are TTFT and TPOT. */
+  const cJSON *llm = cJSON_GetObjectItemCaseSensitive(r->doc, "llm");
+  if (ok && llm != NULL && !cJSON_IsArray(llm))
+    ok = cs_json_fail(error, r->path, "llm", "expected an array of LLM deployments");
+  int k = 0;
+  const cJSON *lo;
+  const cJSON *llm_list = ok ? llm : NULL;
+  cJSON_ArrayForEach(lo, llm_list)
+  {
+    char *w = cs_json_path_index("llm", k++);
+    const char *name = NULL, *device = NULL;
+    int gpus = 0;
+    const cJSON *slo = cJSON_GetObjectItemCaseSensitive(lo, "slo");
+    char *sw = cs_json_path_key(w, "slo");
+    double ttft = NAN, tpot = NAN;
+    ok = cs_json_expect_object(lo, r->path, w, error) &&
+         cs_json_read_string(lo, "model", TRUE, &name, r->path, w, error) &&
+         cs_json_read_string(lo, "device", TRUE, &device, r->path, w, error) &&
+         cs_json_read_int(lo, "gpus", TRUE, 1, G_MAXINT, &gpus, r->path, w, error) &&
+         cs_json_expect_object(slo, r->path, sw, error) &&
+         read_number_or_null(slo, "ttft_ms", &ttft, r->path, sw, error) &&
+         read_number_or_null(slo, "tpot_ms", &tpot, r->path, sw, error);
+    int m = ok ? cs_run_summary_model(r, name) : -1;
+    if (ok && m < 0)
+      ok = cs_json_fail(error, r->path, w, "model \"%s\" is not in \"models\"", name);
+    if (ok) {
+      r->models[m].llm = TRUE;
+      r->models[m].ttft_slo_ms = ttft;
+      r->models[m].tpot_slo_ms = tpot;
+      r->llm_gpus += gpus;
+      if (r->llm_gpu_type == NULL)
+        r->llm_gpu_type = device;
+    }
+    g_free(sw);
+    g_free(w);
+    if (!ok)
+      break;
+  }
   return ok;
 }
 
@@ -275,6 +313,9 @@ char *cs_run_subtitle(const RunSummary *r)
     g_string_append_printf(s, "placement %s, ", r->placement);
   g_string_append_printf(s, "dispatch %s, %d %s GPU%s%s", r->dispatch, r->n_gpus,
                          r->gpus[0].type, r->n_gpus == 1 ? "" : "s", r->mps ? " (MPS)" : "");
+  if (r->llm_gpus > 0)
+    g_string_append_printf(s, "; LLM deployments on %d %s GPU%s of their own", r->llm_gpus,
+                           r->llm_gpu_type, r->llm_gpus == 1 ? "" : "s");
   return g_string_free(s, FALSE);
 }
 
@@ -391,7 +432,7 @@ static void latency_cdf(CsFigureSet *set, const RunSummary *r, GError **error, g
     shown++;
     lo = MIN(lo, g_array_index(lat[m], int64_t, 0));
     hi = MAX(hi, g_array_index(lat[m], int64_t, lat[m]->len - 1));
-    if (isfinite(r->models[m].slo_ms))
+    if (isfinite(r->models[m].slo_ms) && !r->models[m].llm)
       slo_hi = MAX(slo_hi, r->models[m].slo_ms);
   }
   if (*ok && shown == 0)
@@ -429,7 +470,10 @@ static void latency_cdf(CsFigureSet *set, const RunSummary *r, GError **error, g
     }
     g_array_unref(ranks);
     const RunModel *rm = &r->models[m];
-    char *title = isfinite(rm->slo_ms)
+    /* An LLM deployment's SLOs bound TTFT and TPOT, not this latency. */
+    char *title = rm->llm ? g_strdup_printf("%s (n = %u, LLM: TTFT SLO %g ms, TPOT SLO %g ms)",
+                                            rm->name, v->len, rm->ttft_slo_ms, rm->tpot_slo_ms)
+                  : isfinite(rm->slo_ms)
                     ? g_strdup_printf("%s (n = %u, SLO %g ms)", rm->name, v->len, rm->slo_ms)
                     : g_strdup_printf("%s (n = %u)", rm->name, v->len);
     g_string_append_printf(plot, "%s    \"latency_cdf.dat\" index %d using 2:3 with steps lw 2 "
@@ -444,7 +488,7 @@ static void latency_cdf(CsFigureSet *set, const RunSummary *r, GError **error, g
         shared = TRUE;
         first = first && o > m;
       }
-    if (isfinite(rm->slo_ms) && first)
+    if (isfinite(rm->slo_ms) && first && !rm->llm)
       g_string_append_printf(arrows, "set arrow from %.17g, graph 0 to %.17g, graph 1 nohead "
                                      "dt 2 lw 1.5 lc rgb \"%s\"\n",
                              rm->slo_ms, rm->slo_ms, shared ? "#707070" : cs_figure_colour(m));
@@ -584,6 +628,7 @@ CsFigureSet *cs_figures_run(const char *dir, GError **error)
     if (ok) {
       cs_figure_placement(set, &r);
       cs_figure_batch_sizes(set, &r);
+      ok = cs_figure_llm_over_time(set, &r, error);
     }
     if (!ok)
       g_clear_pointer(&set, cs_figure_set_free);

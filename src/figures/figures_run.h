@@ -35,6 +35,9 @@ typedef struct {
   int64_t batches;                  /* batches.count */
   GArray *batch_sizes;              /* RunBatchSize of batches.sizes, by size; NULL when
                                      * summary.json has none (older versions) */
+  gboolean llm;                     /* an LLM deployment (summary.json's "llm"): its slo_ms
+                                     * is no SLO of its own, ttft/tpot_slo_ms are */
+  double ttft_slo_ms, tpot_slo_ms;
 } RunModel;
 
 typedef struct {
@@ -54,6 +57,8 @@ typedef struct {
   gboolean mps;
   const char *placement, *dispatch;
   double bin_s;       /* width of the time-series bins */
+  int llm_gpus;       /* GPUs of its LLM deployments (not in gpus) */
+  const char *llm_gpu_type; /* the first deployment's device, or NULL */
 } RunSummary;
 
 /* Reads dir/summary.json into r (r->dir set, the rest zero), checked field
@@ -110,6 +115,12 @@ void cs_batch_xaxis(GString *gp, int max_size);
 /* batch_sizes: per model, the CDF of batch size by batches and by requests,
  * medians marked (figures_batch.c). */
 void cs_figure_batch_sizes(CsFigureSet *set, const RunSummary *r);
+
+/* figures_llm.c: "llm_over_time", each LLM deployment's KV use and output
+ * tokens/s over time, from r->dir/llm_over_time.csv; nothing (TRUE) when
+ * the run has none. Returns FALSE with error set (naming the file and
+ * line) when the file is malformed. */
+gboolean cs_figure_llm_over_time(CsFigureSet *set, const RunSummary *r, GError **error);
 
 /* The title's second line: "placement P, dispatch D, N GPUs (MPS)". */
 char *cs_run_subtitle(const RunSummary *r);

@@ -168,6 +168,26 @@ PY
 check "same scenario, same summary" cmp vllm.out/summary.json vllm.again/summary.json
 check "same scenario, same requests" cmp vllm.out/requests.csv vllm.again/requests.csv
 
+# clustersim plot on a run with a deployment: its KV use and tokens/s over
+# time (every bin of llm_over_time.csv), and in the latency CDF its TTFT and
+# TPOT SLOs named instead of a dashed SLO at its slo_ms.
+"$bin" run vllm.json -o plotted --requests-csv >/dev/null 2>&1
+"$bin" plot plotted >plot.out 2>plot.err
+check "plot: exits 0 with llm_over_time" grep -q "llm_over_time" plot.out
+check "plot: llm_over_time.dat holds every bin" python3 - plotted <<'PY'
+import csv, sys
+d = sys.argv[1]
+rows = list(csv.DictReader(open(f"{d}/llm_over_time.csv")))
+dat = [l.split("\t") for l in open(f"{d}/figures/llm_over_time.dat") if l.strip() and not l.startswith("#")]
+ok = len(dat) == len(rows) and all(abs(float(x[2]) - 100 * float(r["kv_util"])) < 1e-6 and
+                                   abs(float(x[4]) - float(r["output_tokens_per_s"])) < 1e-3
+                                   for x, r in zip(dat, rows))
+sys.exit(0 if ok else 1)
+PY
+slo=$(python3 -c "import json; print(json.load(open('plotted/summary.json'))['models'][3]['slo_ms'])")
+check "plot: the CDF names chat's TTFT and TPOT SLOs" grep -q "chat (n = 400, LLM: TTFT SLO 250 ms, TPOT SLO 25 ms)" plotted/figures/latency_cdf.gp
+check "plot: no dashed SLO at chat's slo_ms ($slo)" bash -c "! grep -q 'set arrow from $slo,' plotted/figures/latency_cdf.gp"
+
 # An offered rate past what the replicas serve warns (the wait for a first
 # iteration grows through the list); the example's own rate does not.
 "$bin" run "$src/examples/mixed_llm_dnn.json" --set 'llm[0].requests.synthetic.qps=40' >over.out 2>over.err
