@@ -45,10 +45,11 @@ static gboolean read_entry(const CsScenario *sc, CsConfig *c, const cJSON *entry
                            GError **error)
 {
   const char *name = NULL;
-  double ttft_ms = 0, tpot_ms = 0;
+  double ttft_ms = 0, tpot_ms = 0, warmup_s = 0;
   if (!cs_json_expect_object(entry, sc->name, jp, error) ||
       !cs_json_read_string(entry, "name", TRUE, &name, sc->name, jp, error) ||
-      !read_slo(entry, sc->name, jp, &ttft_ms, &tpot_ms, error))
+      !read_slo(entry, sc->name, jp, &ttft_ms, &tpot_ms, error) ||
+      !cs_json_read_double(entry, "warmup_s", FALSE, 0, 1e9, &warmup_s, sc->name, jp, error))
     return FALSE;
   for (int j = 0; j < c->n_clients + i; j++)
     if (strcmp(c->clients[j].model, name) == 0)
@@ -66,6 +67,7 @@ static gboolean read_entry(const CsScenario *sc, CsConfig *c, const cJSON *entry
   cJSON *copy = cJSON_Duplicate(entry, TRUE);
   cJSON_DeleteItemFromObjectCaseSensitive(copy, "name");
   cJSON_DeleteItemFromObjectCaseSensitive(copy, "slo");
+  cJSON_DeleteItemFromObjectCaseSensitive(copy, "warmup_s");
   char *label = g_strdup_printf("%s: %s", sc->name, jp);
   char *dir = g_strdup(sc->base_dir ? sc->base_dir : ".");
   CsLlmConfig *r = cs_llm_config_parse(copy, NULL, NULL, label, dir, error);
@@ -98,8 +100,9 @@ static gboolean read_entry(const CsScenario *sc, CsConfig *c, const cJSON *entry
   d->scheduler = g_strdup(cs_llm_sched_policy_name(r->sim.sched.policy));
   d->owner = r;
   d->owner_free = free_owner;
-  /* Its client sends the list as it is: every request measured, the
-   * window from 0 to one mean gap after the last (a "times" client). */
+  /* Its client sends the list as it is: the requests from warmup_s on
+   * measured, the window from there to one mean gap after the last (a
+   * "times" client). */
   int max_output = 1;
   cc->times_ns = g_new(int64_t, n);
   for (int k = 0; k < n; k++) {
@@ -113,6 +116,15 @@ static gboolean read_entry(const CsScenario *sc, CsConfig *c, const cJSON *entry
   cc->rate_rps = n > 1 && span > 0 ? (n - 1) / (span * 1e-9) : 1.0;
   cc->planned_rate_rps = cc->rate_rps;
   cc->requests = n;
+  cc->warmup_ns = llround(warmup_s * 1e9);
+  if (cc->warmup_ns > reqs[n - 1].arrival_ns) {
+    char *wp = cs_json_path_key(jp, "warmup_s");
+    cs_json_fail(error, sc->name, wp, "expected a warm-up that ends before the last request "
+                 "arrives (%.9g s), got %g s: no request would be measured",
+                 reqs[n - 1].arrival_ns * 1e-9, warmup_s);
+    g_free(wp);
+    return FALSE;
+  }
   /* The latency a request meeting both SLOs may take at most (the longest
    * output's): the scale of the "unstable" check (metrics.c). */
   cc->slo_ms = ttft_ms + tpot_ms * (max_output - 1);

@@ -168,6 +168,26 @@ PY
 check "same scenario, same summary" cmp vllm.out/summary.json vllm.again/summary.json
 check "same scenario, same requests" cmp vllm.out/requests.csv vllm.again/requests.csv
 
+# A warm-up: the requests arriving before it run but are not measured; the
+# measured ones and their TTFT p50 (nearest rank) by hand from llm run's file.
+"$bin" run vllm.json --set 'llm[0].warmup_s=10' -o warm >/dev/null 2>&1
+check "warm-up: the measured requests and their TTFT p50 by hand" python3 - warm vllm.llm <<'PY'
+import csv, json, math, sys
+mix, llm = sys.argv[1:]
+s = json.load(open(f"{mix}/summary.json"))
+ref = list(csv.DictReader(open(f"{llm}/requests.csv")))
+ns = lambda r, k: round(float(r[k]) * 1e9)
+later = [r for r in ref if ns(r, "arrived_s") >= 10 * 10**9]
+ttft = sorted(ns(r, "first_token_s") - ns(r, "arrived_s") for r in later)
+p50 = ttft[math.ceil(0.5 * len(ttft)) - 1] / 1e6
+m, l = s["models"][3], s["llm"][0]
+ok = (m["requests"]["measured"] == len(later) and m["requests"]["warmup"] == len(ref) - len(later)
+      and abs(l["ttft_ms"]["p50"] - p50) < 1e-6)
+print(f"# {len(later)} of {len(ref)} measured, TTFT p50 {l['ttft_ms']['p50']} (by hand {p50})")
+sys.exit(0 if ok else 1)
+PY
+bad "warm-up past the list" 'llm[0].warmup_s: expected a warm-up that ends before the last request arrives' run vllm.json --set 'llm[0].warmup_s=1000'
+
 # clustersim plot on a run with a deployment: its KV use and tokens/s over
 # time (every bin of llm_over_time.csv), and in the latency CDF its TTFT and
 # TPOT SLOs named instead of a dashed SLO at its slo_ms.
