@@ -75,6 +75,65 @@ static cJSON *client_json(const CsClientConfig *cc)
   return o;
 }
 
+/* A data file of an LLM deployment from its reader's source line "PATH:
+ * SOURCE": {"file", "sha256", "source"}, the path left out (it is this
+ * machine's), or NULL with error set. */
+static cJSON *llm_data_json(const char *line, GError **error)
+{
+  const char *sep = strstr(line, ": ");
+  char *path = sep ? g_strndup(line, (gsize)(sep - line)) : g_strdup(line);
+  cJSON *f = file_json(path, error);
+  g_free(path);
+  if (f)
+    cJSON_AddStringToObject(f, "source", sep ? sep + 2 : "");
+  return f;
+}
+
+/* The LLM deployments as they ran (scenario_llm.c): what each is, its price
+ * and the sources of the data that timed it (each data file's own
+ * "source"), and its trace file with its hash. Absent without any. */
+static gboolean llm_setup_json(const CsConfig *c, cJSON *setup, GError **error)
+{
+  cJSON *list = cJSON_AddArrayToObject(setup, "llm");
+  for (int i = 0; i < c->n_llm; i++) {
+    const CsLlmDeployment *d = &c->llm[i];
+    const CsLlmConfig *lc = d->owner;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToArray(list, o);
+    cJSON_AddStringToObject(o, "model", d->name);
+    cJSON_AddStringToObject(o, "llm_model", d->llm_model);
+    cJSON_AddStringToObject(o, "device", d->device);
+    cJSON_AddNumberToObject(o, "gpus", d->gpus);
+    cJSON_AddNumberToObject(o, "requests", d->n_reqs);
+    if (isfinite(d->price_per_hour)) {
+      cJSON_AddNumberToObject(o, "price_per_hour", d->price_per_hour);
+      cJSON_AddStringToObject(o, "price_source", "data/llm/models.json (Vidur's GPU_COSTS)");
+    } else {
+      cJSON_AddNullToObject(o, "price_per_hour");
+    }
+    cJSON *src = cJSON_AddObjectToObject(o, "data");
+    const char *names[] = { "models", "ops", "attention", "collectives" };
+    const char *lines[] = { cs_llm_models_source(lc->models), cs_llm_ops_source(lc->ops),
+                            cs_llm_attention_source(lc->att),
+                            lc->coll ? cs_llm_collectives_source(lc->coll) : NULL };
+    for (int k = 0; k < 4; k++) {
+      if (lines[k] == NULL)
+        continue;
+      cJSON *f = llm_data_json(lines[k], error);
+      if (!f)
+        return FALSE;
+      cJSON_AddItemToObject(src, names[k], f);
+    }
+    if (lc->trace_path) {
+      cJSON *f = file_json(lc->trace_path, error);
+      if (!f)
+        return FALSE;
+      cJSON_AddItemToObject(o, "trace", f);
+    }
+  }
+  return TRUE;
+}
+
 cJSON *cs_config_setup_json(const CsConfig *c, GError **error)
 {
   cJSON *setup = cJSON_CreateObject();
@@ -101,6 +160,8 @@ cJSON *cs_config_setup_json(const CsConfig *c, GError **error)
     g_free(base);
     cJSON_AddItemToObject(setup, "trace", t);
   }
+  if (c->n_llm > 0 && !llm_setup_json(c, setup, error))
+    goto fail;
   cJSON *cl = cJSON_AddObjectToObject(setup, "cluster");
   cJSON_AddNumberToObject(cl, "gpus", c->n_gpus);
   cJSON_AddNumberToObject(cl, "nodes", c->n_nodes);

@@ -166,6 +166,19 @@ sys.exit(1 if bad else 0)
 PY
 "$bin" run vllm.json -o vllm.again >/dev/null 2>&1
 check "same scenario, same summary" cmp vllm.out/summary.json vllm.again/summary.json
+check "provenance: setup.llm names the data by hash, no path of this machine" python3 - "$src" vllm.out/summary.json <<'PY'
+import hashlib, json, sys
+src, f = sys.argv[1:]
+l = json.load(open(f))["setup"]["llm"][0]
+want = {"models": "models.json", "ops": "ops/a100/meta-llama__Llama-2-7b-hf.json",
+        "attention": "attention/a100/meta-llama__Llama-2-7b-hf.json"}
+ok = l["model"] == "chat" and l["gpus"] == 3 and l["price_per_hour"] == 2.21
+for k, rel in want.items():
+    d = l["data"][k]
+    ok = ok and d["sha256"] == hashlib.sha256(open(f"{src}/data/llm/{rel}", "rb").read()).hexdigest()
+    ok = ok and src not in json.dumps(d) and d["source"].startswith("Converted by")
+sys.exit(0 if ok else 1)
+PY
 check "same scenario, same requests" cmp vllm.out/requests.csv vllm.again/requests.csv
 
 # A warm-up: the requests arriving before it run but are not measured; the
