@@ -96,7 +96,7 @@ static gboolean llm_setup_json(const CsConfig *c, cJSON *setup, GError **error)
 {
   cJSON *list = cJSON_AddArrayToObject(setup, "llm");
   for (int i = 0; i < c->n_llm; i++) {
-    const CsLlmDeployment *d = &c->llm[i];
+    const CsLlmServingConfig *d = &c->llm[i];
     const CsLlmConfig *lc = d->owner;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToArray(list, o);

@@ -112,7 +112,7 @@ void cs_config_free(CsConfig *c)
   g_free(c->trace_desc);
   g_free(c->clients);
   for (int i = 0; i < c->n_llm; i++) {
-    CsLlmDeployment *d = &c->llm[i];
+    CsLlmServingConfig *d = &c->llm[i];
     g_free(d->name);
     g_free(d->path);
     g_free(d->reqs);

@@ -2,7 +2,7 @@
  * each entry a deployment of identical LLM replicas with the fields of a
  * `clustersim llm run` config (read by llm_config.c, so that the two agree
  * field for field), a name and the SLOs its requests are judged by. Each
- * becomes a CsLlmDeployment and a client after the DNN models' (sim/
+ * becomes a CsLlmServingConfig and a client after the DNN models' (sim/
  * config.h), whose arrivals are the deployment's request list. */
 #include <math.h>
 #include <string.h>
@@ -41,7 +41,7 @@ static gboolean read_slo(const cJSON *entry, const char *file, const char *jp, d
 /* Entry i at jp into d and its client cc; names (the DNN models' and the
  * earlier entries') must not repeat. */
 static gboolean read_entry(const CsScenario *sc, CsConfig *c, const cJSON *entry, int i,
-                           const char *jp, CsLlmDeployment *d, CsClientConfig *cc,
+                           const char *jp, CsLlmServingConfig *d, CsClientConfig *cc,
                            GError **error)
 {
   const char *name = NULL;
@@ -144,7 +144,7 @@ gboolean cs_scenario_read_llm(const CsScenario *sc, CsConfig *c, GError **error)
   int n = cJSON_GetArraySize(list);
   c->clients = g_renew(CsClientConfig, c->clients, c->n_clients + n);
   memset(c->clients + c->n_clients, 0, sizeof *c->clients * (size_t)n);
-  c->llm = g_new0(CsLlmDeployment, n);
+  c->llm = g_new0(CsLlmServingConfig, n);
   CsErrorList *el = cs_error_list_new();
   int i = 0;
   const cJSON *entry;

@@ -98,7 +98,7 @@ typedef struct {
   int64_t attention_clamped_policy; /* 1 when "attention_outside_grid" is "clamp" */
   void *owner;            /* what holds the tables (the scenario layer's), freed by owner_free */
   void (*owner_free)(void *owner);
-} CsLlmDeployment;
+} CsLlmServingConfig;
 
 /* The compiled scenario. Dispatch policies see it as the opaque CsWorld of
  * clustersim/dispatch.h (read through cs_world_*, world.c). */
@@ -162,10 +162,10 @@ struct CsWorld {
    * order: absolute path and SHA-256; NULL-terminated, NULL when none. */
   char **plugin_paths;
   char **plugin_sha256;
-  /* LLM deployments (CsLlmDeployment), n_llm of them; their clients follow
+  /* LLM deployments (CsLlmServingConfig), n_llm of them; their clients follow
    * the DNN models' in clients[] (n_clients + n_llm entries), unseen by
    * anything that reads n_clients: the DNN policies, placement, replay. */
-  CsLlmDeployment *llm;
+  CsLlmServingConfig *llm;
   int n_llm;
 };
 

@@ -17,7 +17,7 @@
 
 struct CsLlmServing {
   Engine *e;
-  const CsLlmDeployment *cfg;
+  const CsLlmServingConfig *cfg;
   int client;             /* its index in Engine.clients */
   CsLlmCluster *cluster;
   CsSamples *ttft, *tbt, *tpot; /* measured requests', ns */
@@ -242,7 +242,7 @@ void cs_engine_llm_fill_results(Engine *e, CsResults *res)
   res->llm_strings = g_ptr_array_new_with_free_func(g_free);
   for (int i = 0; i < cfg->n_llm; i++) {
     const CsLlmServing *s = &e->llm[i];
-    const CsLlmDeployment *d = s->cfg;
+    const CsLlmServingConfig *d = s->cfg;
     CsLlmModelResult *m = &res->llm[i];
     m->model = keep(res, d->name);
     m->llm_model = keep(res, d->llm_model);
