@@ -193,7 +193,8 @@ CsLlmSearchResult *cs_llm_search_capacity(const CsLlmConfig *cfg, int replicas,
 
 int cs_llm_deployment_gpus(const CsLlmConfig *cfg, int replicas)
 {
-  return replicas * cfg->tensor_parallel * cfg->pipeline_parallel;
+  /* Disaggregated: replicas of the prefill pool, and the decode pool's. */
+  return (replicas + cfg->sim.decode_replicas) * cfg->tensor_parallel * cfg->pipeline_parallel;
 }
 
 gboolean cs_llm_deployment_cost(const CsLlmConfig *cfg, int replicas, double *per_hour,

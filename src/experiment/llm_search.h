@@ -120,7 +120,8 @@ CsLlmSearchResult *cs_llm_search_capacity(const CsLlmConfig *cfg, int replicas,
 
 void cs_llm_search_result_free(CsLlmSearchResult *r);
 
-/* GPUs of cfg's deployment at `replicas` replicas: replicas x TP x PP. */
+/* GPUs of cfg's deployment at `replicas` replicas: (replicas + its decode
+ * replicas when disaggregated) x TP x PP. */
 int cs_llm_deployment_gpus(const CsLlmConfig *cfg, int replicas);
 
 /* Its cost per hour: gpus x the device's price_per_hour (data/llm/models.json,

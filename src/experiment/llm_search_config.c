@@ -78,6 +78,8 @@ static char *default_name(const CsLlmConfig *c)
   if (c->sim.sched.policy == CS_LLM_SCHED_SARATHI)
     g_string_append_printf(s, " chunk %d", c->sim.sched.chunk_size);
   g_string_append_printf(s, " cap %d", c->sim.sched.batch_size_cap);
+  if (c->sim.decode_replicas > 0)
+    g_string_append_printf(s, " %dP+%dD", c->sim.replicas, c->sim.decode_replicas);
   return g_string_free(s, FALSE);
 }
 
@@ -196,18 +198,15 @@ CsLlmSearchSpec *cs_llm_search_spec_load(const char *file, GError **error)
   static const char *const extra[] = { "search", NULL };
   char *dir = g_path_get_dirname(file);
   CsLlmSearchSpec *spec = g_new0(CsLlmSearchSpec, 1);
-  /* The search counts replicas of one kind; a disaggregated deployment has
-   * two pools (not searched yet, docs/llm.md). */
-  if (cJSON_GetObjectItem(root, "disaggregated") != NULL) {
-    cs_json_fail(error, file, "disaggregated", "expected none: the capacity search does not "
-                 "size disaggregated pools yet");
-    cJSON_Delete(root);
-    g_free(dir);
-    g_free(spec);
-    return NULL;
-  }
   spec->base = cs_llm_config_parse(root, FORMAT, extra, file, dir, error);
   gboolean ok = spec->base != NULL && read_search(spec, file, dir, error);
+  /* A disaggregated deployment's highest rate is searched at its pools'
+   * sizes; the fewest replicas counts replicas of one kind, and sizing two
+   * pools is not searched yet (docs/llm.md). */
+  if (ok && spec->target_qps > 0 && spec->base->sim.decode_replicas > 0)
+    ok = cs_json_fail(error, file, "search.target_qps", "expected none with \"disaggregated\": "
+                      "the fewest replicas of a prefill and a decode pool is not searched yet "
+                      "(the highest rate at the pools' sizes is)");
   g_free(dir);
   if (!ok) {
     cs_llm_search_spec_free(spec);

@@ -191,6 +191,50 @@ q = d["deployments"][0]["max_qps"]
 print(f"# search: vllm {q:.3f}/s, saturated {rate:.3f}/s")
 sys.exit(0 if 0.5 * rate < q < 1.2 * rate else 1)
 PY
+# A disaggregated deployment (1 prefill + 1 decode vLLM replica): its
+# highest rate searched at its pools' sizes; the answer against its probes
+# and the SLO, and a run of the same requests at that rate (llm run, the
+# arrivals drawn at that qps) meets the SLO, as its probe says; 2 GPUs at
+# 2.21 $/h. The fewest replicas of two pools is refused.
+dis='"disaggregated": {"prefill_replicas": 1, "decode_replicas": 1, "kv_transfer": {"gbps": 200, "latency_ms": 0.01}}'
+cat >dsearch.json <<JSON
+{"format": "clustersim-llm-search", "version": 1, "model": "meta-llama/Llama-2-7b-hf",
+ "device": "a100", "node": "a100_pairwise_nvlink", "tensor_parallel": 1, $dis,
+ "scheduler": {"policy": "vllm"},
+ "requests": {"synthetic": {"n": 300, "prompt_tokens": {"uniform": [128, 1024]},
+   "output_tokens": {"uniform": [64, 256]}, "seed": 1}},
+ "search": {"slo": {"ttft_ms": {"quantile": 0.9, "max": 2000}, "tbt_ms": {"quantile": 0.9, "max": 100}},
+   "start_qps": 2}}
+JSON
+"$bin" llm search dsearch.json -o ds >ds.out 2>ds.err
+check "search, disaggregated: exits 0" test $? -eq 0
+check "search, disaggregated: the answer against its probes, 2 GPUs at 2 x 2.21 \$/h" py "
+[x['max_qps'] is not None and x['name'].endswith('1P+1D') and x['gpus'] == 2 and
+ abs(x['cost_per_hour'] - 4.42) < 1e-9 and
+ all(p['pass'] == (p['ttft_ms'] <= 2000 and p['tbt_ms'] <= 100) for p in x['probes']) and
+ any(p['qps'] == x['max_qps'] and p['pass'] for p in x['probes']) and
+ not any(p['pass'] and p['qps'] > x['max_qps'] for p in x['probes'])
+ for x in d['deployments']] == [True]" ds/search.json
+q=$(python3 -c "import json; print(json.load(open('ds/search.json'))['deployments'][0]['max_qps'])")
+cat >dsrun.json <<JSON
+{$base, $dis, "scheduler": {"policy": "vllm"},
+ "requests": {"synthetic": {"n": 300, "qps": $q, "arrival": "poisson", "prompt_tokens": {"uniform": [128, 1024]},
+   "output_tokens": {"uniform": [64, 256]}, "seed": 1}}}
+JSON
+"$bin" llm run dsrun.json -o dsrun >/dev/null 2>&1
+check "search, disaggregated: a run at its max qps ($q/s) meets the SLO, as its probe" python3 - ds/search.json dsrun/summary.json <<'PY'
+import json, sys
+d, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+x = d["deployments"][0]
+p = next(p for p in x["probes"] if p["qps"] == x["max_qps"])
+ok = (abs(s["ttft"]["p90_ms"] - p["ttft_ms"]) < 1e-6 and abs(s["tbt"]["p90_ms"] - p["tbt_ms"]) < 1e-6
+      and s["ttft"]["p90_ms"] <= 2000 and s["tbt"]["p90_ms"] <= 100)
+print(f"# search, disaggregated: {x['max_qps']:.3f}/s, TTFT p90 {s['ttft']['p90_ms']:.1f} ms, TBT p90 {s['tbt']['p90_ms']:.2f} ms")
+sys.exit(0 if ok else 1)
+PY
+sed 's/"start_qps": 2}/"start_qps": 2, "target_qps": 4}/' dsearch.json >dtarget.json
+bad "search, disaggregated: no fewest replicas" 'dtarget.json: search.target_qps: expected none with "disaggregated"' llm search dtarget.json
+
 # Off the sampled attention grid (a prompt of 46 tokens: chunks start at
 # 64): refused by default, with the way forward named; with
 # "attention_outside_grid": "clamp" looked up at the grid's edge, said on
