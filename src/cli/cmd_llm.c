@@ -63,6 +63,8 @@ static char *summary_text(const CsLlmConfig *r, const CsLlmSimResult *res, const
                           r->attention_outside == CS_LLM_ATTN_CLAMP_OUTSIDE ? "clamp" : "refuse");
   cJSON_AddNumberToObject(o, "attention_clamped_batches",
                           (double)res->attention_clamped_batches);
+  if (res->n_prefill_replicas > 0)
+    cJSON_AddNumberToObject(o, "kv_unheld_waits", (double)res->unheld_waits);
   cJSON_AddNumberToObject(o, "makespan_s", (double)s->makespan_ns / 1e9);
   cJSON_AddNumberToObject(o, "kv_peak_utilisation", s->kv_peak_util);
   cJSON_AddNumberToObject(o, "kv_mean_utilisation", s->kv_mean_util);
@@ -227,6 +229,13 @@ int cmd_llm(int argc, char **argv)
             "(\"attention_outside_grid\": \"clamp\"): their attention time is the edge's, "
             "not a measurement\n",
             res->attention_clamped_batches, res->n_batches, r->sim.exec.model->name);
+  if (res->unheld_waits > 0)
+    fprintf(stderr,
+            "clustersim: warning [kv_unheld_wait] %" G_GINT64_FORMAT " of %d requests waited at "
+            "their decode replica for KV blocks after their transfer, their KV cache held by no "
+            "replica: Splitwise's and DistServe's codes reserve decode memory before the "
+            "transfer, so this run's KV use and admissions are optimistic (docs/llm.md)\n",
+            res->unheld_waits, res->n_requests);
   if (out_dir != NULL) {
     csv = requests_csv(res);
     sum = summary_text(r, res, &s, file);

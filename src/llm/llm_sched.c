@@ -692,6 +692,18 @@ const CsLlmRequest *cs_llm_sched_waiting(const CsLlmSched *s, int i)
   return g_queue_peek_nth((GQueue *)&s->waiting, (guint)i);
 }
 
+int cs_llm_sched_n_prefilled_waiting(const CsLlmSched *s)
+{
+  return (int)g_queue_get_length((GQueue *)&s->prefilled);
+}
+
+const CsLlmRequest *cs_llm_sched_prefilled_waiting(const CsLlmSched *s, int i)
+{
+  if (i < 0)
+    return NULL;
+  return g_queue_peek_nth((GQueue *)&s->prefilled, (guint)i);
+}
+
 int64_t cs_llm_sched_batch_limit(const CsLlmSched *s)
 {
   return s->batch_limit;

@@ -295,6 +295,10 @@ gboolean cs_llm_sched_in_flight(const CsLlmSched *s);
 /* The waiting queue's i-th request from the front (0 <= i < n_waiting), or
  * NULL. */
 const CsLlmRequest *cs_llm_sched_waiting(const CsLlmSched *s, int i);
+/* The i-th (0-based) request added by cs_llm_sched_add_prefilled that is
+ * not admitted yet, in FIFO order, or NULL out of range. */
+int cs_llm_sched_n_prefilled_waiting(const CsLlmSched *s);
+const CsLlmRequest *cs_llm_sched_prefilled_waiting(const CsLlmSched *s, int i);
 
 /* The limit on a batch's requests: max_micro_batch_size (vllm, sarathi) or
  * max_batch (orca, static); and the watermark in blocks (vllm, sarathi; 0

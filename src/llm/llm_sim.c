@@ -61,6 +61,8 @@ typedef struct Slot {
   int64_t last_token;     /* the time of its last output token, -1 none */
   int64_t tag;            /* the caller's */
   gboolean live;          /* added and not completed */
+  gboolean unheld;        /* disaggregated: left waiting at its decode replica after a batch
+                           * was formed there, its KV cache held by no replica */
   CsLlmSimRequestResult out;
   struct Slot *next;      /* the arrivals not routed yet, or the free list */
 } Slot;
@@ -222,6 +224,19 @@ static gboolean start_batch(CsLlmCluster *s, int i, int64_t t, GError **error)
     return FALSE;
   }
   sample_blocks(s, i, t); /* restarts free, admissions allocate */
+  if (decode_pool(s, i)) {
+    /* A request whose KV transfer ended but that this batch did not admit
+     * waits holding no blocks: the reference systems reserve decode memory
+     * before the transfer instead (docs/llm.md), so such a run is
+     * optimistic; counted, and warned of by the callers. */
+    for (int k = 0; k < cs_llm_sched_n_prefilled_waiting(r->sched); k++) {
+      Slot *q = slot_of((CsLlmRequest *)cs_llm_sched_prefilled_waiting(r->sched, k), TRUE);
+      if (!q->unheld) {
+        q->unheld = TRUE;
+        s->res->unheld_waits++;
+      }
+    }
+  }
   if (s->res->series != NULL) {
     CsLlmBin *bin = bin_at(s, t);
     bin->restarts += cs_llm_sched_n_restarts(r->sched) - restarts;
@@ -704,6 +719,7 @@ CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest 
   res->restarts = c->restarts;
   res->output_tokens = c->output_tokens;
   res->attention_clamped_batches = c->attention_clamped_batches;
+  res->unheld_waits = c->unheld_waits;
   res->total_blocks = c->total_blocks;
   res->device_flops_per_s = c->device_flops_per_s;
   res->series_bin_ns = c->series_bin_ns;

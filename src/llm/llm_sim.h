@@ -193,6 +193,11 @@ typedef struct {
   int64_t series_bin_ns;
   int64_t total_blocks;  /* the blocks of all replicas (a bin's KV use: block_ns / this / width) */
   double device_flops_per_s; /* the config's (MFU) */
+  /* Disaggregated: requests left waiting at their decode replica after it
+   * formed a batch, their KV cache held by no replica (docs/llm.md: the
+   * reference systems reserve decode memory before the transfer, so the
+   * run's KV use and admissions are optimistic then). */
+  int64_t unheld_waits;
 } CsLlmSimResult;
 
 /* Model FLOPs utilisation of r's replicas (CsLlmSimSummary's mfu and

@@ -191,6 +191,19 @@ q = d["deployments"][0]["max_qps"]
 print(f"# search: vllm {q:.3f}/s, saturated {rate:.3f}/s")
 sys.exit(0 if 0.5 * rate < q < 1.2 * rate else 1)
 PY
+# Decode-side memory pressure (2P+1D, long requests at 30/s): requests wait
+# at the decode replica with their KV cache held by no replica, which is
+# warned of and counted.
+cat >unheld.json <<JSON
+{$base, "scheduler": {"policy": "vllm"},
+ "disaggregated": {"prefill_replicas": 2, "decode_replicas": 1, "kv_transfer": {"gbps": 200, "latency_ms": 0.01}},
+ "requests": {"synthetic": {"n": 600, "qps": 30, "arrival": "poisson", "prompt_tokens": {"uniform": [1024, 2048]},
+   "output_tokens": {"uniform": [256, 1024]}, "seed": 1}}}
+JSON
+"$bin" llm run unheld.json -o unheld >/dev/null 2>unheld.err
+check "disaggregated: decode memory pressure warns kv_unheld_wait" grep -q "warning \[kv_unheld_wait\]" unheld.err
+check "disaggregated: and counts it" py 'd["kv_unheld_waits"] > 0' unheld/summary.json
+
 # A disaggregated deployment (1 prefill + 1 decode vLLM replica): its
 # highest rate searched at its pools' sizes; the answer against its probes
 # and the SLO, and a run of the same requests at that rate (llm run, the

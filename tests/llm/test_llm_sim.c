@@ -380,6 +380,7 @@ static void test_disagg_timeline(void **state)
   /* TBT samples 4.5, 2.5, 6.5: p50 4.5. */
   assert_int_equal(s.tbt.n, 3);
   assert_close(s.tbt.p50, 4.5);
+  assert_int_equal(res->unheld_waits, 0); /* D admitted each request at its transfer's end */
   cs_llm_sim_result_free(res);
 }
 
@@ -431,6 +432,8 @@ static void test_disagg_decode_memory(void **state)
   assert_int_equal(res->requests[1].tbt_max_ns, 9500000);
   assert_int_equal(res->replicas[1].peak_blocks, 5);
   assert_int_equal(res->restarts, 0);
+  /* R1 waited at D from 5 to 10 holding no blocks: one request counted. */
+  assert_int_equal(res->unheld_waits, 1);
   cs_llm_sim_result_free(res);
 }
 
