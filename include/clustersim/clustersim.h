@@ -31,6 +31,7 @@
 #include "control.h"
 #include "core.h"
 #include "dispatch.h"
+#include "llm.h"
 #include "params.h"
 #include "placement.h"
 #include "plugin.h"

@@ -1,7 +1,8 @@
 /* libclustersim: the policies a scenario can name.
  *
  * A registry maps the names in a scenario's "placement.policy",
- * "dispatch.policy" and "controller.policy" to policies. cs_registry_new()
+ * "dispatch.policy" and "controller.policy", and an LLM deployment's
+ * "scheduler.policy" (llm.h), to policies. cs_registry_new()
  * returns one holding every built-in policy; a researcher adds their own to it and gives it to the
  * scenarios that should see them (cs_scenario_set_registry). A scenario
  * without a registry of its own sees the built-in policies only. There is no
@@ -19,6 +20,7 @@
 #include "control.h"
 #include "core.h"
 #include "dispatch.h"
+#include "llm.h"
 #include "placement.h"
 
 G_BEGIN_DECLS
@@ -49,6 +51,20 @@ CS_API gboolean cs_registry_add_dispatch(CsRegistry *r, const CsDispatchPolicy *
 CS_API gboolean cs_registry_add_controller(CsRegistry *r, const CsControllerPolicy *policy,
                                            void *user_data, GError **error);
 
+/* Adds an LLM replica scheduler (llm.h) under policy->name. Returns FALSE
+ * with error set when the name is empty or taken (the built-in schedulers'
+ * names, vllm, sarathi, orca, static and faster_transformer, included), or
+ * schedule is missing, or parse without free_params, or create without
+ * destroy. */
+CS_API gboolean cs_registry_add_llm_scheduler(CsRegistry *r, const CsLlmSchedulerPolicy *policy,
+                                              void *user_data, GError **error);
+
+/* The LLM scheduler added under name (and its user data), or NULL (also for
+ * the built-in schedulers' names: they are not CsLlmSchedulerPolicy values). */
+CS_API const CsLlmSchedulerPolicy *cs_registry_llm_scheduler(const CsRegistry *r,
+                                                             const char *name,
+                                                             void **user_data);
+
 /* The policy registered under name (and its user data, when user_data is not
  * NULL), or NULL. */
 CS_API const CsPlacementPolicy *cs_registry_placement(const CsRegistry *r, const char *name,
@@ -68,6 +84,9 @@ CS_API int cs_registry_n_dispatch(const CsRegistry *r);
 CS_API const CsDispatchPolicy *cs_registry_dispatch_at(const CsRegistry *r, int i);
 CS_API int cs_registry_n_controller(const CsRegistry *r);
 CS_API const CsControllerPolicy *cs_registry_controller_at(const CsRegistry *r, int i);
+/* The LLM schedulers added (the built-in ones are not listed). */
+CS_API int cs_registry_n_llm_scheduler(const CsRegistry *r);
+CS_API const CsLlmSchedulerPolicy *cs_registry_llm_scheduler_at(const CsRegistry *r, int i);
 
 G_END_DECLS
 

@@ -80,9 +80,9 @@ static char *summary_text(const CsLlmConfig *r, const CsLlmSimResult *res, const
     cJSON *dg = cJSON_AddObjectToObject(o, "disaggregated");
     cJSON_AddNumberToObject(dg, "prefill_replicas", res->n_prefill_replicas);
     cJSON_AddNumberToObject(dg, "decode_replicas", res->n_replicas - res->n_prefill_replicas);
-    cJSON_AddStringToObject(dg, "prefill_scheduler", cs_llm_sched_policy_name(r->sim.sched.policy));
+    cJSON_AddStringToObject(dg, "prefill_scheduler", cs_llm_sched_config_name(&r->sim.sched));
     cJSON_AddStringToObject(dg, "decode_scheduler",
-                            cs_llm_sched_policy_name(r->sim.decode_sched.policy));
+                            cs_llm_sched_config_name(&r->sim.decode_sched));
     cJSON_AddNumberToObject(dg, "num_blocks_per_decode_replica",
                             (double)r->sim.decode_sched.num_blocks);
     cJSON_AddNumberToObject(dg, "kv_bytes_per_token_per_shard",
@@ -199,7 +199,7 @@ int cmd_llm(int argc, char **argv)
     goto out;
   }
   const char *file = argv[1];
-  r = cs_llm_config_load(file, &err);
+  r = cs_llm_config_load(file, cli_registry(), &err);
   if (r == NULL || (reqs = cs_llm_config_requests(r, 0, &n, &err)) == NULL) {
     status = cli_fail(PROG, err->message);
     goto out;
@@ -263,12 +263,12 @@ int cmd_llm(int argc, char **argv)
   if (res->n_prefill_replicas > 0)
     printf("%d requests, disaggregated: %d prefill replica(s) (%s, router %s), %d decode "
            "replica(s) (%s, least outstanding): makespan %.3f s\n",
-           res->n_requests, res->n_prefill_replicas, cs_llm_sched_policy_name(r->sim.sched.policy),
+           res->n_requests, res->n_prefill_replicas, cs_llm_sched_config_name(&r->sim.sched),
            cs_llm_router_name(r->sim.router), res->n_replicas - res->n_prefill_replicas,
-           cs_llm_sched_policy_name(r->sim.decode_sched.policy), s.makespan_ns / 1e9);
+           cs_llm_sched_config_name(&r->sim.decode_sched), s.makespan_ns / 1e9);
   else
     printf("%d requests on %d replica(s), %s, router %s: makespan %.3f s\n", res->n_requests,
-           res->n_replicas, cs_llm_sched_policy_name(r->sim.sched.policy),
+           res->n_replicas, cs_llm_sched_config_name(&r->sim.sched),
            cs_llm_router_name(r->sim.router), s.makespan_ns / 1e9);
   printf("%-8s %10s %10s %10s\n", "ms", "p50", "p90", "p99");
   const struct {

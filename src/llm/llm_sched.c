@@ -1,31 +1,12 @@
 /* The replica schedulers of an LLM replica; see llm_sched.h for the rules
  * and the Vidur file each comes from. */
-#include "llm_sched.h"
+#include "llm_sched_internal.h"
 
 #include <string.h>
 
 #include "common/json_input.h"
 
-struct CsLlmSched {
-  CsLlmSchedConfig cfg;
-  int64_t watermark;       /* blocks kept free for new admissions (vllm, sarathi) */
-  int64_t batch_limit;     /* max_micro_batch_size or max_batch */
-  int64_t max_blocks_seq;  /* max_tokens / block_size: orca and static reservations */
-  int64_t allocated;       /* blocks held in all */
-  int holding;             /* requests holding blocks (Vidur's len(allocation_map)) */
-  int64_t n_restarts;
-  GQueue waiting;          /* of CsLlmRequest *, front first */
-  GQueue prefilled;        /* added by cs_llm_sched_add_prefilled, not yet admitted */
-  GPtrArray *running;      /* Vidur's _preempted_requests (static: the batch to re-run) */
-  GPtrArray *set_aside;    /* sarathi: partial prefills of this call */
-  GPtrArray *skipped;      /* sarathi: partial prefills that got no tokens */
-  gboolean in_flight;
-  CsLlmBatch batch;
-  int entries_cap;
-  int restarted_cap;
-};
-
-static const char *const POLICY_NAMES[] = { "vllm", "sarathi", "orca", "static" };
+static const char *const POLICY_NAMES[] = { "vllm", "sarathi", "orca", "static", "custom" };
 
 const char *cs_llm_sched_policy_name(CsLlmSchedPolicy policy)
 {
@@ -33,9 +14,16 @@ const char *cs_llm_sched_policy_name(CsLlmSchedPolicy policy)
   return POLICY_NAMES[policy];
 }
 
+const char *cs_llm_sched_config_name(const CsLlmSchedConfig *cfg)
+{
+  if (cfg->policy == CS_LLM_SCHED_CUSTOM && cfg->custom != NULL)
+    return cfg->custom->name;
+  return cs_llm_sched_policy_name(cfg->policy);
+}
+
 gboolean cs_llm_sched_policy_parse(const char *name, CsLlmSchedPolicy *out, GError **error)
 {
-  for (unsigned i = 0; i < G_N_ELEMENTS(POLICY_NAMES); i++) {
+  for (unsigned i = 0; i < CS_LLM_SCHED_CUSTOM; i++) {
     if (name != NULL && strcmp(name, POLICY_NAMES[i]) == 0) {
       *out = (CsLlmSchedPolicy)i;
       return TRUE;
@@ -81,9 +69,11 @@ void cs_llm_request_init(CsLlmRequest *r, int64_t id, int64_t arrival, int promp
   r->state = CS_LLM_REQ_NEW;
 }
 
+/* Custom policies get the watermark too: the framework admits prefilled
+ * requests above it (clustersim/llm.h), and the policy reads it. */
 static gboolean uses_watermark(CsLlmSchedPolicy p)
 {
-  return p == CS_LLM_SCHED_VLLM || p == CS_LLM_SCHED_SARATHI;
+  return p == CS_LLM_SCHED_VLLM || p == CS_LLM_SCHED_SARATHI || p == CS_LLM_SCHED_CUSTOM;
 }
 
 static gboolean check_positive(int64_t v, const char *field, GError **error)
@@ -99,7 +89,8 @@ static gboolean check_positive(int64_t v, const char *field, GError **error)
 CsLlmSched *cs_llm_sched_new(const CsLlmSchedConfig *cfg, GError **error)
 {
   g_return_val_if_fail(cfg != NULL, NULL);
-  if ((unsigned)cfg->policy >= G_N_ELEMENTS(POLICY_NAMES)) {
+  if ((unsigned)cfg->policy >= G_N_ELEMENTS(POLICY_NAMES) ||
+      (cfg->policy == CS_LLM_SCHED_CUSTOM) != (cfg->custom != NULL)) {
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
                 "LLM replica scheduler: policy %d, expected one of vllm, sarathi, orca, static",
                 (int)cfg->policy);
@@ -127,7 +118,7 @@ CsLlmSched *cs_llm_sched_new(const CsLlmSchedConfig *cfg, GError **error)
     return NULL;
   }
   int64_t max_blocks_seq = cfg->max_tokens / cfg->block_size;
-  gboolean reserves_max = !uses_watermark(cfg->policy);
+  gboolean reserves_max = cfg->policy == CS_LLM_SCHED_ORCA || cfg->policy == CS_LLM_SCHED_STATIC;
   if (reserves_max && (max_blocks_seq < 1 || max_blocks_seq > cfg->num_blocks)) {
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
                 "LLM replica scheduler %s: max_tokens / block_size = %d / %d = %" G_GINT64_FORMAT
@@ -153,6 +144,10 @@ CsLlmSched *cs_llm_sched_new(const CsLlmSchedConfig *cfg, GError **error)
   s->running = g_ptr_array_new();
   s->set_aside = g_ptr_array_new();
   s->skipped = g_ptr_array_new();
+  if (cfg->policy == CS_LLM_SCHED_CUSTOM && !cs_llm_sched_custom_create(s, error)) {
+    cs_llm_sched_free(s);
+    return NULL;
+  }
   return s;
 }
 
@@ -160,6 +155,7 @@ void cs_llm_sched_free(CsLlmSched *s)
 {
   if (s == NULL)
     return;
+  cs_llm_sched_custom_destroy(s);
   g_queue_clear(&s->waiting);
   g_queue_clear(&s->prefilled);
   g_ptr_array_free(s->running, TRUE);
@@ -175,10 +171,6 @@ const CsLlmSchedConfig *cs_llm_sched_config(const CsLlmSched *s)
   return &s->cfg;
 }
 
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-  return (a + b - 1) / b;
-}
 
 gboolean cs_llm_sched_add(CsLlmSched *s, CsLlmRequest *r, GError **error)
 {
@@ -215,17 +207,21 @@ gboolean cs_llm_sched_add(CsLlmSched *s, CsLlmRequest *r, GError **error)
                 (gint64)r->id, (gint64)longest, c->max_tokens_in_batch);
     return FALSE;
   }
-  if (uses_watermark(c->policy) &&
-      ceil_div(longest, c->block_size) > c->num_blocks - s->watermark) {
+  /* A custom policy owes the watermark nothing (it is the policy's to keep):
+   * only the replica's blocks bound it. */
+  gboolean custom = c->policy == CS_LLM_SCHED_CUSTOM;
+  int64_t wm = custom ? 0 : s->watermark;
+  if (uses_watermark(c->policy) && cs_llm_ceil_div(longest, c->block_size) > c->num_blocks - wm) {
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
                 "LLM request %" G_GINT64_FORMAT ": a prefill of up to %" G_GINT64_FORMAT
-                " tokens needs %" G_GINT64_FORMAT " blocks, expected <= num_blocks - "
-                "watermark (%" G_GINT64_FORMAT " - %" G_GINT64_FORMAT ")",
-                (gint64)r->id, (gint64)longest, (gint64)ceil_div(longest, c->block_size),
-                (gint64)c->num_blocks, (gint64)s->watermark);
+                " tokens needs %" G_GINT64_FORMAT " blocks, expected <= num_blocks%s (%"
+                G_GINT64_FORMAT " - %" G_GINT64_FORMAT ")",
+                (gint64)r->id, (gint64)longest, (gint64)cs_llm_ceil_div(longest, c->block_size),
+                custom ? "" : " - watermark", (gint64)c->num_blocks, (gint64)wm);
     return FALSE;
   }
   r->state = CS_LLM_REQ_WAITING;
+  r->owner = s;
   g_queue_push_tail(&s->waiting, r);
   return TRUE;
 }
@@ -238,7 +234,7 @@ static int64_t free_blocks(const CsLlmSched *s)
   return s->cfg.num_blocks - s->allocated;
 }
 
-static void allocate(CsLlmSched *s, CsLlmRequest *r, int64_t n)
+void cs_llm_sched_allocate(CsLlmSched *s, CsLlmRequest *r, int64_t n)
 {
   if (r->blocks == 0)
     s->holding++;
@@ -247,7 +243,7 @@ static void allocate(CsLlmSched *s, CsLlmRequest *r, int64_t n)
   g_assert(s->allocated <= s->cfg.num_blocks);
 }
 
-static void free_request(CsLlmSched *s, CsLlmRequest *r)
+void cs_llm_sched_free_request(CsLlmSched *s, CsLlmRequest *r)
 {
   if (r->blocks == 0)
     return;
@@ -262,7 +258,7 @@ static void free_request(CsLlmSched *s, CsLlmRequest *r)
 static gboolean can_allocate_request(const CsLlmSched *s, const CsLlmRequest *r)
 {
   if (r->blocks == 0)
-    return free_blocks(s) - ceil_div(r->prefill_tokens, s->cfg.block_size) >= s->watermark;
+    return free_blocks(s) - cs_llm_ceil_div(r->prefill_tokens, s->cfg.block_size) >= s->watermark;
   return free_blocks(s) >= 1;
 }
 
@@ -270,18 +266,18 @@ static void allocate_request(CsLlmSched *s, CsLlmRequest *r)
 {
   int64_t bs = s->cfg.block_size;
   if (r->blocks == 0) {
-    allocate(s, r, ceil_div(r->prefill_tokens, bs));
+    cs_llm_sched_allocate(s, r, cs_llm_ceil_div(r->prefill_tokens, bs));
     return;
   }
   int64_t over = r->processed_tokens - r->blocks * bs;
   g_assert(over <= 1);
   if (over == 1)
-    allocate(s, r, 1);
+    cs_llm_sched_allocate(s, r, 1);
 }
 
 /* Vidur's Request.restart, with difference 2 of the header for a request
  * whose prefill is not complete. */
-static void restart(CsLlmSched *s, CsLlmRequest *r)
+void cs_llm_sched_restart(CsLlmSched *s, CsLlmRequest *r)
 {
   if (r->prefill_complete) {
     int total = r->prefill_tokens + r->decode_tokens;
@@ -292,7 +288,7 @@ static void restart(CsLlmSched *s, CsLlmRequest *r)
   r->prefill_complete = FALSE;
   r->restarts++;
   s->n_restarts++;
-  free_request(s, r);
+  cs_llm_sched_free_request(s, r);
   r->state = CS_LLM_REQ_WAITING;
   g_queue_push_head(&s->waiting, r);
   if (s->batch.n_restarted == s->restarted_cap) {
@@ -304,7 +300,7 @@ static void restart(CsLlmSched *s, CsLlmRequest *r)
 
 /* --- the batch being formed --- */
 
-static void batch_append(CsLlmSched *s, CsLlmRequest *r, int tokens)
+void cs_llm_sched_batch_append(CsLlmSched *s, CsLlmRequest *r, int tokens)
 {
   CsLlmBatch *b = &s->batch;
   if (b->n == s->entries_cap) {
@@ -363,9 +359,9 @@ static gboolean decode_or_preempt(CsLlmSched *s, CsLlmRequest *r)
 {
   while (!can_allocate_request(s, r)) {
     if (s->running->len > 0) {
-      restart(s, pop_back(s->running));
+      cs_llm_sched_restart(s, pop_back(s->running));
     } else {
-      restart(s, r);
+      cs_llm_sched_restart(s, r);
       return FALSE;
     }
   }
@@ -391,7 +387,7 @@ static void next_vllm(CsLlmSched *s)
       break;
     g_queue_pop_head(&s->waiting);
     allocate_request(s, r);
-    batch_append(s, r, next);
+    cs_llm_sched_batch_append(s, r, next);
     max_len = new_max;
   }
   if (s->batch.n > 0)
@@ -402,7 +398,7 @@ static void next_vllm(CsLlmSched *s)
       break;
     CsLlmRequest *r = pop_front(s->running);
     if (decode_or_preempt(s, r))
-      batch_append(s, r, next_tokens(r));
+      cs_llm_sched_batch_append(s, r, next_tokens(r));
   }
 }
 
@@ -430,7 +426,7 @@ static void next_sarathi(CsLlmSched *s)
     }
     /* A decode's next tokens are 1, never 0: no skip here. */
     if (decode_or_preempt(s, r))
-      batch_append(s, r, 1);
+      cs_llm_sched_batch_append(s, r, 1);
   }
   for (guint i = 0; i < s->set_aside->len; i++) {
     CsLlmRequest *r = s->set_aside->pdata[i];
@@ -439,7 +435,7 @@ static void next_sarathi(CsLlmSched *s)
       g_ptr_array_add(s->skipped, r);
       continue;
     }
-    batch_append(s, r, n);
+    cs_llm_sched_batch_append(s, r, n);
   }
   /* skipped + what is left, sorted by arrival. */
   for (guint i = 0; i < s->skipped->len; i++)
@@ -458,7 +454,7 @@ static void next_sarathi(CsLlmSched *s)
       break;
     g_queue_pop_head(&s->waiting);
     allocate_request(s, r);
-    batch_append(s, r, n);
+    cs_llm_sched_batch_append(s, r, n);
   }
 }
 
@@ -472,8 +468,8 @@ static void admit_max_length(CsLlmSched *s)
     if (free_blocks(s) < s->max_blocks_seq)
       break;
     CsLlmRequest *r = g_queue_pop_head(&s->waiting);
-    allocate(s, r, s->max_blocks_seq);
-    batch_append(s, r, next_tokens(r));
+    cs_llm_sched_allocate(s, r, s->max_blocks_seq);
+    cs_llm_sched_batch_append(s, r, next_tokens(r));
   }
 }
 
@@ -483,7 +479,7 @@ static void next_orca(CsLlmSched *s)
     if (s->batch.n == s->batch_limit)
       break;
     CsLlmRequest *r = pop_front(s->running);
-    batch_append(s, r, next_tokens(r));
+    cs_llm_sched_batch_append(s, r, next_tokens(r));
   }
   admit_max_length(s);
 }
@@ -495,7 +491,7 @@ static void next_static(CsLlmSched *s)
      * batch never exceeds the limit it was formed under). */
     while (s->running->len > 0) {
       CsLlmRequest *r = pop_front(s->running);
-      batch_append(s, r, next_tokens(r));
+      cs_llm_sched_batch_append(s, r, next_tokens(r));
     }
     return;
   }
@@ -545,12 +541,12 @@ static void admit_prefilled(CsLlmSched *s)
   while (!g_queue_is_empty(&s->prefilled)) {
     CsLlmRequest *r = g_queue_peek_head(&s->prefilled);
     gboolean orca = s->cfg.policy == CS_LLM_SCHED_ORCA;
-    int64_t need = orca ? s->max_blocks_seq : ceil_div(r->prompt_tokens, s->cfg.block_size);
+    int64_t need = orca ? s->max_blocks_seq : cs_llm_ceil_div(r->prompt_tokens, s->cfg.block_size);
     int64_t cap = orca ? s->batch_limit : s->cfg.batch_size_cap;
     if (s->holding >= cap || free_blocks(s) - need < s->watermark)
       break;
     g_queue_pop_head(&s->prefilled);
-    allocate(s, r, need);
+    cs_llm_sched_allocate(s, r, need);
     r->state = CS_LLM_REQ_RUNNING;
     g_ptr_array_add(s->running, r);
   }
@@ -566,7 +562,7 @@ gboolean cs_llm_sched_release(CsLlmSched *s, CsLlmRequest *r, GError **error)
                 (gint64)r->id, r->state != CS_LLM_REQ_FINISHED ? "unfinished" : "not keeping blocks");
     return FALSE;
   }
-  free_request(s, r);
+  cs_llm_sched_free_request(s, r);
   r->keep_blocks = FALSE;
   return TRUE;
 }
@@ -578,7 +574,7 @@ const CsLlmBatch *cs_llm_sched_next_batch(CsLlmSched *s, GError **error)
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
                 "LLM replica scheduler %s: a batch is already in flight (expected "
                 "cs_llm_sched_batch_done first)",
-                cs_llm_sched_policy_name(s->cfg.policy));
+                cs_llm_sched_config_name(&s->cfg));
     return NULL;
   }
   CsLlmBatch *b = &s->batch;
@@ -601,6 +597,10 @@ const CsLlmBatch *cs_llm_sched_next_batch(CsLlmSched *s, GError **error)
   case CS_LLM_SCHED_STATIC:
     next_static(s);
     break;
+  case CS_LLM_SCHED_CUSTOM:
+    if (!cs_llm_sched_custom_next(s, error))
+      return NULL;
+    break;
   }
   if (b->n == 0)
     return NULL;
@@ -615,7 +615,7 @@ const CsLlmBatch *cs_llm_sched_batch_done(CsLlmSched *s, GError **error)
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
                 "LLM replica scheduler %s: no batch in flight (expected "
                 "cs_llm_sched_next_batch first)",
-                cs_llm_sched_policy_name(s->cfg.policy));
+                cs_llm_sched_config_name(&s->cfg));
     return NULL;
   }
   s->in_flight = FALSE;
@@ -645,12 +645,14 @@ const CsLlmBatch *cs_llm_sched_batch_done(CsLlmSched *s, GError **error)
       e->finished = TRUE;
       r->state = CS_LLM_REQ_FINISHED;
       if (!r->keep_blocks)
-        free_request(s, r);
+        cs_llm_sched_free_request(s, r);
     } else {
       r->state = CS_LLM_REQ_RUNNING;
       g_ptr_array_add(s->running, r);
     }
   }
+  if (s->cfg.policy == CS_LLM_SCHED_CUSTOM)
+    cs_llm_sched_custom_batch_done(s);
   return b;
 }
 

@@ -122,6 +122,8 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "clustersim/llm.h"
+
 G_BEGIN_DECLS
 
 typedef enum {
@@ -129,9 +131,11 @@ typedef enum {
   CS_LLM_SCHED_SARATHI,
   CS_LLM_SCHED_ORCA,
   CS_LLM_SCHED_STATIC,
+  CS_LLM_SCHED_CUSTOM, /* a CsLlmSchedulerPolicy of a registry (clustersim/llm.h) */
 } CsLlmSchedPolicy;
 
-/* "vllm", "sarathi", "orca", "static". */
+/* "vllm", "sarathi", "orca", "static"; "custom" for CS_LLM_SCHED_CUSTOM
+ * (cs_llm_sched_config_name gives the policy's own name). */
 const char *cs_llm_sched_policy_name(CsLlmSchedPolicy policy);
 
 /* Parses one of those names (also Vidur's "faster_transformer" for static).
@@ -152,7 +156,17 @@ typedef struct {
   int max_tokens;                   /* 4096: the longest request (prompt + output); orca and
                                      * static reserve max_tokens / block_size blocks each */
   int num_stages;                   /* pipeline stages: only 1 */
+  /* CS_LLM_SCHED_CUSTOM: the policy, its user data and its parameters (what
+   * its parse returned; owned by whoever parsed them), all outliving every
+   * scheduler made from this config. NULL otherwise. */
+  const CsLlmSchedulerPolicy *custom;
+  void *custom_user_data;
+  const void *custom_params;
 } CsLlmSchedConfig;
+
+/* The scheduler's name as a deployment writes it: the built-in policy's
+ * name, or the custom policy's. */
+const char *cs_llm_sched_config_name(const CsLlmSchedConfig *cfg);
 
 /* Fills cfg with policy and Vidur's defaults (above); num_blocks is 0 and
  * must be set. */
@@ -166,10 +180,11 @@ typedef enum {
   CS_LLM_REQ_FINISHED, /* all its tokens processed, blocks freed */
 } CsLlmReqState;
 
-/* A request. The caller owns it and keeps it alive and in place from
- * cs_llm_sched_add until it has finished (or the scheduler is freed); the
- * scheduler updates it and the caller only reads it. */
-typedef struct {
+/* A request (opaque in clustersim/llm.h). The caller owns it and keeps it
+ * alive and in place from cs_llm_sched_add until it has finished (or the
+ * scheduler is freed); the scheduler updates it and the caller only reads
+ * it. */
+struct CsLlmRequest {
   int64_t id;            /* the caller's; used in messages */
   int64_t arrival;       /* the key running requests are sorted by (Vidur's arrived_at) */
   int prompt_tokens;     /* as asked, >= 1 */
@@ -187,7 +202,8 @@ typedef struct {
                           * stay held until cs_llm_sched_release (a prefill replica keeps a
                           * request's KV cache until its transfer ends, as in Splitwise) */
   CsLlmReqState state;
-} CsLlmRequest;
+  const CsLlmReplica *owner; /* the scheduler it was added to (custom policies' checks) */
+};
 
 /* Sets r up as a new request (every other field 0 or FALSE). */
 void cs_llm_request_init(CsLlmRequest *r, int64_t id, int64_t arrival, int prompt_tokens,
@@ -215,7 +231,8 @@ typedef struct {
   int n_restarted;
 } CsLlmBatch;
 
-typedef struct CsLlmSched CsLlmSched;
+/* The scheduler of one replica: the CsLlmReplica a custom policy sees. */
+typedef struct CsLlmReplica CsLlmSched;
 
 /* A scheduler for one replica. Returns it (cs_llm_sched_free) or NULL with
  * error set (CS_INPUT_ERROR_INVALID) naming the field and what was

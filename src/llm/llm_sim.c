@@ -220,7 +220,9 @@ static gboolean start_batch(CsLlmCluster *s, int i, int64_t t, GError **error)
   int64_t restarts = cs_llm_sched_n_restarts(r->sched);
   const CsLlmBatch *b = cs_llm_sched_next_batch(r->sched, &e);
   if (e != NULL) {
-    g_propagate_error(error, e);
+    /* A custom scheduler's failure or misuse (clustersim/llm.h): when and
+     * where. */
+    g_propagate_prefixed_error(error, e, "at %.9g s simulated, replica %d: ", t * 1e-9, i);
     return FALSE;
   }
   sample_blocks(s, i, t); /* restarts free, admissions allocate */
@@ -644,8 +646,9 @@ gboolean cs_llm_cluster_finish(CsLlmCluster *s, GError **error)
     const CsLlmSched *r = s->rep[q->out.replica].sched;
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
                 "LLM simulation: request %" G_GINT64_FORMAT " never finished: replica %d "
-                "holds it with no batch it can form (%d waiting, %d running)",
-                q->out.id, q->out.replica, cs_llm_sched_n_waiting(r), cs_llm_sched_n_running(r));
+                "(scheduler %s) holds it with no batch it can form (%d waiting, %d running)",
+                q->out.id, q->out.replica, cs_llm_sched_config_name(cs_llm_sched_config(r)),
+                cs_llm_sched_n_waiting(r), cs_llm_sched_n_running(r));
     return FALSE;
   }
   CsLlmSimResult *res = s->res;

@@ -9,6 +9,7 @@
 #include "common/params_internal.h"
 #include "control/control.h"
 #include "dispatch/dispatch.h"
+#include "llm/llm_sched.h"
 #include "placement/placement.h"
 #include "registry_internal.h"
 
@@ -31,11 +32,12 @@ struct CsRegistry {
   GArray *placement; /* Entry, registration order (built-ins first) */
   GArray *dispatch;  /* Entry */
   GArray *control;   /* Entry */
+  GArray *llm;       /* Entry: LLM replica schedulers added (none built in) */
   GArray *plugins;   /* Plugin, load order */
   /* While a plug-in's cs_plugin_init runs (plugin.c): the origin of what it
    * adds, the lengths to roll back to, and the first add it had refused. */
   int loading; /* ORIGIN_PROGRAM when no plug-in is loading */
-  guint mark[3];
+  guint mark[4];
   GError *load_error;
 };
 
@@ -68,6 +70,7 @@ CsRegistry *cs_registry_new(void)
   const CsControllerPolicy *const *k = cs_controller_policy_list();
   for (int i = 0; k[i]; i++)
     add(r->control, k[i], k[i]->name, NULL, ORIGIN_BUILTIN);
+  r->llm = g_array_new(FALSE, FALSE, sizeof(Entry));
   r->plugins = g_array_new(FALSE, FALSE, sizeof(Plugin));
   g_array_set_clear_func(r->plugins, plugin_clear);
   r->loading = ORIGIN_PROGRAM;
@@ -88,6 +91,7 @@ void cs_registry_unref(CsRegistry *r)
   g_array_free(r->placement, TRUE);
   g_array_free(r->dispatch, TRUE);
   g_array_free(r->control, TRUE);
+  g_array_free(r->llm, TRUE);
   g_array_free(r->plugins, TRUE);
   g_free(r);
 }
@@ -218,6 +222,64 @@ gboolean cs_registry_add_controller(CsRegistry *r, const CsControllerPolicy *pol
   return TRUE;
 }
 
+gboolean cs_registry_add_llm_scheduler(CsRegistry *r, const CsLlmSchedulerPolicy *policy,
+                                       void *user_data, GError **error)
+{
+  g_return_val_if_fail(r != NULL && policy != NULL, FALSE);
+  /* The built-in schedulers are no entries (they run inside the library),
+   * but their names are theirs. */
+  CsLlmSchedPolicy builtin;
+  if (policy->name != NULL && cs_llm_sched_policy_parse(policy->name, &builtin, NULL)) {
+    char *who = r->loading >= 0 ? origin_name(r, r->loading) : NULL;
+    GError *err = g_error_new(CS_ERROR, CS_ERROR_INVALID,
+                              "LLM scheduler policy \"%s\": the registry already has a policy "
+                              "of that name (a built-in policy)%s%s",
+                              policy->name, who ? ", so it cannot be " : "", who ? who : "");
+    g_free(who);
+    return refused(r, error, err);
+  }
+  if (!check_name(r, "LLM scheduler", policy->name, r->llm, error))
+    return FALSE;
+  const char *missing = !policy->schedule ? "schedule"
+                        : policy->parse && !policy->free_params ? "free_params (it has parse)"
+                        : policy->create && !policy->destroy ? "destroy (it has create)"
+                                                             : NULL;
+  if (missing) {
+    return refused(r, error, g_error_new(CS_ERROR, CS_ERROR_INVALID,
+                                         "LLM scheduler policy \"%s\": no %s callback",
+                                         policy->name, missing));
+  }
+  add(r->llm, policy, policy->name, user_data, r->loading);
+  return TRUE;
+}
+
+const CsLlmSchedulerPolicy *cs_registry_llm_scheduler(const CsRegistry *r, const char *name,
+                                                      void **user_data)
+{
+  const Entry *e = r && name ? find(r->llm, name) : NULL;
+  if (user_data)
+    *user_data = e ? e->user_data : NULL;
+  return e ? e->policy : NULL;
+}
+
+int cs_registry_n_llm_scheduler(const CsRegistry *r)
+{
+  return r ? (int)r->llm->len : 0;
+}
+
+const CsLlmSchedulerPolicy *cs_registry_llm_scheduler_at(const CsRegistry *r, int i)
+{
+  return r && i >= 0 && i < (int)r->llm->len ? g_array_index(r->llm, Entry, i).policy : NULL;
+}
+
+char *cs_registry_llm_scheduler_names(const CsRegistry *r)
+{
+  GString *names = g_string_new("vllm, sarathi, orca, static, faster_transformer");
+  for (guint i = 0; r && i < r->llm->len; i++)
+    g_string_append_printf(names, ", %s", g_array_index(r->llm, Entry, i).name);
+  return g_string_free(names, FALSE);
+}
+
 const CsControllerPolicy *cs_registry_controller(const CsRegistry *r, const char *name,
                                                  void **user_data)
 {
@@ -318,6 +380,7 @@ void cs_registry_plugin_begin(CsRegistry *r, const char *path, const char *sha25
   r->mark[0] = r->placement->len;
   r->mark[1] = r->dispatch->len;
   r->mark[2] = r->control->len;
+  r->mark[3] = r->llm->len;
   g_clear_error(&r->load_error);
 }
 
@@ -331,6 +394,7 @@ GError *cs_registry_plugin_end(CsRegistry *r, gboolean keep)
   g_array_set_size(r->placement, r->mark[0]);
   g_array_set_size(r->dispatch, r->mark[1]);
   g_array_set_size(r->control, r->mark[2]);
+  g_array_set_size(r->llm, r->mark[3]);
   g_array_set_size(r->plugins, r->plugins->len - 1);
   return err;
 }

@@ -17,6 +17,10 @@ const CsDispatchPolicy *cs_registry_find_dispatch(const CsRegistry *r, const cha
 const CsControllerPolicy *cs_registry_find_controller(const CsRegistry *r, const char *name,
                                                       void **user_data);
 
+/* The names of the LLM schedulers a deployment may name with r (NULL r:
+ * the built-ins), ", "-separated; g_free it. */
+char *cs_registry_llm_scheduler_names(const CsRegistry *r);
+
 /* The names of r's controllers (NULL r: the built-ins), ", "-separated. */
 char *cs_registry_controller_names(const CsRegistry *r);
 

@@ -7,7 +7,10 @@
 
 #include "common/data_files.h"
 #include "common/json_input.h"
+#include "common/params_internal.h"
 #include "llm_config.h"
+#include "policies/registry_internal.h"
+#include "scenario_internal.h"
 #include "sim/rng.h"
 #include "workloads/trace.h"
 
@@ -239,10 +242,47 @@ static gboolean read_config(CsLlmConfig *r, const char *expected_format,
 /* A scheduler object at PATH (NULL: every default): its policy and fields,
  * and the memory plan its block size gives (num_blocks from the plan unless
  * the object sets it). */
-static gboolean read_sched(const cJSON *sc, const char *path, const CsLlmModel *m,
-                           const CsLlmDevice *d, CsLlmPlanConfig *pc, int max_tokens,
-                           CsLlmSchedConfig *s, CsLlmPlan *plan, const char *file,
-                           GError **error)
+/* The scheduler named policy: a built-in one, or one of r's registry
+ * (clustersim/llm.h), whose own fields of sc its parse reads (sknown are
+ * the framework's). */
+static gboolean resolve_sched(CsLlmConfig *r, const cJSON *sc, const char *path,
+                              const char *policy, const char *const *sknown, CsLlmSchedConfig *s,
+                              const char *file, GError **error)
+{
+  CsLlmSchedPolicy pol;
+  if (cs_llm_sched_policy_parse(policy, &pol, NULL)) {
+    cs_llm_sched_config_init(s, pol);
+    return sc == NULL || cs_json_check_keys(sc, sknown, file, path, error);
+  }
+  void *user_data = NULL;
+  const CsLlmSchedulerPolicy *custom = cs_registry_llm_scheduler(r->registry, policy, &user_data);
+  if (custom == NULL) {
+    char *names = cs_registry_llm_scheduler_names(r->registry);
+    char *fp = g_strdup_printf("%s.policy", path);
+    cs_json_fail(error, file, fp, "unknown LLM replica scheduler \"%s\" (known: %s)"
+                 CS_PLUGIN_HINT, policy, names);
+    g_free(fp);
+    g_free(names);
+    return FALSE;
+  }
+  cs_llm_sched_config_init(s, CS_LLM_SCHED_CUSTOM);
+  int slot = s == &r->sim.decode_sched;
+  void *params = NULL;
+  if (!cs_policy_params_parse("LLM scheduler", custom->name, custom->parse, custom->free_params,
+                              user_data, sc, sknown, file, path, &params, error))
+    return FALSE;
+  r->custom[slot] = custom;
+  r->custom_params[slot] = params;
+  s->custom = custom;
+  s->custom_user_data = user_data;
+  s->custom_params = params;
+  return TRUE;
+}
+
+static gboolean read_sched(CsLlmConfig *r, const cJSON *sc, const char *path,
+                           const CsLlmModel *m, const CsLlmDevice *d, CsLlmPlanConfig *pc,
+                           int max_tokens, CsLlmSchedConfig *s, CsLlmPlan *plan,
+                           const char *file, GError **error)
 {
   GError *e = NULL;
   const char *policy = "sarathi"; /* Vidur's default replica scheduler */
@@ -250,18 +290,10 @@ static gboolean read_sched(const cJSON *sc, const char *path, const CsLlmModel *
                                         "watermark_blocks_fraction", "max_tokens_in_batch",
                                         "num_blocks", NULL };
   if (sc != NULL && (!cs_json_expect_object(sc, file, path, error) ||
-                     !cs_json_check_keys(sc, sknown, file, path, error) ||
                      !cs_json_read_string(sc, "policy", FALSE, &policy, file, path, error)))
     return FALSE;
-  CsLlmSchedPolicy pol;
-  if (!cs_llm_sched_policy_parse(policy, &pol, &e)) {
-    char *fp = g_strdup_printf("%s.policy", path);
-    cs_json_fail(error, file, fp, "%s", e->message);
-    g_free(fp);
-    g_clear_error(&e);
+  if (!resolve_sched(r, sc, path, policy, sknown, s, file, error))
     return FALSE;
-  }
-  cs_llm_sched_config_init(s, pol);
   s->max_tokens = max_tokens;
   int64_t num_blocks = 0;
   if (sc != NULL &&
@@ -318,9 +350,9 @@ static gboolean read_disagg(CsLlmConfig *r, const cJSON *dg, const cJSON *root,
   const cJSON *ps = cJSON_GetObjectItem(dg, "prefill_scheduler");
   const cJSON *ds = cJSON_GetObjectItem(dg, "decode_scheduler");
   CsLlmPlan plan;
-  if (!read_sched(ps ? ps : top, ps ? "disaggregated.prefill_scheduler" : "scheduler", m, d,
-                  pc, max_tokens, &r->sim.sched, &plan, file, error) ||
-      !read_sched(ds ? ds : top, ds ? "disaggregated.decode_scheduler" : "scheduler", m, d, pc,
+  if (!read_sched(r, ps ? ps : top, ps ? "disaggregated.prefill_scheduler" : "scheduler", m,
+                  d, pc, max_tokens, &r->sim.sched, &plan, file, error) ||
+      !read_sched(r, ds ? ds : top, ds ? "disaggregated.decode_scheduler" : "scheduler", m, d, pc,
                   max_tokens, &r->sim.decode_sched, &plan, file, error))
     return FALSE;
   if (r->sim.decode_sched.policy == CS_LLM_SCHED_STATIC)
@@ -436,8 +468,8 @@ static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const
   pc.max_tokens = max_tokens;
   pc.memory_margin = margin;
   CsLlmPlan plan;
-  if (!read_sched(cJSON_GetObjectItem(root, "scheduler"), "scheduler", m, d, &pc, max_tokens,
-                  &r->sim.sched, &plan, file, error))
+  if (!read_sched(r, cJSON_GetObjectItem(root, "scheduler"), "scheduler", m, d, &pc,
+                  max_tokens, &r->sim.sched, &plan, file, error))
     return FALSE;
   r->sim.replicas = replicas;
   const cJSON *dg = cJSON_GetObjectItem(root, "disaggregated");
@@ -511,7 +543,15 @@ CsLlmConfig *cs_llm_config_parse(cJSON *root, const char *format,
                                  const char *const *extra_keys, const char *label,
                                  const char *dir, GError **error)
 {
+  return cs_llm_config_parse_in(root, format, extra_keys, label, dir, NULL, error);
+}
+
+CsLlmConfig *cs_llm_config_parse_in(cJSON *root, const char *format,
+                                    const char *const *extra_keys, const char *label,
+                                    const char *dir, const CsRegistry *registry, GError **error)
+{
   CsLlmConfig *r = g_new0(CsLlmConfig, 1);
+  r->registry = registry;
   r->root = root;
   r->file = g_strdup(label);
   /* A search draws its own rates: its requests need none. */
@@ -523,13 +563,14 @@ CsLlmConfig *cs_llm_config_parse(cJSON *root, const char *format,
   return r;
 }
 
-CsLlmConfig *cs_llm_config_load(const char *file, GError **error)
+CsLlmConfig *cs_llm_config_load(const char *file, const CsRegistry *registry, GError **error)
 {
   cJSON *root = cs_json_load_file(file, error);
   if (root == NULL)
     return NULL;
   char *dir = g_path_get_dirname(file);
-  CsLlmConfig *r = cs_llm_config_parse(root, "clustersim-llm-run", NULL, file, dir, error);
+  CsLlmConfig *r =
+      cs_llm_config_parse_in(root, "clustersim-llm-run", NULL, file, dir, registry, error);
   g_free(dir);
   return r;
 }
@@ -538,6 +579,9 @@ void cs_llm_config_free(CsLlmConfig *r)
 {
   if (r == NULL)
     return;
+  for (int i = 0; i < 2; i++)
+    if (r->custom[i] != NULL && r->custom[i]->free_params != NULL)
+      r->custom[i]->free_params(r->custom_params[i]);
   cJSON_Delete(r->root);
   cs_network_curve_free(r->kv_curve);
   cs_llm_models_free(r->models);

@@ -25,6 +25,7 @@
 #include "llm/llm_iteration.h"
 #include "llm/llm_model.h"
 #include "llm/llm_ops.h"
+#include "clustersim/registry.h"
 #include "llm/llm_sim.h"
 
 G_BEGIN_DECLS
@@ -57,14 +58,24 @@ typedef struct {
   int64_t cut_prompts;         /* rows whose prompt was cut to fit max_tokens */
   int64_t skipped;             /* rows left out by min_/max_prompt_tokens */
   char *trace_path;
+  /* The registry custom schedulers were looked up in (NULL: built-ins only;
+   * not owned, only used while parsing), and what they were given: the
+   * prefill (or only) pool's [0] and the decode pool's [1] policy and the
+   * parameters its parse returned, freed with the config. */
+  const CsRegistry *registry;
+  const CsLlmSchedulerPolicy *custom[2];
+  void *custom_params[2];
 } CsLlmConfig;
 
-/* Reads FILE, a config of format "clustersim-llm-run". Returns the config
- * (cs_llm_config_free) or NULL with error set "FILE: PATH: what was
- * expected" (CS_INPUT_ERROR_*, as cs_json_fail) for every bad field, a data
- * file that cannot be loaded (named by the field that chose it), a
- * tensor-parallel degree without tables. */
-CsLlmConfig *cs_llm_config_load(const char *file, GError **error);
+/* Reads FILE, a config of format "clustersim-llm-run"; a "scheduler.policy"
+ * that no built-in scheduler has is looked up in registry (NULL: none).
+ * Returns the config (cs_llm_config_free; it keeps pointers to registry's
+ * policies, which must outlive it) or NULL with error set "FILE: PATH: what
+ * was expected" (CS_INPUT_ERROR_*, as cs_json_fail) for every bad field, a
+ * data file that cannot be loaded (named by the field that chose it), a
+ * tensor-parallel degree without tables, an unknown scheduler (the known
+ * ones named), a custom scheduler's parse failing. */
+CsLlmConfig *cs_llm_config_load(const char *file, const CsRegistry *registry, GError **error);
 
 /* The same on a parsed document: root (taken, freed on failure too) must
  * have format `format` (NULL: neither "format" nor "version" may appear, a
@@ -75,6 +86,11 @@ CsLlmConfig *cs_llm_config_load(const char *file, GError **error);
 CsLlmConfig *cs_llm_config_parse(cJSON *root, const char *format,
                                  const char *const *extra_keys, const char *label,
                                  const char *dir, GError **error);
+/* The same with custom schedulers looked up in registry (NULL: none). */
+CsLlmConfig *cs_llm_config_parse_in(cJSON *root, const char *format,
+                                    const char *const *extra_keys, const char *label,
+                                    const char *dir, const CsRegistry *registry,
+                                    GError **error);
 
 void cs_llm_config_free(CsLlmConfig *cfg);
 

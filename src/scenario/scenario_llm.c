@@ -70,7 +70,7 @@ static gboolean read_entry(const CsScenario *sc, CsConfig *c, const cJSON *entry
   cJSON_DeleteItemFromObjectCaseSensitive(copy, "warmup_s");
   char *label = g_strdup_printf("%s: %s", sc->name, jp);
   char *dir = g_strdup(sc->base_dir ? sc->base_dir : ".");
-  CsLlmConfig *r = cs_llm_config_parse(copy, NULL, NULL, label, dir, error);
+  CsLlmConfig *r = cs_llm_config_parse_in(copy, NULL, NULL, label, dir, sc->registry, error);
   g_free(dir);
   g_free(label);
   if (r == NULL)
@@ -97,7 +97,7 @@ static gboolean read_entry(const CsScenario *sc, CsConfig *c, const cJSON *entry
   d->device = g_strdup(r->device->name);
   d->price_per_hour = r->device->price_per_hour > 0 ? r->device->price_per_hour : NAN;
   d->llm_model = g_strdup(r->sim.exec.model->name);
-  d->scheduler = g_strdup(cs_llm_sched_policy_name(r->sim.sched.policy));
+  d->scheduler = g_strdup(cs_llm_sched_config_name(&r->sim.sched));
   d->owner = r;
   d->owner_free = free_owner;
   /* Its client sends the list as it is: the requests from warmup_s on
