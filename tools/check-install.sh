@@ -66,6 +66,30 @@ got=$(awk '$1 == "total" { print $5 }' "$out/plugin.log")
 [ -n "$want" ] && [ "$got" = "$want" ] ||
   { echo "check-install: the plug-in's total goodput is \"$got\", its program printed \"$want\"" >&2; exit 1; }
 echo "installed library: first_fit.so built with pkg-config -shared -fPIC, loaded by clustersim: ok"
+# An LLM replica scheduler as a plug-in (docs/llm.md, "A replica scheduler
+# of your own"): the installed copy of llm_vllm.c, built from the installed
+# headers alone, gives the installed clustersim's built-in vLLM results.
+llm_src=$examples/extending/llm_vllm.c
+[ -f "$llm_src" ] && cmp -s "$llm_src" examples/extending/llm_vllm.c ||
+  { echo "check-install: $llm_src missing or differs from examples/extending/llm_vllm.c" >&2; exit 1; }
+cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -DCS_EXAMPLE_PLUGIN "$llm_src" \
+  $(pkg-config --cflags clustersim) -o "$out/llm_vllm.so"
+for pol in vllm vllm_example; do
+  cat >"$out/llm_$pol.json" <<JSON
+{"format": "clustersim-llm-run", "version": 1, "model": "meta-llama/Llama-2-7b-hf",
+ "device": "a100", "node": "a100_pairwise_nvlink", "replicas": 2, "router": "lor",
+ "scheduler": {"policy": "$pol", "num_blocks": 200},
+ "requests": {"synthetic": {"n": 60, "qps": 30, "arrival": "poisson",
+   "prompt_tokens": {"uniform": [256, 1024]}, "output_tokens": {"uniform": [64, 256]}, "seed": 3}}}
+JSON
+done
+"$prefix/bin/clustersim" llm run "$out/llm_vllm.json" -o "$out/llm_b" >"$out/llm_b.log" 2>&1 &&
+  "$prefix/bin/clustersim" --plugin "$out/llm_vllm.so" llm run "$out/llm_vllm_example.json" \
+    -o "$out/llm_p" >"$out/llm_p.log" 2>&1 ||
+  { cat "$out/llm_b.log" "$out/llm_p.log"; echo "check-install: llm run with llm_vllm.so failed" >&2; exit 1; }
+cmp -s "$out/llm_b/requests.csv" "$out/llm_p/requests.csv" ||
+  { echo "check-install: llm_vllm.so's requests.csv differs from the built-in vllm's" >&2; exit 1; }
+echo "installed library: llm_vllm.so built with pkg-config -shared -fPIC, equal to the built-in vllm: ok"
 # The Python package (docs/python.md): installed beside the library, it runs
 # on the installed library (not the build's) and gives the installed
 # program's summary byte for byte.

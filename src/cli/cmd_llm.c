@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "common/json_input.h"
+#include "experiment/experiment.h"
 #include "scenario/llm_config.h"
 
 #define PROG "clustersim llm run"
@@ -45,6 +46,8 @@ static char *summary_text(const CsLlmConfig *r, const CsLlmSimResult *res, const
   if (r->trace_path)
     cJSON_AddStringToObject(prov, "trace", r->trace_path);
   cJSON_AddStringToObject(prov, "percentiles", "linear interpolation (numpy's default)");
+  /* A custom scheduler's plug-in, by name and SHA-256 (docs/extending.md). */
+  cs_experiment_describe_plugins(cli_registry(), prov);
   cJSON_AddNumberToObject(o, "requests", res->n_requests);
   cJSON_AddNumberToObject(o, "prompts_cut_to_max_tokens", (double)r->cut_prompts);
   cJSON_AddNumberToObject(o, "trace_rows_left_out", (double)r->skipped);
@@ -178,7 +181,8 @@ int cmd_llm(int argc, char **argv)
   g_option_context_set_summary(ctx,
     "Simulates a cluster of identical LLM replicas as Vidur does: each request routed at\n"
     "arrival (round_robin, lor or least_outstanding), each replica's batches formed by its\n"
-    "scheduler (vllm, sarathi, orca, static) and timed from the profiled tables of\n"
+    "scheduler (vllm, sarathi, orca, static, or one of your own loaded with --plugin)\n"
+    "and timed from the profiled tables of\n"
     "data/llm. Prints TTFT,\n"
     "TBT and end-to-end percentiles (ms, linear interpolation), tokens/s and preemptions.\n"
     "CONFIG's format, \"clustersim-llm-run\", is in docs/llm.md.");

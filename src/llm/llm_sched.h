@@ -83,6 +83,14 @@
  *   up to max_batch, each reserving max_blocks_per_sequence while free
  *   allows. New arrivals wait until the whole batch has finished.
  *
+ * "custom" (CS_LLM_SCHED_CUSTOM; llm_sched_custom.c, clustersim/llm.h): a
+ *   CsLlmSchedulerPolicy of a registry forms the batch through the checked
+ *   services (allocate, schedule, restart) on these same queues, blocks and
+ *   batch; requests prefilled elsewhere are admitted by vLLM's rule above
+ *   (the framework's, before the policy is called); a request may need up
+ *   to num_blocks (cs_llm_sched_add), the watermark being the policy's to
+ *   keep.
+ *
  * Differences from Vidur (each would be a bug to copy):
  * 1. static: Vidur frees memory only when all of a batch's requests have
  *    finished, and then only for the requests of the last iteration: the
@@ -240,7 +248,8 @@ typedef struct CsLlmReplica CsLlmSched;
  * max_tokens_in_batch, chunk_size, max_tokens < 1; a watermark fraction
  * outside [0, 1); num_stages != 1; for orca and static, max_tokens /
  * block_size < 1 or more blocks than num_blocks (no request could ever be
- * admitted). */
+ * admitted); custom set with another policy, or CUSTOM without it; for
+ * custom, its create failing (the policy's message, named). */
 CsLlmSched *cs_llm_sched_new(const CsLlmSchedConfig *cfg, GError **error);
 
 /* Frees the scheduler; the requests are the caller's. Accepts NULL. */
@@ -288,7 +297,9 @@ gboolean cs_llm_sched_release(CsLlmSched *s, CsLlmRequest *r, GError **error);
  * Restarts done while forming it are in the batch's restarted list (and,
  * with no batch, still happen: see cs_llm_sched_n_restarts). Returns NULL
  * with error set (CS_INPUT_ERROR_INVALID) when a batch is already in
- * flight. */
+ * flight; for custom, NULL with error set (CS_ERROR, CS_ERROR_POLICY)
+ * when its schedule fails or misused a service (now or, from
+ * on_batch_done, since the last batch). */
 const CsLlmBatch *cs_llm_sched_next_batch(CsLlmSched *s, GError **error);
 
 /* The batch in flight has run: each request's processed tokens advance by

@@ -120,7 +120,7 @@ badcfg "pipeline parallel" 'bad.json: pipeline_parallel: expected 1: pipeline pa
   "{$base, $req, \"pipeline_parallel\": 2}"
 badcfg "router" 'bad.json: router: LLM router "random": expected round_robin, lor or least_outstanding' \
   "{$base, $req, \"router\": \"random\"}"
-badcfg "policy" 'bad.json: scheduler.policy: LLM replica scheduler "vlm"' \
+badcfg "policy" 'bad.json: scheduler.policy: unknown LLM replica scheduler "vlm"' \
   "{$base, $req, \"scheduler\": {\"policy\": \"vlm\"}}"
 badcfg "no requests" 'bad.json: requests: expected {"trace": PATH} or {"synthetic": {...}}' \
   "{$base}"

@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "clustersim/registry.h"
@@ -169,6 +170,7 @@ static void test_example_vllm_equals_builtin(void **state)
     restarts += lockstep(&w);
   }
   /* The workloads reach what the comparison is about. */
+  print_message("%" PRId64 " restarts; %d of 400 workloads with prefilled requests\n", restarts, with_prefilled);
   assert_true(restarts > 100);
   assert_true(with_prefilled > 50);
   g_rand_free(g);
@@ -287,8 +289,9 @@ static CsLlmSched *bad_sched(GError **error)
 }
 
 /* Runs mode on one request (prompt 16, output 3, blocks of 16) and expects
- * the run stopped with CS_ERROR_POLICY and a message holding want. */
-static void expect_stop(BadMode mode, const char *want)
+ * the run stopped at the at-th batch (0: the first) with CS_ERROR_POLICY and
+ * a message holding want. */
+static void expect_stop(BadMode mode, int at, const char *want)
 {
   bad_mode = mode;
   GError *e = NULL;
@@ -302,13 +305,17 @@ static void expect_stop(BadMode mode, const char *want)
   assert_true(cs_llm_sched_add(other, &f, &e));
   foreign = &f;
   const CsLlmBatch *b = NULL;
-  for (int iter = 0; iter < 4 && e == NULL; iter++) {
+  int iter = 0;
+  for (; iter < 4; iter++) {
     b = cs_llm_sched_next_batch(s, &e);
+    if (e != NULL)
+      break;
     if (b != NULL)
       assert_non_null(cs_llm_sched_batch_done(s, NULL));
   }
-  if (e == NULL)
-    fail_msg("mode %d: no error", mode);
+  if (e == NULL || iter != at)
+    fail_msg("mode %d: %s at batch %d, expected an error at %d", mode,
+             e ? e->message : "no error", iter, at);
   assert_null(b);
   assert_true(g_error_matches(e, CS_ERROR, CS_ERROR_POLICY));
   if (strstr(e->message, want) == NULL || strstr(e->message, "LLM scheduler \"bad\"") == NULL)
@@ -321,26 +328,26 @@ static void expect_stop(BadMode mode, const char *want)
 static void test_misuse_stops(void **state)
 {
   (void)state;
-  expect_stop(BAD_TOO_MANY_BLOCKS, "cs_llm_replica_allocate: request 7: 101 blocks, "
+  expect_stop(BAD_TOO_MANY_BLOCKS, 0, "cs_llm_replica_allocate: request 7: 101 blocks, "
               "expected 1 to the 100 free");
-  expect_stop(BAD_SCHEDULE_WAITING, "cs_llm_replica_schedule: request 7: waiting, expected "
+  expect_stop(BAD_SCHEDULE_WAITING, 0, "cs_llm_replica_schedule: request 7: waiting, expected "
               "a running request");
-  expect_stop(BAD_TWICE, "request 7: already in the batch, expected a running request");
-  expect_stop(BAD_CHUNK_TOO_LONG, "a prefill chunk of 17 tokens, expected 1 to the 16");
+  expect_stop(BAD_TWICE, 0, "request 7: already in the batch, expected a running request");
+  expect_stop(BAD_CHUNK_TOO_LONG, 0, "a prefill chunk of 17 tokens, expected 1 to the 16");
   /* prompt 17 would need 2 blocks; 16 needs 1, and 0 is refused first. */
-  expect_stop(BAD_CHUNK_NO_ROOM, "0 blocks, expected 1 to the 100 free");
-  expect_stop(BAD_DECODE_TWO, "a decode of 2 tokens, expected 1");
+  expect_stop(BAD_CHUNK_NO_ROOM, 0, "0 blocks, expected 1 to the 100 free");
+  expect_stop(BAD_DECODE_TWO, 1, "a decode of 2 tokens, expected 1");
   /* After its prefill of 16 (+1 output token) it has processed 17 in one
    * block of 16. */
-  expect_stop(BAD_DECODE_NO_BLOCK, "its 1 blocks hold 16 tokens, expected room for the 17 "
+  expect_stop(BAD_DECODE_NO_BLOCK, 1, "its 1 blocks hold 16 tokens, expected room for the 17 "
               "processed");
-  expect_stop(BAD_RESTART_WAITING, "cs_llm_replica_restart: request 7: waiting, expected a "
+  expect_stop(BAD_RESTART_WAITING, 0, "cs_llm_replica_restart: request 7: waiting, expected a "
               "running request");
-  expect_stop(BAD_OTHER_REPLICA, "request 8: a request of another replica");
-  expect_stop(BAD_OUTSIDE, "cs_llm_replica_restart: called outside the policy's schedule");
-  expect_stop(BAD_IGNORED, "1073741824 blocks");
-  expect_stop(BAD_FALSE_NO_ERROR, "schedule returned FALSE and set no error");
-  expect_stop(BAD_TRUE_WITH_ERROR, "it went wrong");
+  expect_stop(BAD_OTHER_REPLICA, 0, "request 8: a request of another replica");
+  expect_stop(BAD_OUTSIDE, 1, "cs_llm_replica_restart: called outside the policy's schedule");
+  expect_stop(BAD_IGNORED, 0, "1073741824 blocks");
+  expect_stop(BAD_FALSE_NO_ERROR, 0, "schedule returned FALSE and set no error");
+  expect_stop(BAD_TRUE_WITH_ERROR, 0, "it went wrong");
 }
 
 static void test_chunk_without_room(void **state)
