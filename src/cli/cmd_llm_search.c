@@ -55,6 +55,7 @@ static cJSON *probe_json(const CsLlmProbe *p)
   cJSON_AddNumberToObject(o, "preemptions", (double)p->summary.restarts);
   cJSON_AddNumberToObject(o, "batches", (double)p->batches);
   cJSON_AddNumberToObject(o, "attention_clamped_batches", (double)p->attention_clamped_batches);
+  cJSON_AddNumberToObject(o, "kv_unheld_waits", (double)p->kv_unheld_waits);
   return o;
 }
 
@@ -170,6 +171,11 @@ static void print_tables(const CsLlmSearchSpec *s, const Outcome *o, int cheapes
              " batches looked their attention up at the grid's edge "
              "(\"attention_outside_grid\": \"clamp\")\n",
              d->name, clamped, batches);
+    if (c->found && g_array_index(c->probes, CsLlmProbe, c->best).kv_unheld_waits > 0)
+      printf("  warning: %s: at %.3f requests/s %" G_GINT64_FORMAT " of %d requests waited at "
+             "their decode replica with their KV cache held by no replica (kv_unheld_wait): "
+             "optimistic (docs/llm.md)\n", d->name, c->max_qps,
+             g_array_index(c->probes, CsLlmProbe, c->best).kv_unheld_waits, d->cfg->n);
     if (c->non_monotone)
       printf("  warning: %s: not monotone (a probe passed above a rate that failed); the "
              "answer is the last rate that passed\n", d->name);
@@ -198,6 +204,10 @@ static void print_tables(const CsLlmSearchSpec *s, const Outcome *o, int cheapes
     else
       printf("%-36s %8s %5s %8s %6u %9s %9s   (none found before max_probes)\n", d->name, "-",
              "-", "-", o[i].fit_probes->len, "-", "-");
+    if (fp && fp->kv_unheld_waits > 0)
+      printf("  warning: %s: at %s %" G_GINT64_FORMAT " of %d requests waited at their decode "
+             "replica with their KV cache held by no replica (kv_unheld_wait): optimistic "
+             "(docs/llm.md)\n", d->name, reps, fp->kv_unheld_waits, d->cfg->n);
     if (pools && o[i].pools.limited)
       printf("  warning: %s: max_probes (%d) reached at %dP+%dD with splits of up to %d "
              "replicas unprobed: no answer (every split of up to %d replicas fails; raise "

@@ -250,7 +250,7 @@ PY
 # Checked against a brute force of its own: llm run at 40/s for every split
 # within 4 replicas, the SLO judged here from each summary.json, the
 # cheapest passing split (fewest replicas, then fewest prefill) found in
-# Python. At 40/s 1P+1D and 1P+2D fail on TTFT and 2P+1D passes: the
+# Python; each probe's kv_unheld_waits is its run's. At 40/s 1P+1D and 1P+2D fail on TTFT and 2P+1D passes: the
 # answer is the last split of its total, not the first.
 sed 's/"start_qps": 2}/"start_qps": 2, "target_qps": 40, "max_replicas": 4}/' dsearch.json >dtarget.json
 "$bin" llm search dtarget.json -o dt >dt.out 2>dt.err
@@ -289,7 +289,9 @@ sys.exit(0 if (t["prefill_replicas"], t["decode_replicas"]) == best == (2, 1) an
          and t["probes_run"] == order.index(best) + 1 == len(t["probes"])
          and [(p["replicas"], p["decode_replicas"]) for p in t["probes"]] == order[:order.index(best) + 1]
          and abs(t["ttft_p90_ms"] - s["ttft"]["p90_ms"]) < 1e-6 and abs(t["tbt_p90_ms"] - s["tbt"]["p90_ms"]) < 1e-6
-         and not t["max_probes_reached"] and d["cheapest"] == d["deployments"][0]["name"] else 1)
+         and not t["max_probes_reached"] and d["cheapest"] == d["deployments"][0]["name"]
+         and all(p["kv_unheld_waits"] == json.load(open(f"split{p['replicas']}{p['decode_replicas']}/summary.json"))["kv_unheld_waits"]
+                 for p in t["probes"]) else 1)
 PY
 check "search, disaggregated, target: the table names the split" grep -q "^cheapest: .*, 2P+1D (3 replicas), 6.63 \$/h$" dt.out
 # Within 2 replicas (only 1P+1D) none meets the SLO at 40/s: said, no cheapest.
