@@ -92,6 +92,7 @@ static cJSON *result_json(const CsLlmSearchSpec *s, const Outcome *o, int cheape
     cJSON *x = cJSON_CreateObject();
     cJSON_AddStringToObject(x, "name", d->name);
     cJSON_AddNumberToObject(x, "replicas", d->cfg->sim.replicas);
+    cJSON_AddNumberToObject(x, "decode_replicas", d->cfg->sim.decode_replicas);
     cJSON_AddNumberToObject(x, "gpus", cs_llm_deployment_gpus(d->cfg, d->cfg->sim.replicas));
     add_number_or_null(x, "cost_per_hour", price(d->cfg, d->cfg->sim.replicas));
     if (c->found)

@@ -4,7 +4,8 @@
 # magnitudes, docs/llm.md), and bad configs (exit 2, one message naming the
 # file and the JSON path, no output); a capacity search twice (byte-identical),
 # its answers against its probes and the SLO, plausible against the
-# replica's saturated throughput. Usage: test_cli_llm.sh CLUSTERSIM SOURCE_ROOT
+# replica's saturated throughput; a disaggregated deployment's two pools
+# sized for a target rate against llm run of every split within the bound. Usage: test_cli_llm.sh CLUSTERSIM SOURCE_ROOT
 source "$(dirname "$0")/harness.sh" "$@"
 cd "$tmp" || exit 1
 
@@ -223,6 +224,7 @@ JSON
 check "search, disaggregated: exits 0" test $? -eq 0
 check "search, disaggregated: the answer against its probes, 2 GPUs at 2 x 2.21 \$/h" py "
 [x['max_qps'] is not None and x['name'].endswith('1P+1D') and x['gpus'] == 2 and
+ x['replicas'] == 1 and x['decode_replicas'] == 1 and
  abs(x['cost_per_hour'] - 4.42) < 1e-9 and
  all(p['pass'] == (p['ttft_ms'] <= 2000 and p['tbt_ms'] <= 100) for p in x['probes']) and
  any(p['qps'] == x['max_qps'] and p['pass'] for p in x['probes']) and
