@@ -19,9 +19,18 @@
 
 typedef struct {
   CsLlmSearchResult *cap;   /* the capacity search at the deployment's replicas */
-  GArray *fit_probes;       /* CsLlmProbe: replicas 1.. at the target rate */
+  GArray *fit_probes;       /* CsLlmProbe: replicas 1.. (or pools' splits) at the target rate */
   CsLlmFit fit;
+  CsLlmPoolFit pools;       /* disaggregated: the split scan's account */
 } Outcome;
+
+/* The probe of the fit found at the target rate (the last one run), or NULL. */
+static const CsLlmProbe *fit_probe(const Outcome *o)
+{
+  if (o->fit.replicas <= 0 || o->fit_probes == NULL || o->fit_probes->len == 0)
+    return NULL;
+  return &g_array_index(o->fit_probes, CsLlmProbe, o->fit_probes->len - 1);
+}
 
 static void add_number_or_null(cJSON *o, const char *key, double v)
 {
@@ -36,6 +45,7 @@ static cJSON *probe_json(const CsLlmProbe *p)
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "qps", p->qps);
   cJSON_AddNumberToObject(o, "replicas", p->replicas);
+  cJSON_AddNumberToObject(o, "decode_replicas", p->decode_replicas);
   cJSON_AddBoolToObject(o, "pass", p->pass);
   for (int m = 0; m < CS_LLM_SLO_N; m++)
     add_number_or_null(o, cs_llm_slo_name((CsLlmSloMetric)m), p->value[m]);
@@ -45,6 +55,7 @@ static cJSON *probe_json(const CsLlmProbe *p)
   cJSON_AddNumberToObject(o, "preemptions", (double)p->summary.restarts);
   cJSON_AddNumberToObject(o, "batches", (double)p->batches);
   cJSON_AddNumberToObject(o, "attention_clamped_batches", (double)p->attention_clamped_batches);
+  cJSON_AddNumberToObject(o, "kv_unheld_waits", (double)p->kv_unheld_waits);
   return o;
 }
 
@@ -81,6 +92,7 @@ static cJSON *result_json(const CsLlmSearchSpec *s, const Outcome *o, int cheape
     cJSON *x = cJSON_CreateObject();
     cJSON_AddStringToObject(x, "name", d->name);
     cJSON_AddNumberToObject(x, "replicas", d->cfg->sim.replicas);
+    cJSON_AddNumberToObject(x, "decode_replicas", d->cfg->sim.decode_replicas);
     cJSON_AddNumberToObject(x, "gpus", cs_llm_deployment_gpus(d->cfg, d->cfg->sim.replicas));
     add_number_or_null(x, "cost_per_hour", price(d->cfg, d->cfg->sim.replicas));
     if (c->found)
@@ -92,9 +104,19 @@ static cJSON *result_json(const CsLlmSearchSpec *s, const Outcome *o, int cheape
     cJSON_AddItemToObject(x, "probes", probes_json(c->probes));
     if (o[i].fit_probes) {
       cJSON *t = cJSON_AddObjectToObject(x, "target");
+      const CsLlmProbe *fp = fit_probe(&o[i]);
       cJSON_AddNumberToObject(t, "replicas", o[i].fit.replicas);
+      if (d->cfg->sim.decode_replicas > 0) {
+        cJSON_AddNumberToObject(t, "prefill_replicas", o[i].fit.prefill);
+        cJSON_AddNumberToObject(t, "decode_replicas", o[i].fit.decode);
+        cJSON_AddNumberToObject(t, "splits_complete_to", o[i].pools.complete_total);
+        cJSON_AddBoolToObject(t, "max_probes_reached", o[i].pools.limited);
+      }
       cJSON_AddNumberToObject(t, "gpus", o[i].fit.gpus);
       add_number_or_null(t, "cost_per_hour", o[i].fit.replicas ? o[i].fit.cost_per_hour : NAN);
+      cJSON_AddNumberToObject(t, "probes_run", o[i].fit_probes->len);
+      add_number_or_null(t, "ttft_p90_ms", fp && fp->summary.ttft.n ? fp->summary.ttft.p90 : NAN);
+      add_number_or_null(t, "tbt_p90_ms", fp && fp->summary.tbt.n ? fp->summary.tbt.p90 : NAN);
       cJSON_AddItemToObject(t, "probes", probes_json(o[i].fit_probes));
     }
     cJSON_AddItemToArray(ds, x);
@@ -150,23 +172,56 @@ static void print_tables(const CsLlmSearchSpec *s, const Outcome *o, int cheapes
              " batches looked their attention up at the grid's edge "
              "(\"attention_outside_grid\": \"clamp\")\n",
              d->name, clamped, batches);
+    if (c->found && g_array_index(c->probes, CsLlmProbe, c->best).kv_unheld_waits > 0)
+      printf("  warning: %s: at %.3f requests/s %" G_GINT64_FORMAT " of %d requests waited at "
+             "their decode replica with their KV cache held by no replica (kv_unheld_wait): "
+             "optimistic (docs/llm.md)\n", d->name, c->max_qps,
+             g_array_index(c->probes, CsLlmProbe, c->best).kv_unheld_waits, d->cfg->n);
     if (c->non_monotone)
       printf("  warning: %s: not monotone (a probe passed above a rate that failed); the "
              "answer is the last rate that passed\n", d->name);
   }
   if (s->target_qps <= 0)
     return;
-  printf("\nat %.3f requests/s:\n%-36s %8s %5s %8s\n", s->target_qps, "deployment", "replicas",
-         "GPUs", "$/h");
+  printf("\nat %.3f requests/s:\n%-36s %8s %5s %8s %6s %9s %9s\n", s->target_qps, "deployment",
+         "replicas", "GPUs", "$/h", "probes", "TTFT_p90", "TBT_p90");
   for (int i = 0; i < s->n_deployments; i++) {
-    if (o[i].fit.replicas > 0)
-      printf("%-36s %8d %5d %8.2f\n", s->deployments[i].name, o[i].fit.replicas, o[i].fit.gpus,
-             o[i].fit.cost_per_hour);
+    const CsLlmDeployment *d = &s->deployments[i];
+    const CsLlmProbe *fp = fit_probe(&o[i]);
+    gboolean pools = d->cfg->sim.decode_replicas > 0;
+    char *reps = pools ? g_strdup_printf("%dP+%dD", o[i].fit.prefill, o[i].fit.decode)
+                       : g_strdup_printf("%d", o[i].fit.replicas);
+    if (fp)
+      printf("%-36s %8s %5d %8.2f %6u %9.1f %9.1f\n", d->name, reps, o[i].fit.gpus,
+             o[i].fit.cost_per_hour, o[i].fit_probes->len,
+             fp->summary.ttft.n ? fp->summary.ttft.p90 : 0,
+             fp->summary.tbt.n ? fp->summary.tbt.p90 : 0);
+    else if (!pools)
+      printf("%-36s %8s %5s %8s %6u %9s %9s   (none of 1..%d meets the SLO)\n", d->name, "-",
+             "-", "-", o[i].fit_probes->len, "-", "-", d->max_replicas);
+    else if (!o[i].pools.limited)
+      printf("%-36s %8s %5s %8s %6u %9s %9s   (no split of 2..%d replicas meets the SLO)\n",
+             d->name, "-", "-", "-", o[i].fit_probes->len, "-", "-", d->max_replicas);
     else
-      printf("%-36s %8s %5s %8s   (none of 1..%d meets the SLO)\n", s->deployments[i].name,
-             "-", "-", "-", s->deployments[i].max_replicas);
+      printf("%-36s %8s %5s %8s %6u %9s %9s   (none found before max_probes)\n", d->name, "-",
+             "-", "-", o[i].fit_probes->len, "-", "-");
+    if (fp && fp->kv_unheld_waits > 0)
+      printf("  warning: %s: at %s %" G_GINT64_FORMAT " of %d requests waited at their decode "
+             "replica with their KV cache held by no replica (kv_unheld_wait): optimistic "
+             "(docs/llm.md)\n", d->name, reps, fp->kv_unheld_waits, d->cfg->n);
+    if (pools && o[i].pools.limited)
+      printf("  warning: %s: max_probes (%d) reached at %dP+%dD with splits of up to %d "
+             "replicas unprobed: no answer (every split of up to %d replicas fails; raise "
+             "search.max_probes)\n", d->name, s->params.max_probes, o[i].pools.stopped_at_prefill,
+             o[i].pools.stopped_at_total - o[i].pools.stopped_at_prefill, d->max_replicas,
+             o[i].pools.complete_total);
+    g_free(reps);
   }
-  if (cheapest >= 0)
+  if (cheapest >= 0 && s->deployments[cheapest].cfg->sim.decode_replicas > 0)
+    printf("cheapest: %s, %dP+%dD (%d replicas), %.2f $/h\n", s->deployments[cheapest].name,
+           o[cheapest].fit.prefill, o[cheapest].fit.decode, o[cheapest].fit.replicas,
+           o[cheapest].fit.cost_per_hour);
+  else if (cheapest >= 0)
     printf("cheapest: %s, %d replica(s), %.2f $/h\n", s->deployments[cheapest].name,
            o[cheapest].fit.replicas, o[cheapest].fit.cost_per_hour);
   else
@@ -184,6 +239,20 @@ static gboolean run_all(const CsLlmSearchSpec *s, Outcome *o, GError **error)
     if (s->target_qps <= 0)
       continue;
     o[i].fit_probes = g_array_new(FALSE, TRUE, sizeof(CsLlmProbe));
+    if (d->cfg->sim.decode_replicas > 0) {
+      /* Two pools: the cheapest split, prefill + decode <= max_replicas. */
+      if (!cs_llm_fewest_pools(d->cfg, s->target_qps, &s->slo, d->max_replicas,
+                               s->params.max_probes, &o[i].pools, o[i].fit_probes, error))
+        return FALSE;
+      o[i].fit.prefill = o[i].pools.prefill;
+      o[i].fit.decode = o[i].pools.decode;
+      o[i].fit.replicas = o[i].pools.prefill + o[i].pools.decode;
+      if (o[i].fit.replicas > 0 &&
+          !cs_llm_pools_cost(d->cfg, o[i].fit.prefill, o[i].fit.decode, &o[i].fit.gpus,
+                             &o[i].fit.cost_per_hour, error))
+        return FALSE;
+      continue;
+    }
     if (!cs_llm_fewest_replicas(d->cfg, s->target_qps, &s->slo, d->max_replicas,
                                 &o[i].fit.replicas, o[i].fit_probes, error))
       return FALSE;
@@ -213,7 +282,8 @@ int cmd_llm_search(int argc, char **argv)
     "For each deployment, the highest Poisson arrival rate whose run meets the SLOs (TTFT,\n"
     "TBT, scheduling delay quantiles), found by Vidur's bisection with the same seed at\n"
     "every probe; with target_qps, the fewest replicas of each deployment that meet them\n"
-    "at that rate, its cost (replicas x TP x PP x price_per_hour) and the cheapest.\n"
+    "at that rate (disaggregated: the cheapest prefill + decode split, fewer prefill\n"
+    "replicas on ties), its cost (replicas x TP x PP x price_per_hour) and the cheapest.\n"
     "CONFIG's format, \"clustersim-llm-search\", is in docs/llm.md.");
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *err = NULL;

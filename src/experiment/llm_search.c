@@ -86,8 +86,9 @@ static CsLlmSimRequest *probe_requests(const CsLlmConfig *cfg, double trace_qps,
   return r;
 }
 
-static gboolean probe_at(const CsLlmConfig *cfg, int replicas, double qps, double trace_qps,
-                         const CsLlmSlo *slo, CsLlmProbe *out, GError **error)
+/* decode < 0: the config's decode pool (none when colocated). */
+static gboolean probe_at(const CsLlmConfig *cfg, int replicas, int decode, double qps,
+                         double trace_qps, const CsLlmSlo *slo, CsLlmProbe *out, GError **error)
 {
   int n = 0;
   CsLlmSimRequest *reqs = probe_requests(cfg, trace_qps, qps, &n, error);
@@ -96,20 +97,28 @@ static gboolean probe_at(const CsLlmConfig *cfg, int replicas, double qps, doubl
   CsLlmSimConfig sim = cfg->sim;
   if (replicas > 0)
     sim.replicas = replicas;
+  if (decode >= 0)
+    sim.decode_replicas = decode;
   GError *e = NULL;
   CsLlmSimResult *res = cs_llm_sim_run(&sim, reqs, n, &e);
   g_free(reqs);
   if (res == NULL) {
-    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, "%s: %d replica(s) at %.6g "
-                "requests/s: %s", cfg->file, sim.replicas, qps, e->message);
+    if (sim.decode_replicas > 0)
+      g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, "%s: %dP+%dD at %.6g "
+                  "requests/s: %s", cfg->file, sim.replicas, sim.decode_replicas, qps, e->message);
+    else
+      g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, "%s: %d replica(s) at %.6g "
+                  "requests/s: %s", cfg->file, sim.replicas, qps, e->message);
     g_error_free(e);
     return FALSE;
   }
   memset(out, 0, sizeof *out);
   out->qps = qps;
   out->replicas = sim.replicas;
+  out->decode_replicas = sim.decode_replicas;
   out->batches = res->n_batches;
   out->attention_clamped_batches = res->attention_clamped_batches;
+  out->kv_unheld_waits = res->unheld_waits;
   cs_llm_slo_eval(slo, res, out);
   cs_llm_sim_result_free(res);
   return TRUE;
@@ -118,7 +127,14 @@ static gboolean probe_at(const CsLlmConfig *cfg, int replicas, double qps, doubl
 gboolean cs_llm_probe(const CsLlmConfig *cfg, int replicas, double qps, const CsLlmSlo *slo,
                       CsLlmProbe *out, GError **error)
 {
-  return probe_at(cfg, replicas, qps, 0, slo, out, error);
+  return probe_at(cfg, replicas, -1, qps, 0, slo, out, error);
+}
+
+gboolean cs_llm_probe_pools(const CsLlmConfig *cfg, int prefill, int decode, double qps,
+                            const CsLlmSlo *slo, CsLlmProbe *out, GError **error)
+{
+  g_return_val_if_fail(cfg->sim.decode_replicas > 0 && prefill >= 1 && decode >= 1, FALSE);
+  return probe_at(cfg, prefill, decode, qps, 0, slo, out, error);
 }
 
 void cs_llm_search_params_init(CsLlmSearchParams *p)
@@ -159,7 +175,7 @@ CsLlmSearchResult *cs_llm_search_capacity(const CsLlmConfig *cfg, int replicas,
     }
     qps = next;
     CsLlmProbe p;
-    if (!probe_at(cfg, replicas, qps, sp->trace_qps, slo, &p, error)) {
+    if (!probe_at(cfg, replicas, -1, qps, sp->trace_qps, slo, &p, error)) {
       cs_llm_search_result_free(r);
       return NULL;
     }
@@ -197,8 +213,7 @@ int cs_llm_deployment_gpus(const CsLlmConfig *cfg, int replicas)
   return (replicas + cfg->sim.decode_replicas) * cfg->tensor_parallel * cfg->pipeline_parallel;
 }
 
-gboolean cs_llm_deployment_cost(const CsLlmConfig *cfg, int replicas, double *per_hour,
-                                GError **error)
+static gboolean check_price(const CsLlmConfig *cfg, GError **error)
 {
   if (!(cfg->device->price_per_hour > 0)) {
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, "%s: device: \"%s\" has no "
@@ -206,7 +221,25 @@ gboolean cs_llm_deployment_cost(const CsLlmConfig *cfg, int replicas, double *pe
                 cfg->device->name);
     return FALSE;
   }
+  return TRUE;
+}
+
+gboolean cs_llm_deployment_cost(const CsLlmConfig *cfg, int replicas, double *per_hour,
+                                GError **error)
+{
+  if (!check_price(cfg, error))
+    return FALSE;
   *per_hour = cs_llm_deployment_gpus(cfg, replicas) * cfg->device->price_per_hour;
+  return TRUE;
+}
+
+gboolean cs_llm_pools_cost(const CsLlmConfig *cfg, int prefill, int decode, int *gpus,
+                           double *per_hour, GError **error)
+{
+  if (!check_price(cfg, error))
+    return FALSE;
+  *gpus = (prefill + decode) * cfg->tensor_parallel * cfg->pipeline_parallel;
+  *per_hour = *gpus * cfg->device->price_per_hour;
   return TRUE;
 }
 
@@ -224,6 +257,43 @@ gboolean cs_llm_fewest_replicas(const CsLlmConfig *cfg, double qps, const CsLlmS
       *replicas = k;
       break;
     }
+  }
+  return TRUE;
+}
+
+gboolean cs_llm_fewest_pools(const CsLlmConfig *cfg, double qps, const CsLlmSlo *slo,
+                             int max_replicas, int max_probes, CsLlmPoolFit *out,
+                             GArray *probes, GError **error)
+{
+  memset(out, 0, sizeof *out);
+  out->best = -1;
+  /* Every split of a total n costs the same (n x GPUs a replica x price):
+   * totals in increasing order, and within one the fewer prefill replicas
+   * first, so the first split that passes is the cheapest (ties to fewer
+   * prefill replicas). No split is skipped: pass/fail need not be monotone
+   * in the split, nor in the total. */
+  for (int n = 2; n <= max_replicas; n++) {
+    for (int p = 1; p <= n - 1; p++) {
+      if (out->probes >= max_probes) {
+        out->limited = TRUE;
+        out->stopped_at_prefill = p;
+        out->stopped_at_total = n;
+        return TRUE;
+      }
+      CsLlmProbe pr;
+      if (!cs_llm_probe_pools(cfg, p, n - p, qps, slo, &pr, error))
+        return FALSE;
+      out->probes++;
+      if (probes)
+        g_array_append_val(probes, pr);
+      if (pr.pass) {
+        out->prefill = p;
+        out->decode = n - p;
+        out->best = probes ? (int)probes->len - 1 : -1;
+        return TRUE;
+      }
+    }
+    out->complete_total = n;
   }
   return TRUE;
 }

@@ -2,7 +2,8 @@
  * "Capacity search"), as Vidur's config explorer measures it
  * (vidur/config_optimizer/config_explorer/capacity_search.py): the highest
  * Poisson arrival rate at which a deployment's run meets the SLOs, and the
- * cheapest deployment of a list for a target rate.
+ * cheapest deployment of a list for a target rate (a disaggregated one's
+ * cheapest prefill and decode pools, cs_llm_fewest_pools).
  *
  * A probe at rate q builds the config's synthetic requests at q
  * (cs_llm_config_requests: the same seed at every probe, so the lengths are
@@ -55,13 +56,17 @@ typedef struct {
 
 typedef struct {
   double qps;
-  int replicas;
+  int replicas;               /* disaggregated: the prefill pool's */
+  int decode_replicas;        /* the decode pool's; 0 when colocated */
   gboolean pass;
   double value[CS_LLM_SLO_N]; /* each bound's quantile; NAN when off or without samples */
   double ratio;               /* the largest value / max over the bounds on (0 without samples) */
   CsLlmSimSummary summary;    /* the whole run's (cs_llm_sim_summary) */
   int64_t batches;            /* the run's batches */
   int64_t attention_clamped_batches; /* of them, timed at the attention grid's edge */
+  int64_t kv_unheld_waits;    /* disaggregated: requests that waited at their decode replica
+                               * with their KV cache held by no replica (optimistic runs,
+                               * CsLlmSimResult's unheld_waits) */
 } CsLlmProbe;
 
 /* Measures the SLO's quantiles on a run's result into p (qps and replicas
@@ -74,6 +79,11 @@ void cs_llm_slo_eval(const CsLlmSlo *slo, const CsLlmSimResult *r, CsLlmProbe *p
  * (cs_llm_sim_run's message, the rate prefixed). */
 gboolean cs_llm_probe(const CsLlmConfig *cfg, int replicas, double qps, const CsLlmSlo *slo,
                       CsLlmProbe *out, GError **error);
+
+/* One probe of a disaggregated cfg (decode_replicas > 0) with `prefill`
+ * (>= 1) prefill and `decode` (>= 1) decode replicas, as cs_llm_probe. */
+gboolean cs_llm_probe_pools(const CsLlmConfig *cfg, int prefill, int decode, double qps,
+                            const CsLlmSlo *slo, CsLlmProbe *out, GError **error);
 
 typedef struct {
   double start_qps;       /* > 0: the first probe is at start_qps (Vidur: right = 2 x it) */
@@ -137,11 +147,45 @@ gboolean cs_llm_deployment_cost(const CsLlmConfig *cfg, int replicas, double *pe
 gboolean cs_llm_fewest_replicas(const CsLlmConfig *cfg, double qps, const CsLlmSlo *slo,
                                 int max_replicas, int *replicas, GArray *probes, GError **error);
 
+/* GPUs of a disaggregated cfg's deployment with `prefill` and `decode`
+ * replicas ((prefill + decode) x TP x PP) and its cost per hour (the
+ * device's price), as cs_llm_deployment_cost. */
+gboolean cs_llm_pools_cost(const CsLlmConfig *cfg, int prefill, int decode, int *gpus,
+                           double *per_hour, GError **error);
+
+/* The cheapest split of a disaggregated deployment for a target rate
+ * (cs_llm_fewest_pools). */
+typedef struct {
+  int prefill, decode;     /* the split found; 0, 0 when none */
+  int probes;              /* probes run (<= max_probes) */
+  int best;                /* its probe's index in probes; -1 when none (or probes NULL) */
+  int complete_total;      /* every split of every total up to this was probed (0: none) */
+  gboolean limited;        /* stopped at max_probes with splits within max_replicas unprobed */
+  int stopped_at_total;    /* limited: the first split not probed, */
+  int stopped_at_prefill;  /* stopped_at_prefill + (total - it) */
+} CsLlmPoolFit;
+
+/* The cheapest (prefill, decode) pools of a disaggregated cfg whose run at
+ * qps meets the SLO, max_replicas bounding prefill + decode (as it bounds
+ * the replicas of a colocated deployment): every total n = 2..max_replicas
+ * in turn, each split p = 1..n - 1 with n - p decode replicas probed
+ * (cs_llm_probe_pools), stopping at the first that passes. All splits of
+ * one total cost the same, so that one is the cheapest, ties to fewer
+ * prefill replicas; exact, monotone or not (nothing is skipped). At most
+ * max_probes probes: when that many ran without a pass and splits remain,
+ * it stops with limited set (no answer: a cheaper split is not ruled out
+ * beyond complete_total). Each probe is appended to probes (may be NULL).
+ * Returns FALSE with error set as cs_llm_probe. */
+gboolean cs_llm_fewest_pools(const CsLlmConfig *cfg, double qps, const CsLlmSlo *slo,
+                             int max_replicas, int max_probes, CsLlmPoolFit *out,
+                             GArray *probes, GError **error);
+
 /* A deployment's fit for a target rate, for cs_llm_cheapest. */
 typedef struct {
-  int replicas;       /* 0: none of 1..max_replicas meets the SLO */
+  int replicas;       /* 0: none of 1..max_replicas meets the SLO; disaggregated: prefill + decode */
   int gpus;
   double cost_per_hour;
+  int prefill, decode; /* disaggregated: the split (replicas = their sum); 0 when colocated */
 } CsLlmFit;
 
 /* The index of the cheapest fit with replicas > 0: the lowest cost, ties
@@ -177,7 +221,9 @@ gboolean cs_llm_slo_read(const cJSON *obj, const char *file, const char *path, C
  * reads a run, its messages naming "FILE: search.deployments[I]". Every
  * deployment's requests must be synthetic Poisson ones, or, with
  * "trace_qps": R (> 0, no target_qps), a trace whose arrivals are those
- * of rate R; with target_qps every device must have a price. Returns the spec
+ * of rate R; with target_qps every device must have a price, and a
+ * disaggregated deployment a max_replicas of at least 2 (its pools are
+ * sized by cs_llm_fewest_pools). Returns the spec
  * (cs_llm_search_spec_free) or NULL with error set naming the file and the
  * JSON path. */
 CsLlmSearchSpec *cs_llm_search_spec_load(const char *file, GError **error);

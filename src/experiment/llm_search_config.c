@@ -70,6 +70,19 @@ static gboolean check_requests(const CsLlmConfig *cfg, const CsLlmSearchSpec *sp
   return TRUE;
 }
 
+/* With target_qps a disaggregated deployment's pools are sized with
+ * prefill + decode <= max_replicas (cs_llm_fewest_pools): at least one of
+ * each. */
+static gboolean check_pools_bound(const CsLlmConfig *c, int max_replicas, const char *file,
+                                  const char *path, GError **error)
+{
+  if (c->sim.decode_replicas > 0 && max_replicas < 2)
+    return cs_json_fail(error, file, path, "expected at least 2 with \"disaggregated\" and "
+                        "target_qps (it bounds prefill + decode replicas, one of each at "
+                        "least), got %d", max_replicas);
+  return TRUE;
+}
+
 static char *default_name(const CsLlmConfig *c)
 {
   GString *s = g_string_new(NULL);
@@ -186,6 +199,13 @@ static gboolean read_search(CsLlmSearchSpec *spec, const char *file, const char 
     double cost;
     if (!cs_llm_deployment_cost(c, 1, &cost, error))
       return FALSE;
+    const cJSON *own = ds ? cJSON_GetObjectItem(cJSON_GetArrayItem(ds, i), "max_replicas") : NULL;
+    char *mp = own ? g_strdup_printf("search.deployments[%d].max_replicas", i)
+                   : g_strdup("search.max_replicas");
+    gboolean ok = check_pools_bound(c, spec->deployments[i].max_replicas, file, mp, error);
+    g_free(mp);
+    if (!ok)
+      return FALSE;
   }
   return TRUE;
 }
@@ -200,13 +220,6 @@ CsLlmSearchSpec *cs_llm_search_spec_load(const char *file, GError **error)
   CsLlmSearchSpec *spec = g_new0(CsLlmSearchSpec, 1);
   spec->base = cs_llm_config_parse(root, FORMAT, extra, file, dir, error);
   gboolean ok = spec->base != NULL && read_search(spec, file, dir, error);
-  /* A disaggregated deployment's highest rate is searched at its pools'
-   * sizes; the fewest replicas counts replicas of one kind, and sizing two
-   * pools is not searched yet (docs/llm.md). */
-  if (ok && spec->target_qps > 0 && spec->base->sim.decode_replicas > 0)
-    ok = cs_json_fail(error, file, "search.target_qps", "expected none with \"disaggregated\": "
-                      "the fewest replicas of a prefill and a decode pool is not searched yet "
-                      "(the highest rate at the pools' sizes is)");
   g_free(dir);
   if (!ok) {
     cs_llm_search_spec_free(spec);

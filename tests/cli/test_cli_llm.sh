@@ -4,7 +4,8 @@
 # magnitudes, docs/llm.md), and bad configs (exit 2, one message naming the
 # file and the JSON path, no output); a capacity search twice (byte-identical),
 # its answers against its probes and the SLO, plausible against the
-# replica's saturated throughput. Usage: test_cli_llm.sh CLUSTERSIM SOURCE_ROOT
+# replica's saturated throughput; a disaggregated deployment's two pools
+# sized for a target rate against llm run of every split within the bound. Usage: test_cli_llm.sh CLUSTERSIM SOURCE_ROOT
 source "$(dirname "$0")/harness.sh" "$@"
 cd "$tmp" || exit 1
 
@@ -208,7 +209,7 @@ check "disaggregated: and counts it" py 'd["kv_unheld_waits"] > 0' unheld/summar
 # highest rate searched at its pools' sizes; the answer against its probes
 # and the SLO, and a run of the same requests at that rate (llm run, the
 # arrivals drawn at that qps) meets the SLO, as its probe says; 2 GPUs at
-# 2.21 $/h. The fewest replicas of two pools is refused.
+# 2.21 $/h.
 dis='"disaggregated": {"prefill_replicas": 1, "decode_replicas": 1, "kv_transfer": {"gbps": 200, "latency_ms": 0.01}}'
 cat >dsearch.json <<JSON
 {"format": "clustersim-llm-search", "version": 1, "model": "meta-llama/Llama-2-7b-hf",
@@ -223,6 +224,7 @@ JSON
 check "search, disaggregated: exits 0" test $? -eq 0
 check "search, disaggregated: the answer against its probes, 2 GPUs at 2 x 2.21 \$/h" py "
 [x['max_qps'] is not None and x['name'].endswith('1P+1D') and x['gpus'] == 2 and
+ x['replicas'] == 1 and x['decode_replicas'] == 1 and
  abs(x['cost_per_hour'] - 4.42) < 1e-9 and
  all(p['pass'] == (p['ttft_ms'] <= 2000 and p['tbt_ms'] <= 100) for p in x['probes']) and
  any(p['qps'] == x['max_qps'] and p['pass'] for p in x['probes']) and
@@ -245,8 +247,74 @@ ok = (abs(s["ttft"]["p90_ms"] - p["ttft_ms"]) < 1e-6 and abs(s["tbt"]["p90_ms"] 
 print(f"# search, disaggregated: {x['max_qps']:.3f}/s, TTFT p90 {s['ttft']['p90_ms']:.1f} ms, TBT p90 {s['tbt']['p90_ms']:.2f} ms")
 sys.exit(0 if ok else 1)
 PY
-sed 's/"start_qps": 2}/"start_qps": 2, "target_qps": 4}/' dsearch.json >dtarget.json
-bad "search, disaggregated: no fewest replicas" 'dtarget.json: search.target_qps: expected none with "disaggregated"' llm search dtarget.json
+# With target_qps the two pools are sized (llm_search.h, cs_llm_fewest_pools):
+# the cheapest (P, D), P + D <= max_replicas, fewer prefill replicas on ties.
+# Checked against a brute force of its own: llm run at 40/s for every split
+# within 4 replicas, the SLO judged here from each summary.json, the
+# cheapest passing split (fewest replicas, then fewest prefill) found in
+# Python; each probe's kv_unheld_waits is its run's. At 40/s 1P+1D and 1P+2D fail on TTFT and 2P+1D passes: the
+# answer is the last split of its total, not the first.
+sed 's/"start_qps": 2}/"start_qps": 2, "target_qps": 40, "max_replicas": 4}/' dsearch.json >dtarget.json
+"$bin" llm search dtarget.json -o dt >dt.out 2>dt.err
+check "search, disaggregated, target: exits 0" test $? -eq 0
+check "search, disaggregated, target: nothing on stderr" test ! -s dt.err
+"$bin" llm search dtarget.json -o dt2 >dt2.out 2>&1
+check "search, disaggregated, target: same config, same search.json" cmp dt/search.json dt2/search.json
+check "search, disaggregated, target: same config, same table" cmp dt.out dt2.out
+for n in 2 3 4; do
+  for p in $(seq 1 $((n - 1))); do
+    cat >split$p$((n - p)).json <<JSON
+{$base, "scheduler": {"policy": "vllm"},
+ "disaggregated": {"prefill_replicas": $p, "decode_replicas": $((n - p)), "kv_transfer": {"gbps": 200, "latency_ms": 0.01}},
+ "requests": {"synthetic": {"n": 300, "qps": 40, "arrival": "poisson", "prompt_tokens": {"uniform": [128, 1024]},
+   "output_tokens": {"uniform": [64, 256]}, "seed": 1}}}
+JSON
+    "$bin" llm run split$p$((n - p)).json -o split$p$((n - p)) >/dev/null 2>&1
+  done
+done
+check "search, disaggregated, target: the cheapest split of a brute force over llm run" python3 - dt/search.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["deployments"][0]["target"]
+ok = {}
+for n in (2, 3, 4):
+    for p in range(1, n):
+        s = json.load(open(f"split{p}{n - p}/summary.json"))
+        ok[(p, n - p)] = s["ttft"]["p90_ms"] <= 2000 and s["tbt"]["p90_ms"] <= 100
+best = min((k for k in ok if ok[k]), key=lambda k: (k[0] + k[1], k[0]))
+print(f"# search, disaggregated, target 40/s: brute force {best}, search {t['prefill_replicas']}P+{t['decode_replicas']}D,"
+      f" {t['probes_run']} probes, TTFT p90 {t['ttft_p90_ms']:.1f} ms, TBT p90 {t['tbt_p90_ms']:.2f} ms")
+s = json.load(open(f"split{best[0]}{best[1]}/summary.json"))
+order = [(p, n - p) for n in (2, 3, 4) for p in range(1, n)]
+sys.exit(0 if (t["prefill_replicas"], t["decode_replicas"]) == best == (2, 1) and t["replicas"] == 3
+         and t["gpus"] == 3 and abs(t["cost_per_hour"] - 3 * 2.21) < 1e-9
+         and t["probes_run"] == order.index(best) + 1 == len(t["probes"])
+         and [(p["replicas"], p["decode_replicas"]) for p in t["probes"]] == order[:order.index(best) + 1]
+         and abs(t["ttft_p90_ms"] - s["ttft"]["p90_ms"]) < 1e-6 and abs(t["tbt_p90_ms"] - s["tbt"]["p90_ms"]) < 1e-6
+         and not t["max_probes_reached"] and d["cheapest"] == d["deployments"][0]["name"]
+         and all(p["kv_unheld_waits"] == json.load(open(f"split{p['replicas']}{p['decode_replicas']}/summary.json"))["kv_unheld_waits"]
+                 for p in t["probes"]) else 1)
+PY
+check "search, disaggregated, target: the table names the split" grep -q "^cheapest: .*, 2P+1D (3 replicas), 6.63 \$/h$" dt.out
+# Within 2 replicas (only 1P+1D) none meets the SLO at 40/s: said, no cheapest.
+sed 's/"max_replicas": 4/"max_replicas": 2/' dtarget.json >dtnone.json
+"$bin" llm search dtnone.json -o dtn >dtn.out 2>&1
+check "search, disaggregated, target: no split within the bound, said" grep -q "(no split of 2..2 replicas meets the SLO)" dtn.out
+check "search, disaggregated, target: no split: no cheapest" py "d['cheapest'] is None and
+ d['deployments'][0]['target']['replicas'] == 0 and d['deployments'][0]['target']['probes_run'] == 1 and
+ not d['deployments'][0]['target']['max_probes_reached']" dtn/search.json
+# max_probes 2 stops the scan before 2P+1D (the third split): no answer, warned.
+sed 's/"max_replicas": 4/"max_replicas": 4, "max_probes": 2/' dtarget.json >dtlim.json
+"$bin" llm search dtlim.json -o dtl >dtl.out 2>&1
+check "search, disaggregated, target: max_probes reached, warned" grep -q "warning: .*max_probes (2) reached at 2P+1D" dtl.out
+check "search, disaggregated, target: max_probes reached: no answer" py "d['cheapest'] is None and
+ d['deployments'][0]['target']['max_probes_reached'] and d['deployments'][0]['target']['probes_run'] == 2 and
+ d['deployments'][0]['target']['splits_complete_to'] == 2" dtl/search.json
+sed 's/"max_replicas": 4/"max_replicas": 1/' dtarget.json >dtone.json
+bad "search, disaggregated, target: max_replicas 1" 'dtone.json: search.max_replicas: expected at least 2 with "disaggregated" and target_qps' llm search dtone.json -o dtoneout
+check "search, disaggregated, target: max_replicas 1: no output" test ! -e dtoneout
+sed 's/"max_replicas": 4}/"max_replicas": 4, "deployments": [{"max_replicas": 1}]}/' dtarget.json >dtdone.json
+bad "search, disaggregated, target: a deployment's max_replicas 1" 'dtdone.json: search.deployments[0].max_replicas: expected at least 2 with "disaggregated"' llm search dtdone.json
 
 # Off the sampled attention grid (a prompt of 46 tokens: chunks start at
 # 64): refused by default, with the way forward named; with

@@ -383,13 +383,14 @@ static void test_cost(void **state)
 static void test_cheapest(void **state)
 {
   (void)state;
-  const CsLlmFit none[] = { { 0, 0, 0 }, { 0, 0, 0 } };
+  const CsLlmFit none[] = { { 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0 } };
   assert_int_equal(cs_llm_cheapest(none, 2), -1);
   /* 8.84 $/h as 4 GPUs at 2.21 (index 1) or 4 at 2.21 (index 2), 8.50 at
    * 5 GPUs: the cheapest is index 3. Without it, equal costs: index 1 and
    * 2 have 4 GPUs, index 0 has 8 at 1.105: fewer GPUs, then the lower
    * index: 1. */
-  const CsLlmFit f[] = { { 2, 8, 8.84 }, { 1, 4, 8.84 }, { 4, 4, 8.84 }, { 5, 5, 8.5 } };
+  const CsLlmFit f[] = { { 2, 8, 8.84, 0, 0 }, { 1, 4, 8.84, 0, 0 }, { 4, 4, 8.84, 0, 0 },
+                         { 5, 5, 8.5, 0, 0 } };
   assert_int_equal(cs_llm_cheapest(f, 4), 3);
   assert_int_equal(cs_llm_cheapest(f, 3), 1);
   CsRngState st;
