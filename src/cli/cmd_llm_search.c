@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "common/json_input.h"
+#include "experiment/experiment.h"
 #include "experiment/llm_search.h"
 
 #define PROG "clustersim llm search"
@@ -85,6 +86,7 @@ static cJSON *result_json(const CsLlmSearchSpec *s, const Outcome *o, int cheape
   cJSON_AddStringToObject(prov, "config_file", file);
   cJSON_AddItemToObject(prov, "config", cJSON_Duplicate(s->base->root, TRUE));
   cJSON_AddStringToObject(prov, "percentiles", "linear interpolation (numpy's default)");
+  cs_experiment_describe_plugins(cli_registry(), prov);
   cJSON *ds = cJSON_AddArrayToObject(root, "deployments");
   for (int i = 0; i < s->n_deployments; i++) {
     const CsLlmDeployment *d = &s->deployments[i];
@@ -301,7 +303,7 @@ int cmd_llm_search(int argc, char **argv)
     goto out;
   }
   const char *file = argv[1];
-  s = cs_llm_search_spec_load(file, &err);
+  s = cs_llm_search_spec_load(file, cli_registry(), &err);
   if (s == NULL) {
     status = cli_fail(PROG, err->message);
     goto out;

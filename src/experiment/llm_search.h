@@ -223,10 +223,12 @@ gboolean cs_llm_slo_read(const cJSON *obj, const char *file, const char *path, C
  * "trace_qps": R (> 0, no target_qps), a trace whose arrivals are those
  * of rate R; with target_qps every device must have a price, and a
  * disaggregated deployment a max_replicas of at least 2 (its pools are
- * sized by cs_llm_fewest_pools). Returns the spec
- * (cs_llm_search_spec_free) or NULL with error set naming the file and the
- * JSON path. */
-CsLlmSearchSpec *cs_llm_search_spec_load(const char *file, GError **error);
+ * sized by cs_llm_fewest_pools). A scheduler no built-in one is named by is
+ * looked up in registry (NULL: none; it must outlive the spec). Returns
+ * the spec (cs_llm_search_spec_free) or NULL with error set naming the file
+ * and the JSON path. */
+CsLlmSearchSpec *cs_llm_search_spec_load(const char *file, const CsRegistry *registry,
+                                         GError **error);
 
 void cs_llm_search_spec_free(CsLlmSearchSpec *s);
 

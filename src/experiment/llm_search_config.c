@@ -87,7 +87,7 @@ static char *default_name(const CsLlmConfig *c)
 {
   GString *s = g_string_new(NULL);
   g_string_printf(s, "%s TP%d %s", c->device->name, c->tensor_parallel,
-                  cs_llm_sched_policy_name(c->sim.sched.policy));
+                  cs_llm_sched_config_name(&c->sim.sched));
   if (c->sim.sched.policy == CS_LLM_SCHED_SARATHI)
     g_string_append_printf(s, " chunk %d", c->sim.sched.chunk_size);
   g_string_append_printf(s, " cap %d", c->sim.sched.batch_size_cap);
@@ -132,7 +132,7 @@ static gboolean read_deployment(const CsLlmSearchSpec *spec, const cJSON *d, int
     cJSON_DeleteItemFromObject(merged, f->string);
     cJSON_AddItemToObject(merged, f->string, cJSON_Duplicate(f, TRUE));
   }
-  out->cfg = cs_llm_config_parse(merged, FORMAT, NULL, label, dir, error);
+  out->cfg = cs_llm_config_parse_in(merged, FORMAT, NULL, label, dir, spec->base->registry, error);
   if (out->cfg == NULL)
     goto out;
   out->name = name ? g_strdup(name) : default_name(out->cfg);
@@ -210,7 +210,8 @@ static gboolean read_search(CsLlmSearchSpec *spec, const char *file, const char 
   return TRUE;
 }
 
-CsLlmSearchSpec *cs_llm_search_spec_load(const char *file, GError **error)
+CsLlmSearchSpec *cs_llm_search_spec_load(const char *file, const CsRegistry *registry,
+                                         GError **error)
 {
   cJSON *root = cs_json_load_file(file, error);
   if (root == NULL)
@@ -218,7 +219,7 @@ CsLlmSearchSpec *cs_llm_search_spec_load(const char *file, GError **error)
   static const char *const extra[] = { "search", NULL };
   char *dir = g_path_get_dirname(file);
   CsLlmSearchSpec *spec = g_new0(CsLlmSearchSpec, 1);
-  spec->base = cs_llm_config_parse(root, FORMAT, extra, file, dir, error);
+  spec->base = cs_llm_config_parse_in(root, FORMAT, extra, file, dir, registry, error);
   gboolean ok = spec->base != NULL && read_search(spec, file, dir, error);
   g_free(dir);
   if (!ok) {

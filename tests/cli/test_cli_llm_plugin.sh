@@ -104,6 +104,29 @@ sys.exit(0 if any(float(b["scheduled_s"]) < float(a["completed_s"])
                   for a, b in zip(rows, rows[1:])) else 1)
 PY
 
+# llm search with the plug-in: the built-in vLLM's capacity, probe for probe.
+for pol in vllm vllm_example; do
+  cat >search_$pol.json <<JSON
+{"format": "clustersim-llm-search", "version": 1, "model": "meta-llama/Llama-2-7b-hf",
+ "device": "a100", "node": "a100_pairwise_nvlink", "scheduler": {"policy": "$pol"},
+ "requests": {"synthetic": {"n": 60, "arrival": "poisson",
+   "prompt_tokens": {"uniform": [256, 1024]}, "output_tokens": {"uniform": [16, 64]}, "seed": 3}},
+ "search": {"slo": {"ttft_ms": {"quantile": 0.9, "max": 2000}}, "start_qps": 4, "max_probes": 8}}
+JSON
+done
+"$bin" llm search search_vllm.json --json >sb.json 2>sb.err
+sb_rc=$?
+"$bin" --plugin "$vllm_so" llm search search_vllm_example.json --json >sm.json 2>sm.err
+check "llm search: both run" test $sb_rc -eq 0 -a $? -eq 0
+check "llm search: the same probes and capacity" python3 - sb.json sm.json <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+da, db = a["deployments"][0], b["deployments"][0]
+for d in (da, db):
+    d.pop("name", None)
+sys.exit(0 if da == db and b["provenance"]["plugins"][0]["file"] == "llm_vllm.so" else 1)
+PY
+
 bad "a misuse stops the run, naming the scheduler and the time" \
   'scheduler "bad_decode": cs_llm_replica_schedule: request 0: a decode of 2 tokens, expected 1' \
   --plugin "$policies_so" llm run "$(sed 's/reserve_whole", "requests": 1/bad_decode"/' serial.json >bd.json; echo bd.json)"
