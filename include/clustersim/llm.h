@@ -29,11 +29,12 @@
  *   and its processed tokens 0 (a request restarted in the middle of its
  *   prefill starts it again).
  * - a request that completed its prefill on another replica
- *   (disaggregated serving) is admitted by the framework before schedule is
- *   called, with the blocks of its prompt's KV when they fit above the
- *   watermark (cs_llm_replica_watermark) and fewer than batch_size_cap
- *   requests hold memory, FIFO; it appears in the running list, prefill
- *   complete.
+ *   (disaggregated serving) is admitted by the framework: the blocks of its
+ *   prompt's KV are reserved here before its KV transfer starts, when they
+ *   fit above the watermark (cs_llm_replica_watermark) and fewer than
+ *   batch_size_cap requests hold memory, FIFO (counted in the free blocks
+ *   and n_holding meanwhile); once the transfer has ended it appears at the
+ *   running list's end, prefill complete.
  *
  * The framework checks every service call and stops the run with a clear
  * error (`clustersim llm run` exits 2) at the first misuse, even when the

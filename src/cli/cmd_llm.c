@@ -66,8 +66,6 @@ static char *summary_text(const CsLlmConfig *r, const CsLlmSimResult *res, const
                           r->attention_outside == CS_LLM_ATTN_CLAMP_OUTSIDE ? "clamp" : "refuse");
   cJSON_AddNumberToObject(o, "attention_clamped_batches",
                           (double)res->attention_clamped_batches);
-  if (res->n_prefill_replicas > 0)
-    cJSON_AddNumberToObject(o, "kv_unheld_waits", (double)res->unheld_waits);
   cJSON_AddNumberToObject(o, "makespan_s", (double)s->makespan_ns / 1e9);
   cJSON_AddNumberToObject(o, "kv_peak_utilisation", s->kv_peak_util);
   cJSON_AddNumberToObject(o, "kv_mean_utilisation", s->kv_mean_util);
@@ -92,6 +90,7 @@ static char *summary_text(const CsLlmConfig *r, const CsLlmSimResult *res, const
                             (double)r->sim.kv_bytes_per_token);
     cJSON_AddStringToObject(dg, "kv_transfer_curve", cs_network_curve_source(r->kv_curve));
     cJSON_AddItemToObject(dg, "kv_transfer", dist_json(&s->transfer));
+    cJSON_AddItemToObject(dg, "kv_wait", dist_json(&s->kv_wait));
     cJSON_AddNumberToObject(dg, "prefill_busy_utilisation", s->prefill_busy_util);
     cJSON_AddNumberToObject(dg, "decode_busy_utilisation", s->decode_busy_util);
     cJSON_AddNumberToObject(dg, "prefill_kv_mean_utilisation", s->prefill_kv_mean_util);
@@ -119,13 +118,13 @@ static char *summary_text(const CsLlmConfig *r, const CsLlmSimResult *res, const
 static char *requests_csv(const CsLlmSimResult *res)
 {
   gboolean dg = res->n_prefill_replicas > 0;
-  /* Disaggregated: replica is the prefill replica, and three more columns
+  /* Disaggregated: replica is the prefill replica, and four more columns
    * (empty for a request of one output token, which has no decode). */
   GString *s = g_string_new(dg ? "id,prefill_replica,prompt_tokens" : "id,replica,prompt_tokens");
   g_string_append(s, ",output_tokens,arrived_s,scheduled_s,first_token_s,completed_s,"
                      "restarts,ttft_ms,e2e_ms,tbt_count,tbt_mean_ms,tbt_max_ms,"
                      "token_gap_max_ms,decode_time_per_token_ms");
-  g_string_append(s, dg ? ",decode_replica,transfer_start_s,transfer_end_s\n" : "\n");
+  g_string_append(s, dg ? ",decode_replica,transfer_start_s,transfer_end_s,kv_wait_ms\n" : "\n");
   for (int j = 0; j < res->n_requests; j++) {
     const CsLlmSimRequestResult *q = &res->requests[j];
     g_string_append_printf(
@@ -137,10 +136,11 @@ static char *requests_csv(const CsLlmSimResult *res)
       q->n_tbt, q->n_tbt ? q->tbt_sum_ns / 1e6 / q->n_tbt : 0, q->tbt_max_ns / 1e6,
       q->gap_max_ns / 1e6, (q->completed_ns - q->first_token_ns) / 1e6 / q->final_decode_tokens);
     if (dg && q->decode_replica >= 0)
-      g_string_append_printf(s, ",%d,%.9f,%.9f", q->decode_replica, q->transfer_start_ns / 1e9,
-                             q->transfer_end_ns / 1e9);
+      g_string_append_printf(s, ",%d,%.9f,%.9f,%.6f", q->decode_replica,
+                             q->transfer_start_ns / 1e9, q->transfer_end_ns / 1e9,
+                             q->kv_wait_ns / 1e6);
     else if (dg)
-      g_string_append(s, ",,,");
+      g_string_append(s, ",,,,");
     g_string_append_c(s, '\n');
   }
   return g_string_free(s, FALSE);
@@ -233,13 +233,6 @@ int cmd_llm(int argc, char **argv)
             "(\"attention_outside_grid\": \"clamp\"): their attention time is the edge's, "
             "not a measurement\n",
             res->attention_clamped_batches, res->n_batches, r->sim.exec.model->name);
-  if (res->unheld_waits > 0)
-    fprintf(stderr,
-            "clustersim: warning [kv_unheld_wait] %" G_GINT64_FORMAT " of %d requests waited at "
-            "their decode replica for KV blocks after their transfer, their KV cache held by no "
-            "replica: Splitwise's and DistServe's codes reserve decode memory before the "
-            "transfer, so this run's KV use and admissions are optimistic (docs/llm.md)\n",
-            res->unheld_waits, res->n_requests);
   if (out_dir != NULL) {
     csv = requests_csv(res);
     sum = summary_text(r, res, &s, file);
@@ -279,9 +272,10 @@ int cmd_llm(int argc, char **argv)
     const char *name;
     const CsLlmDist *d;
   } rows[] = { { "TTFT", &s.ttft }, { "TBT", &s.tbt }, { "e2e", &s.e2e },
-               { "transfer", &s.transfer } };
-  /* The KV transfer's row only when disaggregated. */
-  size_t n_rows = G_N_ELEMENTS(rows) - (res->n_prefill_replicas > 0 ? 0 : 1);
+               { "transfer", &s.transfer }, { "kv wait", &s.kv_wait } };
+  /* The KV transfer's rows (its time, the wait for decode blocks before it)
+   * only when disaggregated. */
+  size_t n_rows = G_N_ELEMENTS(rows) - (res->n_prefill_replicas > 0 ? 0 : 2);
   for (size_t i = 0; i < n_rows; i++) {
     if (rows[i].d->n)
       printf("%-8s %10.3f %10.3f %10.3f\n", rows[i].name, rows[i].d->p50, rows[i].d->p90,

@@ -26,6 +26,18 @@ typedef struct {
 } Outcome;
 
 /* The probe of the fit found at the target rate (the last one run), or NULL. */
+/* A disaggregated answer whose requests waited longer for decode memory
+ * than for their first token (p90): a decode pool falling behind, which
+ * neither SLO sees (the wait delays one TBT sample a request). */
+static void warn_kv_wait(const char *name, CsLlmSimSummary s)
+{
+  if (s.kv_wait.n > 0 && s.ttft.n > 0 && s.kv_wait.p90 > s.ttft.p90)
+    printf("  warning: %s: the answer's requests waited %.1f ms (p90) for decode memory before "
+           "their KV transfer, more than for their first token (%.1f ms): its decode pool "
+           "falls behind, which no TTFT or TBT bound sees (docs/llm.md)\n",
+           name, s.kv_wait.p90, s.ttft.p90);
+}
+
 static const CsLlmProbe *fit_probe(const Outcome *o)
 {
   if (o->fit.replicas <= 0 || o->fit_probes == NULL || o->fit_probes->len == 0)
@@ -56,7 +68,9 @@ static cJSON *probe_json(const CsLlmProbe *p)
   cJSON_AddNumberToObject(o, "preemptions", (double)p->summary.restarts);
   cJSON_AddNumberToObject(o, "batches", (double)p->batches);
   cJSON_AddNumberToObject(o, "attention_clamped_batches", (double)p->attention_clamped_batches);
-  cJSON_AddNumberToObject(o, "kv_unheld_waits", (double)p->kv_unheld_waits);
+  /* Disaggregated: the wait for decode memory before the KV transfer, in
+   * no SLO (it delays the first TBT sample only). */
+  cJSON_AddNumberToObject(o, "kv_wait_p90_ms", p->summary.kv_wait.n ? p->summary.kv_wait.p90 : 0);
   return o;
 }
 
@@ -174,11 +188,8 @@ static void print_tables(const CsLlmSearchSpec *s, const Outcome *o, int cheapes
              " batches looked their attention up at the grid's edge "
              "(\"attention_outside_grid\": \"clamp\")\n",
              d->name, clamped, batches);
-    if (c->found && g_array_index(c->probes, CsLlmProbe, c->best).kv_unheld_waits > 0)
-      printf("  warning: %s: at %.3f requests/s %" G_GINT64_FORMAT " of %d requests waited at "
-             "their decode replica with their KV cache held by no replica (kv_unheld_wait): "
-             "optimistic (docs/llm.md)\n", d->name, c->max_qps,
-             g_array_index(c->probes, CsLlmProbe, c->best).kv_unheld_waits, d->cfg->n);
+    if (c->found)
+      warn_kv_wait(d->name, g_array_index(c->probes, CsLlmProbe, c->best).summary);
     if (c->non_monotone)
       printf("  warning: %s: not monotone (a probe passed above a rate that failed); the "
              "answer is the last rate that passed\n", d->name);
@@ -207,10 +218,8 @@ static void print_tables(const CsLlmSearchSpec *s, const Outcome *o, int cheapes
     else
       printf("%-36s %8s %5s %8s %6u %9s %9s   (none found before max_probes)\n", d->name, "-",
              "-", "-", o[i].fit_probes->len, "-", "-");
-    if (fp && fp->kv_unheld_waits > 0)
-      printf("  warning: %s: at %s %" G_GINT64_FORMAT " of %d requests waited at their decode "
-             "replica with their KV cache held by no replica (kv_unheld_wait): optimistic "
-             "(docs/llm.md)\n", d->name, reps, fp->kv_unheld_waits, d->cfg->n);
+    if (fp)
+      warn_kv_wait(d->name, fp->summary);
     if (pools && o[i].pools.limited)
       printf("  warning: %s: max_probes (%d) reached at %dP+%dD with splits of up to %d "
              "replicas unprobed: no answer (every split of up to %d replicas fails; raise "

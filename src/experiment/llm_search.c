@@ -118,7 +118,6 @@ static gboolean probe_at(const CsLlmConfig *cfg, int replicas, int decode, doubl
   out->decode_replicas = sim.decode_replicas;
   out->batches = res->n_batches;
   out->attention_clamped_batches = res->attention_clamped_batches;
-  out->kv_unheld_waits = res->unheld_waits;
   cs_llm_slo_eval(slo, res, out);
   cs_llm_sim_result_free(res);
   return TRUE;

@@ -64,9 +64,6 @@ typedef struct {
   CsLlmSimSummary summary;    /* the whole run's (cs_llm_sim_summary) */
   int64_t batches;            /* the run's batches */
   int64_t attention_clamped_batches; /* of them, timed at the attention grid's edge */
-  int64_t kv_unheld_waits;    /* disaggregated: requests that waited at their decode replica
-                               * with their KV cache held by no replica (optimistic runs,
-                               * CsLlmSimResult's unheld_waits) */
 } CsLlmProbe;
 
 /* Measures the SLO's quantiles on a run's result into p (qps and replicas

@@ -141,6 +141,7 @@ CsLlmSched *cs_llm_sched_new(const CsLlmSchedConfig *cfg, GError **error)
     s->batch_limit = MIN(cfg->max_batch_size, (int64_t)cfg->batch_size_cap);
   g_queue_init(&s->waiting);
   g_queue_init(&s->prefilled);
+  g_queue_init(&s->arrived);
   s->running = g_ptr_array_new();
   s->set_aside = g_ptr_array_new();
   s->skipped = g_ptr_array_new();
@@ -158,6 +159,7 @@ void cs_llm_sched_free(CsLlmSched *s)
   cs_llm_sched_custom_destroy(s);
   g_queue_clear(&s->waiting);
   g_queue_clear(&s->prefilled);
+  g_queue_clear(&s->arrived);
   g_ptr_array_free(s->running, TRUE);
   g_ptr_array_free(s->set_aside, TRUE);
   g_ptr_array_free(s->skipped, TRUE);
@@ -531,25 +533,59 @@ gboolean cs_llm_sched_add_prefilled(CsLlmSched *s, CsLlmRequest *r, GError **err
   return TRUE;
 }
 
-/* The prefilled requests, FIFO, while each fits: the blocks of its prompt's
- * KV (the decode that follows adds a block when it crosses one, as after a
- * local prefill) above the watermark, or orca's whole-life reservation; and
- * the cap on requests holding memory. Head-of-line: the first that does not
- * fit stops the rest. */
+/* The pending queue's head, reserved when it fits: the blocks of its
+ * prompt's KV (the decode that follows adds a block when it crosses one, as
+ * after a local prefill) above the watermark, or orca's whole-life
+ * reservation; and the cap on requests holding memory. Head-of-line: NULL
+ * while the head does not fit, whatever is behind it. While its transfer
+ * runs it stays WAITING, holding its blocks (no other WAITING request holds
+ * any), out of every list a batch is formed from. */
+CsLlmRequest *cs_llm_sched_reserve_prefilled(CsLlmSched *s)
+{
+  g_return_val_if_fail(s != NULL, NULL);
+  CsLlmRequest *r = g_queue_peek_head(&s->prefilled);
+  if (r == NULL)
+    return NULL;
+  gboolean orca = s->cfg.policy == CS_LLM_SCHED_ORCA;
+  int64_t need = orca ? s->max_blocks_seq : cs_llm_ceil_div(r->prompt_tokens, s->cfg.block_size);
+  int64_t cap = orca ? s->batch_limit : s->cfg.batch_size_cap;
+  if (s->holding >= cap || free_blocks(s) - need < s->watermark)
+    return NULL;
+  g_queue_pop_head(&s->prefilled);
+  cs_llm_sched_allocate(s, r, need);
+  s->in_transfer++;
+  return r;
+}
+
+gboolean cs_llm_sched_prefilled_arrived(CsLlmSched *s, CsLlmRequest *r, GError **error)
+{
+  g_return_val_if_fail(s != NULL && r != NULL, FALSE);
+  if (r->state != CS_LLM_REQ_WAITING || r->blocks == 0 || !r->prefill_complete) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                "LLM request %" G_GINT64_FORMAT ": arrived by transfer without a "
+                "reservation (expected a request cs_llm_sched_reserve_prefilled returned)",
+                (gint64)r->id);
+    return FALSE;
+  }
+  g_assert(s->in_transfer > 0);
+  s->in_transfer--;
+  r->state = CS_LLM_REQ_RUNNING;
+  g_queue_push_tail(&s->arrived, r);
+  return TRUE;
+}
+
+/* At the start of every batch's forming: the requests whose transfer ended
+ * join the running list's end, in the order their transfers ended (after
+ * the last batch's requests, which batch_done appended). */
 static void admit_prefilled(CsLlmSched *s)
 {
-  while (!g_queue_is_empty(&s->prefilled)) {
-    CsLlmRequest *r = g_queue_peek_head(&s->prefilled);
-    gboolean orca = s->cfg.policy == CS_LLM_SCHED_ORCA;
-    int64_t need = orca ? s->max_blocks_seq : cs_llm_ceil_div(r->prompt_tokens, s->cfg.block_size);
-    int64_t cap = orca ? s->batch_limit : s->cfg.batch_size_cap;
-    if (s->holding >= cap || free_blocks(s) - need < s->watermark)
-      break;
-    g_queue_pop_head(&s->prefilled);
-    cs_llm_sched_allocate(s, r, need);
-    r->state = CS_LLM_REQ_RUNNING;
-    g_ptr_array_add(s->running, r);
-  }
+  while (!g_queue_is_empty(&s->arrived))
+    g_ptr_array_add(s->running, g_queue_pop_head(&s->arrived));
+}
+
+int cs_llm_sched_n_in_transfer(const CsLlmSched *s)
+{
+  return s->in_transfer;
 }
 
 gboolean cs_llm_sched_release(CsLlmSched *s, CsLlmRequest *r, GError **error)

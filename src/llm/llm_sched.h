@@ -86,8 +86,9 @@
  * "custom" (CS_LLM_SCHED_CUSTOM; llm_sched_custom.c, clustersim/llm.h): a
  *   CsLlmSchedulerPolicy of a registry forms the batch through the checked
  *   services (allocate, schedule, restart) on these same queues, blocks and
- *   batch; requests prefilled elsewhere are admitted by vLLM's rule above
- *   (the framework's, before the policy is called); a request may need up
+ *   batch; requests prefilled elsewhere are reserved by vLLM's rule
+ *   (cs_llm_sched_reserve_prefilled: the framework's, not the policy's); a
+ *   request may need up
  *   to num_blocks (cs_llm_sched_add), the watermark being the policy's to
  *   keep.
  *
@@ -267,22 +268,42 @@ const CsLlmSchedConfig *cs_llm_sched_config(const CsLlmSched *s);
  * watermark. */
 gboolean cs_llm_sched_add(CsLlmSched *s, CsLlmRequest *r, GError **error);
 
-/* Disaggregated serving (llm_sim.h): r (NEW, output tokens >= 2) was
- * prefilled on another replica, which produced its first output token; its
- * prompt's KV cache arrives here. It joins a queue of its own (counted in
- * n_waiting) with processed = prompt + 1, prefill complete, first token and
- * one emitted token done. cs_llm_sched_next_batch first admits that queue
- * FIFO, stopping at the first that does not fit: vllm and sarathi need
- * ceil(prompt / block_size) blocks above the watermark (its next decode adds
- * a block when it crosses one, as after a local prefill) and fewer than
- * batch_size_cap requests holding memory; orca needs max_tokens / block_size
- * free blocks and fewer than max_batch holding. Admitted, it joins the
- * running list's end and is scheduled by the policy's own rules (a decode;
- * a restart prefills it here again from 0). Returns FALSE with error set
- * (CS_INPUT_ERROR_INVALID, naming the request) for the static policy, an
- * output of 1 token, or anything cs_llm_sched_add refuses (the same bounds:
- * a restart here may re-prefill up to prompt + output - 1 tokens). */
+/* Disaggregated serving (llm_sim.h), the decode side. A request prefilled
+ * on another replica comes here in three steps, as in splitwise-sim (the
+ * destination's memory allocated before the flow) and DistServe (a
+ * migration accepted only when its blocks are free):
+ *  1. cs_llm_sched_add_prefilled: r (NEW, output tokens >= 2) was prefilled
+ *     elsewhere, which produced its first output token and still holds its
+ *     prompt's KV cache. It joins this replica's queue pending transfer
+ *     (FIFO, counted in n_waiting, holding nothing) with processed = prompt
+ *     + 1, prefill complete, first token and one emitted token done.
+ *  2. cs_llm_sched_reserve_prefilled: the queue's head, when it fits, gets
+ *     its blocks now and is returned; the caller starts its KV transfer.
+ *     vllm and sarathi need ceil(prompt / block_size) blocks above the
+ *     watermark (its next decode adds a block when it crosses one, as after
+ *     a local prefill) and fewer than batch_size_cap requests holding
+ *     memory; orca needs max_tokens / block_size free blocks and fewer than
+ *     max_batch holding. NULL when the queue is empty or its head does not
+ *     fit (head-of-line: the first refused stops the rest, as DistServe's
+ *     decoding scheduler). The caller asks again whenever blocks may have
+ *     freed, until NULL; in transfer, r stays WAITING and holds its blocks
+ *     (counted in n_holding and cs_llm_sched_n_in_transfer, in no queue a
+ *     batch is formed from, never a restart victim).
+ *  3. cs_llm_sched_prefilled_arrived: its transfer ended; r joins the
+ *     running list's end when the next batch is formed (after the batch in
+ *     flight's requests), and is scheduled by the policy's own rules (a
+ *     decode; a restart prefills it here again from 0).
+ * add_prefilled returns FALSE with error set (CS_INPUT_ERROR_INVALID, naming
+ * the request) for the static policy, an output of 1 token, or anything
+ * cs_llm_sched_add refuses (the same bounds: a restart here may re-prefill
+ * up to prompt + output - 1 tokens; so the head always fits an empty
+ * replica). prefilled_arrived returns FALSE with error set for a request
+ * reserve_prefilled did not return or that arrived already. */
 gboolean cs_llm_sched_add_prefilled(CsLlmSched *s, CsLlmRequest *r, GError **error);
+CsLlmRequest *cs_llm_sched_reserve_prefilled(CsLlmSched *s);
+gboolean cs_llm_sched_prefilled_arrived(CsLlmSched *s, CsLlmRequest *r, GError **error);
+/* Requests reserved here whose transfer has not ended. */
+int cs_llm_sched_n_in_transfer(const CsLlmSched *s);
 
 /* Frees the blocks of r, a finished request added with keep_blocks set.
  * Returns FALSE with error set (CS_INPUT_ERROR_INVALID) when r is not
@@ -323,8 +344,9 @@ gboolean cs_llm_sched_in_flight(const CsLlmSched *s);
 /* The waiting queue's i-th request from the front (0 <= i < n_waiting), or
  * NULL. */
 const CsLlmRequest *cs_llm_sched_waiting(const CsLlmSched *s, int i);
-/* The i-th (0-based) request added by cs_llm_sched_add_prefilled that is
- * not admitted yet, in FIFO order, or NULL out of range. */
+/* The requests added by cs_llm_sched_add_prefilled and not reserved yet
+ * (pending transfer), and the i-th (0-based) of them in FIFO order, or NULL
+ * out of range. */
 int cs_llm_sched_n_prefilled_waiting(const CsLlmSched *s);
 const CsLlmRequest *cs_llm_sched_prefilled_waiting(const CsLlmSched *s, int i);
 

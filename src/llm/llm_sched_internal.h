@@ -17,7 +17,9 @@ struct CsLlmReplica {
   int holding;             /* requests holding blocks (Vidur's len(allocation_map)) */
   int64_t n_restarts;
   GQueue waiting;          /* of CsLlmRequest *, front first */
-  GQueue prefilled;        /* added by cs_llm_sched_add_prefilled, not yet admitted */
+  GQueue prefilled;        /* added by cs_llm_sched_add_prefilled, pending transfer */
+  GQueue arrived;          /* reserved, transfer ended, to join the running list */
+  int in_transfer;         /* reserved, transfer not ended */
   GPtrArray *running;      /* Vidur's _preempted_requests (static: the batch to re-run) */
   GPtrArray *set_aside;    /* sarathi: partial prefills of this call */
   GPtrArray *skipped;      /* sarathi: partial prefills that got no tokens */

@@ -61,8 +61,6 @@ typedef struct Slot {
   int64_t last_token;     /* the time of its last output token, -1 none */
   int64_t tag;            /* the caller's */
   gboolean live;          /* added and not completed */
-  gboolean unheld;        /* disaggregated: left waiting at its decode replica after a batch
-                           * was formed there, its KV cache held by no replica */
   CsLlmSimRequestResult out;
   struct Slot *next;      /* the arrivals not routed yet, or the free list */
 } Slot;
@@ -89,7 +87,6 @@ struct CsLlmCluster {
   Replica *rep;
   int n_rep;                   /* all replicas: the prefill pool, then the decode pool */
   gboolean disagg;
-  int *incoming;               /* disaggregated: per replica, transfers on the way to it */
   GSequence *ends;             /* BatchEnd, ordered by (time, seq) */
   int64_t seq;
   int64_t rr_counter;
@@ -226,19 +223,6 @@ static gboolean start_batch(CsLlmCluster *s, int i, int64_t t, GError **error)
     return FALSE;
   }
   sample_blocks(s, i, t); /* restarts free, admissions allocate */
-  if (decode_pool(s, i)) {
-    /* A request whose KV transfer ended but that this batch did not admit
-     * waits holding no blocks: the reference systems reserve decode memory
-     * before the transfer instead (docs/llm.md), so such a run is
-     * optimistic; counted, and warned of by the callers. */
-    for (int k = 0; k < cs_llm_sched_n_prefilled_waiting(r->sched); k++) {
-      Slot *q = slot_of((CsLlmRequest *)cs_llm_sched_prefilled_waiting(r->sched, k), TRUE);
-      if (!q->unheld) {
-        q->unheld = TRUE;
-        s->res->unheld_waits++;
-      }
-    }
-  }
   if (s->res->series != NULL) {
     CsLlmBin *bin = bin_at(s, t);
     bin->restarts += cs_llm_sched_n_restarts(r->sched) - restarts;
@@ -281,17 +265,40 @@ static gboolean start_batch(CsLlmCluster *s, int i, int64_t t, GError **error)
   return TRUE;
 }
 
-/* Disaggregated: the decode replica for a request whose transfer starts
- * now: the fewest waiting there plus transfers on the way (lor, counting
- * what it will have to take), the lowest id on ties. */
+/* Disaggregated: the decode replica for a request whose prefill ends now:
+ * the fewest waiting there (its queue, with the requests pending transfer
+ * to it) plus transfers on the way (lor, counting what it will have to
+ * take), the lowest id on ties. */
+static int decode_load(const CsLlmCluster *s, int i)
+{
+  return cs_llm_sched_n_waiting(s->rep[i].sched) + cs_llm_sched_n_in_transfer(s->rep[i].sched);
+}
+
 static int choose_decode(const CsLlmCluster *s)
 {
   int best = s->cfg.replicas;
   for (int i = best + 1; i < s->n_rep; i++)
-    if (cs_llm_sched_n_waiting(s->rep[i].sched) + s->incoming[i] <
-        cs_llm_sched_n_waiting(s->rep[best].sched) + s->incoming[best])
+    if (decode_load(s, i) < decode_load(s, best))
       best = i;
   return best;
+}
+
+/* Disaggregated: decode replica d reserves blocks for the requests pending
+ * transfer to it, FIFO while the head fits, and their transfers start at t
+ * (llm_sim.h's order at an instant, 3 and 4). */
+static void reserve_transfers(CsLlmCluster *s, int d, int64_t t)
+{
+  CsLlmRequest *r;
+  gboolean any = FALSE;
+  while ((r = cs_llm_sched_reserve_prefilled(s->rep[d].sched)) != NULL) {
+    Slot *q = slot_of(r, TRUE);
+    q->out.transfer_start_ns = t;
+    q->out.kv_wait_ns = t - q->out.first_token_ns;
+    push_event(s, t + cs_llm_kv_transfer_ns(&s->cfg, r->prompt_tokens), d, q);
+    any = TRUE;
+  }
+  if (any)
+    sample_blocks(s, d, t);
 }
 
 /* The request of q completed at t: the caller hears of it, the slot is
@@ -311,7 +318,7 @@ static void complete(CsLlmCluster *s, Slot *q, int64_t t)
   s->free_slots = q;
 }
 
-static void end_batch(CsLlmCluster *s, int i, int64_t t)
+static gboolean end_batch(CsLlmCluster *s, int i, int64_t t, GError **error)
 {
   Replica *r = &s->rep[i];
   const CsLlmBatch *b = cs_llm_sched_batch_done(r->sched, NULL);
@@ -349,12 +356,13 @@ static void end_batch(CsLlmCluster *s, int i, int64_t t)
     if (en->first_token)
       out->first_token_ns = t;
     if (en->finished && !decode_side && en->req->keep_blocks) {
-      /* Prefill done on the prefill pool: its KV cache leaves now. */
+      /* Prefill done on the prefill pool: the request queues at its decode
+       * replica, pending transfer, its blocks held here until the transfer
+       * ends. */
       int d = choose_decode(s);
-      s->incoming[d]++;
       out->decode_replica = d;
-      out->transfer_start_ns = t;
-      push_event(s, t + cs_llm_kv_transfer_ns(&s->cfg, en->req->prompt_tokens), d, q);
+      if (!cs_llm_sched_add_prefilled(s->rep[d].sched, &q->dreq, error))
+        return FALSE;
     } else if (en->finished) {
       out->restarts = q->req.restarts + (decode_side ? en->req->restarts : 0);
       out->final_decode_tokens = en->req->decode_tokens;
@@ -362,23 +370,23 @@ static void end_batch(CsLlmCluster *s, int i, int64_t t)
     }
   }
   sample_blocks(s, i, t);
+  return TRUE;
 }
 
-/* Disaggregated: request q's KV cache reached decode replica d at t. The
- * prefill replica frees its blocks; the decode replica takes it. */
-static gboolean end_transfer(CsLlmCluster *s, int d, Slot *q, int64_t t, GError **error)
+/* Disaggregated: request q's KV cache reached decode replica d at t, where
+ * its blocks were reserved. The prefill replica frees its blocks; the
+ * decode replica takes it into its next batch. */
+static void end_transfer(CsLlmCluster *s, int d, Slot *q, int64_t t)
 {
   int p = q->out.replica;
   gboolean ok = cs_llm_sched_release(s->rep[p].sched, &q->req, NULL);
   g_assert(ok); /* it finished keeping its blocks */
   sample_blocks(s, p, t);
   s->rep[p].poked = TRUE; /* the freed blocks may admit a waiting prefill */
-  s->incoming[d]--;
   q->out.transfer_end_ns = t;
-  if (!cs_llm_sched_add_prefilled(s->rep[d].sched, &q->dreq, error))
-    return FALSE;
+  ok = cs_llm_sched_prefilled_arrived(s->rep[d].sched, &q->dreq, NULL);
+  g_assert(ok); /* reserve_transfers started it */
   s->rep[d].poked = TRUE;
-  return TRUE;
 }
 
 static gboolean check_disagg(const CsLlmSimConfig *cfg, GError **error)
@@ -452,8 +460,6 @@ CsLlmCluster *cs_llm_cluster_new(const CsLlmSimConfig *cfg, const CsLlmClusterHo
       return NULL;
     }
   }
-  if (s->disagg)
-    s->incoming = g_new0(int, s->n_rep);
   for (int i = 0; i < s->n_rep; i++)
     res->total_blocks += res->replicas[i].num_blocks;
   res->device_flops_per_s = cfg->device_flops_per_s;
@@ -473,7 +479,6 @@ void cs_llm_cluster_free(CsLlmCluster *s)
       cs_llm_sched_free(s->rep[i].sched);
   g_free(s->rep);
   cs_llm_exec_free(s->exec);
-  g_free(s->incoming);
   g_sequence_free(s->ends);
   g_ptr_array_free(s->chunks, TRUE);
   g_free(s->breqs);
@@ -534,6 +539,7 @@ gboolean cs_llm_cluster_add(CsLlmCluster *s, const CsLlmSimRequest *r, int64_t t
                                     .completed_ns = -1,
                                     .decode_replica = -1,
                                     .transfer_start_ns = -1,
+                                    .kv_wait_ns = -1,
                                     .transfer_end_ns = -1 };
   if (s->arrivals_tail != NULL)
     s->arrivals_tail->next = q;
@@ -591,20 +597,26 @@ gboolean cs_llm_cluster_step(CsLlmCluster *s, GError **error)
     g_sequence_remove(it);
     if (q != NULL) {
       /* A transfer's end (disaggregated), in the same order by creation. */
-      if (!end_transfer(s, i, q, t, error))
-        return FALSE;
+      end_transfer(s, i, q, t);
       continue;
     }
-    end_batch(s, i, t);
+    if (!end_batch(s, i, t, error))
+      return FALSE;
     s->rep[i].poked = TRUE;
   }
-  /* 3. Idle replicas form their next batch. */
+  /* 3. Decode replicas reserve for the transfers pending to them. */
+  for (int i = s->cfg.replicas; s->disagg && i < s->n_rep; i++)
+    reserve_transfers(s, i, t);
+  /* 4. Idle replicas form their next batch; a decode replica's restarts may
+   * have freed blocks for a pending transfer. */
   for (int i = 0; i < s->n_rep; i++) {
     if (!s->rep[i].poked)
       continue;
     s->rep[i].poked = FALSE;
     if (!cs_llm_sched_in_flight(s->rep[i].sched) && !start_batch(s, i, t, error))
       return FALSE;
+    if (decode_pool(s, i))
+      reserve_transfers(s, i, t);
   }
   return TRUE;
 }
@@ -722,7 +734,6 @@ CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest 
   res->restarts = c->restarts;
   res->output_tokens = c->output_tokens;
   res->attention_clamped_batches = c->attention_clamped_batches;
-  res->unheld_waits = c->unheld_waits;
   res->total_blocks = c->total_blocks;
   res->device_flops_per_s = c->device_flops_per_s;
   res->series_bin_ns = c->series_bin_ns;

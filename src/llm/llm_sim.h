@@ -19,13 +19,27 @@
  *     in that order gives the same replicas, as lor's counts grow by one per
  *     assignment in both);
  *  2. every batch ending at t is done (llm_sched's batch_done), in the order
- *     the batches were started (their BatchStageEnd events' ids);
- *  3. every replica that got a request or ended a batch at t and has no
- *     batch in flight forms its next batch, in replica order (replicas do
- *     not share state, so this order changes nothing).
+ *     the batches were started (their BatchStageEnd events' ids), and,
+ *     disaggregated, every KV transfer ending at t, in the same order of
+ *     creation; a prefill ending on the prefill pool queues its request,
+ *     pending transfer, at the decode replica chosen then;
+ *  3. disaggregated: every decode replica, in replica order, reserves the
+ *     blocks of the requests pending transfer to it, FIFO while the head
+ *     fits (cs_llm_sched_reserve_prefilled), and their transfers start at t
+ *     in that order; a prefill that ended at t in 2 has queued there, so it
+ *     is reserved at its own end when the blocks are free;
+ *  4. every replica that got a request or ended a batch or a transfer at t
+ *     and has no batch in flight forms its next batch, in replica order
+ *     (replicas do not share state, so this order changes nothing); a
+ *     decode replica then reserves again as in 3, as forming the batch may
+ *     have restarted requests and freed their blocks.
+ * Blocks free on a decode replica only at a batch end (2) and a restart
+ * (4), so a request pending transfer is reserved at the first instant its
+ * decode replica can take it.
  * Vidur runs 2 before 1's ReplicaSchedule events and both before any
- * schedule of t, which is the order above: a batch ending at t is followed
- * by a batch that may take the requests arriving at t.
+ * schedule of t, which is the order above (3 is not Vidur's): a batch
+ * ending at t is followed by a batch that may take the requests arriving
+ * at t.
  *
  * Routers (vidur/scheduler/global_scheduler/):
  *  - round_robin: the k-th request routed (from 0) goes to replica k mod R;
@@ -157,8 +171,11 @@ typedef struct {
   int64_t gap_max_ns;    /* the longest gap between two output tokens; 0 with one token */
   /* Disaggregated only (else decode_replica and the transfer times are -1;
    * replica is then the prefill replica): */
-  int decode_replica;    /* 0-based over all replicas (>= the prefill pool's size) */
-  int64_t transfer_start_ns; /* its prefill's end (its first token) */
+  int decode_replica;    /* 0-based over all replicas (>= the prefill pool's size), chosen
+                          * at its prefill's end */
+  int64_t transfer_start_ns; /* its decode blocks reserved: its prefill's end (its first
+                              * token), or later when it waited for them */
+  int64_t kv_wait_ns;        /* transfer_start - its prefill's end, its prefill blocks held */
   int64_t transfer_end_ns;   /* its KV cache at the decode replica, its prefill blocks freed */
 } CsLlmSimRequestResult;
 
@@ -193,11 +210,6 @@ typedef struct {
   int64_t series_bin_ns;
   int64_t total_blocks;  /* the blocks of all replicas (a bin's KV use: block_ns / this / width) */
   double device_flops_per_s; /* the config's (MFU) */
-  /* Disaggregated: requests left waiting at their decode replica after it
-   * formed a batch, their KV cache held by no replica (docs/llm.md: the
-   * reference systems reserve decode memory before the transfer, so the
-   * run's KV use and admissions are optimistic then). */
-  int64_t unheld_waits;
 } CsLlmSimResult;
 
 /* Model FLOPs utilisation of r's replicas (CsLlmSimSummary's mfu and
@@ -218,7 +230,7 @@ void cs_llm_sim_mfu(const CsLlmSimResult *r, int64_t makespan_ns, double *mfu, d
  *    for requests cs_llm_sched_add took; checked, not assumed);
  *  - disaggregated: decode_replicas < 0, a static decode scheduler, no
  *    kv_curve, kv_bytes_per_token < 0, a request the decode scheduler
- *    refuses (cs_llm_sched_add_prefilled). */
+ *    refuses (cs_llm_sched_add_prefilled, at its prefill's end). */
 CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest *reqs, int n,
                                GError **error);
 
@@ -228,7 +240,8 @@ void cs_llm_sim_result_free(CsLlmSimResult *r);
  * What cs_llm_sim_run does, for a caller with its own clock (the engine,
  * sim/llm_serving.c): requests are added as they arrive, and each step runs
  * one instant, the earliest with something to do, in the order above
- * (arrivals, batch ends, new batches). A caller that adds a request arriving
+ * (arrivals, batch and transfer ends, reservations for transfers, new
+ * batches). A caller that adds a request arriving
  * at t must do so before stepping t, and every request arriving at t before
  * that step, or the order at t is no longer Vidur's. Requests are held only
  * from their arrival to their completion, so memory follows the requests in
@@ -304,9 +317,11 @@ typedef struct {
   int64_t restarts;
   int64_t makespan_ns;
   /* Disaggregated only (transfer.n 0 and the rest 0 otherwise): the KV
-   * transfers' times; each pool's mean busy fraction (busy_ns / makespan)
-   * and mean KV use (as kv_mean_util). */
-  CsLlmDist transfer;
+   * transfers' times and the waits before them for decode blocks
+   * (kv_wait_ns, every request with a transfer, waits of 0 included); each
+   * pool's mean busy fraction (busy_ns / makespan) and mean KV use (as
+   * kv_mean_util). */
+  CsLlmDist transfer, kv_wait;
   double prefill_busy_util, decode_busy_util, prefill_kv_mean_util, decode_kv_mean_util;
   /* Model FLOPs utilisation, mean over replicas: a device's FLOPs over
    * (peak x makespan), and over (peak x its busy time); NAN when the peak is

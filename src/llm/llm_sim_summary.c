@@ -46,15 +46,21 @@ static void dist_ns(const GArray *a, CsLlmDist *out)
   g_free(v);
 }
 
-/* The transfers' times and each pool's use (llm_sim.h). */
+/* The transfers' times, the waits before them and each pool's use
+ * (llm_sim.h). */
 static void disagg_summary(const CsLlmSimResult *r, CsLlmSimSummary *out)
 {
   double *v = g_new(double, r->n_requests + 1);
-  size_t k = 0;
-  for (int j = 0; j < r->n_requests; j++)
-    if (r->requests[j].transfer_start_ns >= 0)
-      v[k++] = (double)(r->requests[j].transfer_end_ns - r->requests[j].transfer_start_ns) / 1e6;
-  dist(v, k, &out->transfer);
+  for (int pass = 0; pass < 2; pass++) {
+    size_t k = 0;
+    for (int j = 0; j < r->n_requests; j++) {
+      const CsLlmSimRequestResult *q = &r->requests[j];
+      if (q->transfer_start_ns >= 0)
+        v[k++] = (double)(pass == 0 ? q->transfer_end_ns - q->transfer_start_ns
+                                    : q->kv_wait_ns) / 1e6;
+    }
+    dist(v, k, pass == 0 ? &out->transfer : &out->kv_wait);
+  }
   g_free(v);
   double busy[2] = { 0, 0 }, kv[2] = { 0, 0 };
   for (int i = 0; i < r->n_replicas && r->makespan_ns > 0; i++) {

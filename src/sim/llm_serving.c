@@ -287,13 +287,6 @@ void cs_engine_llm_fill_results(Engine *e, CsResults *res)
                      "of %.6g ms: the offered rate exceeds what its %d replica(s) serve, and its "
                      "numbers depend on the list's length",
                      first, last, d->ttft_slo_ns * 1e-6, d->sim.replicas);
-    if (r->unheld_waits > 0)
-      cs_warning_add(res->warnings, "kv_unheld_wait", d->name, -1,
-                     "%" G_GINT64_FORMAT " of its requests waited at their decode replica for KV "
-                     "blocks after their transfer, their KV cache held by no replica: "
-                     "Splitwise's and DistServe's codes reserve decode memory before the "
-                     "transfer, so its KV use and admissions are optimistic (docs/llm.md)",
-                     (gint64)r->unheld_waits);
     if (r->attention_clamped_batches > 0)
       cs_warning_add(res->warnings, "attention_clamped", d->name, -1,
                      "%" G_GINT64_FORMAT " of its %" G_GINT64_FORMAT " batches looked their "

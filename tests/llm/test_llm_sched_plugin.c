@@ -107,6 +107,18 @@ static int64_t lockstep(const Workload *w)
       side_add(&b, w, added);
       added++;
     }
+    /* Prefilled requests whose decode blocks fit are reserved and their
+     * transfer ends at once (llm_sim times it). */
+    for (;;) {
+      CsLlmRequest *ra = cs_llm_sched_reserve_prefilled(a.s);
+      CsLlmRequest *rb = cs_llm_sched_reserve_prefilled(b.s);
+      assert_int_equal(ra == NULL, rb == NULL);
+      if (ra == NULL)
+        break;
+      assert_int_equal(ra->id, rb->id);
+      assert_true(cs_llm_sched_prefilled_arrived(a.s, ra, NULL));
+      assert_true(cs_llm_sched_prefilled_arrived(b.s, rb, NULL));
+    }
     GError *e = NULL;
     const CsLlmBatch *x = cs_llm_sched_next_batch(a.s, NULL);
     const CsLlmBatch *y = cs_llm_sched_next_batch(b.s, &e);

@@ -1,6 +1,7 @@
 /* Tests of llm_sched's requests prefilled elsewhere and of blocks kept past
  * a request's end (disaggregated serving, llm_sched.h): the block
- * accounting worked by hand, the admission queue, every refusal. Block size
+ * accounting worked by hand, the reservation before the transfer (FIFO,
+ * head-of-line, the watermark and the holding cap), every refusal. Block size
  * 16 throughout. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,11 +39,13 @@ static void expect_refused(gboolean ok, GError **ep, const char *want)
 
 /* vLLM, 20 blocks (watermark int(0.2) = 0). A (prompt 64, output 3) and B
  * (40, 2) prefilled elsewhere:
- *  - added: both in the prefilled queue (n_waiting 2), nothing allocated;
- *  - batch 1 admits A (ceil(64/16) = 4 blocks) and B (ceil(40/16) = 3), a
- *    decode batch [A, B], 1 token each, A after 65 tokens (its prompt and
- *    first token), B after 41; A crosses a block (65 > 64): 5, B does not
- *    (41 <= 48): 3; 8 allocated;
+ *  - added: both pending transfer (n_waiting 2), nothing allocated;
+ *  - reserved FIFO: A ceil(64/16) = 4 blocks, B ceil(40/16) = 3: 7
+ *    allocated, 2 holding, 2 in transfer, none waiting; nothing to run
+ *    while they are in transfer;
+ *  - arrived (A then B): batch 1 is a decode batch [A, B], 1 token each, A
+ *    after 65 tokens (its prompt and first token), B after 41; A crosses a
+ *    block (65 > 64): 5, B does not (41 <= 48): 3; 8 allocated;
  *  - done: A 66 processed, B 42 = 40 + 2 finished (its 3 freed: 5 left);
  *    neither token is a first token;
  *  - batch 2 [A] (66 <= 80, no new block) -> A finished, 0 allocated. */
@@ -56,9 +59,28 @@ static void test_vllm_accounting(void **state)
   assert_true(cs_llm_sched_add_prefilled(s, &a, NULL));
   assert_true(cs_llm_sched_add_prefilled(s, &b, NULL));
   assert_int_equal(cs_llm_sched_n_waiting(s), 2);
+  assert_int_equal(cs_llm_sched_n_prefilled_waiting(s), 2);
+  assert_ptr_equal(cs_llm_sched_prefilled_waiting(s, 1), &b);
   assert_int_equal(cs_llm_sched_allocated_blocks(s), 0);
   assert_int_equal(a.processed_tokens, 65);
   assert_int_equal(a.emitted_tokens, 1);
+  assert_ptr_equal(cs_llm_sched_reserve_prefilled(s), &a);
+  assert_ptr_equal(cs_llm_sched_reserve_prefilled(s), &b);
+  assert_null(cs_llm_sched_reserve_prefilled(s));
+  assert_int_equal(a.blocks, 4);
+  assert_int_equal(b.blocks, 3);
+  assert_int_equal(cs_llm_sched_allocated_blocks(s), 7);
+  assert_int_equal(cs_llm_sched_n_holding(s), 2);
+  assert_int_equal(cs_llm_sched_n_in_transfer(s), 2);
+  assert_int_equal(cs_llm_sched_n_waiting(s), 0);
+  assert_int_equal(a.state, CS_LLM_REQ_WAITING);
+  assert_null(cs_llm_sched_next_batch(s, NULL));
+  assert_true(cs_llm_sched_prefilled_arrived(s, &a, NULL));
+  assert_true(cs_llm_sched_prefilled_arrived(s, &b, NULL));
+  assert_int_equal(cs_llm_sched_n_in_transfer(s), 0);
+  GError *e = NULL;
+  expect_refused(cs_llm_sched_prefilled_arrived(s, &a, &e), &e,
+                 "LLM request 1: arrived by transfer without a reservation");
   const CsLlmBatch *bt = cs_llm_sched_next_batch(s, NULL);
   assert_non_null(bt);
   assert_int_equal(bt->n, 2);
@@ -69,7 +91,6 @@ static void test_vllm_accounting(void **state)
   assert_int_equal(a.blocks, 5);
   assert_int_equal(b.blocks, 3);
   assert_int_equal(cs_llm_sched_allocated_blocks(s), 8);
-  assert_int_equal(cs_llm_sched_n_waiting(s), 0);
   bt = cs_llm_sched_batch_done(s, NULL);
   assert_false(bt->entries[0].first_token);
   assert_true(bt->entries[0].emitted);
@@ -86,9 +107,11 @@ static void test_vllm_accounting(void **state)
   cs_llm_sched_free(s);
 }
 
-/* Admission is FIFO and stops at the first that does not fit: 10 blocks
- * (watermark 0), A (64 prompt: 4 blocks) running with 5 after its first
- * decode; B (96: 6) does not fit in 5 and C (16: 1) behind it waits too. */
+/* Reservation is FIFO and stops at the first that does not fit: 10 blocks
+ * (watermark 0), A (64 prompt: 4 blocks, 4 output) running with 5 after
+ * its first decode; B (96: 6) does not fit in 5 and C (16: 1) behind it
+ * waits too, holding nothing. When A finishes (two more decodes: 67, 68 of
+ * 68) its 5 free: B (6) and C (1) are reserved, in that order. */
 static void test_head_of_line(void **state)
 {
   (void)state;
@@ -98,20 +121,74 @@ static void test_head_of_line(void **state)
   cs_llm_request_init(&b, 2, 1, 96, 2);
   cs_llm_request_init(&c, 3, 2, 16, 2);
   assert_true(cs_llm_sched_add_prefilled(s, &a, NULL));
+  assert_ptr_equal(cs_llm_sched_reserve_prefilled(s), &a);
+  assert_true(cs_llm_sched_prefilled_arrived(s, &a, NULL));
   cs_llm_sched_next_batch(s, NULL);
   cs_llm_sched_batch_done(s, NULL);
   assert_int_equal(cs_llm_sched_allocated_blocks(s), 5);
   assert_true(cs_llm_sched_add_prefilled(s, &b, NULL));
   assert_true(cs_llm_sched_add_prefilled(s, &c, NULL));
+  assert_null(cs_llm_sched_reserve_prefilled(s));
+  assert_int_equal(cs_llm_sched_n_prefilled_waiting(s), 2);
   const CsLlmBatch *bt = cs_llm_sched_next_batch(s, NULL);
   assert_int_equal(bt->n, 1); /* A alone */
   assert_int_equal(cs_llm_sched_n_waiting(s), 2);
   assert_int_equal(b.state, CS_LLM_REQ_WAITING);
   assert_int_equal(c.blocks, 0);
+  cs_llm_sched_batch_done(s, NULL);
+  assert_null(cs_llm_sched_reserve_prefilled(s));
+  cs_llm_sched_next_batch(s, NULL);
+  bt = cs_llm_sched_batch_done(s, NULL);
+  assert_true(bt->entries[0].finished);
+  assert_int_equal(cs_llm_sched_allocated_blocks(s), 0);
+  assert_ptr_equal(cs_llm_sched_reserve_prefilled(s), &b);
+  assert_ptr_equal(cs_llm_sched_reserve_prefilled(s), &c);
+  assert_null(cs_llm_sched_reserve_prefilled(s));
+  assert_int_equal(cs_llm_sched_allocated_blocks(s), 7);
+  assert_int_equal(cs_llm_sched_n_waiting(s), 0);
   cs_llm_sched_free(s);
 }
 
-/* Orca reserves max_tokens / block_size = 256 blocks at admission. */
+/* The watermark and the cap on requests holding memory, as a local
+ * admission: 100 blocks (watermark int(0.01 x 100) = 1). A (64: 4 blocks)
+ * reserved leaves 96 free; B (1536 prompt: 96 blocks) would leave 0 < 1:
+ * refused; with A gone (released by finishing) it is reserved (100 - 96 =
+ * 4 >= 1). With batch_size_cap 1, one request reserved stops the next
+ * however many blocks are free. */
+static void test_reserve_watermark_cap(void **state)
+{
+  (void)state;
+  CsLlmSched *s = new_sched(CS_LLM_SCHED_VLLM, 100);
+  CsLlmRequest a, b;
+  cs_llm_request_init(&a, 1, 0, 64, 2);
+  cs_llm_request_init(&b, 2, 0, 1536, 2);
+  assert_true(cs_llm_sched_add_prefilled(s, &a, NULL));
+  assert_true(cs_llm_sched_add_prefilled(s, &b, NULL));
+  assert_ptr_equal(cs_llm_sched_reserve_prefilled(s), &a);
+  assert_null(cs_llm_sched_reserve_prefilled(s));
+  assert_int_equal(b.blocks, 0);
+  assert_true(cs_llm_sched_prefilled_arrived(s, &a, NULL));
+  cs_llm_sched_next_batch(s, NULL);
+  assert_true(cs_llm_sched_batch_done(s, NULL)->entries[0].finished);
+  assert_ptr_equal(cs_llm_sched_reserve_prefilled(s), &b);
+  assert_int_equal(cs_llm_sched_allocated_blocks(s), 96);
+  cs_llm_sched_free(s);
+  CsLlmSchedConfig cfg;
+  cs_llm_sched_config_init(&cfg, CS_LLM_SCHED_SARATHI);
+  cfg.num_blocks = 100;
+  cfg.batch_size_cap = 1;
+  s = cs_llm_sched_new(&cfg, NULL);
+  cs_llm_request_init(&a, 1, 0, 64, 2);
+  cs_llm_request_init(&b, 2, 0, 16, 2);
+  assert_true(cs_llm_sched_add_prefilled(s, &a, NULL));
+  assert_true(cs_llm_sched_add_prefilled(s, &b, NULL));
+  assert_ptr_equal(cs_llm_sched_reserve_prefilled(s), &a);
+  assert_null(cs_llm_sched_reserve_prefilled(s));
+  cs_llm_sched_free(s);
+}
+
+/* Orca reserves max_tokens / block_size = 256 blocks before the transfer:
+ * of 300, the second request does not fit. */
 static void test_orca_reservation(void **state)
 {
   (void)state;
@@ -121,6 +198,10 @@ static void test_orca_reservation(void **state)
   cs_llm_request_init(&b, 2, 0, 64, 3);
   assert_true(cs_llm_sched_add_prefilled(s, &a, NULL));
   assert_true(cs_llm_sched_add_prefilled(s, &b, NULL));
+  assert_ptr_equal(cs_llm_sched_reserve_prefilled(s), &a);
+  assert_null(cs_llm_sched_reserve_prefilled(s));
+  assert_int_equal(a.blocks, 256);
+  assert_true(cs_llm_sched_prefilled_arrived(s, &a, NULL));
   const CsLlmBatch *bt = cs_llm_sched_next_batch(s, NULL);
   assert_int_equal(bt->n, 1);
   assert_int_equal(a.blocks, 256);
@@ -180,6 +261,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_vllm_accounting),  cmocka_unit_test(test_head_of_line),
+    cmocka_unit_test(test_reserve_watermark_cap),
     cmocka_unit_test(test_orca_reservation), cmocka_unit_test(test_keep_and_release),
     cmocka_unit_test(test_refusals),
   };

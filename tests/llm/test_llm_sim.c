@@ -6,7 +6,8 @@
  * batch of prefills only takes 2 x (1.0 + 0.5) = 3 ms, of decodes only
  * 2 x (1.0 + 0.25) = 2.5 ms, a mixed one 2 x 1.75 = 3.5 ms. Every expected
  * time below is worked out in the comments from those numbers and Vidur's
- * rules (llm_sched.h, llm_sim.h). */
+ * rules (llm_sched.h, llm_sim.h). Disaggregated serving's tests are
+ * test_llm_sim_disagg.c's. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,8 +25,7 @@
 
 #define MS INT64_C(1000000)
 #include "llm_tiny.h"
-
-static CsNetworkCurve *two_ms; /* the disaggregated tests' KV transfer */
+#include "llm_sim_check.h"
 
 static int setup(void **state)
 {
@@ -37,38 +37,7 @@ static int teardown(void **state)
 {
   (void)state;
   tiny_free();
-  cs_network_curve_free(two_ms);
   return 0;
-}
-
-static void config(CsLlmSimConfig *c, CsLlmSchedPolicy pol, int64_t blocks, int replicas,
-                   CsLlmRouter router)
-{
-  memset(c, 0, sizeof *c);
-  c->exec = (CsLlmExecConfig){ .model = &TINY_MODEL, .ops = ops, .devices_per_node = 1, .tp = 1,
-                               .pp = 1, .attention = att };
-  cs_llm_sched_config_init(&c->sched, pol);
-  c->sched.num_blocks = blocks;
-  c->replicas = replicas;
-  c->router = router;
-}
-
-static CsLlmSimResult *run(const CsLlmSimConfig *c, const CsLlmSimRequest *r, int n)
-{
-  GError *e = NULL;
-  CsLlmSimResult *res = cs_llm_sim_run(c, r, n, &e);
-  if (e)
-    print_error("%s\n", e->message);
-  assert_non_null(res);
-  return res;
-}
-
-static void assert_close(double a, double b)
-{
-  if (!(fabs(a - b) <= 1e-9 * fmax(1, fabs(b)))) {
-    print_error("%.17g, expected %.17g\n", a, b);
-    fail();
-  }
 }
 
 /* Two requests on one vLLM replica, 100 blocks (watermark 1):
@@ -240,18 +209,6 @@ static void test_same_instant(void **state)
   cs_llm_sim_result_free(res);
 }
 
-static void expect_error(const CsLlmSimConfig *c, const CsLlmSimRequest *r, int n,
-                         const char *want)
-{
-  GError *e = NULL;
-  assert_null(cs_llm_sim_run(c, r, n, &e));
-  assert_non_null(e);
-  if (!strstr(e->message, want))
-    print_error("missing \"%s\" in: %s\n", want, e->message);
-  assert_non_null(strstr(e->message, want));
-  g_error_free(e);
-}
-
 static void test_errors(void **state)
 {
   (void)state;
@@ -296,233 +253,6 @@ static void test_sarathi_chunks(void **state)
   assert_int_equal(res->requests[1].scheduled_ns, 6 * MS);
   assert_int_equal(res->requests[1].completed_ns, 12500000);
   cs_llm_sim_result_free(res);
-}
-
-/* Disaggregated: replica 0 the prefill pool, 1.. the decode pool, each vLLM
- * with 100 blocks (watermark 1) unless changed, every KV transfer a fixed 2
- * ms (a constant curve), as Splitwise's timeline has it: the prefill replica
- * emits the first token at its batch's end and keeps the blocks until the
- * transfer ends. */
-static void disagg(CsLlmSimConfig *c, int prefill, int decode)
-{
-  config(c, CS_LLM_SCHED_VLLM, 100, prefill, CS_LLM_ROUTER_ROUND_ROBIN);
-  c->decode_replicas = decode;
-  c->decode_sched = c->sched;
-  if (two_ms == NULL)
-    two_ms = cs_network_curve_new_constant(2 * MS);
-  c->kv_curve = two_ms;
-  c->kv_bytes_per_token = 1000;
-}
-
-/* R0 at 0 (64 prompt, 3 output), R1 at 1 ms (64, 2); 1 prefill + 1 decode.
- * Prefill replica P (0), decode replica D (1):
- *  t=0    P: prefill [R0] 3 ms -> 3.
- *  t=1    R1 arrives, P busy.
- *  t=3    R0's prefill ends: first token (TTFT 3), transfer 3 -> 5 to D;
- *         P keeps its 4 blocks and takes [R1] (4 more) -> 6.
- *  t=5    R0 at D: P frees 4; D admits R0 (4 blocks, processed 65) and
- *         decodes [R0] 2.5 ms -> 7.5, a 5th block (65 > 64).
- *  t=6    R1's first token (TTFT 5), transfer 6 -> 8.
- *  t=7.5  R0's 2nd token; TBT 7.5 - 3 = 4.5 (the transfer and the wait
- *         for D included). [R0] -> 10.
- *  t=8    R1 at D: P frees 4; D busy, R1 waits in its queue.
- *  t=10   R0 finishes (TBT 2.5, e2e 10). D admits R1 (4, then 5 blocks):
- *         [R1] -> 12.5, R1 finishes (TBT 12.5 - 6 = 6.5, e2e 11.5).
- * Busy: P 3 + 3 = 6 ms, D 3 x 2.5 = 7.5 ms of 12.5. Blocks: P 4 x 3 +
- * 8 x 2 + 4 x 3 = 40 block-ms, peak 8; D 5 x 5 + 5 x 2.5 = 37.5, peak 5. */
-static void test_disagg_timeline(void **state)
-{
-  (void)state;
-  CsLlmSimConfig c;
-  disagg(&c, 1, 1);
-  const CsLlmSimRequest r[] = { { 10, 0, 64, 3 }, { 11, 1 * MS, 64, 2 } };
-  CsLlmSimResult *res = run(&c, r, 2);
-  const CsLlmSimRequestResult *a = &res->requests[0], *b = &res->requests[1];
-  assert_int_equal(res->n_replicas, 2);
-  assert_int_equal(res->n_prefill_replicas, 1);
-  assert_int_equal(a->replica, 0);
-  assert_int_equal(a->decode_replica, 1);
-  assert_int_equal(a->scheduled_ns, 0);
-  assert_int_equal(a->first_token_ns, 3 * MS);
-  assert_int_equal(a->transfer_start_ns, 3 * MS);
-  assert_int_equal(a->transfer_end_ns, 5 * MS);
-  assert_int_equal(a->completed_ns, 10 * MS);
-  assert_int_equal(a->n_tbt, 2);
-  assert_int_equal(a->tbt_sum_ns, 7 * MS);
-  assert_int_equal(a->tbt_max_ns, 4500000);
-  assert_int_equal(a->gap_max_ns, 4500000);
-  assert_int_equal(a->final_decode_tokens, 3);
-  assert_int_equal(b->scheduled_ns, 3 * MS);
-  assert_int_equal(b->first_token_ns, 6 * MS);
-  assert_int_equal(b->transfer_start_ns, 6 * MS);
-  assert_int_equal(b->transfer_end_ns, 8 * MS);
-  assert_int_equal(b->decode_replica, 1);
-  assert_int_equal(b->completed_ns, 12500000);
-  assert_int_equal(b->n_tbt, 1);
-  assert_int_equal(b->tbt_max_ns, 6500000);
-  assert_int_equal(res->makespan_ns, 12500000);
-  assert_int_equal(res->replicas[0].busy_ns, 6 * MS);
-  assert_int_equal(res->replicas[1].busy_ns, 7500000);
-  assert_int_equal(res->replicas[0].peak_blocks, 8);
-  assert_int_equal(res->replicas[1].peak_blocks, 5);
-  assert_close(res->replicas[0].block_ns, 40.0 * MS);
-  assert_close(res->replicas[1].block_ns, 37.5 * MS);
-  CsLlmSimSummary s;
-  cs_llm_sim_summary(res, &s);
-  assert_int_equal(s.transfer.n, 2);
-  assert_close(s.transfer.p50, 2.0);
-  assert_close(s.transfer.p99, 2.0);
-  assert_close(s.ttft.p50, 4.0); /* 3 and 5 */
-  assert_close(s.prefill_busy_util, 6.0 / 12.5);
-  assert_close(s.decode_busy_util, 7.5 / 12.5);
-  assert_close(s.prefill_kv_mean_util, 40.0 / (100 * 12.5));
-  assert_close(s.decode_kv_mean_util, 37.5 / (100 * 12.5));
-  /* TBT samples 4.5, 2.5, 6.5: p50 4.5. */
-  assert_int_equal(s.tbt.n, 3);
-  assert_close(s.tbt.p50, 4.5);
-  assert_int_equal(res->unheld_waits, 0); /* D admitted each request at its transfer's end */
-  cs_llm_sim_result_free(res);
-}
-
-/* One output token: it finishes at its prefill's end (0 -> 3), frees its 4
- * blocks there, and never leaves the prefill replica. */
-static void test_disagg_one_token(void **state)
-{
-  (void)state;
-  CsLlmSimConfig c;
-  disagg(&c, 1, 1);
-  const CsLlmSimRequest r[] = { { 5, 0, 64, 1 } };
-  CsLlmSimResult *res = run(&c, r, 1);
-  const CsLlmSimRequestResult *a = &res->requests[0];
-  assert_int_equal(a->first_token_ns, 3 * MS);
-  assert_int_equal(a->completed_ns, 3 * MS);
-  assert_int_equal(a->decode_replica, -1);
-  assert_int_equal(a->transfer_start_ns, -1);
-  assert_int_equal(a->transfer_end_ns, -1);
-  assert_int_equal(res->replicas[1].n_batches, 0);
-  assert_close(res->replicas[0].block_ns, 12.0 * MS);
-  CsLlmSimSummary s;
-  cs_llm_sim_summary(res, &s);
-  assert_int_equal(s.transfer.n, 0);
-  cs_llm_sim_result_free(res);
-}
-
-/* Decode-side memory: D has 7 blocks (watermark int(0.07) = 0). R0 (64, 3)
- * and R1 (64, 2) both at 0:
- *  t=0    P: prefill [R0, R1] -> 3; both first tokens at 3, transfers
- *         3 -> 5 (R0 then R1).
- *  t=5    D admits R0 (4 blocks, 3 free); R1 needs 4: waits. [R0] -> 7.5
- *         (a 5th block, 2 free).
- *  t=7.5  R1 still does not fit; [R0] -> 10, R0 finishes, 7 free.
- *  t=10   D admits R1: [R1] -> 12.5, R1 finishes.
- * R1's one TBT: 12.5 - 3 = 9.5 ms (2 of transfer, 5 waiting for blocks,
- * 2.5 of decode); no restart. */
-static void test_disagg_decode_memory(void **state)
-{
-  (void)state;
-  CsLlmSimConfig c;
-  disagg(&c, 1, 1);
-  c.decode_sched.num_blocks = 7;
-  const CsLlmSimRequest r[] = { { 0, 0, 64, 3 }, { 1, 0, 64, 2 } };
-  CsLlmSimResult *res = run(&c, r, 2);
-  assert_int_equal(res->requests[0].transfer_end_ns, 5 * MS);
-  assert_int_equal(res->requests[1].transfer_end_ns, 5 * MS);
-  assert_int_equal(res->requests[0].completed_ns, 10 * MS);
-  assert_int_equal(res->requests[1].completed_ns, 12500000);
-  assert_int_equal(res->requests[1].tbt_max_ns, 9500000);
-  assert_int_equal(res->replicas[1].peak_blocks, 5);
-  assert_int_equal(res->restarts, 0);
-  /* R1 waited at D from 5 to 10 holding no blocks: one request counted. */
-  assert_int_equal(res->unheld_waits, 1);
-  cs_llm_sim_result_free(res);
-}
-
-/* Prefill-side memory: P has 8 blocks (watermark int(0.08) = 0), D 100.
- * R0, R1, R2 at 0, each 64 prompt (4 blocks) and 2 output:
- *  t=0    P admits R0 and R1 (8 blocks, 0 free); R2 does not fit. Prefill
- *         [R0, R1] 3 ms -> 3.
- *  t=3    both first tokens; transfers 3 -> 5 (R0 then R1), P keeping
- *         their 8 blocks. P is idle, R2 still does not fit: no batch, and
- *         nothing in flight on P.
- *  t=5    the transfers end: P frees 4 + 4, and only this wakes it (no
- *         arrival, no batch end on P): it admits R2, [R2] -> 8. D admits
- *         R0 and R1 (4 blocks each), [R0, R1] 2.5 ms -> 7.5, a 5th block
- *         each (65 > 64); both finish (TBT 7.5 - 3 = 4.5).
- *  t=8    R2's first token (TTFT 8), transfer 8 -> 10.
- *  t=10   P frees R2's 4. D admits R2: [R2] -> 12.5, R2 finishes (TBT
- *         12.5 - 8 = 4.5, e2e 12.5).
- * Busy: P 3 + 3 = 6 ms, D 2 x 2.5 = 5 ms. Blocks: P 8 x 5 + 4 x 5 = 60
- * block-ms, peak 8; D 10 x 2.5 + 5 x 2.5 = 37.5, peak 10. Were P not woken
- * at 5, R2 would never run (an error: it never finished). */
-static void test_disagg_prefill_memory(void **state)
-{
-  (void)state;
-  CsLlmSimConfig c;
-  disagg(&c, 1, 1);
-  c.sched.num_blocks = 8;
-  const CsLlmSimRequest r[] = { { 0, 0, 64, 2 }, { 1, 0, 64, 2 }, { 2, 0, 64, 2 } };
-  CsLlmSimResult *res = run(&c, r, 3);
-  for (int j = 0; j < 2; j++) {
-    assert_int_equal(res->requests[j].scheduled_ns, 0);
-    assert_int_equal(res->requests[j].first_token_ns, 3 * MS);
-    assert_int_equal(res->requests[j].transfer_end_ns, 5 * MS);
-    assert_int_equal(res->requests[j].completed_ns, 7500000);
-    assert_int_equal(res->requests[j].tbt_max_ns, 4500000);
-  }
-  const CsLlmSimRequestResult *q = &res->requests[2];
-  assert_int_equal(q->replica, 0);
-  assert_int_equal(q->decode_replica, 1);
-  assert_int_equal(q->scheduled_ns, 5 * MS);
-  assert_int_equal(q->first_token_ns, 8 * MS);
-  assert_int_equal(q->transfer_start_ns, 8 * MS);
-  assert_int_equal(q->transfer_end_ns, 10 * MS);
-  assert_int_equal(q->completed_ns, 12500000);
-  assert_int_equal(q->n_tbt, 1);
-  assert_int_equal(q->tbt_max_ns, 4500000);
-  assert_int_equal(res->makespan_ns, 12500000);
-  assert_int_equal(res->replicas[0].busy_ns, 6 * MS);
-  assert_int_equal(res->replicas[0].n_batches, 2);
-  assert_int_equal(res->replicas[1].busy_ns, 5 * MS);
-  assert_int_equal(res->replicas[0].peak_blocks, 8);
-  assert_int_equal(res->replicas[1].peak_blocks, 10);
-  assert_close(res->replicas[0].block_ns, 60.0 * MS);
-  assert_close(res->replicas[1].block_ns, 37.5 * MS);
-  assert_int_equal(res->restarts, 0);
-  cs_llm_sim_result_free(res);
-}
-
-/* 1 prefill + 2 decode replicas: R0 and R1 prefilled in one batch (0 -> 3)
- * start their transfers at 3 in batch order; R0 goes to replica 1 (both
- * empty, the lowest id), R1 to replica 2 (replica 1 has R0 on the way). */
-static void test_disagg_decode_choice(void **state)
-{
-  (void)state;
-  CsLlmSimConfig c;
-  disagg(&c, 1, 2);
-  const CsLlmSimRequest r[] = { { 0, 0, 64, 2 }, { 1, 0, 64, 2 } };
-  CsLlmSimResult *res = run(&c, r, 2);
-  assert_int_equal(res->requests[0].decode_replica, 1);
-  assert_int_equal(res->requests[1].decode_replica, 2);
-  /* Each decodes alone at 5: -> 7.5. */
-  assert_int_equal(res->requests[0].completed_ns, 7500000);
-  assert_int_equal(res->requests[1].completed_ns, 7500000);
-  cs_llm_sim_result_free(res);
-}
-
-static void test_disagg_errors(void **state)
-{
-  (void)state;
-  CsLlmSimConfig c;
-  const CsLlmSimRequest r[] = { { 0, 0, 64, 2 } };
-  disagg(&c, 1, 1);
-  c.decode_sched.policy = CS_LLM_SCHED_STATIC;
-  expect_error(&c, r, 1, "disaggregated: expected a decode scheduler of vllm, sarathi or orca");
-  disagg(&c, 1, 1);
-  c.kv_curve = NULL;
-  expect_error(&c, r, 1, "disaggregated: expected a KV-transfer curve");
-  disagg(&c, 1, 1);
-  c.decode_replicas = -1;
-  expect_error(&c, r, 1, "disaggregated: expected decode replicas >= 0");
 }
 
 /* The series over time (CsLlmBin) of test_two_requests_vllm's timeline in
@@ -645,10 +375,6 @@ int main(void)
     cmocka_unit_test(test_series_restart), cmocka_unit_test(test_preemption_vllm),
     cmocka_unit_test(test_routing),           cmocka_unit_test(test_same_instant),
     cmocka_unit_test(test_errors),            cmocka_unit_test(test_sarathi_chunks),
-    cmocka_unit_test(test_disagg_timeline),   cmocka_unit_test(test_disagg_one_token),
-    cmocka_unit_test(test_disagg_decode_memory), cmocka_unit_test(test_disagg_prefill_memory),
-    cmocka_unit_test(test_disagg_decode_choice),
-    cmocka_unit_test(test_disagg_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
