@@ -32,9 +32,10 @@ typedef struct {
 static void warn_kv_wait(const char *name, CsLlmSimSummary s)
 {
   if (s.kv_wait.n > 0 && s.ttft.n > 0 && s.kv_wait.p90 > s.ttft.p90)
-    printf("  warning: %s: the answer's requests waited %.1f ms (p90) for decode memory before "
-           "their KV transfer, more than for their first token (%.1f ms): its decode pool "
-           "falls behind, which no TTFT or TBT bound sees (docs/llm.md)\n",
+    printf("  warning: %s: the answer's requests waited %.1f ms (p90) for a place at their "
+           "decode replica (its KV blocks, or its batch_size_cap on requests holding memory) "
+           "before their KV transfer, more than for their first token (%.1f ms): its decode "
+           "pool falls behind, which no TTFT or TBT bound sees (docs/llm.md)\n",
            name, s.kv_wait.p90, s.ttft.p90);
 }
 

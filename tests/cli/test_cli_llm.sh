@@ -252,6 +252,26 @@ check "search, disaggregated: the answer against its probes, 2 GPUs at 2 x 2.21 
  any(p['qps'] == x['max_qps'] and p['pass'] for p in x['probes']) and
  not any(p['pass'] and p['qps'] > x['max_qps'] for p in x['probes'])
  for x in d['deployments']] == [True]" ds/search.json
+# The decode-wait warning (docs/llm.md): off here (no request waits for a
+# place at the decode replica); on when the decode replica takes 8 requests
+# at most (decode_scheduler batch_size_cap 8): at its max qps (8.6/s) the
+# p90 wait for a place there, about 30 s, exceeds the TTFT p90 (1.6 s) that
+# the SLO passes.
+check "search, disaggregated: no decode-wait warning when none waits" python3 - ds/search.json ds.out <<'PY'
+import json, sys
+x = json.load(open(sys.argv[1]))["deployments"][0]
+p = next(p for p in x["probes"] if p["qps"] == x["max_qps"])
+sys.exit(0 if p["kv_wait_p90_ms"] <= p["ttft_p90_ms"] and "for a place at their decode replica" not in open(sys.argv[2]).read() else 1)
+PY
+sed 's/"latency_ms": 0.01}}/"latency_ms": 0.01}, "decode_scheduler": {"policy": "vllm", "batch_size_cap": 8}}/' dsearch.json >dcap8.json
+"$bin" llm search dcap8.json -o dc8 >dc8.out 2>&1
+check "search, disaggregated, decode cap 8: warned of its decode pool falling behind" python3 - dc8/search.json dc8.out <<'PY'
+import json, sys
+x = json.load(open(sys.argv[1]))["deployments"][0]
+p = next(p for p in x["probes"] if p["qps"] == x["max_qps"])
+sys.exit(0 if p["pass"] and p["kv_wait_p90_ms"] > 10 * p["ttft_p90_ms"]
+         and "waited %.1f ms (p90) for a place at their decode replica" % p["kv_wait_p90_ms"] in open(sys.argv[2]).read() else 1)
+PY
 q=$(python3 -c "import json; print(json.load(open('ds/search.json'))['deployments'][0]['max_qps'])")
 cat >dsrun.json <<JSON
 {$base, $dis, "scheduler": {"policy": "vllm"},
