@@ -97,7 +97,8 @@ int cmd_policies(int argc, char **argv)
   };
   GOptionContext *ctx = g_option_context_new("[NAME] - the policies a scenario can name");
   g_option_context_set_summary(ctx,
-    "Lists every placement, dispatch and controller policy with its parameters: name, type,\n"
+    "Lists every placement, dispatch and controller policy (and the LLM replica schedulers\n"
+    "plug-ins add) with its parameters: name, type,\n"
     "range or choices, whether it is required, its default and one line of description. NAME\n"
     "shows one policy (every policy of that name: a placement and a dispatch policy may share\n"
     "one). The parameters are those the policies read, recorded by running each policy's\n"

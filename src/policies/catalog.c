@@ -158,6 +158,18 @@ cJSON *cs_policy_catalog(const CsRegistry *r)
     cJSON_AddItemToArray(all, policy_json("controller", k->name, k->description, view));
     cs_params_free(view);
   }
+  /* LLM replica schedulers added to the registry (clustersim/llm.h; the
+   * built-in ones are docs/llm.md's, not policy values): their own fields of
+   * a deployment's "scheduler" object. */
+  for (int i = 0; i < cs_registry_n_llm_scheduler(r); i++) {
+    const CsLlmSchedulerPolicy *l = cs_registry_llm_scheduler_at(r, i);
+    void *ud = NULL;
+    cs_registry_llm_scheduler(r, l->name, &ud);
+    CsParams *view = cs_params_new_describing("scheduler");
+    describe_parse(l->parse, l->free_params, ud, view);
+    cJSON_AddItemToArray(all, policy_json("llm_scheduler", l->name, l->description, view));
+    cs_params_free(view);
+  }
   cs_registry_unref(own);
   return all;
 }

@@ -127,6 +127,11 @@ for d in (da, db):
 sys.exit(0 if da == db and b["provenance"]["plugins"][0]["file"] == "llm_vllm.so" else 1)
 PY
 
+"$bin" --plugin "$policies_so" policies reserve_whole >pol.out 2>&1
+check "clustersim policies lists a plug-in's LLM scheduler and its field" \
+  grep -q "requests (integer in \[1, 100000\], optional, default 1)" pol.out
+check "clustersim policies: its kind" grep -q "^reserve_whole (llm_scheduler)" pol.out
+
 bad "a misuse stops the run, naming the scheduler and the time" \
   'scheduler "bad_decode": cs_llm_replica_schedule: request 0: a decode of 2 tokens, expected 1' \
   --plugin "$policies_so" llm run "$(sed 's/reserve_whole", "requests": 1/bad_decode"/' serial.json >bd.json; echo bd.json)"

@@ -24,6 +24,7 @@ static void *rw_parse(CsParams *p, void *ud, GError **error)
   (void)ud;
   Params *par = g_new0(Params, 1);
   par->requests = 1;
+  cs_params_doc(p, "requests", "requests holding memory at once");
   if (!cs_params_int(p, "requests", FALSE, 1, 100000, &par->requests, error)) {
     g_free(par);
     return NULL;
