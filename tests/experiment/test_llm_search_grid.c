@@ -265,7 +265,7 @@ static void test_lengths_in_order(void **state)
  * is (1 - e^-3) / q = 0.950213 / q, its standard deviation sqrt(var / (n -
  * 1)) with var = (2 (1 - 4 e^-3) - 0.950213^2) / q^2 = 0.698799 / q^2
  * (worked by hand); within 4 of them at n = 12,000. The uncapped mean 1 /
- * q lies 7 of them away. The lengths are the same at every rate, and the
+ * q lies 6.5 of them away. The lengths are the same at every rate, and the
  * arrivals at 2q half those at q (to the ns). */
 static void test_lengths_poisson(void **state)
 {
