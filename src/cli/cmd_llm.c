@@ -45,12 +45,16 @@ static char *summary_text(const CsLlmConfig *r, const CsLlmSimResult *res, const
     cJSON_AddStringToObject(prov, "collectives", cs_llm_collectives_source(r->coll));
   if (r->trace_path)
     cJSON_AddStringToObject(prov, "trace", r->trace_path);
+  if (r->lengths_path) /* requests.synthetic.lengths: the lengths' trace */
+    cJSON_AddStringToObject(prov, "lengths_trace", r->lengths_path);
   cJSON_AddStringToObject(prov, "percentiles", "linear interpolation (numpy's default)");
   /* A custom scheduler's plug-in, by name and SHA-256 (docs/extending.md). */
   cs_experiment_describe_plugins(cli_registry(), prov);
   cJSON_AddNumberToObject(o, "requests", res->n_requests);
   cJSON_AddNumberToObject(o, "prompts_cut_to_max_tokens", (double)r->cut_prompts);
-  cJSON_AddNumberToObject(o, "trace_rows_left_out", (double)r->skipped);
+  cJSON_AddNumberToObject(o, "trace_rows_left_out", (double)(r->skipped + r->lengths_skipped));
+  if (r->lengths_path)
+    cJSON_AddNumberToObject(o, "lengths_cut_to_max_tokens", (double)r->lengths_cut);
   cJSON_AddNumberToObject(o, "num_blocks_per_replica", (double)r->sim.sched.num_blocks);
   cJSON_AddItemToObject(o, "ttft", dist_json(&s->ttft));
   cJSON_AddItemToObject(o, "tbt", dist_json(&s->tbt));

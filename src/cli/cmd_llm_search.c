@@ -108,6 +108,8 @@ static cJSON *result_json(const CsLlmSearchSpec *s, const Outcome *o, int cheape
     const CsLlmSearchResult *c = o[i].cap;
     cJSON *x = cJSON_CreateObject();
     cJSON_AddStringToObject(x, "name", d->name);
+    if (d->options) /* a grid's combination: its options */
+      cJSON_AddItemToObject(x, "options", cJSON_Duplicate(d->options, TRUE));
     cJSON_AddNumberToObject(x, "replicas", d->cfg->sim.replicas);
     cJSON_AddNumberToObject(x, "decode_replicas", d->cfg->sim.decode_replicas);
     cJSON_AddNumberToObject(x, "gpus", cs_llm_deployment_gpus(d->cfg, d->cfg->sim.replicas));
@@ -138,6 +140,17 @@ static cJSON *result_json(const CsLlmSearchSpec *s, const Outcome *o, int cheape
     }
     cJSON_AddItemToArray(ds, x);
   }
+  if (s->grid_combinations > 0) {
+    cJSON *g = cJSON_AddObjectToObject(root, "grid");
+    cJSON_AddNumberToObject(g, "combinations", s->grid_combinations);
+    cJSON *sk = cJSON_AddArrayToObject(g, "skipped");
+    for (int i = 0; i < s->n_skipped; i++) {
+      cJSON *k = cJSON_CreateObject();
+      cJSON_AddStringToObject(k, "name", s->skipped[i].name);
+      cJSON_AddStringToObject(k, "reason", s->skipped[i].reason);
+      cJSON_AddItemToArray(sk, k);
+    }
+  }
   if (s->target_qps > 0) {
     cJSON_AddNumberToObject(root, "target_qps", s->target_qps);
     if (cheapest >= 0)
@@ -148,8 +161,20 @@ static cJSON *result_json(const CsLlmSearchSpec *s, const Outcome *o, int cheape
   return root;
 }
 
+/* A grid's combinations the run reader refused, each with its reason. */
+static void print_skipped(const CsLlmSearchSpec *s)
+{
+  if (s->n_skipped == 0)
+    return;
+  printf("skipped %d of the grid's %d combinations (they do not load; docs/llm.md):\n",
+         s->n_skipped, s->grid_combinations);
+  for (int i = 0; i < s->n_skipped; i++)
+    printf("  %s: %s\n", s->skipped[i].name, s->skipped[i].reason);
+}
+
 static void print_tables(const CsLlmSearchSpec *s, const Outcome *o, int cheapest)
 {
+  print_skipped(s);
   printf("%-36s %8s %6s %9s %9s %9s %5s %8s %9s\n", "deployment", "max_qps", "probes",
          "TTFT_p90", "TBT_p90", "tok/s", "GPUs", "$/h", "qps/$h");
   for (int i = 0; i < s->n_deployments; i++) {

@@ -191,12 +191,22 @@ int cs_llm_cheapest(const CsLlmFit *fits, int n);
 
 /* A search config (format "clustersim-llm-search", docs/llm.md): a run's
  * fields plus "search": {"slo": {...}, "start_qps", "granularity_pct",
- * "max_probes", "max_replicas", "target_qps", "deployments": [...]}. */
+ * "max_probes", "max_replicas", "target_qps", "deployments": [...] or
+ * "grid": {...}}. */
 typedef struct {
   CsLlmConfig *cfg;  /* the run's fields merged with the deployment's */
-  char *name;        /* "name", or one made of device, TP, policy, chunk, cap */
+  char *name;        /* "name", or one made of device, TP, policy, chunk, cap (a grid's: its
+                      * options' labels, llm_search_grid.h) */
   int max_replicas;  /* for the target rate */
+  cJSON *options;    /* a grid's: {AXIS: option}; NULL otherwise */
 } CsLlmDeployment;
+
+/* A grid's combination that does not load (its options each load in
+ * another): left out of the deployments, listed. */
+typedef struct {
+  char *name;
+  char *reason;      /* the run reader's message, "FIELD: ..." */
+} CsLlmSkipped;
 
 typedef struct {
   CsLlmConfig *base;         /* the config as written (its own deployment without "deployments") */
@@ -205,6 +215,9 @@ typedef struct {
   double target_qps;         /* 0: none */
   CsLlmDeployment *deployments;
   int n_deployments;         /* >= 1 */
+  int grid_combinations;     /* "grid": the product's size (deployments + skipped); else 0 */
+  CsLlmSkipped *skipped;     /* "grid": the combinations left out, in product order */
+  int n_skipped;
 } CsLlmSearchSpec;
 
 /* Reads "slo" (obj at path): "ttft_ms", "tbt_ms", "scheduling_delay_s",
@@ -215,7 +228,13 @@ gboolean cs_llm_slo_read(const cJSON *obj, const char *file, const char *path, C
 
 /* Reads FILE. Each deployment is the run's fields with its own replacing
  * them ("scheduler" merged field by field), read as cs_llm_config_parse
- * reads a run, its messages naming "FILE: search.deployments[I]". Every
+ * reads a run, its messages naming "FILE: search.deployments[I]". With
+ * "grid" (not with "deployments") the deployments are its combinations
+ * (llm_search_grid.h) in product order; one that the run reader refuses is
+ * skipped and listed (skipped) when each of its options loads in some other
+ * combination, and the config is refused ("FILE: search.grid.AXIS[J]: ...",
+ * with the reader's message of its first combination) when an option loads
+ * in none (a typo, a device without tables, ...). Every
  * deployment's requests must be synthetic Poisson ones, or, with
  * "trace_qps": R (> 0, no target_qps), a trace whose arrivals are those
  * of rate R; with target_qps every device must have a price, and a

@@ -5,6 +5,7 @@
 
 #include "common/json_input.h"
 #include "llm_search.h"
+#include "llm_search_grid.h"
 
 #define FORMAT "clustersim-llm-search"
 
@@ -96,8 +97,9 @@ static char *default_name(const CsLlmConfig *c)
   return g_string_free(s, FALSE);
 }
 
-/* Deployment i: the base document with its fields over the base's. */
-static gboolean read_deployment(const CsLlmSearchSpec *spec, const cJSON *d, int i,
+/* The deployment d at path (its messages "FILE: PATH: ..."): the base
+ * document with its fields over the base's. */
+static gboolean read_deployment(const CsLlmSearchSpec *spec, const cJSON *d, const char *path,
                                 int max_replicas, const char *file, const char *dir,
                                 CsLlmDeployment *out, GError **error)
 {
@@ -105,7 +107,6 @@ static gboolean read_deployment(const CsLlmSearchSpec *spec, const cJSON *d, int
                                        "pipeline_parallel", "replicas", "router", "scheduler",
                                        "max_tokens", "memory_margin", "attention_outside_grid",
                                        "max_replicas", NULL };
-  char *path = g_strdup_printf("search.deployments[%d]", i);
   char *label = g_strdup_printf("%s: %s", file, path);
   const char *name = NULL;
   gboolean ok = FALSE;
@@ -138,8 +139,77 @@ static gboolean read_deployment(const CsLlmSearchSpec *spec, const cJSON *d, int
   out->name = name ? g_strdup(name) : default_name(out->cfg);
   ok = TRUE;
 out:
-  g_free(path);
   g_free(label);
+  return ok;
+}
+
+/* "grid" (llm_search_grid.h): its combinations read as deployments; one
+ * the run reader refuses is skipped when every one of its options loads in
+ * another, and refuses the config when one of them loads in none. */
+static gboolean read_grid(CsLlmSearchSpec *spec, const cJSON *grid, int max_replicas,
+                          const char *file, const char *dir, GError **error)
+{
+  CsLlmGrid *g = cs_llm_grid_expand(grid, file, error);
+  if (g == NULL)
+    return FALSE;
+  char **why = g_new0(char *, g->n_points); /* NULL: loaded */
+  spec->deployments = g_new0(CsLlmDeployment, g->n_points);
+  spec->grid_combinations = g->n_points;
+  gboolean ok = TRUE;
+  for (int i = 0; i < g->n_points; i++) {
+    const CsLlmGridPoint *p = &g->points[i];
+    CsLlmDeployment *d = &spec->deployments[spec->n_deployments];
+    char *path = g_strdup_printf("search.grid (%s)", p->name);
+    GError *e = NULL;
+    if (read_deployment(spec, p->deployment, path, max_replicas, file, dir, d, &e)) {
+      g_free(d->name);
+      d->name = g_strdup(p->name);
+      d->options = cJSON_Duplicate(p->options, TRUE);
+      spec->n_deployments++;
+    } else {
+      /* The reader's message after "FILE: search.grid (NAME): ". */
+      size_t pre = strlen(file) + strlen(path) + 4;
+      why[i] = g_strdup(strlen(e->message) > pre ? e->message + pre : e->message);
+      g_error_free(e);
+      cs_llm_config_free(d->cfg);
+      g_free(d->name);
+      memset(d, 0, sizeof *d);
+    }
+    g_free(path);
+  }
+  /* An option that loads in no combination is the config's error. */
+  for (int a = 0; a < g->n_axes && ok; a++)
+    for (int j = 0; j < g->n_options[a] && ok; j++) {
+      int first = -1;
+      gboolean loads = FALSE;
+      for (int i = 0; i < g->n_points && !loads; i++)
+        if (g->points[i].choice[a] == j) {
+          loads = why[i] == NULL;
+          first = first < 0 ? i : first;
+        }
+      if (loads)
+        continue;
+      char *ap = cs_json_path_key("search.grid", g->axis[a]);
+      char *op = cs_json_path_index(ap, j);
+      char *v = cJSON_PrintUnformatted(cJSON_GetArrayItem(g->options[a], j));
+      ok = cs_json_fail(error, file, op, "expected an option some combination can run, got "
+                        "%s, refused in every one, first (%s): %s", v, g->points[first].name,
+                        why[first]);
+      cJSON_free(v);
+      g_free(op);
+      g_free(ap);
+    }
+  for (int i = 0; i < g->n_points && ok; i++)
+    if (why[i] != NULL) {
+      spec->skipped = g_renew(CsLlmSkipped, spec->skipped, spec->n_skipped + 1);
+      spec->skipped[spec->n_skipped++] = (CsLlmSkipped){ .name = g_strdup(g->points[i].name),
+                                                         .reason = why[i] };
+      why[i] = NULL;
+    }
+  for (int i = 0; i < g->n_points; i++)
+    g_free(why[i]);
+  g_free(why);
+  cs_llm_grid_free(g);
   return ok;
 }
 
@@ -148,7 +218,7 @@ static gboolean read_search(CsLlmSearchSpec *spec, const char *file, const char 
 {
   static const char *const known[] = { "slo", "start_qps", "granularity_pct", "max_probes",
                                        "max_replicas", "target_qps", "trace_qps", "deployments",
-                                       NULL };
+                                       "grid", NULL };
   const cJSON *s = cJSON_GetObjectItem(spec->base->root, "search");
   int max_replicas = 8;
   if (s == NULL)
@@ -176,7 +246,15 @@ static gboolean read_search(CsLlmSearchSpec *spec, const char *file, const char 
   if (!check_requests(spec->base, spec, error))
     return FALSE;
   const cJSON *ds = cJSON_GetObjectItem(s, "deployments");
-  if (ds == NULL) {
+  const cJSON *grid = cJSON_GetObjectItem(s, "grid");
+  if (grid != NULL && ds != NULL)
+    return cs_json_fail(error, file, "search.grid", "expected no \"deployments\" beside it "
+                        "(the deployments are the grid's combinations; a list of deployments "
+                        "is a bundle axis: \"NAME\": [{FIELDS}, ...])");
+  if (grid != NULL) {
+    if (!read_grid(spec, grid, max_replicas, file, dir, error))
+      return FALSE;
+  } else if (ds == NULL) {
     spec->n_deployments = 1;
     spec->deployments = g_new0(CsLlmDeployment, 1);
     spec->deployments[0].name = default_name(spec->base);
@@ -189,10 +267,14 @@ static gboolean read_search(CsLlmSearchSpec *spec, const char *file, const char 
                                                                : cs_json_type_name(ds));
     spec->n_deployments = cJSON_GetArraySize(ds);
     spec->deployments = g_new0(CsLlmDeployment, spec->n_deployments);
-    for (int i = 0; i < spec->n_deployments; i++)
-      if (!read_deployment(spec, cJSON_GetArrayItem(ds, i), i, max_replicas, file, dir,
-                           &spec->deployments[i], error))
+    for (int i = 0; i < spec->n_deployments; i++) {
+      char *path = g_strdup_printf("search.deployments[%d]", i);
+      gboolean ok = read_deployment(spec, cJSON_GetArrayItem(ds, i), path, max_replicas, file,
+                                    dir, &spec->deployments[i], error);
+      g_free(path);
+      if (!ok)
         return FALSE;
+    }
   }
   for (int i = 0; spec->target_qps > 0 && i < spec->n_deployments; i++) {
     const CsLlmConfig *c = spec->deployments[i].cfg ? spec->deployments[i].cfg : spec->base;
@@ -200,7 +282,10 @@ static gboolean read_search(CsLlmSearchSpec *spec, const char *file, const char 
     if (!cs_llm_deployment_cost(c, 1, &cost, error))
       return FALSE;
     const cJSON *own = ds ? cJSON_GetObjectItem(cJSON_GetArrayItem(ds, i), "max_replicas") : NULL;
+    const CsLlmDeployment *dp = &spec->deployments[i];
     char *mp = own ? g_strdup_printf("search.deployments[%d].max_replicas", i)
+               : dp->options && cJSON_GetObjectItem(dp->options, "max_replicas")
+                   ? g_strdup_printf("search.grid (%s): max_replicas", dp->name)
                    : g_strdup("search.max_replicas");
     gboolean ok = check_pools_bound(c, spec->deployments[i].max_replicas, file, mp, error);
     g_free(mp);
@@ -240,7 +325,13 @@ void cs_llm_search_spec_free(CsLlmSearchSpec *s)
     if (s->deployments[i].cfg != s->base)
       cs_llm_config_free(s->deployments[i].cfg);
     g_free(s->deployments[i].name);
+    cJSON_Delete(s->deployments[i].options);
   }
+  for (int i = 0; i < s->n_skipped; i++) {
+    g_free(s->skipped[i].name);
+    g_free(s->skipped[i].reason);
+  }
+  g_free(s->skipped);
   g_free(s->deployments);
   cs_llm_config_free(s->base);
   g_free(s);

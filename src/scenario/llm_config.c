@@ -9,6 +9,7 @@
 #include "common/json_input.h"
 #include "common/params_internal.h"
 #include "llm_config.h"
+#include "llm_lengths.h"
 #include "policies/registry_internal.h"
 #include "scenario_internal.h"
 #include "sim/rng.h"
@@ -54,20 +55,24 @@ out:
 }
 
 /* requests.synthetic: its parameters only; cs_llm_config_requests draws
- * the requests (llm_config.h). */
-static gboolean read_synthetic(CsLlmConfig *r, const cJSON *syn, const char *file, int max_tokens,
-                               GError **error)
+ * the requests (llm_config.h). With "lengths" the lengths are a trace's
+ * rows (llm_lengths.h) and n defaults to their count. */
+static gboolean read_synthetic(CsLlmConfig *r, const cJSON *syn, const char *file,
+                               const char *dir, int max_tokens, GError **error)
 {
   const char *path = "requests.synthetic";
   static const char *const known[] = { "n", "qps", "arrival", "prompt_tokens", "output_tokens",
-                                       "seed", NULL };
-  int n = 0, prompt[2], output[2];
+                                       "lengths", "seed", NULL };
+  int n = 0, prompt[2] = { 0, 0 }, output[2] = { 0, 0 };
   double qps = 1;
   int64_t seed = 0;
   const char *arrival = "poisson";
+  const cJSON *lengths = NULL;
   if (!cs_json_expect_object(syn, file, path, error) ||
-      !cs_json_check_keys(syn, known, file, path, error) ||
-      !cs_json_read_int(syn, "n", TRUE, 1, 10000000, &n, file, path, error) ||
+      !cs_json_check_keys(syn, known, file, path, error))
+    return FALSE;
+  lengths = cJSON_GetObjectItem(syn, "lengths");
+  if (!cs_json_read_int(syn, "n", lengths == NULL, 1, 10000000, &n, file, path, error) ||
       !cs_json_read_string(syn, "arrival", FALSE, &arrival, file, path, error))
     return FALSE;
   gboolean poisson = strcmp(arrival, "poisson") == 0;
@@ -77,12 +82,32 @@ static gboolean read_synthetic(CsLlmConfig *r, const cJSON *syn, const char *fil
     g_free(p);
     return FALSE;
   }
-  if (!cs_json_read_double(syn, "qps", poisson && !r->rate_free, 1e-9, 1e9, &qps, file, path, error) ||
-      !read_lengths(syn, "prompt_tokens", file, max_tokens, prompt, error) ||
-      !read_lengths(syn, "output_tokens", file, max_tokens, output, error) ||
-      !cs_json_read_int64(syn, "seed", TRUE, 0, G_MAXUINT32, &seed, file, path, error))
+  if (!cs_json_read_double(syn, "qps", poisson && !r->rate_free, 1e-9, 1e9, &qps, file, path, error))
     return FALSE;
-  if (prompt[1] + output[1] > max_tokens) {
+  if (lengths != NULL) {
+    const char *other = cJSON_GetObjectItem(syn, "prompt_tokens") ? "prompt_tokens"
+                        : cJSON_GetObjectItem(syn, "output_tokens") ? "output_tokens" : NULL;
+    if (other != NULL) {
+      char *p = cs_json_path_key(path, other);
+      cs_json_fail(error, file, p, "expected none with \"lengths\" (the trace's rows give "
+                   "both lengths)");
+      g_free(p);
+      return FALSE;
+    }
+    if (!cs_json_read_int64(syn, "seed", TRUE, 0, G_MAXUINT32, &seed, file, path, error) ||
+        !cs_llm_lengths_read(r, lengths, file, dir, max_tokens, (uint64_t)seed, error))
+      return FALSE;
+    if (n == 0)
+      n = r->n_len;
+    if (n > r->n_len)
+      return cs_json_fail(error, file, "requests.synthetic.n", "expected at most the %d rows "
+                          "of requests.synthetic.lengths.trace (request i takes row i, as "
+                          "Vidur's generator, which runs out there), got %d", r->n_len, n);
+  } else if (!read_lengths(syn, "prompt_tokens", file, max_tokens, prompt, error) ||
+             !read_lengths(syn, "output_tokens", file, max_tokens, output, error) ||
+             !cs_json_read_int64(syn, "seed", TRUE, 0, G_MAXUINT32, &seed, file, path, error)) {
+    return FALSE;
+  } else if (prompt[1] + output[1] > max_tokens) {
     cs_json_fail(error, file, path, "expected the longest prompt + output (%d + %d) to be at "
                  "most max_tokens %d", prompt[1], output[1], max_tokens);
     return FALSE;
@@ -528,7 +553,7 @@ static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const
     return FALSE;
   const cJSON *syn = cJSON_GetObjectItem(req, "synthetic");
   if (syn != NULL && cJSON_GetArraySize(req) == 1)
-    return read_synthetic(r, syn, file, max_tokens, error);
+    return read_synthetic(r, syn, file, dir, max_tokens, error);
   if (cJSON_GetObjectItem(req, "trace") != NULL && syn == NULL)
     return read_trace(r, req, file, dir, max_tokens, error);
   return cs_json_fail(error, file, "requests", "expected exactly one of {\"trace\": PATH, ...} "
@@ -590,6 +615,9 @@ void cs_llm_config_free(CsLlmConfig *r)
   cs_llm_collectives_free(r->coll);
   g_free(r->trace_reqs);
   g_free(r->trace_path);
+  g_free(r->len_prompt);
+  g_free(r->len_output);
+  g_free(r->lengths_path);
   g_free(r->file);
   g_free(r);
 }
@@ -644,9 +672,12 @@ CsLlmSimRequest *cs_llm_config_requests(const CsLlmConfig *cfg, double qps, int 
                    "of %d requests pass 9e9 s", qps, cfg->n);
       return NULL;
     }
+    /* With lengths from a trace, request i takes its row i (llm_lengths.h). */
     reqs[i] = (CsLlmSimRequest){ .id = i, .arrival_ns = llround(t * 1e9),
-                                 .prompt_tokens = uniform_int(&pr, cfg->prompt),
-                                 .output_tokens = uniform_int(&out, cfg->output) };
+                                 .prompt_tokens = cfg->len_prompt ? cfg->len_prompt[i]
+                                                                  : uniform_int(&pr, cfg->prompt),
+                                 .output_tokens = cfg->len_output ? cfg->len_output[i]
+                                                                  : uniform_int(&out, cfg->output) };
   }
   *n = cfg->n;
   return reqs;

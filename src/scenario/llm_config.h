@@ -52,6 +52,13 @@ typedef struct {
   gboolean rate_free;          /* a format other than the run's: qps not required */
   int prompt[2], output[2];    /* [MIN, MAX] tokens */
   uint64_t seed;
+  /* requests.synthetic.lengths (llm_lengths.h): the trace's lengths, in the
+   * order requests take them (len_prompt NULL: uniform draws instead) */
+  int *len_prompt, *len_output;
+  int n_len;
+  char *lengths_path;
+  int64_t lengths_cut;         /* rows cut to fit max_tokens (Vidur's cut in proportion) */
+  int64_t lengths_skipped;     /* rows left out by min_/max_prompt_tokens */
   /* requests.trace (synthetic FALSE): the requests as trace_replay makes them */
   CsLlmSimRequest *trace_reqs;
   int n_trace;
