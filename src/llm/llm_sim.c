@@ -216,6 +216,18 @@ static gboolean start_batch(CsLlmCluster *s, int i, int64_t t, GError **error)
   GError *e = NULL;
   int64_t restarts = cs_llm_sched_n_restarts(r->sched);
   const CsLlmBatch *b = cs_llm_sched_next_batch(r->sched, &e);
+  /* A call that only restarted requests (vLLM and Sarathi restart a decode
+   * that finds no free block, the last one itself) formed no batch but
+   * freed their blocks, so a batch may form now. Vidur's replica waits for
+   * its next event instead, and with none pending it never finishes the
+   * request; a real engine schedules again in its next step. Asked again
+   * until a batch forms or a call restarts nothing (after an empty batch
+   * nothing runs, so the next call restarts nothing). */
+  for (int64_t before = restarts; b == NULL && e == NULL &&
+                                  cs_llm_sched_n_restarts(r->sched) > before;) {
+    before = cs_llm_sched_n_restarts(r->sched);
+    b = cs_llm_sched_next_batch(r->sched, &e);
+  }
   if (e != NULL) {
     /* A custom scheduler's failure or misuse (clustersim/llm.h): when and
      * where. */

@@ -145,6 +145,35 @@ static void test_preemption_vllm(void **state)
   cs_llm_sim_result_free(res);
 }
 
+/* A request that restarts itself with nothing else on its replica (vLLM
+ * asks a decode for one free block even when it needs none): 5 blocks of
+ * 16, no watermark, R: 64 prompt, 17 output (81 tokens, at most 80 held:
+ * 5 blocks). Prefill [R] (4 blocks, processed 65); decode [R] takes the 5th
+ * block (65 > 64; processed 66); then no block is free: R restarts itself
+ * (prefill := 66, decode := 15), and the batch is empty. Its blocks are
+ * free then, so its re-prefill of 66 (5 blocks) runs at once; and so on:
+ * each re-prefill gives one token and the next decode restarts it again,
+ * at processed 66, 67, ..., 80: 15 restarts, 17 batches (prefill, decode,
+ * 15 re-prefills) for 17 output tokens, the replica never idle while it
+ * holds R (busy = makespan). Before the fix the replica waited for an
+ * event that never came: "request 0 never finished". */
+static void test_restart_itself_alone(void **state)
+{
+  (void)state;
+  CsLlmSimConfig c;
+  config(&c, CS_LLM_SCHED_VLLM, 5, 1, CS_LLM_ROUTER_ROUND_ROBIN);
+  c.sched.watermark_blocks_fraction = 0;
+  const CsLlmSimRequest r[] = { { 0, 0, 64, 17 } };
+  CsLlmSimResult *res = run(&c, r, 1);
+  assert_int_equal(res->requests[0].restarts, 15);
+  assert_int_equal(res->restarts, 15);
+  assert_int_equal(res->n_batches, 17);
+  assert_int_equal(res->output_tokens, 17);
+  assert_int_equal(res->replicas[0].busy_ns, res->makespan_ns);
+  assert_int_equal(res->requests[0].completed_ns, res->makespan_ns);
+  cs_llm_sim_result_free(res);
+}
+
 /* Routing. 2 replicas; at 0: A (3000 prompt), B (64), C (3000), X (64); at
  * 1 ms: D, E (64 each); 1 output token each, 1000 blocks. Round robin:
  * A 0, B 1, C 0, X 1, D 0, E 1. lor: A to 0 (tie: the lowest id), B to 1
@@ -373,6 +402,7 @@ int main(void)
     cmocka_unit_test(test_series_by_hand),
     cmocka_unit_test(test_mfu_by_hand),
     cmocka_unit_test(test_series_restart), cmocka_unit_test(test_preemption_vllm),
+    cmocka_unit_test(test_restart_itself_alone),
     cmocka_unit_test(test_routing),           cmocka_unit_test(test_same_instant),
     cmocka_unit_test(test_errors),            cmocka_unit_test(test_sarathi_chunks),
   };
