@@ -314,7 +314,9 @@ gboolean cs_llm_sched_release(CsLlmSched *s, CsLlmRequest *r, GError **error);
  * it (owned by the scheduler, valid until the next call of this function),
  * or NULL when no batch can be formed now (error unset): nothing waits or
  * runs, or every waiting request is held back (vLLM, Sarathi: memory; this
- * cannot last with nothing in flight for requests cs_llm_sched_add took).
+ * cannot last with nothing in flight for requests cs_llm_sched_add took,
+ * once the caller asks again after a call that only restarted requests, as
+ * llm_sim.c's start_batch does).
  * Restarts done while forming it are in the batch's restarted list (and,
  * with no batch, still happen: see cs_llm_sched_n_restarts). Returns NULL
  * with error set (CS_INPUT_ERROR_INVALID) when a batch is already in
