@@ -130,6 +130,13 @@ static gboolean llm_setup_json(const CsConfig *c, cJSON *setup, GError **error)
         return FALSE;
       cJSON_AddItemToObject(o, "trace", f);
     }
+    if (lc->lengths_path) {
+      /* requests.synthetic.lengths: the trace the lengths come from. */
+      cJSON *f = file_json(lc->lengths_path, error);
+      if (!f)
+        return FALSE;
+      cJSON_AddItemToObject(o, "lengths_trace", f);
+    }
   }
   return TRUE;
 }

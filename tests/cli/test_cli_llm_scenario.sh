@@ -249,6 +249,19 @@ bad "its own bins" 'ownbins.json: llm[0].timeseries_bin_s: a scenario'"'"'s seri
 edit empty 'd["llm"] = []'
 bad "empty llm" 'empty.json: llm: expected a non-empty array' run empty.json
 bad "goodput search refuses" 'vllm.json: llm: the goodput search scales' search vllm.json
+# A deployment whose lengths come from a trace (requests.synthetic.lengths):
+# its summary names that trace with its SHA-256, as a run's trace.
+code="$src/data/traces/vidur_processed/splitwise_code.csv"
+scen lengths vllm '"replicas": 1, "attention_outside_grid": "clamp"' \
+  "{\"synthetic\": {\"n\": 30, \"qps\": 4, \"arrival\": \"poisson\", \"lengths\": {\"trace\": \"$code\"}, \"seed\": 3}}"
+"$bin" run lengths.json -o lengths >/dev/null 2>&1
+check "lengths from a trace: the summary names the trace and its hash" python3 - lengths/summary.json "$code" <<'PY'
+import hashlib, json, sys
+d = json.load(open(sys.argv[1]))
+t = d["setup"]["llm"][0]["lengths_trace"]
+sys.exit(0 if t["file"] == "splitwise_code.csv"
+         and t["sha256"] == hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest() else 1)
+PY
 "$bin" run vllm.json -o dec --decisions dec.jsonl >/dev/null 2>&1
 bad "replay refuses" 'which are not replayed' replay dec.jsonl --backend emulated
 finish
