@@ -41,6 +41,20 @@ ok = all(float(r["arrived_s"]) <= float(r["scheduled_s"]) <= float(r["first_toke
 sys.exit(0 if ok and {r["replica"] for r in rows} == {"0", "1"} else 1)
 PY
 
+# The same requests on replicas of 2 pipeline stages (docs/llm.md,
+# "Pipeline parallelism"): every request finishes, in order of its events.
+sed 's/"tensor_parallel": 1/"tensor_parallel": 1, "pipeline_parallel": 2/' syn.json >pp2.json
+"$bin" llm run pp2.json -o pp2 >pp2.out 2>pp2.err
+check "pipeline parallel 2: exits 0, nothing on stderr" test $? -eq 0 -a ! -s pp2.err
+check "pipeline parallel 2: every request, arrived <= scheduled <= first token <= completed" \
+  python3 - pp2/requests.csv <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ok = len(rows) == 50 and all(float(r["arrived_s"]) <= float(r["scheduled_s"])
+                             <= float(r["first_token_s"]) <= float(r["completed_s"]) for r in rows)
+sys.exit(0 if ok else 1)
+PY
+
 # The first 69 requests of Vidur's code trace whose prompts the sampled
 # attention grid times (64 to 3072 tokens: chunks below 64 and prefills after
 # more than 3072 cached tokens are outside it), one replica. Sarathi-Serve
@@ -117,8 +131,12 @@ req='"requests": {"synthetic": {"n": 2, "qps": 1, "prompt_tokens": {"fixed": 64}
 badcfg "wrong format" 'bad.json: format: expected "clustersim-llm-run"' \
   '{"format": "clustersim-run", "version": 1}'
 badcfg "unknown field" 'bad.json: ' "{$base, $req, \"replica\": 2}"
-badcfg "pipeline parallel" 'bad.json: pipeline_parallel: expected 1: pipeline parallelism is not simulated yet, got 2' \
-  "{$base, $req, \"pipeline_parallel\": 2}"
+badcfg "pipeline parallel not dividing the layers" 'bad.json: pipeline_parallel: expected a divisor of meta-llama/Llama-2-7b-hf'"'"'s num_layers (32), got 3' \
+  "{$base, $req, \"pipeline_parallel\": 3}"
+badcfg "pipeline parallel, batch_size_cap below the stages" 'bad.json: scheduler.batch_size_cap: expected >= pipeline_parallel (2): a batch holds at most batch_size_cap / pipeline_parallel requests, got 1' \
+  "{$base, $req, \"pipeline_parallel\": 2, \"scheduler\": {\"policy\": \"vllm\", \"batch_size_cap\": 1}}"
+badcfg "pipeline parallel, disaggregated" 'bad.json: pipeline_parallel: expected 1 with "disaggregated": pipeline stages are not simulated with disaggregated serving, got 2' \
+  "{$base, $req, \"pipeline_parallel\": 2, \"disaggregated\": {\"prefill_replicas\": 1, \"decode_replicas\": 1}}"
 badcfg "router" 'bad.json: router: LLM router "random": expected round_robin, lor or least_outstanding' \
   "{$base, $req, \"router\": \"random\"}"
 badcfg "policy" 'bad.json: scheduler.policy: unknown LLM replica scheduler "vlm"' \
