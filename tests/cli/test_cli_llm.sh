@@ -54,6 +54,15 @@ ok = len(rows) == 50 and all(float(r["arrived_s"]) <= float(r["scheduled_s"])
                              <= float(r["first_token_s"]) <= float(r["completed_s"]) for r in rows)
 sys.exit(0 if ok else 1)
 PY
+# Vidur's memory plan per stage (src/llm/llm_model.h), by hand: a stage's 16
+# layers of 202,375,168 parameters (4096 x 128 x 96 + 4096 x 128 x 32 + 3 x
+# 4096 x 11008) in fp16 take 6,476,005,376 bytes of the 80 GiB x 0.9 =
+# 77,309,411,328; the KV of a 4096-token request over all 32 layers,
+# 2 x 2 x 128 x 32 x 32 x 4096 = 2 GiB: floor(70,833,405,952 / 2 GiB) = 32,
+# x 2 stages = 64 request slots of 256 blocks: 16,384 (PP1: 29 x 256 = 7,424).
+check "pipeline parallel 2: Vidur's KV blocks per stage" py \
+  "d['num_blocks_per_replica'] == 16384" pp2/summary.json
+check "pipeline parallel 1: the same plan's blocks" py "d['num_blocks_per_replica'] == 7424" a/summary.json
 
 # The first 69 requests of Vidur's code trace whose prompts the sampled
 # attention grid times (64 to 3072 tokens: chunks below 64 and prefills after

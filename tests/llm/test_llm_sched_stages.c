@@ -178,6 +178,42 @@ static void test_vllm_two_stages(void **state)
   cs_llm_sched_free(m.s);
 }
 
+/* vLLM's sort of the running list by arrival decides with stages: a
+ * request left over while others are in flight comes before them in the
+ * list. 2 stages, cap 4 (max_micro_batch_size 2), 100 blocks; A, B, C, D
+ * prompts 16, 10 output tokens each.
+ *  form: prefills A, B; form: prefill C.
+ *  done "A=16 B=16": running [A, B]. form: decodes A B.
+ *  done "C=16": running [C]. D arrives. form: prefill first: D=16; C is
+ *          left in the running list.
+ *  done "A B": running [C, A, B], sorted by arrival [A, B, C]. form: A B
+ *          (the limit 2; without the sort it would be C A).
+ *  done "D=16": running [C, D]. form: C D. */
+static void test_vllm_sort_by_arrival(void **state)
+{
+  (void)state;
+  Sim m;
+  sim_init(&m, CS_LLM_SCHED_VLLM, 100, 2, 4);
+  sim_start(&m);
+  add(&m, 'A', 16, 10);
+  add(&m, 'B', 16, 10);
+  add(&m, 'C', 16, 10);
+  form(&m, "A=16 B=16", 1);
+  form(&m, "C=16", 2);
+  done(&m, "A=16 B=16", "AB", "");
+  form(&m, "A B", 2);
+  done(&m, "C=16", "C", "");
+  add(&m, 'D', 16, 10);
+  form(&m, "D=16", 2);
+  assert_int_equal(cs_llm_sched_n_running(m.s), 1);
+  done(&m, "A B", "", "");
+  assert_int_equal(cs_llm_sched_n_running(m.s), 3);
+  form(&m, "A B", 2);
+  done(&m, "D=16", "D", "");
+  form(&m, "C D", 2);
+  cs_llm_sched_free(m.s);
+}
+
 /* Sarathi, 2 stages, batch_size_cap 4 (max_micro_batch_size 2), chunk 512,
  * 100 blocks; A prompt 600, B prompt 100, 2 output tokens each.
  *  form 1: A's first chunk min(600, 512) = 512 (38 blocks for its whole
@@ -255,6 +291,31 @@ static void test_static_two_stages(void **state)
   cs_llm_sched_free(m.s);
 }
 
+/* Static batching when the caller ends both batches before forming again:
+ * each re-runs on its own, oldest first (Vidur's _preempted_batches), not
+ * as one batch of both. 2 stages, max_batch 2; A..D prompts 10, 3 output
+ * tokens. form A B, form C D; done, done; form: A B; form: C D. */
+static void test_static_batches_apart(void **state)
+{
+  (void)state;
+  Sim m;
+  sim_init(&m, CS_LLM_SCHED_STATIC, 16, 2, 128);
+  m.cfg.max_batch_size = 2;
+  m.cfg.max_tokens = 64;
+  sim_start(&m);
+  add(&m, 'A', 10, 3);
+  add(&m, 'B', 10, 3);
+  add(&m, 'C', 10, 3);
+  add(&m, 'D', 10, 3);
+  form(&m, "A=10 B=10", 1);
+  form(&m, "C=10 D=10", 2);
+  done(&m, "A=10 B=10", "AB", "");
+  done(&m, "C=10 D=10", "CD", "");
+  form(&m, "A B", 1);
+  form(&m, "C D", 2);
+  cs_llm_sched_free(m.s);
+}
+
 /* The limits at 4 stages, cap 128: vLLM and Sarathi 128 / 4 = 32; Orca
  * min(max_batch_size 128, 128) = 128. A cap below the stages is refused
  * for vLLM (its limit would be 0) but not for Orca. */
@@ -293,8 +354,10 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_vllm_two_stages),
+    cmocka_unit_test(test_vllm_sort_by_arrival),
     cmocka_unit_test(test_sarathi_two_stages),
     cmocka_unit_test(test_static_two_stages),
+    cmocka_unit_test(test_static_batches_apart),
     cmocka_unit_test(test_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -114,6 +114,12 @@ static void test_two_stages_timeline(void **state)
   assert_int_equal(res->replicas[0].busy_ns, 8 * MS);
   assert_int_equal(res->replicas[0].peak_blocks, 10);
   assert_close(res->replicas[0].block_ns, 85.25 * MS);
+  /* One device's FLOPs, each batch once (cs_llm_exec_batch_flops: a stage
+   * of 1 layer, 640 parameters = 8 x 4 x 6 + 8 x 4 x 2 + 3 x 8 x 16): a
+   * prefill of 64, 2 x 64 x 640 + 4 x 1 x 2 x 4 x 64 x 64 = 212,992 (B1,
+   * B2); a decode after 65, 1,280 + 32 x 66 = 3,392 (B3, B4); after 66,
+   * 1,280 + 32 x 67 = 3,424 (B5): 436,192. */
+  assert_close(res->replicas[0].flops, 436192);
   /* TBT samples in the order recorded: R0's at 7.0, R1's at 8.75, R0's at
    * 10.5. */
   assert_int_equal(res->tbt_ns->len, 3);
