@@ -90,7 +90,9 @@ typedef struct {
   int64_t stage_busy_ns;  /* the stages' execution times summed (busy_ns is this / pp) */
   int64_t last_change_ns; /* when allocated blocks last changed or were sampled */
   int64_t last_blocks;
-  gboolean poked;         /* got a request or ended a batch at the current instant */
+  /* At the current instant: got a request, ended a batch, or (disaggregated)
+   * a transfer to or from it ended. */
+  gboolean got_request, ended_batch, poked;
 } Replica;
 
 struct CsLlmCluster {
@@ -648,7 +650,7 @@ gboolean cs_llm_cluster_step(CsLlmCluster *s, GError **error)
       bin_at(s, t)->arrivals++;
     if (!cs_llm_sched_add(s->rep[i].sched, &q->req, error))
       return FALSE;
-    s->rep[i].poked = TRUE;
+    s->rep[i].got_request = TRUE;
   }
   /* 2. Batch ends at t, in start order. */
   GSequenceIter *it;
@@ -680,7 +682,7 @@ gboolean cs_llm_cluster_step(CsLlmCluster *s, GError **error)
     }
     if (!end_batch(s, i, t, error))
       return FALSE;
-    r->poked = TRUE;
+    r->ended_batch = TRUE;
   }
   /* 3. Decode replicas reserve for the transfers pending to them. */
   for (int i = s->cfg.replicas; s->disagg && i < s->n_rep; i++)
@@ -689,13 +691,22 @@ gboolean cs_llm_cluster_step(CsLlmCluster *s, GError **error)
    * ones, while they can (Vidur's on_schedule loop); a decode replica's
    * restarts may have freed blocks for a pending transfer. */
   for (int i = 0; i < s->n_rep; i++) {
-    if (!s->rep[i].poked)
+    /* One pass for the arrivals at t and one for the batch that ended:
+     * Vidur's ReplicaScheduleEvents (a second pass forms a batch only when
+     * the first formed none, its restarts having freed blocks). */
+    Replica *r = &s->rep[i];
+    int passes = r->got_request + r->ended_batch;
+    if (passes == 0 && r->poked)
+      passes = 1;
+    r->got_request = r->ended_batch = r->poked = FALSE;
+    for (int k = 0; k < passes; k++) {
+      gboolean formed = TRUE;
+      while (formed && cs_llm_sched_n_in_flight(r->sched) < s->cfg.exec.pp)
+        if (!start_batch(s, i, t, &formed, error))
+          return FALSE;
+    }
+    if (passes == 0)
       continue;
-    s->rep[i].poked = FALSE;
-    gboolean formed = TRUE;
-    while (formed && cs_llm_sched_n_in_flight(s->rep[i].sched) < s->cfg.exec.pp)
-      if (!start_batch(s, i, t, &formed, error))
-        return FALSE;
     if (decode_pool(s, i))
       reserve_transfers(s, i, t);
   }

@@ -42,7 +42,11 @@
  *     is reserved at its own end when the blocks are free;
  *  4. every replica that got a request or ended a batch or a transfer at t
  *     and has fewer batches in flight than stages forms its next batches
- *     while it can (each joins the first stage's queue), in replica order
+ *     while it can (each joins the first stage's queue), in replica order;
+ *     twice when it both got a request and ended a batch at t (Vidur's two
+ *     ReplicaScheduleEvents: the second forms a batch only when the first
+ *     stopped at none, its restarts having freed blocks; `llm_sim_stages`
+ *     test_two_passes_at_an_instant)
  *     (replicas do not share state, so this order changes nothing); a
  *     decode replica then reserves again as in 3, as forming the batch may
  *     have restarted requests and freed their blocks.

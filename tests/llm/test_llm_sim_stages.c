@@ -156,6 +156,45 @@ static void test_two_batches_at_once(void **state)
   cs_llm_sim_result_free(res);
 }
 
+/* Two scheduling passes at one instant (Vidur's two ReplicaScheduleEvents:
+ * one for the arrivals, one for the batch that ended): vLLM, 2 stages, 9
+ * blocks of 16, no watermark; R0 at 0 (79 prompt: 5 blocks, 3 output), R1
+ * at 3.5 ms (64 prompt: 4 blocks, 1 output).
+ *  t=0     B1 = prefill [R0], s0 0-2.0, s1 2.0-3.5.
+ *  t=3.5   B1 ends (R0's first token, processed 80); R1 arrives. Pass 1:
+ *          B2 = prefill [R1] (4 blocks: none free), s0 3.5-5.5; then R0's
+ *          decode finds no free block and restarts itself (prefill := 80,
+ *          its 5 blocks freed): no batch. Pass 2: B3 = R0's re-prefill of
+ *          80 (5 blocks), queued at s0.
+ *  t=5.5   s0 B3 5.5-7.5; B2 s1 5.5-7.0.
+ *  t=7.0   B2 ends: R1's only token; it finishes (4 blocks free).
+ *  t=7.5   B3 s1 7.5-9.0.
+ *  t=9.0   B3 ends: R0's 2nd token (no TBT: a re-prefill). B4 = decode [R0]
+ *          (a 6th block: 81 > 80), s0 9.0-10.75, s1 10.75-12.0.
+ *  t=12.0  B4 ends: R0 finishes, TBT 12.0 - 9.0 = 3.0.
+ * (With one pass at 3.5, R0 would re-prefill only at 7.0 and finish at
+ * 13.5.) */
+static void test_two_passes_at_an_instant(void **state)
+{
+  (void)state;
+  CsLlmSimConfig c;
+  config_pp2(&c, 128);
+  c.sched.num_blocks = 9;
+  c.sched.watermark_blocks_fraction = 0;
+  const CsLlmSimRequest r[] = { { 0, 0, 79, 3 }, { 1, 3500 * US, 64, 1 } };
+  CsLlmSimResult *res = run(&c, r, 2);
+  const CsLlmSimRequestResult *a = &res->requests[0], *b = &res->requests[1];
+  assert_int_equal(a->first_token_ns, 3500 * US);
+  assert_int_equal(a->restarts, 1);
+  assert_int_equal(a->completed_ns, 12 * MS);
+  assert_int_equal(a->n_tbt, 1);
+  assert_int_equal(a->tbt_sum_ns, 3 * MS);
+  assert_int_equal(b->scheduled_ns, 3500 * US);
+  assert_int_equal(b->completed_ns, 7 * MS);
+  assert_int_equal(res->n_batches, 4);
+  cs_llm_sim_result_free(res);
+}
+
 /* What is refused: stages the scheduler does not have, and disaggregated
  * serving with stages. */
 static void test_stage_errors(void **state)
@@ -178,6 +217,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_two_stages_timeline),
     cmocka_unit_test(test_two_batches_at_once),
+    cmocka_unit_test(test_two_passes_at_an_instant),
     cmocka_unit_test(test_stage_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

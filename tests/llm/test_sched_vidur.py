@@ -45,7 +45,7 @@ VIDUR_FILES = {"vllm": "vllm_replica_scheduler", "sarathi": "sarathi_replica_sch
                "static": "faster_transformer_replica_scheduler"}
 
 
-def workload(rng, policy, stages):
+def workload(rng, policy, stages=1):
     """Small, tight configurations so that memory runs out often; every
     request can run on an empty replica (the checks of cs_llm_sched_add)."""
     max_tokens = 160
