@@ -125,11 +125,14 @@
  *    sequence number).
  *
  * Checked (tests/llm/test_sched_vidur.py): on seeded random workloads with
- * tight memory, the traces (batches, tokens, restarts, first tokens,
- * finishes, blocks after every iteration) equal those of Vidur's own
- * scheduler classes with differences 1 and 2 applied to them. With one
- * stage, the sorts by arrival (vLLM's, Sarathi's) changed no trace there:
- * the running list stays in arrival order; they are kept for fidelity.
+ * tight memory, with 1, 2 and 4 stages, the traces (batches, tokens,
+ * restarts, first tokens, finishes, blocks after every iteration) equal
+ * those of Vidur's own scheduler classes with differences 1 and 2 applied
+ * to them. With one stage, the sorts by arrival (vLLM's, Sarathi's)
+ * changed no trace there: the running list stays in arrival order. With
+ * stages vLLM's decides (a request left over while others were in flight
+ * precedes them in the list; test_llm_sched_stages); Sarathi's still
+ * changed none.
  */
 #ifndef CS_LLM_SCHED_H
 #define CS_LLM_SCHED_H
