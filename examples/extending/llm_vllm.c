@@ -5,15 +5,17 @@
  * same batches, restarts and blocks, iteration by iteration, so it shows
  * what the services can express. Change its rules to try your own.
  *
- * Rules (one pipeline stage):
+ * Rules (with S pipeline stages, up to S batches are in flight; a batch
+ * holds at most max_micro_batch_size = batch_size_cap / S requests):
  * - prefills first: waiting requests in queue order, each admitted with its
  *   whole prefill's blocks while the free blocks stay at or above the
  *   watermark, the padded token budget (requests x longest prefill) stays
  *   within max_tokens_in_batch, fewer than batch_size_cap requests hold
- *   memory and the batch has fewer than batch_size_cap requests; a batch
- *   with a prefill holds prefills only;
- * - else decodes: running requests by arrival, 1 token each, each needing
- *   one free block (vLLM asks for one even when the request needs none);
+ *   memory and the batch has fewer than max_micro_batch_size requests; a
+ *   batch with a prefill holds prefills only;
+ * - else decodes: running requests by arrival, up to max_micro_batch_size,
+ *   1 token each, each needing one free block (vLLM asks for one even when
+ *   the request needs none);
  *   when none is free the latest-arrived request not yet taken is restarted,
  *   and with none left the request itself.
  *
@@ -73,6 +75,7 @@ static gboolean admit_prefills(CsLlmReplica *rep, int *n, GError **error)
 {
   int bs = cs_llm_replica_block_size(rep);
   int cap = cs_llm_replica_batch_size_cap(rep);
+  int micro = cap / cs_llm_replica_num_stages(rep); /* max_micro_batch_size */
   int64_t max_len = 0;
   while (cs_llm_replica_n_waiting(rep) > 0) {
     CsLlmRequest *r = cs_llm_replica_waiting(rep, 0);
@@ -83,7 +86,7 @@ static gboolean admit_prefills(CsLlmReplica *rep, int *n, GError **error)
     int64_t new_max = MAX(max_len, prefill);
     if ((int64_t)(*n + 1) * new_max > cs_llm_replica_max_tokens_in_batch(rep))
       break;
-    if (cs_llm_replica_n_holding(rep) == cap || *n == cap)
+    if (cs_llm_replica_n_holding(rep) == cap || *n == micro)
       break;
     if (!cs_llm_replica_allocate(rep, r, need, error) ||
         !cs_llm_replica_schedule(rep, r, (int)prefill, error))
@@ -107,10 +110,10 @@ static gboolean vllm_schedule(void *state, CsLlmReplica *rep, GError **error)
   for (int i = 0; i < cs_llm_replica_n_running(rep); i++)
     g_ptr_array_add(run, cs_llm_replica_running(rep, i));
   sort_by_arrival(run);
-  int cap = cs_llm_replica_batch_size_cap(rep);
+  int micro = cs_llm_replica_batch_size_cap(rep) / cs_llm_replica_num_stages(rep);
   int64_t bs = cs_llm_replica_block_size(rep);
   guint lo = 0, hi = run->len; /* run[lo, hi): neither taken nor restarted */
-  while (lo < hi && n < cap) {
+  while (lo < hi && n < micro) {
     CsLlmRequest *r = run->pdata[lo++];
     gboolean runs = TRUE;
     while (cs_llm_replica_free_blocks(rep) < 1) {

@@ -1,7 +1,9 @@
 /* libclustersim: LLM replica schedulers of your own (docs/llm.md, "A
  * replica scheduler of your own"; docs/extending.md).
  *
- * An LLM replica (docs/llm.md) runs one batch at a time: when it is idle it
+ * An LLM replica (docs/llm.md) runs one batch at a time per pipeline stage
+ * (cs_llm_replica_num_stages, 1 unless the deployment sets
+ * pipeline_parallel): while fewer batches than stages are in flight it
  * asks its replica scheduler for the next batch, which chooses the requests
  * and how many tokens each processes in the iteration, and gives them KV
  * cache blocks. The built-in schedulers (vllm, sarathi, orca, static) are
@@ -20,9 +22,11 @@
  *   processed == prefill + decode, and its blocks are freed then.
  * - waiting: in the replica's waiting queue, holding no blocks (new ones at
  *   the back, restarted ones at the front).
- * - running: admitted (holding blocks) and not in the batch being formed:
- *   the requests left out of earlier batches first, then the last batch's
- *   unfinished ones in batch order.
+ * - running: admitted (holding blocks) and neither in the batch being
+ *   formed nor in a batch in flight (with pipeline stages, up to
+ *   num_stages - 1 other batches may be): the requests left out of earlier
+ *   batches first, then the last ended batch's unfinished ones in batch
+ *   order.
  * - a restart (recompute preemption) frees a running request's blocks and
  *   puts it at the front of the waiting queue; once its prefill was
  *   complete, its prefill becomes the prompt and the tokens generated so far
@@ -101,6 +105,10 @@ CS_API int cs_llm_replica_block_size(const CsLlmReplica *rep);
  * chunk_size, max_tokens (the longest request, prompt + output), and the
  * watermark in blocks: int(watermark_blocks_fraction x num_blocks). */
 CS_API int cs_llm_replica_batch_size_cap(const CsLlmReplica *rep);
+/* The replica's pipeline stages (pipeline_parallel, >= 1): up to that many
+ * batches are in flight at once. Vidur's vLLM and Sarathi limit a batch to
+ * batch_size_cap / num_stages requests (their max_micro_batch_size). */
+CS_API int cs_llm_replica_num_stages(const CsLlmReplica *rep);
 CS_API int64_t cs_llm_replica_max_batch_size(const CsLlmReplica *rep);
 CS_API int cs_llm_replica_max_tokens_in_batch(const CsLlmReplica *rep);
 CS_API int cs_llm_replica_chunk_size(const CsLlmReplica *rep);
@@ -123,7 +131,7 @@ CS_API int cs_llm_replica_n_running(const CsLlmReplica *rep);
 CS_API CsLlmRequest *cs_llm_replica_running(const CsLlmReplica *rep, int i);
 
 /* The batch: while schedule runs, the one being formed; in on_batch_done,
- * the one that ran. Entries in the order they were scheduled: the request,
+ * the one that ran (with pipeline stages, the oldest in flight). Entries in the order they were scheduled: the request,
  * its tokens, whether they were prefill tokens, and (on_batch_done only;
  * FALSE before) whether the request finished in it. NULL / 0 / FALSE when i
  * is out of range. */
@@ -181,7 +189,8 @@ typedef struct CsLlmSchedulerPolicy {
    * error set to stop the run (the message is shown with the scheduler's
    * name and the simulated time). */
   gboolean (*schedule)(void *state, CsLlmReplica *rep, GError **error);
-  /* Optional. The batch formed by the last schedule has run: tokens are
+  /* Optional. The oldest batch in flight (with one stage, the batch formed
+   * by the last schedule) has run through every stage: tokens are
    * processed, finished requests have freed their blocks (they are still
    * readable here, and not after), the others are back in the running list. */
   void (*on_batch_done)(void *state, const CsLlmReplica *rep);

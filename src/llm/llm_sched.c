@@ -110,11 +110,15 @@ CsLlmSched *cs_llm_sched_new(const CsLlmSchedConfig *cfg, GError **error)
                 cfg->watermark_blocks_fraction);
     return NULL;
   }
-  if (cfg->num_stages != 1) {
+  if (!check_positive(cfg->num_stages, "num_stages", error))
+    return NULL;
+  /* vLLM's and Sarathi's max_micro_batch_size = batch_size_cap // stages:
+   * 0 would never form a batch (Vidur's replica would wait forever). */
+  if (uses_watermark(cfg->policy) && cfg->batch_size_cap < cfg->num_stages) {
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
-                "LLM replica scheduler: num_stages is %d, expected 1 (pipeline stages are "
-                "not supported yet)",
-                cfg->num_stages);
+                "LLM replica scheduler %s: batch_size_cap is %d with %d pipeline stages, "
+                "expected >= num_stages (a batch's limit is batch_size_cap / num_stages)",
+                cs_llm_sched_config_name(cfg), cfg->batch_size_cap, cfg->num_stages);
     return NULL;
   }
   int64_t max_blocks_seq = cfg->max_tokens / cfg->block_size;
@@ -142,9 +146,13 @@ CsLlmSched *cs_llm_sched_new(const CsLlmSchedConfig *cfg, GError **error)
   g_queue_init(&s->waiting);
   g_queue_init(&s->prefilled);
   g_queue_init(&s->arrived);
+  g_queue_init(&s->static_groups);
   s->running = g_ptr_array_new();
   s->set_aside = g_ptr_array_new();
   s->skipped = g_ptr_array_new();
+  s->flight = g_new0(CsLlmBatch, cfg->num_stages);
+  s->flight_entries_cap = g_new0(int, cfg->num_stages);
+  s->flight_restarted_cap = g_new0(int, cfg->num_stages);
   if (cfg->policy == CS_LLM_SCHED_CUSTOM && !cs_llm_sched_custom_create(s, error)) {
     cs_llm_sched_free(s);
     return NULL;
@@ -160,11 +168,19 @@ void cs_llm_sched_free(CsLlmSched *s)
   g_queue_clear(&s->waiting);
   g_queue_clear(&s->prefilled);
   g_queue_clear(&s->arrived);
+  g_queue_clear(&s->static_groups);
   g_ptr_array_free(s->running, TRUE);
   g_ptr_array_free(s->set_aside, TRUE);
   g_ptr_array_free(s->skipped, TRUE);
   g_free(s->batch.entries);
   g_free(s->batch.restarted);
+  for (int k = 0; s->flight != NULL && k < s->cfg.num_stages; k++) {
+    g_free(s->flight[k].entries);
+    g_free(s->flight[k].restarted);
+  }
+  g_free(s->flight);
+  g_free(s->flight_entries_cap);
+  g_free(s->flight_restarted_cap);
   g_free(s);
 }
 
@@ -231,11 +247,6 @@ gboolean cs_llm_sched_add(CsLlmSched *s, CsLlmRequest *r, GError **error)
 /* --- memory (base, and vLLM's and Sarathi's _can_allocate_request /
  * _allocate_request) --- */
 
-static int64_t free_blocks(const CsLlmSched *s)
-{
-  return s->cfg.num_blocks - s->allocated;
-}
-
 void cs_llm_sched_allocate(CsLlmSched *s, CsLlmRequest *r, int64_t n)
 {
   if (r->blocks == 0)
@@ -260,8 +271,8 @@ void cs_llm_sched_free_request(CsLlmSched *s, CsLlmRequest *r)
 static gboolean can_allocate_request(const CsLlmSched *s, const CsLlmRequest *r)
 {
   if (r->blocks == 0)
-    return free_blocks(s) - cs_llm_ceil_div(r->prefill_tokens, s->cfg.block_size) >= s->watermark;
-  return free_blocks(s) >= 1;
+    return cs_llm_sched_free_blocks(s) - cs_llm_ceil_div(r->prefill_tokens, s->cfg.block_size) >= s->watermark;
+  return cs_llm_sched_free_blocks(s) >= 1;
 }
 
 static void allocate_request(CsLlmSched *s, CsLlmRequest *r)
@@ -467,7 +478,7 @@ static void admit_max_length(CsLlmSched *s)
   while (!g_queue_is_empty(&s->waiting)) {
     if (s->batch.n == s->batch_limit)
       break;
-    if (free_blocks(s) < s->max_blocks_seq)
+    if (cs_llm_sched_free_blocks(s) < s->max_blocks_seq)
       break;
     CsLlmRequest *r = g_queue_pop_head(&s->waiting);
     cs_llm_sched_allocate(s, r, s->max_blocks_seq);
@@ -488,90 +499,19 @@ static void next_orca(CsLlmSched *s)
 
 static void next_static(CsLlmSched *s)
 {
-  if (s->running->len > 0) {
-    /* Re-run the last batch's unfinished requests, all of them (a static
-     * batch never exceeds the limit it was formed under). */
-    while (s->running->len > 0) {
+  if (!g_queue_is_empty(&s->static_groups)) {
+    /* Re-run the oldest ended batch's unfinished requests, all of them (a
+     * static batch never exceeds the limit it was formed under); with
+     * pipeline stages each batch re-runs on its own, as Vidur's
+     * _preempted_batches. */
+    int k = GPOINTER_TO_INT(g_queue_pop_head(&s->static_groups));
+    for (int j = 0; j < k; j++) {
       CsLlmRequest *r = pop_front(s->running);
       cs_llm_sched_batch_append(s, r, next_tokens(r));
     }
     return;
   }
   admit_max_length(s);
-}
-
-/* --- requests prefilled elsewhere (disaggregated serving, llm_sim.h) --- */
-
-gboolean cs_llm_sched_add_prefilled(CsLlmSched *s, CsLlmRequest *r, GError **error)
-{
-  g_return_val_if_fail(s != NULL && r != NULL, FALSE);
-  if (s->cfg.policy == CS_LLM_SCHED_STATIC) {
-    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
-                "LLM request %" G_GINT64_FORMAT ": a prefilled request needs a decode "
-                "scheduler of vllm, sarathi or orca, got static (its batches admit only "
-                "whole prefills)",
-                (gint64)r->id);
-    return FALSE;
-  }
-  if (r->state == CS_LLM_REQ_NEW && r->output_tokens < 2) {
-    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
-                "LLM request %" G_GINT64_FORMAT ": a prefilled request needs >= 2 output "
-                "tokens (one came with its prefill), got %d",
-                (gint64)r->id, r->output_tokens);
-    return FALSE;
-  }
-  /* The same checks as a new request: after a restart here it prefills
-   * again, up to prompt + output - 1 tokens. */
-  if (!cs_llm_sched_add(s, r, error))
-    return FALSE;
-  g_queue_pop_tail(&s->waiting);
-  r->processed_tokens = r->prompt_tokens + 1;
-  r->prefill_complete = TRUE;
-  r->got_first_token = TRUE;
-  r->emitted_tokens = 1;
-  g_queue_push_tail(&s->prefilled, r);
-  return TRUE;
-}
-
-/* The pending queue's head, reserved when it fits: the blocks of its
- * prompt's KV (the decode that follows adds a block when it crosses one, as
- * after a local prefill) above the watermark, or orca's whole-life
- * reservation; and the cap on requests holding memory. Head-of-line: NULL
- * while the head does not fit, whatever is behind it. While its transfer
- * runs it stays WAITING, holding its blocks (no other WAITING request holds
- * any), out of every list a batch is formed from. */
-CsLlmRequest *cs_llm_sched_reserve_prefilled(CsLlmSched *s)
-{
-  g_return_val_if_fail(s != NULL, NULL);
-  CsLlmRequest *r = g_queue_peek_head(&s->prefilled);
-  if (r == NULL)
-    return NULL;
-  gboolean orca = s->cfg.policy == CS_LLM_SCHED_ORCA;
-  int64_t need = orca ? s->max_blocks_seq : cs_llm_ceil_div(r->prompt_tokens, s->cfg.block_size);
-  int64_t cap = orca ? s->batch_limit : s->cfg.batch_size_cap;
-  if (s->holding >= cap || free_blocks(s) - need < s->watermark)
-    return NULL;
-  g_queue_pop_head(&s->prefilled);
-  cs_llm_sched_allocate(s, r, need);
-  s->in_transfer++;
-  return r;
-}
-
-gboolean cs_llm_sched_prefilled_arrived(CsLlmSched *s, CsLlmRequest *r, GError **error)
-{
-  g_return_val_if_fail(s != NULL && r != NULL, FALSE);
-  if (r->state != CS_LLM_REQ_WAITING || r->blocks == 0 || !r->prefill_complete) {
-    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
-                "LLM request %" G_GINT64_FORMAT ": arrived by transfer without a "
-                "reservation (expected a request cs_llm_sched_reserve_prefilled returned)",
-                (gint64)r->id);
-    return FALSE;
-  }
-  g_assert(s->in_transfer > 0);
-  s->in_transfer--;
-  r->state = CS_LLM_REQ_RUNNING;
-  g_queue_push_tail(&s->arrived, r);
-  return TRUE;
 }
 
 /* At the start of every batch's forming: the requests whose transfer ended
@@ -583,34 +523,14 @@ static void admit_prefilled(CsLlmSched *s)
     g_ptr_array_add(s->running, g_queue_pop_head(&s->arrived));
 }
 
-int cs_llm_sched_n_in_transfer(const CsLlmSched *s)
-{
-  return s->in_transfer;
-}
-
-gboolean cs_llm_sched_release(CsLlmSched *s, CsLlmRequest *r, GError **error)
-{
-  g_return_val_if_fail(s != NULL && r != NULL, FALSE);
-  if (r->state != CS_LLM_REQ_FINISHED || !r->keep_blocks) {
-    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
-                "LLM request %" G_GINT64_FORMAT ": released while %s (expected a finished "
-                "request that keeps its blocks)",
-                (gint64)r->id, r->state != CS_LLM_REQ_FINISHED ? "unfinished" : "not keeping blocks");
-    return FALSE;
-  }
-  cs_llm_sched_free_request(s, r);
-  r->keep_blocks = FALSE;
-  return TRUE;
-}
-
 const CsLlmBatch *cs_llm_sched_next_batch(CsLlmSched *s, GError **error)
 {
   g_return_val_if_fail(s != NULL, NULL);
-  if (s->in_flight) {
+  if (s->n_flight == s->cfg.num_stages) {
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
-                "LLM replica scheduler %s: a batch is already in flight (expected "
-                "cs_llm_sched_batch_done first)",
-                cs_llm_sched_config_name(&s->cfg));
+                "LLM replica scheduler %s: %d batch(es) already in flight, one per pipeline "
+                "stage (expected cs_llm_sched_batch_done first)",
+                cs_llm_sched_config_name(&s->cfg), s->n_flight);
     return NULL;
   }
   CsLlmBatch *b = &s->batch;
@@ -640,22 +560,38 @@ const CsLlmBatch *cs_llm_sched_next_batch(CsLlmSched *s, GError **error)
   }
   if (b->n == 0)
     return NULL;
-  s->in_flight = TRUE;
-  return b;
+  /* The formed batch takes the next free slot of the ring; the slot's old
+   * buffers become the next batch's to form in. */
+  int k = (s->flight_head + s->n_flight) % s->cfg.num_stages;
+  CsLlmBatch tb = s->flight[k];
+  s->flight[k] = *b;
+  *b = tb;
+  int tc = s->flight_entries_cap[k];
+  s->flight_entries_cap[k] = s->entries_cap;
+  s->entries_cap = tc;
+  tc = s->flight_restarted_cap[k];
+  s->flight_restarted_cap[k] = s->restarted_cap;
+  s->restarted_cap = tc;
+  s->n_flight++;
+  return &s->flight[k];
 }
 
 const CsLlmBatch *cs_llm_sched_batch_done(CsLlmSched *s, GError **error)
 {
   g_return_val_if_fail(s != NULL, NULL);
-  if (!s->in_flight) {
+  if (s->n_flight == 0) {
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
                 "LLM replica scheduler %s: no batch in flight (expected "
                 "cs_llm_sched_next_batch first)",
                 cs_llm_sched_config_name(&s->cfg));
     return NULL;
   }
-  s->in_flight = FALSE;
-  CsLlmBatch *b = &s->batch;
+  /* The oldest batch: stages are FIFO, so batches end in the order they
+   * were formed. */
+  CsLlmBatch *b = &s->flight[s->flight_head];
+  s->flight_head = (s->flight_head + 1) % s->cfg.num_stages;
+  s->n_flight--;
+  int rejoined = 0;
   for (int i = 0; i < b->n; i++) {
     CsLlmBatchEntry *e = &b->entries[i];
     CsLlmRequest *r = e->req;
@@ -685,10 +621,13 @@ const CsLlmBatch *cs_llm_sched_batch_done(CsLlmSched *s, GError **error)
     } else {
       r->state = CS_LLM_REQ_RUNNING;
       g_ptr_array_add(s->running, r);
+      rejoined++;
     }
   }
+  if (s->cfg.policy == CS_LLM_SCHED_STATIC && rejoined > 0)
+    g_queue_push_tail(&s->static_groups, GINT_TO_POINTER(rejoined));
   if (s->cfg.policy == CS_LLM_SCHED_CUSTOM)
-    cs_llm_sched_custom_batch_done(s);
+    cs_llm_sched_custom_batch_done(s, b);
   return b;
 }
 
@@ -720,7 +659,19 @@ int64_t cs_llm_sched_n_restarts(const CsLlmSched *s)
 
 gboolean cs_llm_sched_in_flight(const CsLlmSched *s)
 {
-  return s->in_flight;
+  return s->n_flight > 0;
+}
+
+int cs_llm_sched_n_in_flight(const CsLlmSched *s)
+{
+  return s->n_flight;
+}
+
+const CsLlmBatch *cs_llm_sched_flight(const CsLlmSched *s, int i)
+{
+  if (i < 0 || i >= s->n_flight)
+    return NULL;
+  return &s->flight[(s->flight_head + i) % s->cfg.num_stages];
 }
 
 const CsLlmRequest *cs_llm_sched_waiting(const CsLlmSched *s, int i)

@@ -34,8 +34,12 @@
  *   iteration", not a preemption). A batch's unfinished requests are
  *   appended to it in batch order when the batch ends; finished ones free
  *   their blocks.
- * - Up to num_stages batches in flight; only 1 stage is supported here, so
- *   the caller asks for a batch only when none is in flight.
+ * - Up to num_stages batches in flight (base on_schedule: Vidur forms
+ *   batches while _num_running_batches < num_stages, each decrementing it
+ *   in its on_batch_end). A batch's requests are in no list while it is in
+ *   flight, so the next batch is formed from the others; the stages being
+ *   FIFO, batches end in the order they were formed, and
+ *   cs_llm_sched_batch_done ends the oldest.
  *
  * "vllm" (vllm_replica_scheduler.py):
  * - max_micro_batch_size = batch_size_cap / stages; watermark =
@@ -78,10 +82,12 @@
  *   batch_size_cap) (not divided by stages); whole prefills and decodes
  *   mixed, no token budget, no preemption.
  * "static" (faster_transformer_replica_scheduler.py, FasterTransformer's
- *   static batching): while the last batch has unfinished requests, the next
- *   batch is those (1 token each); otherwise a new batch from the queue FIFO,
- *   up to max_batch, each reserving max_blocks_per_sequence while free
- *   allows. New arrivals wait until the whole batch has finished.
+ *   static batching): while an ended batch has unfinished requests, the
+ *   next batch is those of the oldest such batch (1 token each; with
+ *   pipeline stages each batch re-runs on its own, Vidur's
+ *   _preempted_batches); otherwise a new batch from the queue FIFO, up to
+ *   max_batch, each reserving max_blocks_per_sequence while free allows.
+ *   New arrivals wait until a whole batch has finished.
  *
  * "custom" (CS_LLM_SCHED_CUSTOM; llm_sched_custom.c, clustersim/llm.h): a
  *   CsLlmSchedulerPolicy of a registry forms the batch through the checked
@@ -119,11 +125,14 @@
  *    sequence number).
  *
  * Checked (tests/llm/test_sched_vidur.py): on seeded random workloads with
- * tight memory, the traces (batches, tokens, restarts, first tokens,
- * finishes, blocks after every iteration) equal those of Vidur's own
- * scheduler classes with differences 1 and 2 applied to them. With one
- * stage, the sorts by arrival (vLLM's, Sarathi's) changed no trace there:
- * the running list stays in arrival order; they are kept for fidelity.
+ * tight memory, with 1, 2 and 4 stages, the traces (batches, tokens,
+ * restarts, first tokens, finishes, blocks after every iteration) equal
+ * those of Vidur's own scheduler classes with differences 1 and 2 applied
+ * to them. With one stage, the sorts by arrival (vLLM's, Sarathi's)
+ * changed no trace there: the running list stays in arrival order. With
+ * stages vLLM's decides (a request left over while others were in flight
+ * precedes them in the list; test_llm_sched_stages); Sarathi's still
+ * changed none.
  */
 #ifndef CS_LLM_SCHED_H
 #define CS_LLM_SCHED_H
@@ -164,7 +173,7 @@ typedef struct {
   int chunk_size;                   /* 512, sarathi's token budget */
   int max_tokens;                   /* 4096: the longest request (prompt + output); orca and
                                      * static reserve max_tokens / block_size blocks each */
-  int num_stages;                   /* pipeline stages: only 1 */
+  int num_stages;                   /* pipeline stages: batches in flight at most; 1 */
   /* CS_LLM_SCHED_CUSTOM: the policy, its user data and its parameters (what
    * its parse returned; owned by whoever parsed them), all outliving every
    * scheduler made from this config. NULL otherwise. */
@@ -247,7 +256,8 @@ typedef struct CsLlmReplica CsLlmSched;
  * error set (CS_INPUT_ERROR_INVALID) naming the field and what was
  * expected: num_blocks, block_size, batch_size_cap, max_batch_size,
  * max_tokens_in_batch, chunk_size, max_tokens < 1; a watermark fraction
- * outside [0, 1); num_stages != 1; for orca and static, max_tokens /
+ * outside [0, 1); num_stages < 1; for vllm, sarathi and custom,
+ * batch_size_cap < num_stages (max_micro_batch_size would be 0); for orca and static, max_tokens /
  * block_size < 1 or more blocks than num_blocks (no request could ever be
  * admitted); custom set with another policy, or CUSTOM without it; for
  * custom, its create failing (the policy's message, named). */
@@ -311,7 +321,8 @@ int cs_llm_sched_n_in_transfer(const CsLlmSched *s);
 gboolean cs_llm_sched_release(CsLlmSched *s, CsLlmRequest *r, GError **error);
 
 /* Forms the next batch by the policy's rules and marks it in flight. Returns
- * it (owned by the scheduler, valid until the next call of this function),
+ * it (owned by the scheduler, valid until the next call of this function
+ * after its cs_llm_sched_batch_done),
  * or NULL when no batch can be formed now (error unset): nothing waits or
  * runs, or every waiting request is held back (vLLM, Sarathi: memory; this
  * cannot last with nothing in flight for requests cs_llm_sched_add took,
@@ -319,29 +330,34 @@ gboolean cs_llm_sched_release(CsLlmSched *s, CsLlmRequest *r, GError **error);
  * llm_sim.c's start_batch does).
  * Restarts done while forming it are in the batch's restarted list (and,
  * with no batch, still happen: see cs_llm_sched_n_restarts). Returns NULL
- * with error set (CS_INPUT_ERROR_INVALID) when a batch is already in
- * flight; for custom, NULL with error set (CS_ERROR, CS_ERROR_POLICY)
+ * with error set (CS_INPUT_ERROR_INVALID) when num_stages batches are
+ * already in flight; for custom, NULL with error set (CS_ERROR, CS_ERROR_POLICY)
  * when its schedule fails or misused a service (now or, from
  * on_batch_done, since the last batch). */
 const CsLlmBatch *cs_llm_sched_next_batch(CsLlmSched *s, GError **error);
 
-/* The batch in flight has run: each request's processed tokens advance by
+/* The oldest batch in flight has run (through every stage): each request's processed tokens advance by
  * its tokens (a prefill's last token also yields an output token, above),
  * finished requests free their blocks, the others rejoin the running list
  * (static: the batch to re-run). Fills the entries' emitted, first_token
- * and finished, and returns the batch (valid as above). Returns NULL with
+ * and finished, and returns the batch (valid until the next call of
+ * cs_llm_sched_next_batch). Returns NULL with
  * error set (CS_INPUT_ERROR_INVALID) when no batch is in flight. */
 const CsLlmBatch *cs_llm_sched_batch_done(CsLlmSched *s, GError **error);
 
 /* The state: blocks allocated (num_blocks - free), requests waiting,
  * running between iterations (static: in the batch to re-run), holding
- * blocks, and restarts so far; whether a batch is in flight. */
+ * blocks, and restarts so far; whether any batch is in flight. */
 int64_t cs_llm_sched_allocated_blocks(const CsLlmSched *s);
 int cs_llm_sched_n_waiting(const CsLlmSched *s);
 int cs_llm_sched_n_running(const CsLlmSched *s);
 int cs_llm_sched_n_holding(const CsLlmSched *s);
 int64_t cs_llm_sched_n_restarts(const CsLlmSched *s);
 gboolean cs_llm_sched_in_flight(const CsLlmSched *s);
+/* The batches in flight (0 to num_stages), and the i-th of them, oldest
+ * first (0 <= i < that), or NULL. */
+int cs_llm_sched_n_in_flight(const CsLlmSched *s);
+const CsLlmBatch *cs_llm_sched_flight(const CsLlmSched *s, int i);
 
 /* The waiting queue's i-th request from the front (0 <= i < n_waiting), or
  * NULL. */

@@ -82,6 +82,12 @@ int cs_llm_replica_block_size(const CsLlmReplica *rep)
   return rep->cfg.block_size;
 }
 
+int cs_llm_replica_num_stages(const CsLlmReplica *rep)
+{
+  g_return_val_if_fail(rep != NULL, 1);
+  return rep->cfg.num_stages;
+}
+
 int cs_llm_replica_batch_size_cap(const CsLlmReplica *rep)
 {
   g_return_val_if_fail(rep != NULL, 0);
@@ -171,21 +177,29 @@ CsLlmRequest *cs_llm_replica_running(const CsLlmReplica *rep, int i)
   return i >= 0 && (guint)i < rep->running->len ? rep->running->pdata[i] : NULL;
 }
 
+/* The batch the policy sees: the one that ran in on_batch_done, else the
+ * one being formed. */
+static const CsLlmBatch *view(const CsLlmReplica *rep)
+{
+  return rep->done_view != NULL ? rep->done_view : &rep->batch;
+}
+
 int cs_llm_replica_batch_size(const CsLlmReplica *rep)
 {
   g_return_val_if_fail(rep != NULL, 0);
-  return rep->batch.n;
+  return view(rep)->n;
 }
 
 int64_t cs_llm_replica_batch_tokens(const CsLlmReplica *rep)
 {
   g_return_val_if_fail(rep != NULL, 0);
-  return rep->batch.total_tokens;
+  return view(rep)->total_tokens;
 }
 
 static const CsLlmBatchEntry *entry(const CsLlmReplica *rep, int i)
 {
-  return i >= 0 && i < rep->batch.n ? &rep->batch.entries[i] : NULL;
+  const CsLlmBatch *b = view(rep);
+  return i >= 0 && i < b->n ? &b->entries[i] : NULL;
 }
 
 CsLlmRequest *cs_llm_replica_batch_request(const CsLlmReplica *rep, int i)
@@ -418,8 +432,11 @@ gboolean cs_llm_sched_custom_next(CsLlmSched *s, GError **error)
   return FALSE;
 }
 
-void cs_llm_sched_custom_batch_done(CsLlmSched *s)
+void cs_llm_sched_custom_batch_done(CsLlmSched *s, const CsLlmBatch *b)
 {
-  if (s->cfg.custom->on_batch_done != NULL)
-    s->cfg.custom->on_batch_done(s->custom_state, s);
+  if (s->cfg.custom->on_batch_done == NULL)
+    return;
+  s->done_view = b;
+  s->cfg.custom->on_batch_done(s->custom_state, s);
+  s->done_view = NULL;
 }

@@ -23,10 +23,21 @@ struct CsLlmReplica {
   GPtrArray *running;      /* Vidur's _preempted_requests (static: the batch to re-run) */
   GPtrArray *set_aside;    /* sarathi: partial prefills of this call */
   GPtrArray *skipped;      /* sarathi: partial prefills that got no tokens */
-  gboolean in_flight;
+  GQueue static_groups;    /* static: the running list's batches to re-run, as sizes
+                            * (GINT_TO_POINTER), oldest first (Vidur's _preempted_batches) */
+  /* The batch being formed (its buffers swap with a flight slot's when it
+   * is formed), and the batches in flight: num_stages slots, a ring whose
+   * oldest is flight[flight_head] (Vidur's _num_running_batches is
+   * n_flight). */
   CsLlmBatch batch;
   int entries_cap;
   int restarted_cap;
+  CsLlmBatch *flight;
+  int *flight_entries_cap;
+  int *flight_restarted_cap;
+  int flight_head;
+  int n_flight;
+  const CsLlmBatch *done_view; /* in a custom policy's on_batch_done: the batch that ran */
   /* CS_LLM_SCHED_CUSTOM (llm_sched_custom.c) */
   void *custom_state;   /* what the policy's create returned */
   gboolean custom_live; /* create succeeded: destroy is owed */
@@ -42,6 +53,11 @@ struct CsLlmReplica {
 static inline int64_t cs_llm_ceil_div(int64_t a, int64_t b)
 {
   return (a + b - 1) / b;
+}
+
+static inline int64_t cs_llm_sched_free_blocks(const CsLlmSched *s)
+{
+  return s->cfg.num_blocks - s->allocated;
 }
 
 /* Gives r n more blocks (it holds memory from then on); frees all of r's
@@ -64,7 +80,7 @@ void cs_llm_sched_batch_append(CsLlmSched *s, CsLlmRequest *r, int tokens);
 gboolean cs_llm_sched_custom_create(CsLlmSched *s, GError **error);
 void cs_llm_sched_custom_destroy(CsLlmSched *s);
 gboolean cs_llm_sched_custom_next(CsLlmSched *s, GError **error);
-void cs_llm_sched_custom_batch_done(CsLlmSched *s);
+void cs_llm_sched_custom_batch_done(CsLlmSched *s, const CsLlmBatch *b);
 
 G_END_DECLS
 

@@ -38,7 +38,8 @@ typedef struct {
   int64_t time_ns;
   int64_t seq;
   int replica;
-  struct Slot *req;       /* a transfer's end (disaggregated): its request; NULL a batch end */
+  int stage;              /* the pipeline stage the batch ends (the last: the batch's end) */
+  struct Slot *req;       /* a transfer's end (disaggregated): its request; NULL a stage end */
 } BatchEnd;
 
 static gint batch_end_cmp(gconstpointer a, gconstpointer b, gpointer data)
@@ -72,12 +73,26 @@ static Slot *slot_of(CsLlmRequest *r, gboolean decode_side)
   return decode_side ? (Slot *)((char *)r - offsetof(Slot, dreq)) : (Slot *)r;
 }
 
+/* One pipeline stage of a replica: a FIFO of batches, one executing at a
+ * time. Batches move through the stages in the order they were formed, so
+ * a batch is its ordinal (0 for the replica's first) and the queue of a
+ * stage is the ordinals [started, arrived). */
+typedef struct {
+  int64_t arrived;        /* batches that reached the stage */
+  int64_t started;        /* batches that started it */
+  gboolean busy;
+} Stage;
+
 typedef struct {
   CsLlmSched *sched;
-  int64_t batch_start_ns; /* of the batch in flight */
+  Stage *stages;          /* exec.pp of them */
+  int64_t ended;          /* batches through the last stage (the ordinal of the oldest in flight) */
+  int64_t stage_busy_ns;  /* the stages' execution times summed (busy_ns is this / pp) */
   int64_t last_change_ns; /* when allocated blocks last changed or were sampled */
   int64_t last_blocks;
-  gboolean poked;         /* got a request or ended a batch at the current instant */
+  /* At the current instant: got a request, ended a batch, or (disaggregated)
+   * a transfer to or from it ended. */
+  gboolean got_request, ended_batch, poked;
 } Replica;
 
 struct CsLlmCluster {
@@ -202,15 +217,77 @@ static gboolean decode_pool(const CsLlmCluster *s, int i)
   return s->disagg && i >= s->cfg.replicas;
 }
 
-static void push_event(CsLlmCluster *s, int64_t t, int replica, Slot *req)
+static void push_event(CsLlmCluster *s, int64_t t, int replica, int stage, Slot *req)
 {
   BatchEnd *be = g_new(BatchEnd, 1);
-  *be = (BatchEnd){ .time_ns = t, .seq = s->seq++, .replica = replica, .req = req };
+  *be = (BatchEnd){ .time_ns = t, .seq = s->seq++, .replica = replica, .stage = stage,
+                    .req = req };
   g_sequence_insert_sorted(s->ends, be, batch_end_cmp, NULL);
 }
 
-/* Replica i has no batch in flight at t: form and time its next one. */
-static gboolean start_batch(CsLlmCluster *s, int i, int64_t t, GError **error)
+/* The requests of b as the execution model takes them (s->breqs). */
+static void batch_requests(CsLlmCluster *s, const CsLlmBatch *b)
+{
+  if (b->n > s->breqs_cap) {
+    s->breqs_cap = b->n;
+    s->breqs = g_renew(CsLlmBatchRequest, s->breqs, s->breqs_cap);
+  }
+  for (int k = 0; k < b->n; k++) {
+    const CsLlmBatchEntry *en = &b->entries[k];
+    s->breqs[k] = (CsLlmBatchRequest){ .num_tokens = en->tokens,
+                                       .num_processed = en->processed_before,
+                                       .prefill_complete = !en->prefill };
+  }
+}
+
+/* Stage `stage` of replica i is free at t: the batch at the head of its
+ * queue, if any, starts it (Vidur's ReplicaStageScheduleEvent) and its end
+ * is due after the stage's time (cs_llm_exec_batch_time at that stage: its
+ * layers, and the send to the next stage but on the last). */
+static gboolean try_start_stage(CsLlmCluster *s, int i, int stage, int64_t t, GError **error)
+{
+  Replica *r = &s->rep[i];
+  Stage *g = &r->stages[stage];
+  if (g->busy || g->started == g->arrived)
+    return TRUE;
+  const CsLlmBatch *b = cs_llm_sched_flight(r->sched, (int)(g->started - r->ended));
+  g_assert(b != NULL);
+  batch_requests(s, b);
+  CsLlmStageTime st;
+  CsLlmBatchAttention att;
+  GError *e = NULL;
+  if (!cs_llm_exec_batch_time(s->exec, s->breqs, b->n, stage, &st, &att, &e)) {
+    GString *m = g_string_new(NULL);
+    describe_batch(m, i, t, b);
+    if (s->cfg.exec.pp > 1)
+      g_string_append_printf(m, " at pipeline stage %d", stage);
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, "%s cannot be timed: %s",
+                m->str, e->message);
+    g_string_free(m, TRUE);
+    g_error_free(e);
+    return FALSE;
+  }
+  if (stage == 0) {
+    /* Once per batch: the attention is the same at every stage. */
+    s->res->attention_clamped_batches += att.clamped > 0;
+    s->res->replicas[i].flops += cs_llm_exec_batch_flops(s->exec, s->breqs, b->n);
+  }
+  int64_t dur = llround(st.total_ms * 1e6);
+  g->busy = TRUE;
+  g->started++;
+  push_event(s, t + dur, i, stage, NULL);
+  /* One device's busy time: each device runs one stage; the mean over the
+   * stages (exactly the batches' times with one stage). */
+  r->stage_busy_ns += dur;
+  s->res->replicas[i].busy_ns = r->stage_busy_ns / s->cfg.exec.pp;
+  return TRUE;
+}
+
+/* Replica i has fewer than pp batches in flight at t: form its next one,
+ * which joins its first stage's queue (and starts it when the stage is
+ * free). *formed says whether a batch was formed. */
+static gboolean start_batch(CsLlmCluster *s, int i, int64_t t, gboolean *formed,
+                            GError **error)
 {
   Replica *r = &s->rep[i];
   GError *e = NULL;
@@ -228,6 +305,7 @@ static gboolean start_batch(CsLlmCluster *s, int i, int64_t t, GError **error)
     before = cs_llm_sched_n_restarts(r->sched);
     b = cs_llm_sched_next_batch(r->sched, &e);
   }
+  *formed = b != NULL;
   if (e != NULL) {
     /* A custom scheduler's failure or misuse (clustersim/llm.h): when and
      * where. */
@@ -242,39 +320,15 @@ static gboolean start_batch(CsLlmCluster *s, int i, int64_t t, GError **error)
   }
   if (b == NULL)
     return TRUE;
-  if (b->n > s->breqs_cap) {
-    s->breqs_cap = b->n;
-    s->breqs = g_renew(CsLlmBatchRequest, s->breqs, s->breqs_cap);
-  }
   for (int k = 0; k < b->n; k++) {
-    const CsLlmBatchEntry *en = &b->entries[k];
-    s->breqs[k] = (CsLlmBatchRequest){ .num_tokens = en->tokens,
-                                       .num_processed = en->processed_before,
-                                       .prefill_complete = !en->prefill };
-    CsLlmSimRequestResult *out = &slot_of(en->req, decode_pool(s, i))->out;
+    CsLlmSimRequestResult *out = &slot_of(b->entries[k].req, decode_pool(s, i))->out;
     if (out->scheduled_ns < 0)
       out->scheduled_ns = t;
   }
-  CsLlmStageTime st;
-  CsLlmBatchAttention att;
-  if (!cs_llm_exec_batch_time(s->exec, s->breqs, b->n, 0, &st, &att, &e)) {
-    GString *m = g_string_new(NULL);
-    describe_batch(m, i, t, b);
-    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID, "%s cannot be timed: %s",
-                m->str, e->message);
-    g_string_free(m, TRUE);
-    g_error_free(e);
-    return FALSE;
-  }
-  s->res->attention_clamped_batches += att.clamped > 0;
-  s->res->replicas[i].flops += cs_llm_exec_batch_flops(s->exec, s->breqs, b->n);
-  int64_t dur = llround(st.total_ms * 1e6);
-  r->batch_start_ns = t;
-  push_event(s, t + dur, i, NULL);
-  s->res->replicas[i].busy_ns += dur;
   s->res->replicas[i].n_batches++;
   s->res->n_batches++;
-  return TRUE;
+  r->stages[0].arrived++;
+  return try_start_stage(s, i, 0, t, error);
 }
 
 /* Disaggregated: the decode replica for a request whose prefill ends now:
@@ -306,7 +360,7 @@ static void reserve_transfers(CsLlmCluster *s, int d, int64_t t)
     Slot *q = slot_of(r, TRUE);
     q->out.transfer_start_ns = t;
     q->out.kv_wait_ns = t - q->out.first_token_ns;
-    push_event(s, t + cs_llm_kv_transfer_ns(&s->cfg, r->prompt_tokens), d, q);
+    push_event(s, t + cs_llm_kv_transfer_ns(&s->cfg, r->prompt_tokens), d, 0, q);
     any = TRUE;
   }
   if (any)
@@ -335,6 +389,7 @@ static gboolean end_batch(CsLlmCluster *s, int i, int64_t t, GError **error)
   Replica *r = &s->rep[i];
   const CsLlmBatch *b = cs_llm_sched_batch_done(r->sched, NULL);
   g_assert(b != NULL); /* a batch of this replica was in flight */
+  r->ended++;
   gboolean decode_side = decode_pool(s, i);
   for (int k = 0; k < b->n; k++) {
     const CsLlmBatchEntry *en = &b->entries[k];
@@ -433,11 +488,19 @@ CsLlmCluster *cs_llm_cluster_new(const CsLlmSimConfig *cfg, const CsLlmClusterHo
                 "LLM simulation: replicas: expected at least 1, got %d", cfg->replicas);
     return NULL;
   }
-  if (cfg->exec.pp != 1) {
+  if (cfg->exec.pp > 1 && cfg->decode_replicas > 0) {
     g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
-                "LLM simulation: pipeline parallelism is not simulated yet: expected 1 "
-                "pipeline stage, got %d",
+                "LLM simulation, disaggregated: pipeline parallelism (%d stages) is not "
+                "simulated with disaggregated serving: expected 1 stage",
                 cfg->exec.pp);
+    return NULL;
+  }
+  if (cfg->exec.pp < 1 || cfg->sched.num_stages != cfg->exec.pp ||
+      (cfg->decode_replicas > 0 && cfg->decode_sched.num_stages != cfg->exec.pp)) {
+    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
+                "LLM simulation: %d pipeline stage(s): expected the schedulers' num_stages "
+                "to be the same (got %d)",
+                cfg->exec.pp, cfg->sched.num_stages);
     return NULL;
   }
   if (!check_disagg(cfg, error))
@@ -467,6 +530,7 @@ CsLlmCluster *cs_llm_cluster_new(const CsLlmSimConfig *cfg, const CsLlmClusterHo
     res->replicas[i].num_blocks = i < cfg->replicas ? cfg->sched.num_blocks
                                                     : cfg->decode_sched.num_blocks;
     s->rep[i].sched = cs_llm_sched_new(i < cfg->replicas ? &cfg->sched : &cfg->decode_sched, error);
+    s->rep[i].stages = g_new0(Stage, cfg->exec.pp);
     if (s->rep[i].sched == NULL) {
       cs_llm_cluster_free(s);
       return NULL;
@@ -487,8 +551,10 @@ void cs_llm_cluster_free(CsLlmCluster *s)
   if (s == NULL)
     return;
   if (s->rep != NULL)
-    for (int i = 0; i < s->n_rep; i++)
+    for (int i = 0; i < s->n_rep; i++) {
       cs_llm_sched_free(s->rep[i].sched);
+      g_free(s->rep[i].stages);
+    }
   g_free(s->rep);
   cs_llm_exec_free(s->exec);
   g_sequence_free(s->ends);
@@ -596,7 +662,7 @@ gboolean cs_llm_cluster_step(CsLlmCluster *s, GError **error)
       bin_at(s, t)->arrivals++;
     if (!cs_llm_sched_add(s->rep[i].sched, &q->req, error))
       return FALSE;
-    s->rep[i].poked = TRUE;
+    s->rep[i].got_request = TRUE;
   }
   /* 2. Batch ends at t, in start order. */
   GSequenceIter *it;
@@ -604,7 +670,7 @@ gboolean cs_llm_cluster_step(CsLlmCluster *s, GError **error)
     BatchEnd *be = g_sequence_get(it);
     if (be->time_ns != t)
       break;
-    int i = be->replica;
+    int i = be->replica, stage = be->stage;
     Slot *q = be->req;
     g_sequence_remove(it);
     if (q != NULL) {
@@ -612,21 +678,47 @@ gboolean cs_llm_cluster_step(CsLlmCluster *s, GError **error)
       end_transfer(s, i, q, t);
       continue;
     }
+    /* A stage end: the stage takes the next batch of its queue, and the
+     * batch goes on to the next stage or, from the last, ends (Vidur's
+     * BatchStageEndEvent: its stage's schedule before the batch's arrival
+     * at the next, then BatchEndEvent). */
+    Replica *r = &s->rep[i];
+    r->stages[stage].busy = FALSE;
+    if (!try_start_stage(s, i, stage, t, error))
+      return FALSE;
+    if (stage + 1 < s->cfg.exec.pp) {
+      r->stages[stage + 1].arrived++;
+      if (!try_start_stage(s, i, stage + 1, t, error))
+        return FALSE;
+      continue;
+    }
     if (!end_batch(s, i, t, error))
       return FALSE;
-    s->rep[i].poked = TRUE;
+    r->ended_batch = TRUE;
   }
   /* 3. Decode replicas reserve for the transfers pending to them. */
   for (int i = s->cfg.replicas; s->disagg && i < s->n_rep; i++)
     reserve_transfers(s, i, t);
-  /* 4. Idle replicas form their next batch; a decode replica's restarts may
-   * have freed blocks for a pending transfer. */
+  /* 4. Replicas with fewer batches in flight than stages form their next
+   * ones, while they can (Vidur's on_schedule loop); a decode replica's
+   * restarts may have freed blocks for a pending transfer. */
   for (int i = 0; i < s->n_rep; i++) {
-    if (!s->rep[i].poked)
+    /* One pass for the arrivals at t and one for the batch that ended:
+     * Vidur's ReplicaScheduleEvents (a second pass forms a batch only when
+     * the first formed none, its restarts having freed blocks). */
+    Replica *r = &s->rep[i];
+    int passes = r->got_request + r->ended_batch;
+    if (passes == 0 && r->poked)
+      passes = 1;
+    r->got_request = r->ended_batch = r->poked = FALSE;
+    for (int k = 0; k < passes; k++) {
+      gboolean formed = TRUE;
+      while (formed && cs_llm_sched_n_in_flight(r->sched) < s->cfg.exec.pp)
+        if (!start_batch(s, i, t, &formed, error))
+          return FALSE;
+    }
+    if (passes == 0)
       continue;
-    s->rep[i].poked = FALSE;
-    if (!cs_llm_sched_in_flight(s->rep[i].sched) && !start_batch(s, i, t, error))
-      return FALSE;
     if (decode_pool(s, i))
       reserve_transfers(s, i, t);
   }
@@ -689,85 +781,9 @@ const CsLlmSimResult *cs_llm_cluster_result(const CsLlmCluster *s)
   return s->res;
 }
 
-/* ---- a whole run over a list of requests ------------------------------------ */
-
-static void run_tbt(void *user, int64_t tag, int64_t ns)
+GArray *cs_llm_cluster_take_series(CsLlmCluster *s)
 {
-  (void)tag;
-  g_array_append_val(((CsLlmSimResult *)user)->tbt_ns, ns);
-}
-
-static void run_gap(void *user, int64_t tag, int64_t ns)
-{
-  (void)tag;
-  g_array_append_val(((CsLlmSimResult *)user)->gap_ns, ns);
-}
-
-static void run_done(void *user, const CsLlmSimRequestResult *r, int64_t tag)
-{
-  ((CsLlmSimResult *)user)->requests[tag] = *r;
-}
-
-CsLlmSimResult *cs_llm_sim_run(const CsLlmSimConfig *cfg, const CsLlmSimRequest *reqs, int n,
-                               GError **error)
-{
-  if (n < 1) {
-    g_set_error(error, CS_INPUT_ERROR, CS_INPUT_ERROR_INVALID,
-                "LLM simulation: expected at least 1 request, got %d", n);
-    return NULL;
-  }
-  /* The per-request results land here, in input order, as requests finish. */
-  CsLlmSimResult *res = g_new0(CsLlmSimResult, 1);
-  res->requests = g_new0(CsLlmSimRequestResult, n);
-  res->tbt_ns = g_array_new(FALSE, FALSE, sizeof(int64_t));
-  res->gap_ns = g_array_new(FALSE, FALSE, sizeof(int64_t));
-  CsLlmClusterHooks hooks = { .tbt = run_tbt, .gap = run_gap, .done = run_done, .user = res };
-  CsLlmCluster *s = cs_llm_cluster_new(cfg, &hooks, error);
-  if (s == NULL) {
-    cs_llm_sim_result_free(res);
-    return NULL;
-  }
-  for (int j = 0; j < n; j++)
-    if (!cs_llm_cluster_add(s, &reqs[j], j, error))
-      goto fail;
-  while (cs_llm_cluster_next_ns(s) != INT64_MAX)
-    if (!cs_llm_cluster_step(s, error))
-      goto fail;
-  if (!cs_llm_cluster_finish(s, error))
-    goto fail;
-  /* The counters and per-replica results are the cluster's. */
-  const CsLlmSimResult *c = s->res;
-  res->n_requests = n;
-  res->n_replicas = c->n_replicas;
-  res->n_prefill_replicas = c->n_prefill_replicas;
-  res->replicas = g_memdup2(c->replicas, sizeof *c->replicas * (gsize)c->n_replicas);
-  res->makespan_ns = c->makespan_ns;
-  res->n_batches = c->n_batches;
-  res->restarts = c->restarts;
-  res->output_tokens = c->output_tokens;
-  res->attention_clamped_batches = c->attention_clamped_batches;
-  res->total_blocks = c->total_blocks;
-  res->device_flops_per_s = c->device_flops_per_s;
-  res->series_bin_ns = c->series_bin_ns;
-  res->series = c->series; /* moved */
+  GArray *a = s->res->series;
   s->res->series = NULL;
-  cs_llm_cluster_free(s);
-  return res;
-fail:
-  cs_llm_cluster_free(s);
-  cs_llm_sim_result_free(res);
-  return NULL;
-}
-
-void cs_llm_sim_result_free(CsLlmSimResult *r)
-{
-  if (r == NULL)
-    return;
-  g_free(r->requests);
-  g_free(r->replicas);
-  g_array_free(r->tbt_ns, TRUE);
-  g_array_free(r->gap_ns, TRUE);
-  if (r->series != NULL)
-    g_array_free(r->series, TRUE);
-  g_free(r);
+  return a;
 }

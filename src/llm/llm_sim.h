@@ -4,7 +4,16 @@
  * in flight asks its scheduler (llm_sched.h) for the next batch, times it
  * (cs_llm_exec_batch_time, CPU overhead 0 as Vidur's default
  * skip_cpu_overhead_modeling) and, when it ends, reports it done and asks
- * again. One pipeline stage only.
+ * again. With PP pipeline stages (exec.pp), a replica has up to PP batches
+ * in flight; each stage runs one batch at a time, FIFO, for its time
+ * (cs_llm_exec_batch_time at that stage: num_layers / PP layers, and the
+ * send of the activations to the next stage on every stage but the last);
+ * a batch that leaves a stage joins the next one's queue at once, and its
+ * end is its last stage's end (Vidur's BatchStageArrival, BatchStageEnd,
+ * BatchEnd events). The replica forms batches at the same moments as with
+ * one stage (an arrival, a batch's end), while fewer than PP are in flight
+ * (Vidur's on_schedule loop): several at one instant if it can; not when a
+ * stage other than the last frees. Disaggregated serving has 1 stage.
  *
  * Time is integer nanoseconds from 0 (the trace's clock). A batch's time,
  * computed in ms as a double, becomes llround(ms * 1e6) ns.
@@ -19,7 +28,10 @@
  *     in that order gives the same replicas, as lor's counts grow by one per
  *     assignment in both);
  *  2. every batch ending at t is done (llm_sched's batch_done), in the order
- *     the batches were started (their BatchStageEnd events' ids), and,
+ *     the batches were started (their BatchStageEnd events' ids); with
+ *     stages, every stage end at t in that order: the stage takes the head
+ *     of its queue, then the batch joins the next stage's queue (starting
+ *     it if free) or, from the last stage, is done; and,
  *     disaggregated, every KV transfer ending at t, in the same order of
  *     creation; a prefill ending on the prefill pool queues its request,
  *     pending transfer, at the decode replica chosen then;
@@ -29,7 +41,12 @@
  *     in that order; a prefill that ended at t in 2 has queued there, so it
  *     is reserved at its own end when the blocks are free;
  *  4. every replica that got a request or ended a batch or a transfer at t
- *     and has no batch in flight forms its next batch, in replica order
+ *     and has fewer batches in flight than stages forms its next batches
+ *     while it can (each joins the first stage's queue), in replica order;
+ *     twice when it both got a request and ended a batch at t (Vidur's two
+ *     ReplicaScheduleEvents: the second forms a batch only when the first
+ *     stopped at none, its restarts having freed blocks; `llm_sim_stages`
+ *     test_two_passes_at_an_instant)
  *     (replicas do not share state, so this order changes nothing); a
  *     decode replica then reserves again as in 3, as forming the batch may
  *     have restarted requests and freed their blocks.
@@ -108,8 +125,8 @@ gboolean cs_llm_router_parse(const char *name, CsLlmRouter *out, GError **error)
  * sends each arrival to one of them, and decode_replicas more (decode_sched)
  * run the decodes; replicas are numbered prefill pool first. */
 typedef struct {
-  CsLlmExecConfig exec;  /* one replica's execution model (its pp must be 1); nothing copied */
-  CsLlmSchedConfig sched; /* num_blocks set; num_stages 1 */
+  CsLlmExecConfig exec;  /* one replica's execution model; nothing copied */
+  CsLlmSchedConfig sched; /* num_blocks set; num_stages exec.pp */
   int replicas;          /* >= 1 */
   CsLlmRouter router;
   /* Disaggregated serving; all 0 / NULL when colocated. */
@@ -183,7 +200,8 @@ typedef struct {
   int64_t num_blocks;
   int64_t peak_blocks;   /* the most allocated at once */
   double block_ns;       /* the integral of allocated blocks over [0, makespan] */
-  int64_t busy_ns;       /* time with a batch in flight */
+  int64_t busy_ns;       /* time with a batch in flight; with PP stages, one device's: the
+                          * stages' execution times summed over batches, / PP */
   int64_t n_batches;
   int64_t restarts;
   double flops;          /* one device's FLOPs over its batches (cs_llm_exec_batch_flops) */
@@ -295,6 +313,10 @@ gboolean cs_llm_cluster_finish(CsLlmCluster *c, GError **error);
 /* The counters and per-replica results so far (requests NULL,
  * n_requests the requests added); owned by the cluster. */
 const CsLlmSimResult *cs_llm_cluster_result(const CsLlmCluster *c);
+
+/* Hands over the series of the result (NULL without one); the result has
+ * none afterwards. */
+GArray *cs_llm_cluster_take_series(CsLlmCluster *c);
 
 /* The linear-interpolation quantile (q in [0, 1]) of n >= 1 samples v,
  * sorted in place: with s the ascending order, h = q * (n - 1), the value

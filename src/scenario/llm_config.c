@@ -340,6 +340,17 @@ static gboolean read_sched(CsLlmConfig *r, const cJSON *sc, const char *path,
     return cs_json_fail(error, file, "model", "%s", e->message), g_clear_error(&e), FALSE;
   s->num_blocks = num_blocks > 0 ? num_blocks : plan->num_blocks;
   s->max_batch_size = plan->max_batch_size;
+  s->num_stages = pc->pp;
+  /* vLLM's and Sarathi's batch limit is batch_size_cap / stages. */
+  if (s->batch_size_cap < pc->pp && s->policy != CS_LLM_SCHED_ORCA &&
+      s->policy != CS_LLM_SCHED_STATIC) {
+    char *fp = g_strdup_printf("%s.batch_size_cap", path);
+    cs_json_fail(error, file, fp, "expected >= pipeline_parallel (%d): a batch holds at most "
+                 "batch_size_cap / pipeline_parallel requests, got %d",
+                 pc->pp, s->batch_size_cap);
+    g_free(fp);
+    return FALSE;
+  }
   return TRUE;
 }
 
@@ -463,9 +474,10 @@ static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const
       !cs_json_read_double(root, "timeseries_bin_s", FALSE, 1e-3, 1e6, &bin_s, file, "", error))
     return FALSE;
   r->timeseries_bin_ns = llround(bin_s * 1e9);
-  if (pp != 1)
-    return cs_json_fail(error, file, "pipeline_parallel", "expected 1: pipeline parallelism "
-                        "is not simulated yet, got %d", pp);
+  if (pp > 1 && cJSON_GetObjectItem(root, "disaggregated") != NULL)
+    return cs_json_fail(error, file, "pipeline_parallel", "expected 1 with \"disaggregated\": "
+                        "pipeline stages are not simulated with disaggregated serving, got %d",
+                        pp);
   GError *e = NULL;
   if (!cs_llm_router_parse(router, &r->sim.router, &e))
     goto fail_e_router;
@@ -486,10 +498,15 @@ static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const
     return cs_json_fail(error, file, "node", "expected a node of %s devices, got \"%s\" (%s)",
                         d->name, nd->name, nd->device->name);
 
+  /* Vidur asserts that a stage holds whole layers. */
+  if (m->num_layers % pp != 0)
+    return cs_json_fail(error, file, "pipeline_parallel", "expected a divisor of %s's "
+                        "num_layers (%d), got %d", m->name, m->num_layers, pp);
   /* The memory plan decides the KV blocks (Vidur's memory planner). */
   CsLlmPlanConfig pc;
   cs_llm_plan_config_init(&pc);
   pc.tp = tp;
+  pc.pp = pp;
   pc.max_tokens = max_tokens;
   pc.memory_margin = margin;
   CsLlmPlan plan;
@@ -527,7 +544,7 @@ static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const
     return cs_json_fail(error, file, "attention_outside_grid", "%s", e->message),
            g_clear_error(&e), FALSE;
   cs_llm_attention_set_outside(r->att, r->attention_outside);
-  if (tp > 1) {
+  if (tp > 1 || pp > 1) {
     rel = g_strdup_printf("collectives/%s.json", node);
     r->coll = load_data(rel, (gpointer (*)(const char *, GError **))cs_llm_collectives_load, file,
                         "node", error);
@@ -536,14 +553,20 @@ static gboolean read_fields(CsLlmConfig *r, const cJSON *root, const char *const
       return FALSE;
   }
   r->sim.exec = (CsLlmExecConfig){ .model = m, .ops = r->ops, .collectives = r->coll,
-                                   .devices_per_node = nd->devices_per_node, .tp = tp, .pp = 1,
+                                   .devices_per_node = nd->devices_per_node, .tp = tp, .pp = pp,
                                    .attention = r->att };
   /* The replica's tables, checked here so that a bad degree is the
-   * config's error (the shipped attention sample is TP1 only). */
+   * config's error (the shipped attention sample is TP1 only): the field
+   * is pipeline_parallel when the same replica at PP1 would do. */
   CsLlmExec *x = cs_llm_exec_new(&r->sim.exec, &e);
-  if (x == NULL)
-    return cs_json_fail(error, file, "tensor_parallel", "%s", e->message), g_clear_error(&e),
-           FALSE;
+  if (x == NULL) {
+    CsLlmExecConfig one = r->sim.exec;
+    one.pp = 1;
+    CsLlmExec *x1 = pp > 1 ? cs_llm_exec_new(&one, NULL) : NULL;
+    const char *field = x1 != NULL ? "pipeline_parallel" : "tensor_parallel";
+    cs_llm_exec_free(x1);
+    return cs_json_fail(error, file, field, "%s", e->message), g_clear_error(&e), FALSE;
+  }
   cs_llm_exec_free(x);
   const cJSON *req = cJSON_GetObjectItem(root, "requests");
   if (req == NULL)

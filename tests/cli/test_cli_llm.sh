@@ -41,6 +41,29 @@ ok = all(float(r["arrived_s"]) <= float(r["scheduled_s"]) <= float(r["first_toke
 sys.exit(0 if ok and {r["replica"] for r in rows} == {"0", "1"} else 1)
 PY
 
+# The same requests on replicas of 2 pipeline stages (docs/llm.md,
+# "Pipeline parallelism"): every request finishes, in order of its events.
+sed 's/"tensor_parallel": 1/"tensor_parallel": 1, "pipeline_parallel": 2/' syn.json >pp2.json
+"$bin" llm run pp2.json -o pp2 >pp2.out 2>pp2.err
+check "pipeline parallel 2: exits 0, nothing on stderr" test $? -eq 0 -a ! -s pp2.err
+check "pipeline parallel 2: every request, arrived <= scheduled <= first token <= completed" \
+  python3 - pp2/requests.csv <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ok = len(rows) == 50 and all(float(r["arrived_s"]) <= float(r["scheduled_s"])
+                             <= float(r["first_token_s"]) <= float(r["completed_s"]) for r in rows)
+sys.exit(0 if ok else 1)
+PY
+# Vidur's memory plan per stage (src/llm/llm_model.h), by hand: a stage's 16
+# layers of 202,375,168 parameters (4096 x 128 x 96 + 4096 x 128 x 32 + 3 x
+# 4096 x 11008) in fp16 take 6,476,005,376 bytes of the 80 GiB x 0.9 =
+# 77,309,411,328; the KV of a 4096-token request over all 32 layers,
+# 2 x 2 x 128 x 32 x 32 x 4096 = 2 GiB: floor(70,833,405,952 / 2 GiB) = 32,
+# x 2 stages = 64 request slots of 256 blocks: 16,384 (PP1: 29 x 256 = 7,424).
+check "pipeline parallel 2: Vidur's KV blocks per stage" py \
+  "d['num_blocks_per_replica'] == 16384" pp2/summary.json
+check "pipeline parallel 1: the same plan's blocks" py "d['num_blocks_per_replica'] == 7424" a/summary.json
+
 # The first 69 requests of Vidur's code trace whose prompts the sampled
 # attention grid times (64 to 3072 tokens: chunks below 64 and prefills after
 # more than 3072 cached tokens are outside it), one replica. Sarathi-Serve
@@ -117,8 +140,12 @@ req='"requests": {"synthetic": {"n": 2, "qps": 1, "prompt_tokens": {"fixed": 64}
 badcfg "wrong format" 'bad.json: format: expected "clustersim-llm-run"' \
   '{"format": "clustersim-run", "version": 1}'
 badcfg "unknown field" 'bad.json: ' "{$base, $req, \"replica\": 2}"
-badcfg "pipeline parallel" 'bad.json: pipeline_parallel: expected 1: pipeline parallelism is not simulated yet, got 2' \
-  "{$base, $req, \"pipeline_parallel\": 2}"
+badcfg "pipeline parallel not dividing the layers" 'bad.json: pipeline_parallel: expected a divisor of meta-llama/Llama-2-7b-hf'"'"'s num_layers (32), got 3' \
+  "{$base, $req, \"pipeline_parallel\": 3}"
+badcfg "pipeline parallel, batch_size_cap below the stages" 'bad.json: scheduler.batch_size_cap: expected >= pipeline_parallel (2): a batch holds at most batch_size_cap / pipeline_parallel requests, got 1' \
+  "{$base, $req, \"pipeline_parallel\": 2, \"scheduler\": {\"policy\": \"vllm\", \"batch_size_cap\": 1}}"
+badcfg "pipeline parallel, disaggregated" 'bad.json: pipeline_parallel: expected 1 with "disaggregated": pipeline stages are not simulated with disaggregated serving, got 2' \
+  "{$base, $req, \"pipeline_parallel\": 2, \"disaggregated\": {\"prefill_replicas\": 1, \"decode_replicas\": 1}}"
 badcfg "router" 'bad.json: router: LLM router "random": expected round_robin, lor or least_outstanding' \
   "{$base, $req, \"router\": \"random\"}"
 badcfg "policy" 'bad.json: scheduler.policy: unknown LLM replica scheduler "vlm"' \

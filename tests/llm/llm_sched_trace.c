@@ -3,13 +3,16 @@
  * compare with Vidur's schedulers on the same workload.
  *
  * Input (stdin): "POLICY NUM_BLOCKS BLOCK_SIZE BATCH_SIZE_CAP MAX_BATCH_SIZE
- * WATERMARK_FRACTION MAX_TOKENS_IN_BATCH CHUNK_SIZE MAX_TOKENS N", then N
- * lines "ARRIVAL_ITERATION PROMPT OUTPUT" (arrivals non-decreasing).
- * Requests arriving at or before an iteration's index are added before its
- * batch is formed; with no batch, time jumps to the next arrival.
- * Output: "ITER ID:TOKENS{p|d}... | rID (restarted, by id) | fID (first
- * token) xID (finished) | ALLOCATED_BLOCKS", "ITER none" when no batch
- * forms, and "end FINISHED". Exit 2 on bad input. */
+ * WATERMARK_FRACTION MAX_TOKENS_IN_BATCH CHUNK_SIZE MAX_TOKENS STAGES N",
+ * then N lines "ARRIVAL_ITERATION PROMPT OUTPUT" (arrivals non-decreasing).
+ * An iteration: the requests arriving at or before its index are added;
+ * batches are formed while fewer than STAGES are in flight (Vidur's
+ * on_schedule loop; one with one stage); then the oldest in flight ends.
+ * With none in flight, time jumps to the next arrival.
+ * Output: "ITER b ID:TOKENS{p|d}... | rID (restarted while it formed, by
+ * id)" for each batch formed, "ITER e | fID (first token) xID (finished)
+ * | ALLOCATED_BLOCKS" for the batch that ended, "ITER none" when none is in
+ * flight, and "end FINISHED". Exit 2 on bad input. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -25,10 +28,10 @@ int main(void)
 {
   char name[32];
   long long num_blocks;
-  int block_size, cap, max_batch, mtib, chunk, max_tokens, n;
+  int block_size, cap, max_batch, mtib, chunk, max_tokens, stages, n;
   double wm;
-  if (scanf("%31s %lld %d %d %d %lf %d %d %d %d", name, &num_blocks, &block_size, &cap,
-            &max_batch, &wm, &mtib, &chunk, &max_tokens, &n) != 10 ||
+  if (scanf("%31s %lld %d %d %d %lf %d %d %d %d %d", name, &num_blocks, &block_size, &cap,
+            &max_batch, &wm, &mtib, &chunk, &max_tokens, &stages, &n) != 11 ||
       n < 0) {
     fprintf(stderr, "llm_sched_trace: stdin: expected the config line\n");
     return 2;
@@ -49,6 +52,7 @@ int main(void)
   c.max_tokens_in_batch = mtib;
   c.chunk_size = chunk;
   c.max_tokens = max_tokens;
+  c.num_stages = stages;
   CsLlmSched *s = cs_llm_sched_new(&c, &e);
   if (s == NULL) {
     fprintf(stderr, "llm_sched_trace: %s\n", e->message);
@@ -74,29 +78,32 @@ int main(void)
       }
       added++;
     }
-    const CsLlmBatch *b = cs_llm_sched_next_batch(s, NULL);
-    if (b == NULL) {
+    const CsLlmBatch *b;
+    while (cs_llm_sched_n_in_flight(s) < stages && (b = cs_llm_sched_next_batch(s, NULL))) {
+      printf("%d b", iter);
+      for (int i = 0; i < b->n; i++)
+        printf(" %lld:%d%c", (long long)b->entries[i].req->id, b->entries[i].tokens,
+               b->entries[i].prefill ? 'p' : 'd');
+      printf(" |");
+      /* By id: the other side sees only who restarted, not in what order. */
+      int64_t *ids = g_new(int64_t, b->n_restarted + 1);
+      for (int i = 0; i < b->n_restarted; i++)
+        ids[i] = b->restarted[i]->id;
+      qsort(ids, (size_t)b->n_restarted, sizeof *ids, cmp_id);
+      for (int i = 0; i < b->n_restarted; i++)
+        printf(" r%lld", (long long)ids[i]);
+      g_free(ids);
+      printf("\n");
+    }
+    if (cs_llm_sched_n_in_flight(s) == 0) {
       printf("%d none\n", iter);
       if (added == n)
         break;
       iter = arrive[added];
       continue;
     }
-    printf("%d", iter);
-    for (int i = 0; i < b->n; i++)
-      printf(" %lld:%d%c", (long long)b->entries[i].req->id, b->entries[i].tokens,
-             b->entries[i].prefill ? 'p' : 'd');
-    printf(" |");
-    /* By id: the other side sees only who restarted, not in what order. */
-    int64_t *ids = g_new(int64_t, b->n_restarted + 1);
-    for (int i = 0; i < b->n_restarted; i++)
-      ids[i] = b->restarted[i]->id;
-    qsort(ids, (size_t)b->n_restarted, sizeof *ids, cmp_id);
-    for (int i = 0; i < b->n_restarted; i++)
-      printf(" r%lld", (long long)ids[i]);
-    g_free(ids);
     b = cs_llm_sched_batch_done(s, NULL);
-    printf(" |");
+    printf("%d e |", iter);
     for (int i = 0; i < b->n; i++) {
       if (b->entries[i].first_token)
         printf(" f%lld", (long long)b->entries[i].req->id);

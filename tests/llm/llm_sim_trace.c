@@ -8,10 +8,14 @@
  * prefilling, on grids wide enough for any small workload (prefill chunks
  * from 1 token). So a batch of prefills takes 3 ms, of decodes 2.5 ms, a
  * mixed one 3.5 ms: the other side's stand-in predictor says the same.
+ * With 2 pipeline stages, one layer a stage: 1.5, 1.25 and 1.75 ms, and
+ * the first stage adds a send_recv of 0.5 ms (a constant curve on a node
+ * of 2 devices).
  *
  * Input (stdin): "POLICY REPLICAS ROUTER NUM_BLOCKS BLOCK_SIZE BATCH_SIZE_CAP
  * MAX_BATCH_SIZE WATERMARK_FRACTION MAX_TOKENS_IN_BATCH CHUNK_SIZE
- * MAX_TOKENS N", then N lines "ARRIVAL_NS PROMPT OUTPUT".
+ * MAX_TOKENS STAGES N", then N lines "ARRIVAL_NS PROMPT OUTPUT" (STAGES 1
+ * or 2).
  * Output: one line a request, "ID REPLICA SCHEDULED FIRST_TOKEN COMPLETED
  * RESTARTS N_TBT TBT_SUM TBT_MAX" (ns), then "batches B restarts R".
  * Exit 2 on bad input or a refused run. */
@@ -54,6 +58,12 @@ static const CsLlmModel TINY_MODEL = { .name = TINY, .num_layers = 2, .num_q_hea
                                        .vocab_size = 32, .use_gated_mlp = TRUE,
                                        .post_attn_norm = TRUE };
 
+static const char COLL_JSON[] =
+  "{\"format\": \"clustersim-llm-collectives\", \"version\": 1, \"source\": \"test fixture\",\n"
+  " \"node\": \"tiny_pair\", \"curves\": [\n"
+  "  {\"collective\": \"send_recv\", \"num_workers\": 2, \"devices_per_node\": 2,\n"
+  "   \"size_bytes\": [1, 1073741824], \"median_ms\": [0.5, 0.5]}]}\n";
+
 static int fail(GError *e)
 {
   fprintf(stderr, "llm_sim_trace: %s\n", e->message);
@@ -65,10 +75,11 @@ int main(void)
 {
   char pname[32], rname[32];
   long long num_blocks;
-  int replicas, block_size, cap, max_batch, mtib, chunk, max_tokens, n;
+  int replicas, block_size, cap, max_batch, mtib, chunk, max_tokens, stages, n;
   double wm;
-  if (scanf("%31s %d %31s %lld %d %d %d %lf %d %d %d %d", pname, &replicas, rname, &num_blocks,
-            &block_size, &cap, &max_batch, &wm, &mtib, &chunk, &max_tokens, &n) != 12 ||
+  if (scanf("%31s %d %31s %lld %d %d %d %lf %d %d %d %d %d", pname, &replicas, rname,
+            &num_blocks, &block_size, &cap, &max_batch, &wm, &mtib, &chunk, &max_tokens,
+            &stages, &n) != 13 ||
       n < 1) {
     fprintf(stderr, "llm_sim_trace: stdin: expected the config line\n");
     return 2;
@@ -81,10 +92,11 @@ int main(void)
     return fail(e);
   CsLlmOps *ops = cs_llm_ops_load_data(OPS_JSON, "ops.json", &e);
   CsLlmAttention *att = ops ? cs_llm_attention_load_data(ATT_JSON, "att.json", &e) : NULL;
-  if (att == NULL)
+  CsLlmCollectives *coll = att ? cs_llm_collectives_load_data(COLL_JSON, "coll.json", &e) : NULL;
+  if (coll == NULL)
     return fail(e);
-  c.exec = (CsLlmExecConfig){ .model = &TINY_MODEL, .ops = ops, .devices_per_node = 1,
-                              .tp = 1, .pp = 1, .attention = att };
+  c.exec = (CsLlmExecConfig){ .model = &TINY_MODEL, .ops = ops, .collectives = coll,
+                              .devices_per_node = 2, .tp = 1, .pp = stages, .attention = att };
   cs_llm_sched_config_init(&c.sched, policy);
   c.sched.num_blocks = num_blocks;
   c.sched.block_size = block_size;
@@ -94,6 +106,7 @@ int main(void)
   c.sched.max_tokens_in_batch = mtib;
   c.sched.chunk_size = chunk;
   c.sched.max_tokens = max_tokens;
+  c.sched.num_stages = stages;
   CsLlmSimRequest *reqs = g_new0(CsLlmSimRequest, n);
   for (int i = 0; i < n; i++) {
     long long t;
@@ -117,6 +130,7 @@ int main(void)
   printf("batches %lld restarts %lld\n", (long long)res->n_batches, (long long)res->restarts);
   cs_llm_sim_result_free(res);
   cs_llm_attention_free(att);
+  cs_llm_collectives_free(coll);
   cs_llm_ops_free(ops);
   g_free(reqs);
   return 0;

@@ -519,8 +519,11 @@ static void test_bad_input(void **state)
   c.watermark_blocks_fraction = 1;
   expect_bad_config(&c, "watermark_blocks_fraction is 1, expected in [0, 1)");
   c.watermark_blocks_fraction = 0.01;
-  c.num_stages = 2;
-  expect_bad_config(&c, "num_stages is 2, expected 1");
+  c.num_stages = 0;
+  expect_bad_config(&c, "num_stages is 0, expected >= 1");
+  c.num_stages = 129;
+  expect_bad_config(&c, "batch_size_cap is 128 with 129 pipeline stages, expected >= "
+                        "num_stages");
   c.num_stages = 1;
   c.policy = CS_LLM_SCHED_ORCA;
   expect_bad_config(&c, "256 blocks per request, expected 1 to num_blocks (100)");

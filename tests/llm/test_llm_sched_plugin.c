@@ -79,7 +79,8 @@ static void side_start(Side *d, const Workload *w, gboolean custom)
   }
   GError *e = NULL;
   d->s = cs_llm_sched_new(&c, &e);
-  assert_null(e);
+  if (e != NULL)
+    fail_msg("%s", e->message);
   for (int i = 0; i < w->n; i++)
     cs_llm_request_init(&d->req[i], i, i, w->prompt[i], w->output[i]);
 }
@@ -119,26 +120,34 @@ static int64_t lockstep(const Workload *w)
       assert_true(cs_llm_sched_prefilled_arrived(a.s, ra, NULL));
       assert_true(cs_llm_sched_prefilled_arrived(b.s, rb, NULL));
     }
-    GError *e = NULL;
-    const CsLlmBatch *x = cs_llm_sched_next_batch(a.s, NULL);
-    const CsLlmBatch *y = cs_llm_sched_next_batch(b.s, &e);
-    if (e != NULL)
-      fail_msg("iteration %d: %s", iter, e->message);
-    assert_int_equal(x == NULL, y == NULL);
-    assert_int_equal(cs_llm_sched_n_restarts(a.s), cs_llm_sched_n_restarts(b.s));
-    if (x == NULL) {
+    /* Batches are formed while fewer than num_stages are in flight (one
+     * at a time with one stage). */
+    const CsLlmBatch *x, *y;
+    while (cs_llm_sched_n_in_flight(a.s) < w->cfg.num_stages) {
+      GError *e = NULL;
+      x = cs_llm_sched_next_batch(a.s, NULL);
+      y = cs_llm_sched_next_batch(b.s, &e);
+      if (e != NULL)
+        fail_msg("iteration %d: %s", iter, e->message);
+      assert_int_equal(x == NULL, y == NULL);
+      assert_int_equal(cs_llm_sched_n_restarts(a.s), cs_llm_sched_n_restarts(b.s));
+      if (x == NULL)
+        break;
+      assert_int_equal(x->n, y->n);
+      assert_int_equal(x->n_restarted, y->n_restarted);
+      for (int k = 0; k < x->n_restarted; k++)
+        assert_int_equal(x->restarted[k]->id, y->restarted[k]->id);
+      for (int k = 0; k < x->n; k++) {
+        assert_int_equal(x->entries[k].req->id, y->entries[k].req->id);
+        assert_int_equal(x->entries[k].tokens, y->entries[k].tokens);
+        assert_int_equal(x->entries[k].prefill, y->entries[k].prefill);
+      }
+    }
+    assert_int_equal(cs_llm_sched_n_in_flight(a.s), cs_llm_sched_n_in_flight(b.s));
+    if (cs_llm_sched_n_in_flight(a.s) == 0) {
       assert_true(added < w->n); /* nothing held back with nothing in flight */
       iter = w->arrive[added];
       continue;
-    }
-    assert_int_equal(x->n, y->n);
-    assert_int_equal(x->n_restarted, y->n_restarted);
-    for (int k = 0; k < x->n_restarted; k++)
-      assert_int_equal(x->restarted[k]->id, y->restarted[k]->id);
-    for (int k = 0; k < x->n; k++) {
-      assert_int_equal(x->entries[k].req->id, y->entries[k].req->id);
-      assert_int_equal(x->entries[k].tokens, y->entries[k].tokens);
-      assert_int_equal(x->entries[k].prefill, y->entries[k].prefill);
     }
     x = cs_llm_sched_batch_done(a.s, NULL);
     y = cs_llm_sched_batch_done(b.s, NULL);
@@ -165,15 +174,20 @@ static int64_t lockstep(const Workload *w)
   return restarts;
 }
 
-static void test_example_vllm_equals_builtin(void **state)
+static void equals_builtin(guint32 seed, gboolean stages)
 {
-  (void)state;
-  GRand *g = g_rand_new_with_seed(38);
+  GRand *g = g_rand_new_with_seed(seed);
   int64_t restarts = 0;
   int with_prefilled = 0;
   for (int k = 0; k < 400; k++) {
     Workload w;
     draw(g, &w);
+    /* 2 to 4 pipeline stages: up to that many batches in flight, each of
+     * at most batch_size_cap / stages requests. */
+    if (stages) {
+      int st = g_rand_int_range(g, 2, 5);
+      w.cfg.num_stages = MIN(st, w.cfg.batch_size_cap);
+    }
     for (int i = 0; i < w.n; i++)
       if (w.prefilled[i]) {
         with_prefilled++;
@@ -186,6 +200,20 @@ static void test_example_vllm_equals_builtin(void **state)
   assert_true(restarts > 100);
   assert_true(with_prefilled > 50);
   g_rand_free(g);
+}
+
+static void test_example_vllm_equals_builtin(void **state)
+{
+  (void)state;
+  equals_builtin(38, FALSE);
+}
+
+/* The same with pipeline stages: the example reads
+ * cs_llm_replica_num_stages for vLLM's max_micro_batch_size. */
+static void test_example_vllm_equals_builtin_stages(void **state)
+{
+  (void)state;
+  equals_builtin(39, TRUE);
 }
 
 /* ---- misuse --------------------------------------------------------------------- */
@@ -493,6 +521,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_example_vllm_equals_builtin),
+    cmocka_unit_test(test_example_vllm_equals_builtin_stages),
     cmocka_unit_test(test_misuse_stops),
     cmocka_unit_test(test_chunk_without_room),
     cmocka_unit_test(test_create_fails),

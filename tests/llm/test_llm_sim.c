@@ -254,8 +254,9 @@ static void test_errors(void **state)
   const CsLlmSimRequest late[] = { { 0, 5, 64, 1 }, { 1, 4, 64, 1 } };
   expect_error(&c, late, 2, "request 1 (id 1): expected an arrival no earlier than the "
                             "previous request's");
-  c.exec.pp = 2;
-  expect_error(&c, small, 1, "pipeline parallelism is not simulated yet");
+  c.exec.pp = 2; /* with a scheduler of 1 stage */
+  expect_error(&c, small, 1, "2 pipeline stage(s): expected the schedulers' num_stages to be "
+                             "the same (got 1)");
   c.exec.pp = 1;
   c.replicas = 0;
   expect_error(&c, small, 1, "replicas: expected at least 1, got 0");

@@ -12,10 +12,15 @@ and compares their traces line by line: every batch (who, how many tokens,
 prefill or decode), who was restarted, who got a first token and who
 finished, and the blocks allocated after every iteration.
 
-Vidur's schedulers are driven as its simulator drives them with one
-pipeline stage (add the arrivals, form a batch, end it); their __init__ is
-replaced by one setting the fields from the workload, since the memory
-planner and the time predictor play no part in which batch forms. With
+Vidur's schedulers are driven as its simulator drives them, with 1, 2
+and 4 pipeline stages (STAGES): add the arrivals, form batches by Vidur's
+own on_schedule (while fewer than STAGES are in flight), end the oldest
+batch in flight (stages are FIFO, so batches end in the order they
+formed), and so on; their __init__ is replaced by one setting the fields
+from the workload, since the memory planner and the time predictor play no
+part in which batch forms. With stages, vLLM's and Sarathi's batch_size_cap
+is raised to at least STAGES (their max_micro_batch_size, cap // STAGES,
+would be 0, and Vidur would never form a batch; clustersim refuses it). With
 clustersim's two documented differences (src/llm/llm_sched.h) applied to
 Vidur's side, the traces must be identical. Without them the test checks
 that the differences are real: Vidur's static batching leaves blocks
@@ -34,17 +39,20 @@ import types
 
 VIDUR_COMMIT = "7d47513363ec447a741ac5e47241580b47724fbf"
 POLICIES = ["vllm", "sarathi", "orca", "static"]
+STAGES = [1, 2, 4]
 VIDUR_FILES = {"vllm": "vllm_replica_scheduler", "sarathi": "sarathi_replica_scheduler",
                "orca": "orca_replica_scheduler",
                "static": "faster_transformer_replica_scheduler"}
 
 
-def workload(rng, policy):
+def workload(rng, policy, stages=1):
     """Small, tight configurations so that memory runs out often; every
     request can run on an empty replica (the checks of cs_llm_sched_add)."""
     max_tokens = 160
     bs = 16 if rng.random() < 0.4 else rng.randint(1, 20)
     cap, max_batch, chunk = rng.randint(1, 8), rng.randint(1, 8), rng.randint(1, 64)
+    if policy in ("vllm", "sarathi"):
+        cap = max(cap, stages)
     mtib, wm = rng.randint(159, 400), rng.choice([0.0, 0.01, 0.1])
     need = math.ceil((max_tokens - 1) / bs)
     if policy in ("orca", "static"):
@@ -58,13 +66,13 @@ def workload(rng, policy):
         t += 0 if rng.random() < 0.5 else rng.randint(0, 6)
         reqs.append((t, rng.randint(1, 100), rng.randint(1, 60)))
     cfg = dict(policy=policy, num_blocks=nb, block_size=bs, cap=cap, max_batch=max_batch,
-               wm=wm, mtib=mtib, chunk=chunk, max_tokens=max_tokens)
+               wm=wm, mtib=mtib, chunk=chunk, max_tokens=max_tokens, stages=stages)
     return cfg, reqs
 
 
 def workload_text(cfg, reqs):
     head = "%(policy)s %(num_blocks)d %(block_size)d %(cap)d %(max_batch)d %(wm)r " \
-           "%(mtib)d %(chunk)d %(max_tokens)d" % cfg
+           "%(mtib)d %(chunk)d %(max_tokens)d %(stages)d" % cfg
     return head + " %d\n" % len(reqs) + "".join("%d %d %d\n" % r for r in reqs)
 
 
@@ -126,7 +134,7 @@ class Vidur:
         def base_init(sched, *args, **kwargs):
             sched._config = conf
             sched._replica_id = 0
-            sched._num_stages = 1
+            sched._num_stages = cfg["stages"]
             sched._max_blocks_per_sequence = cfg["max_tokens"] // cfg["block_size"]
             sched._max_batch_size = min(cfg["max_batch"], cfg["cap"])
             sched._request_queue = []
@@ -162,26 +170,41 @@ class Vidur:
         rs = [Request(arrived_at=float(i), num_prefill_tokens=p, num_decode_tokens=o)
               for i, (_, p, o) in enumerate(reqs)]
         n, out, emitted, first = len(reqs), [], [0] * len(reqs), set()
+        # Each batch Vidur's on_schedule forms, with who restarted while it
+        # formed (its loop calls _get_next_batch once per batch).
+        get_next_batch, formed = s._get_next_batch, []
+
+        def recording_get_next_batch():
+            before = [r.num_restarts for r in rs]
+            b = get_next_batch()
+            if b:
+                formed.append((b, [i for i, r in enumerate(rs) if r.num_restarts != before[i]]))
+            return b
+
+        s._get_next_batch = recording_get_next_batch
+        flight = []
         added = finished = it = 0
         while finished < n and it < 1000000:
             while added < n and reqs[added][0] <= it:
                 s.add_request(rs[added])
                 added += 1
-            before = [r.num_restarts for r in rs]
-            b = s._get_next_batch()
-            restarted = [i for i, r in enumerate(rs) if r.num_restarts != before[i]]
-            if not b:
+            formed.clear()
+            batches = s.on_schedule()
+            assert [b for b, _ in formed] == batches
+            for b, restarted in formed:
+                line = "%d b" % it + "".join(
+                    " %d:%d%s" % (r.id, t, "d" if r.is_prefill_complete else "p")
+                    for r, t in zip(b.requests, b.num_tokens))
+                out.append(line + " |" + "".join(" r%d" % i for i in restarted))
+                flight.append((b, [r.is_prefill_complete for r in b.requests]))
+            if not flight:
                 out.append("%d none" % it)
                 if added == n:
                     break
                 it = reqs[added][0]
                 continue
-            s._num_running_batches += 1
-            line = str(it) + "".join(
-                " %d:%d%s" % (r.id, t, "d" if r.is_prefill_complete else "p")
-                for r, t in zip(b.requests, b.num_tokens))
-            line += " |" + "".join(" r%d" % i for i in restarted) + " |"
-            was_decode = [r.is_prefill_complete for r in b.requests]
+            b, was_decode = flight.pop(0)
+            line = "%d e |" % it
             b.on_batch_end(float(it + 1))
             for r, decode in zip(b.requests, was_decode):
                 if decode or r.is_prefill_complete:
@@ -220,10 +243,10 @@ def main():
         subprocess.run(["tar", "x", "-C", tmp], input=tar, check=True)
         vidur = Vidur(tmp)
         failures = 0
-        for k, policy in enumerate(POLICIES):
-            leaked = extra_workloads = extra_tokens = restarts = 0
+        for stages, k, policy in [(st, k, p) for st in STAGES for k, p in enumerate(POLICIES)]:
+            leaked = extra_workloads = extra_tokens = restarts = differ = 0
             for seed in range(n):
-                cfg, reqs = workload(random.Random(seed * 4 + k), policy)
+                cfg, reqs = workload(random.Random(seed * 4 + k), policy, stages)
                 text = workload_text(cfg, reqs)
                 ours = subprocess.run([trace_exe], input=text, capture_output=True, text=True,
                                       check=True).stdout
@@ -231,21 +254,23 @@ def main():
                 restarts += ours.count(" r")
                 if ours != theirs:
                     failures += 1
+                    differ += 1
                     a, b = ours.splitlines(), theirs.splitlines()
                     i = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]),
                              min(len(a), len(b)))
-                    print("FAIL %s seed %d: first difference at line %d\n  clustersim: %s\n"
+                    print("FAIL %s stages %d seed %d: first difference at line %d\n  clustersim: %s\n"
                           "  vidur:      %s\nworkload:\n%s" % (
-                              policy, seed, i + 1, a[i] if i < len(a) else "(end)",
+                              policy, stages, seed, i + 1, a[i] if i < len(a) else "(end)",
                               b[i] if i < len(b) else "(end)", text))
                 assert extra == 0, (policy, seed, extra)
                 _, extra, left = vidur.run(cfg, reqs, differences=False)
                 leaked += left > 0
                 extra_workloads += extra > 0
                 extra_tokens += extra
-            print("%s: %d workloads, identical traces (%d restarts); Vidur as is: %d end with "
-                  "blocks allocated, %d emit %d output tokens more than asked" % (
-                      policy, n, restarts, leaked, extra_workloads, extra_tokens))
+            print("%s, %d stage(s): %d workloads, %s traces (%d restarts); Vidur as is: %d "
+                  "end with blocks allocated, %d emit %d output tokens more than asked" % (
+                      policy, stages, n, "%d different" % differ if differ else "identical",
+                      restarts, leaked, extra_workloads, extra_tokens))
             if policy == "static" and leaked == 0:
                 failures += 1
                 print("FAIL static: Vidur's leak of early finishers' blocks never showed")

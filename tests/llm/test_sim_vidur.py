@@ -22,7 +22,10 @@ request of the batch that has started decoding: time - batch.scheduled_at
 + request.latest_iteration_scheduling_delay (metrics_store.py's
 _update_per_token_execution_times), from Vidur's own request fields.
 Arrivals are multiples of 0.5 ms, so they often fall on batch ends: the
-order at one instant is exercised.
+order at one instant is exercised. With 2 pipeline stages (llm_sim_trace's
+one layer a stage), the stand-in times a stage at half of those, the first
+stage adding a send_recv of 0.5 ms, and Vidur's own replica stage
+schedulers (one per stage) and stage events move batches through them.
 
 Compared per request: replica, scheduled_at, prefill_completed_at,
 completed_at, restarts, TBT count, sum and max; and the batch and restart
@@ -47,6 +50,7 @@ tsv = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(tsv)
 
 PREFILL_NS, DECODE_NS, MIXED_NS = 3000000, 2500000, 3500000
+SEND_NS = 500000
 EVENT_FILES = ["base_event", "request_arrival_event", "global_schedule_event",
                "replica_schedule_event", "batch_stage_arrival_event",
                "replica_stage_schedule_event", "batch_stage_end_event", "batch_end_event"]
@@ -93,7 +97,7 @@ class VidurSim(tsv.Vidur):
             if f == "base_event":
                 events.BaseEvent = m.BaseEvent
 
-    def simulate(self, cfg, replicas, router, reqs):
+    def simulate(self, cfg, replicas, router, reqs, stages=1):
         Request = self.request.Request
         conf = types.SimpleNamespace(
             num_blocks=cfg["num_blocks"], block_size=cfg["block_size"],
@@ -105,7 +109,9 @@ class VidurSim(tsv.Vidur):
             def get_execution_time(self, batch, stage_id):
                 decode = [r.is_prefill_complete for r in batch.requests]
                 t = DECODE_NS if all(decode) else PREFILL_NS if not any(decode) else MIXED_NS
-                n_batches[0] += 1
+                # The stage's layers, and the send to the next but on the last.
+                t = t // stages + (SEND_NS if stage_id < stages - 1 else 0)
+                n_batches[0] += stage_id == 0
                 return types.SimpleNamespace(total_time=t, model_time=t)
 
         stage_cls = self.stage.ReplicaStageScheduler
@@ -113,13 +119,14 @@ class VidurSim(tsv.Vidur):
         def base_init(sched, replica_id):
             sched._config = conf
             sched._replica_id = replica_id
-            sched._num_stages = 1
+            sched._num_stages = stages
             sched._max_blocks_per_sequence = cfg["max_tokens"] // cfg["block_size"]
             sched._max_batch_size = min(cfg["max_batch"], cfg["cap"])
             sched._request_queue = []
             sched._num_allocated_blocks = 0
             sched._allocation_map = {}
-            sched._replica_stage_schedulers = {0: stage_cls(replica_id, 0, True, Predictor())}
+            sched._replica_stage_schedulers = {
+                k: stage_cls(replica_id, k, k == stages - 1, Predictor()) for k in range(stages)}
 
         cls = self.classes[cfg["policy"]]
         # The subclass __init__ calls super().__init__(*args) and then sets
@@ -233,32 +240,36 @@ def main():
         subprocess.run(["tar", "x", "-C", tmp], input=tar, check=True)
         vidur = VidurSim(tmp)
         failures = 0
-        for k, policy in enumerate(tsv.POLICIES):
-            restarts = ties = 0
+        for stages, k, policy in [(st, k, p) for st in (1, 2) for k, p in enumerate(tsv.POLICIES)]:
+            restarts = ties = differ = 0
             for seed in range(n):
                 rng = random.Random(seed * 4 + k)
-                cfg, reqs = tsv.workload(rng, policy)
+                cfg, reqs = tsv.workload(rng, policy, stages)
                 replicas, router = rng.randint(1, 3), rng.choice(["round_robin", "lor"])
                 reqs = [(t * 500000, p, o) for (t, p, o) in reqs]
                 head = "%(policy)s %%d %%s %(num_blocks)d %(block_size)d %(cap)d " \
-                       "%(max_batch)d %(wm)r %(mtib)d %(chunk)d %(max_tokens)d" % cfg
+                       "%(max_batch)d %(wm)r %(mtib)d %(chunk)d %(max_tokens)d %(stages)d" % cfg
                 text = head % (replicas, router) + " %d\n" % len(reqs) + \
                     "".join("%d %d %d\n" % r for r in reqs)
                 ours = subprocess.run([exe], input=text, capture_output=True, text=True,
                                       check=True).stdout
-                theirs = vidur.simulate(cfg, replicas, router, reqs)
+                theirs = vidur.simulate(cfg, replicas, router, reqs, stages)
                 restarts += int(ours.split()[-1])
                 if ours != theirs:
                     failures += 1
+                    differ += 1
                     a, b = ours.splitlines(), theirs.splitlines()
                     i = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), 0)
-                    print("FAIL %s seed %d (%d replicas, %s): request line %d\n  clustersim: %s\n"
-                          "  vidur:      %s\nworkload:\n%s" % (policy, seed, replicas, router,
+                    print("FAIL %s stages %d seed %d (%d replicas, %s): request line %d\n"
+                          "  clustersim: %s\n  vidur:      %s\nworkload:\n%s" % (
+                              policy, stages, seed, replicas, router,
                                                             i + 1, a[i], b[i], text))
                 ends = {int(x) for line in ours.splitlines()[:-1] for x in line.split()[2:5]}
                 ties += sum(t in ends for (t, _, _) in reqs)
-            print("%s: %d workloads, identical (%d restarts, %d arrivals at an instant where "
-                  "something else happens)" % (policy, n, restarts, ties))
+            print("%s, %d stage(s): %d workloads, %s (%d restarts, %d arrivals at an instant "
+                  "where something else happens)" % (
+                      policy, stages, n, "%d different" % differ if differ else "identical",
+                      restarts, ties))
         sys.exit(1 if failures else 0)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -122,13 +122,14 @@ def load_list(path):
 def tracked_files(repo):
     """The tracked files; outside a git checkout (the scratch tree of a
     mutation run, whose suite runs --check too; a release tarball) every file
-    under src/, which is where mutations live."""
+    under src/, python/ and examples/, which is where mutations live."""
     r = subprocess.run(["git", "-C", repo, "ls-files", "-z"], capture_output=True)
     if r.returncode == 0:
         return [p for p in r.stdout.decode().split("\0") if p]
     out = []
-    for d, _, names in os.walk(os.path.join(repo, "src")):
-        out += [os.path.relpath(os.path.join(d, n), repo) for n in names]
+    for top in ("src", "python", "examples"):
+        for d, _, names in os.walk(os.path.join(repo, top)):
+            out += [os.path.relpath(os.path.join(d, n), repo) for n in names]
     return out
 
 
