@@ -38,6 +38,12 @@ sys.exit(0 if a == b and "plugins" not in pa and len(plugins) == 1
          and plugins[0]["file"] == "llm_vllm.so" and len(plugins[0]["sha256"]) == 64 else 1)
 PY
 check "the table names the scheduler" grep -q "vllm_example" m.out
+# The README's command: the shipped example config with the plug-in, the
+# built-in's requests.csv.
+"$bin" --plugin "$vllm_so" llm run "$src/examples/llm/run_plugin.json" -o readme_p >/dev/null 2>&1
+check "README: examples/llm/run_plugin.json with the plug-in exits 0" test $? -eq 0
+"$bin" llm run "$src/examples/llm/run.json" -o readme_b >/dev/null 2>&1
+check "README: and gives examples/llm/run.json's requests" cmp readme_b/requests.csv readme_p/requests.csv
 
 # Disaggregated, both pools the plug-in's.
 for pol in vllm vllm_example; do
