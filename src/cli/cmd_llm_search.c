@@ -25,20 +25,20 @@ typedef struct {
   CsLlmPoolFit pools;       /* disaggregated: the split scan's account */
 } Outcome;
 
-/* The probe of the fit found at the target rate (the last one run), or NULL. */
 /* A disaggregated answer whose requests waited longer for decode memory
  * than for their first token (p90): a decode pool falling behind, which
  * neither SLO sees (the wait delays one TBT sample a request). */
-static void warn_kv_wait(const char *name, CsLlmSimSummary s)
+static void warn_kv_wait(const char *name, const CsLlmSimSummary *s)
 {
-  if (s.kv_wait.n > 0 && s.ttft.n > 0 && s.kv_wait.p90 > s.ttft.p90)
+  if (s->kv_wait.n > 0 && s->ttft.n > 0 && s->kv_wait.p90 > s->ttft.p90)
     printf("  warning: %s: the answer's requests waited %.1f ms (p90) for a place at their "
            "decode replica (its KV blocks, or its batch_size_cap on requests holding memory) "
            "before their KV transfer, more than for their first token (%.1f ms): its decode "
            "pool falls behind, which no TTFT or TBT bound sees (docs/llm.md)\n",
-           name, s.kv_wait.p90, s.ttft.p90);
+           name, s->kv_wait.p90, s->ttft.p90);
 }
 
+/* The probe of the fit found at the target rate (the last one run), or NULL. */
 static const CsLlmProbe *fit_probe(const Outcome *o)
 {
   if (o->fit.replicas <= 0 || o->fit_probes == NULL || o->fit_probes->len == 0)
@@ -215,7 +215,7 @@ static void print_tables(const CsLlmSearchSpec *s, const Outcome *o, int cheapes
              "(\"attention_outside_grid\": \"clamp\")\n",
              d->name, clamped, batches);
     if (c->found)
-      warn_kv_wait(d->name, g_array_index(c->probes, CsLlmProbe, c->best).summary);
+      warn_kv_wait(d->name, &g_array_index(c->probes, CsLlmProbe, c->best).summary);
     if (c->non_monotone)
       printf("  warning: %s: not monotone (a probe passed above a rate that failed); the "
              "answer is the last rate that passed\n", d->name);
@@ -245,7 +245,7 @@ static void print_tables(const CsLlmSearchSpec *s, const Outcome *o, int cheapes
       printf("%-36s %8s %5s %8s %6u %9s %9s   (none found before max_probes)\n", d->name, "-",
              "-", "-", o[i].fit_probes->len, "-", "-");
     if (fp)
-      warn_kv_wait(d->name, fp->summary);
+      warn_kv_wait(d->name, &fp->summary);
     if (pools && o[i].pools.limited)
       printf("  warning: %s: max_probes (%d) reached at %dP+%dD with splits of up to %d "
              "replicas unprobed: no answer (every split of up to %d replicas fails; raise "

@@ -274,7 +274,11 @@ const CsLlmSchedulerPolicy *cs_registry_llm_scheduler_at(const CsRegistry *r, in
 
 char *cs_registry_llm_scheduler_names(const CsRegistry *r)
 {
-  GString *names = g_string_new("vllm, sarathi, orca, static, faster_transformer");
+  /* The built-ins as llm_sched names them, then Vidur's name of static. */
+  GString *names = g_string_new(NULL);
+  for (int p = CS_LLM_SCHED_VLLM; p < CS_LLM_SCHED_CUSTOM; p++)
+    g_string_append_printf(names, "%s, ", cs_llm_sched_policy_name((CsLlmSchedPolicy)p));
+  g_string_append(names, "faster_transformer");
   for (guint i = 0; r && i < r->llm->len; i++)
     g_string_append_printf(names, ", %s", g_array_index(r->llm, Entry, i).name);
   return g_string_free(names, FALSE);
